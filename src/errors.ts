@@ -1,0 +1,273 @@
+/**
+ * One error base for the whole library. Every rejection carries a stable `code` (a wire string that
+ * never changes meaning), a short human message, optional structured `details`, the HTTP status it
+ * maps to, and `toProblem()` for RFC 9457 problem documents.
+ *
+ * Guards match by `code` / `name` (see {@link isPaymentError}), not only `instanceof`, so errors that
+ * crossed a realm or a bundle boundary are still recognised.
+ *
+ * @module
+ */
+
+/** Codes for a payment credential or challenge that is not acceptable (HTTP 402 unless noted). */
+export type WireErrorCode =
+  /** A header is larger than the configured limit (checked before decoding). */
+  | 'header_too_large'
+  /** A header is not valid (strict) base64 / base64url. */
+  | 'invalid_encoding'
+  /** A header decodes, but not to JSON. */
+  | 'invalid_json'
+  /** JSON that does not match the wire schema. */
+  | 'invalid_payload'
+  /** An `x402Version` we do not speak. */
+  | 'unsupported_version'
+  /** A scheme other than `exact`. */
+  | 'unsupported_scheme'
+  /** A network other than the route's. */
+  | 'unsupported_network'
+  /** A `WWW-Authenticate` / `Authorization` header that is not well-formed auth-params. */
+  | 'malformed_header'
+  /** An MPP credential that cannot be parsed. */
+  | 'malformed_credential'
+  /** A challenge id that this server did not issue (bad HMAC, or terms that differ). */
+  | 'invalid_challenge'
+  /** A challenge id that was issued, but has expired. */
+  | 'challenge_expired'
+  /** An MPP method other than `sui` (HTTP 400). */
+  | 'method_unsupported'
+
+/** Codes for a payment that decoded fine but is not money we accept (HTTP 402). */
+export type SettlementErrorCode =
+  | 'invalid_signature'
+  | 'signer_mismatch'
+  | 'invalid_transaction'
+  | 'transaction_form_not_allowed'
+  | 'insufficient_amount'
+  | 'wrong_recipient'
+  | 'wrong_asset'
+  | 'replay'
+  | 'settlement_failed'
+  | 'transaction_failed'
+  | 'transaction_not_found'
+  | 'settlement_pending'
+  | 'ledger_unavailable'
+
+/** Codes raised by the buyer client (see `tollgate/client`). */
+export type ClientErrorCode =
+  | 'PRICE_ABOVE_MAX'
+  | 'LIMIT_PER_TX'
+  | 'LIMIT_PER_DAY'
+  | 'ESCROW_REQUIRED'
+  | 'DIALECT_UNSUPPORTED'
+  | 'INSUFFICIENT_BALANCE'
+  | 'NO_PAYABLE_REQUIREMENT'
+  | 'PAYMENT_REJECTED'
+
+/** Codes for configuration and programming errors (never caused by a buyer). */
+export type ConfigErrorCode =
+  | 'invalid_amount'
+  | 'invalid_config'
+  | 'invalid_secret'
+  | 'invalid_request_body'
+  | 'store_error'
+
+/** Every stable error code the library emits. */
+export type PaymentErrorCode =
+  | WireErrorCode
+  | SettlementErrorCode
+  | ClientErrorCode
+  | ConfigErrorCode
+
+/** Default HTTP status of each code. */
+const statusOf: { readonly [K in PaymentErrorCode]: number } = {
+  header_too_large: 402,
+  invalid_encoding: 402,
+  invalid_json: 402,
+  invalid_payload: 402,
+  unsupported_version: 402,
+  unsupported_scheme: 402,
+  unsupported_network: 402,
+  malformed_header: 402,
+  malformed_credential: 402,
+  invalid_challenge: 402,
+  challenge_expired: 402,
+  method_unsupported: 400,
+  invalid_signature: 402,
+  signer_mismatch: 402,
+  invalid_transaction: 402,
+  transaction_form_not_allowed: 402,
+  insufficient_amount: 402,
+  wrong_recipient: 402,
+  wrong_asset: 402,
+  replay: 402,
+  settlement_failed: 402,
+  transaction_failed: 402,
+  transaction_not_found: 402,
+  settlement_pending: 402,
+  ledger_unavailable: 503,
+  PRICE_ABOVE_MAX: 402,
+  LIMIT_PER_TX: 402,
+  LIMIT_PER_DAY: 402,
+  ESCROW_REQUIRED: 402,
+  DIALECT_UNSUPPORTED: 402,
+  INSUFFICIENT_BALANCE: 402,
+  NO_PAYABLE_REQUIREMENT: 402,
+  PAYMENT_REJECTED: 402,
+  invalid_amount: 500,
+  invalid_config: 500,
+  invalid_secret: 500,
+  invalid_request_body: 400,
+  store_error: 500,
+}
+
+/** The MPP problem types (`https://paymentauth.org/problems/<type>`). */
+export type ProblemType =
+  | 'payment-required'
+  | 'payment-insufficient'
+  | 'payment-expired'
+  | 'verification-failed'
+  | 'malformed-credential'
+  | 'invalid-challenge'
+  | 'method-unsupported'
+
+/** Base URI of the MPP problem types. */
+export const problemTypeBase = 'https://paymentauth.org/problems/'
+
+/** Which MPP problem type a code maps to. */
+export function problemTypeOf(code: PaymentErrorCode): ProblemType {
+  switch (code) {
+    case 'insufficient_amount':
+      return 'payment-insufficient'
+    case 'challenge_expired':
+      return 'payment-expired'
+    case 'invalid_challenge':
+      return 'invalid-challenge'
+    case 'method_unsupported':
+      return 'method-unsupported'
+    case 'header_too_large':
+    case 'invalid_encoding':
+    case 'invalid_json':
+    case 'invalid_payload':
+    case 'malformed_header':
+    case 'malformed_credential':
+    case 'unsupported_version':
+      return 'malformed-credential'
+    case 'invalid_signature':
+    case 'signer_mismatch':
+    case 'invalid_transaction':
+    case 'transaction_form_not_allowed':
+    case 'wrong_recipient':
+    case 'wrong_asset':
+    case 'replay':
+    case 'settlement_failed':
+    case 'transaction_failed':
+    case 'transaction_not_found':
+    case 'unsupported_scheme':
+    case 'unsupported_network':
+      return 'verification-failed'
+    default:
+      return 'payment-required'
+  }
+}
+
+/** An RFC 9457 problem document. */
+export type Problem = {
+  type: string
+  title: string
+  status: number
+  detail: string
+  code: PaymentErrorCode
+  [extension: string]: unknown
+}
+
+/** Options of {@link PaymentError}. */
+export type PaymentErrorOptions = {
+  /** Structured, non-secret facts about the failure (never a key, a token or a full header). */
+  details?: Readonly<Record<string, unknown>> | undefined
+  /** The underlying error. Not serialised by {@link PaymentError.toProblem}. */
+  cause?: unknown
+  /** Overrides the code's default HTTP status. */
+  status?: number | undefined
+}
+
+/**
+ * The one error class of the library.
+ *
+ * @example
+ * ```ts
+ * throw new PaymentError('replay', 'This payment was already used.', { details: { digest } })
+ * ```
+ */
+export class PaymentError extends Error {
+  override readonly name = 'PaymentError'
+  /** Stable wire code. */
+  readonly code: PaymentErrorCode
+  /** The message without details, suitable for an HTTP reason. */
+  readonly shortMessage: string
+  /** Structured, non-secret facts. */
+  readonly details: Readonly<Record<string, unknown>>
+  /** The HTTP status this error maps to. */
+  readonly status: number
+
+  constructor(code: PaymentErrorCode, shortMessage: string, options: PaymentErrorOptions = {}) {
+    super(shortMessage, options.cause === undefined ? undefined : { cause: options.cause })
+    this.code = code
+    this.shortMessage = shortMessage
+    this.details = options.details ?? {}
+    this.status = options.status ?? statusOf[code]
+  }
+
+  /** This error as an RFC 9457 problem document (with the MPP problem type). */
+  toProblem(): Problem {
+    const type = problemTypeOf(this.code)
+    return {
+      type: problemTypeBase + type,
+      title: titleOf(type),
+      status: this.status,
+      detail: this.shortMessage,
+      code: this.code,
+    }
+  }
+}
+
+function titleOf(type: ProblemType): string {
+  switch (type) {
+    case 'payment-required':
+      return 'Payment Required'
+    case 'payment-insufficient':
+      return 'Payment Insufficient'
+    case 'payment-expired':
+      return 'Payment Expired'
+    case 'verification-failed':
+      return 'Verification Failed'
+    case 'malformed-credential':
+      return 'Malformed Credential'
+    case 'invalid-challenge':
+      return 'Invalid Challenge'
+    case 'method-unsupported':
+      return 'Method Unsupported'
+  }
+}
+
+/** Whether `value` is a {@link PaymentError} (by name and code, so it works across realms). */
+export function isPaymentError(value: unknown): value is PaymentError {
+  return (
+    value instanceof PaymentError ||
+    (typeof value === 'object' &&
+      value !== null &&
+      (value as { name?: unknown }).name === 'PaymentError' &&
+      typeof (value as { code?: unknown }).code === 'string' &&
+      (value as { code: string }).code in statusOf)
+  )
+}
+
+/** Whether `value` is a {@link PaymentError} with the given code. */
+export function hasCode<C extends PaymentErrorCode>(
+  value: unknown,
+  code: C,
+): value is PaymentError & { code: C } {
+  return isPaymentError(value) && value.code === code
+}
+
+/** Every code the library can emit, for documentation and exhaustive tests. */
+export const paymentErrorCodes = Object.keys(statusOf) as readonly PaymentErrorCode[]

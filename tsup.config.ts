@@ -1,0 +1,26 @@
+import { defineConfig } from 'tsup'
+
+/** Every public subpath: add one here and in package.json `exports` when it has code. */
+export const entries = {
+  index: 'src/index.ts',
+}
+
+export default defineConfig([
+  {
+    entry: entries,
+    format: ['esm', 'cjs'],
+    dts: true,
+    clean: true,
+    sourcemap: true,
+    target: 'node20',
+    splitting: true,
+    treeshake: true,
+  },
+  {
+    entry: { cli: 'src/cli.ts' },
+    format: ['esm'],
+    target: 'node20',
+    sourcemap: true,
+    banner: { js: '#!/usr/bin/env node' },
+  },
+])
