@@ -1,0 +1,244 @@
+import { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
+import { Transaction } from '@mysten/sui/transactions'
+import { toBase64 } from '@mysten/sui/utils'
+import { describe, expect, it } from 'vitest'
+import { normalizeTerms } from './precheck.js'
+import { signProof } from './proof.js'
+import {
+  type ExecuteOutcome,
+  type LedgerTransaction,
+  type LookupOutcome,
+  resolvePending,
+  type SettlementLedger,
+  settleMpp,
+  settleX402,
+} from './settle.js'
+import { createMemoryStore } from './stores/memory.js'
+
+const usdc = '0xdba34672e30cb065b1f93e3ab55318768fd6fef66c15942c9f7cb846e2f900e7::usdc::USDC'
+const payTo = `0x${'33'.repeat(32)}`
+const ref = '4btiuiMPvEENsttpZC7CZ53DruC3MAgfznDbASZ7DR6S'
+const buyer = new Ed25519Keypair()
+const terms = {
+  ...normalizeTerms({ payTo, asset: usdc, amount: 20_000n }),
+  network: 'sui:mainnet',
+  resource: 'http://seller.test/paid',
+}
+
+async function payment(amount = 20_000n) {
+  const tx = new Transaction()
+  tx.setSender(buyer.toSuiAddress())
+  tx.setGasPrice(1000)
+  tx.setGasBudget(5_000_000)
+  tx.setGasPayment([{ objectId: `0x${'11'.repeat(32)}`, version: '5', digest: ref }])
+  const [c] = tx.splitCoins(
+    tx.objectRef({ objectId: `0x${'22'.repeat(32)}`, version: '7', digest: ref }),
+    [amount],
+  )
+  tx.transferObjects([c!], payTo)
+  const bytes = await tx.build()
+  const { signature } = await buyer.signTransaction(bytes)
+  return { transaction: toBase64(bytes), signature, digest: await tx.getDigest() }
+}
+
+/** A scripted ledger: answers what the test says, and counts executions. */
+function scriptedLedger(answer: (digest: string) => ExecuteOutcome, lookups: LookupOutcome[] = []) {
+  const executed: string[] = []
+  const ledger: SettlementLedger = {
+    async execute(bytes) {
+      const { transactionDigest } = await import('./internal/suiSignature.js')
+      const digest = transactionDigest(bytes)
+      executed.push(digest)
+      return answer(digest)
+    },
+    async getTransaction() {
+      return lookups.shift() ?? { status: 'not_found' }
+    },
+  }
+  return { ledger, executed }
+}
+
+function paid(
+  digest: string,
+  amount = 20_000n,
+  extra: Partial<LedgerTransaction> = {},
+): ExecuteOutcome {
+  return {
+    status: 'executed',
+    transaction: {
+      digest,
+      success: true,
+      sender: buyer.toSuiAddress(),
+      balanceChanges: [
+        { address: payTo, coinType: usdc, amount },
+        { address: buyer.toSuiAddress(), coinType: usdc, amount: -amount },
+      ],
+      ...extra,
+    },
+  }
+}
+
+describe('settleX402', () => {
+  it('settles once and answers replay for the same payment', async () => {
+    const store = createMemoryStore()
+    const { ledger, executed } = scriptedLedger((d) => paid(d))
+    const p = await payment()
+    const first = await settleX402(p, terms, { ledger, store })
+    expect(first).toMatchObject({
+      status: 'settled',
+      digest: p.digest,
+      amount: 20_000n,
+      resumed: false,
+    })
+    await store.served(p.digest)
+    const again = await settleX402(p, terms, { ledger, store })
+    expect(again.status === 'rejected' && again.error.code).toBe('replay')
+    expect(executed).toEqual([p.digest])
+  })
+
+  it('serves a settled-but-unserved payment once more after its serve lease', async () => {
+    let now = 1_000_000
+    const store = createMemoryStore({ now: () => now, serveLeaseMs: 1000 })
+    const { ledger } = scriptedLedger((d) => paid(d))
+    const p = await payment()
+    expect((await settleX402(p, terms, { ledger, store })).status).toBe('settled')
+    now += 5000 // the serving process died: the lease runs out
+    expect(await settleX402(p, terms, { ledger, store })).toMatchObject({
+      status: 'settled',
+      resumed: true,
+    })
+    await store.served(p.digest)
+    const third = await settleX402(p, terms, { ledger, store })
+    expect(third.status === 'rejected' && third.error.code).toBe('replay')
+  })
+
+  it.each([
+    [
+      'failed on chain',
+      (d: string) => paid(d, 20_000n, { success: false, error: 'InsufficientCoinBalance' }),
+      'transaction_failed',
+    ],
+    ['underpaid in effects', (d: string) => paid(d, 19_000n), 'insufficient_amount'],
+    [
+      'paid in another asset',
+      (d: string) =>
+        ({
+          ...paid(d),
+          transaction: {
+            ...(paid(d) as { transaction: LedgerTransaction }).transaction,
+            balanceChanges: [{ address: payTo, coinType: '0x2::sui::SUI', amount: 20_000n }],
+          },
+        }) as ExecuteOutcome,
+      'wrong_asset',
+    ],
+  ])('rejects a payment %s and burns its digest', async (_name, answer, code) => {
+    const store = createMemoryStore()
+    const p = await payment()
+    const result = await settleX402(p, terms, { ledger: scriptedLedger(answer).ledger, store })
+    expect(result.status === 'rejected' && result.error.code).toBe(code)
+    expect((await store.get(p.digest))?.state).toBe('rejected')
+  })
+
+  it('releases the claim when the ledger refuses the transaction before execution', async () => {
+    const store = createMemoryStore()
+    const p = await payment()
+    const result = await settleX402(p, terms, {
+      ledger: scriptedLedger(() => ({ status: 'rejected', reason: 'stale object' })).ledger,
+      store,
+    })
+    expect(result.status === 'rejected' && result.error.code).toBe('settlement_failed')
+    expect(await store.get(p.digest)).toBeUndefined()
+  })
+
+  it('leaves an unanswered submission pending and resolves it by look-up', async () => {
+    const store = createMemoryStore()
+    const p = await payment()
+    const { ledger } = scriptedLedger(() => ({ status: 'unknown', reason: 'timeout' }), [])
+    const result = await settleX402(p, terms, { ledger, store })
+    expect(result.status).toBe('pending')
+    const pending = await store.get(p.digest)
+    expect(pending?.state).toBe('pending')
+    const again = await settleX402(p, terms, { ledger, store })
+    expect(again.status === 'rejected' && again.error.code).toBe('replay')
+    const found = paid(p.digest) as { transaction: LedgerTransaction }
+    const resolved = await resolvePending(pending!, terms, {
+      ledger: scriptedLedger(
+        () => paid(p.digest),
+        [{ status: 'found', transaction: found.transaction }],
+      ).ledger,
+      store,
+    })
+    expect(resolved.status).toBe('settled')
+    expect((await store.get(p.digest))?.state).toBe('settled')
+  })
+
+  it('rejects before touching the ledger when the pre-check fails', async () => {
+    const store = createMemoryStore()
+    const { ledger, executed } = scriptedLedger((d) => paid(d))
+    const result = await settleX402(await payment(1n), terms, { ledger, store })
+    expect(result.status === 'rejected' && result.error.code).toBe('insufficient_amount')
+    expect(executed).toEqual([])
+  })
+})
+
+describe('settleMpp', () => {
+  const proof = {
+    realm: 'seller.test',
+    challengeId: 'c1',
+    amount: '20000',
+    currency: usdc,
+    recipient: payTo,
+  }
+
+  it('settles a digest with the sender proof, and only once', async () => {
+    const store = createMemoryStore()
+    const p = await payment()
+    const tx = (paid(p.digest) as { transaction: LedgerTransaction }).transaction
+    const signature = await signProof(buyer, { ...proof, digest: p.digest })
+    const lookups: LookupOutcome[] = [{ status: 'not_found' }, { status: 'found', transaction: tx }]
+    const { ledger } = scriptedLedger(() => paid(p.digest), lookups)
+    const result = await settleMpp({ digest: p.digest, signature, proof }, terms, {
+      ledger,
+      store,
+      lookupBackoffMs: 1,
+    })
+    expect(result).toMatchObject({ status: 'settled', dialect: 'mpp', payer: buyer.toSuiAddress() })
+    await store.served(p.digest)
+    const replay = await settleMpp({ digest: p.digest, signature, proof }, terms, { ledger, store })
+    expect(replay.status === 'rejected' && replay.error.code).toBe('replay')
+  })
+
+  it('refuses someone else’s proof and leaves the digest to its owner', async () => {
+    const store = createMemoryStore()
+    const p = await payment()
+    const tx = (paid(p.digest) as { transaction: LedgerTransaction }).transaction
+    const thief = await signProof(new Ed25519Keypair(), { ...proof, digest: p.digest })
+    const lookups: LookupOutcome[] = [
+      { status: 'found', transaction: tx },
+      { status: 'found', transaction: tx },
+    ]
+    const { ledger } = scriptedLedger(() => paid(p.digest), lookups)
+    const stolen = await settleMpp({ digest: p.digest, signature: thief, proof }, terms, {
+      ledger,
+      store,
+    })
+    expect(stolen.status === 'rejected' && stolen.error.code).toBe('signer_mismatch')
+    const owner = await signProof(buyer, { ...proof, digest: p.digest })
+    expect(
+      (await settleMpp({ digest: p.digest, signature: owner, proof }, terms, { ledger, store }))
+        .status,
+    ).toBe('settled')
+  })
+
+  it('rejects an unknown digest after bounded look-ups', async () => {
+    const store = createMemoryStore()
+    const { ledger } = scriptedLedger(() => ({ status: 'unknown', reason: '' }))
+    const result = await settleMpp({ digest: ref, signature: 'x', proof }, terms, {
+      ledger,
+      store,
+      lookupBackoffMs: 1,
+      lookupAttempts: 3,
+    })
+    expect(result.status === 'rejected' && result.error.code).toBe('transaction_not_found')
+  })
+})

@@ -1,0 +1,371 @@
+/**
+ * Settlement: turn a payment credential into money that has really arrived, exactly once.
+ *
+ * - x402 ({@link settleX402}): offline pre-check → `store.claim(digest)` → execute the buyer's signed
+ *   bytes through the ledger → require success and a USDC balance change to `payTo` of at least the
+ *   price → `store.settled`. The digest is computed from the bytes, never taken from the client.
+ * - MPP ({@link settleMpp}): the buyer already executed; `store.claim(digest)` → read the transaction
+ *   from the ledger (bounded retry: reads lag execution) → the proof must be signed by the
+ *   transaction's sender → the same effects checks → `store.settled`.
+ *
+ * A ledger that does not answer after submission leaves the digest `pending`: it is resolved later by
+ * looking the digest up ({@link resolvePending}), never served unverified and never charged twice.
+ *
+ * @module
+ */
+import { normalizeStructTag, normalizeSuiAddress } from '@mysten/sui/utils'
+import { PaymentError, type PaymentErrorCode } from './errors.js'
+import { type PaymentTarget, type PrecheckOptions, precheckPayment } from './precheck.js'
+import { type ProofFields, verifyProof } from './proof.js'
+import type { PaymentDialect, PaymentRecord, PaymentStore } from './stores/types.js'
+
+/** One balance change of an executed transaction. */
+export type BalanceChange = {
+  address: string
+  coinType: string
+  /** Signed amount in base units. */
+  amount: bigint
+}
+
+/** An executed transaction as the ledger reports it. */
+export type LedgerTransaction = {
+  digest: string
+  /** Whether execution succeeded (a failed transaction still charged gas). */
+  success: boolean
+  /** The ledger's error when `success` is false. */
+  error?: string | undefined
+  sender: string
+  balanceChanges: readonly BalanceChange[]
+}
+
+/** The outcome of submitting a transaction. */
+export type ExecuteOutcome =
+  /** Executed (successfully or not): the effects are final. */
+  | { status: 'executed'; transaction: LedgerTransaction }
+  /** Refused before execution (bad signature, stale object, expired): nothing happened. */
+  | { status: 'rejected'; reason: string }
+  /** No answer (timeout, lost response, node down): it may or may not have executed. */
+  | { status: 'unknown'; reason: string }
+
+/** The outcome of looking a digest up. */
+export type LookupOutcome =
+  | { status: 'found'; transaction: LedgerTransaction }
+  | { status: 'not_found' }
+  | { status: 'unknown'; reason: string }
+
+/** What settlement needs from the ledger (see `src/ledger` for the implementation). */
+export type SettlementLedger = {
+  execute(txBytes: Uint8Array, signatures: readonly string[]): Promise<ExecuteOutcome>
+  getTransaction(digest: string): Promise<LookupOutcome>
+}
+
+/** Terms a payment is checked against (normalised: see `normalizeTerms`). */
+export type SettlementTerms = PaymentTarget & {
+  /** The network id, e.g. `sui:mainnet`. */
+  network: string
+  /** The resource URL the payment is for. */
+  resource: string
+}
+
+/** A verified settlement. */
+export type Settled = {
+  status: 'settled'
+  digest: string
+  payer: string
+  /** What arrived at `payTo` in the asset. */
+  amount: bigint
+  dialect: PaymentDialect
+  /** True when this is a settled-but-never-served payment presented again (served once). */
+  resumed: boolean
+}
+
+/** The result of settling one credential. */
+export type SettlementResult =
+  | Settled
+  | { status: 'rejected'; error: PaymentError; digest?: string | undefined }
+  | { status: 'pending'; digest: string; error: PaymentError }
+
+/** Dependencies and options of settlement. */
+export type SettleContext = {
+  ledger: SettlementLedger
+  store: PaymentStore
+  /** Offline pre-check options (allowed transaction forms, size). */
+  precheck?: PrecheckOptions | undefined
+  /** Look-ups of an MPP digest before giving up (reads lag execution). Default 5. */
+  lookupAttempts?: number | undefined
+  /** First back-off between look-ups in ms, doubled each time. Default 100. */
+  lookupBackoffMs?: number | undefined
+  /** Called at each step (tests and metrics; e.g. a crash test kills the process here). */
+  onStep?: ((step: SettleStep, digest: string) => void | Promise<void>) | undefined
+}
+
+/** The steps reported to {@link SettleContext.onStep}. */
+export type SettleStep = 'prechecked' | 'claimed' | 'executed' | 'settled'
+
+/** The x402 payload, as decoded from `X-PAYMENT`. */
+export type X402Payment = { transaction: string; signature: string }
+
+/**
+ * Settles an x402 payment: pre-check, claim, execute, verify effects, record.
+ *
+ * @example
+ * const result = await settleX402(payload, terms, { ledger, store })
+ * if (result.status === 'settled') serve()
+ */
+export async function settleX402(
+  payment: X402Payment,
+  terms: SettlementTerms,
+  context: SettleContext,
+): Promise<SettlementResult> {
+  const checked = await precheckPayment(
+    payment.transaction,
+    payment.signature,
+    terms,
+    context.precheck,
+  )
+  if (checked.status === 'rejected') return checked
+  const { digest } = checked
+  await context.onStep?.('prechecked', digest)
+
+  const claim = await claimFor(digest, terms, 'x402', context)
+  if (claim.status !== 'claimed') return claim.result
+  await context.onStep?.('claimed', digest)
+
+  const outcome = await context.ledger.execute(checked.txBytes, [payment.signature])
+  await context.onStep?.('executed', digest)
+  switch (outcome.status) {
+    case 'rejected':
+      await context.store.release(digest)
+      return rejected('settlement_failed', 'The ledger refused the transaction.', digest, {
+        reason: outcome.reason,
+      })
+    case 'unknown':
+      await context.store.markPending(digest)
+      return {
+        status: 'pending',
+        digest,
+        error: new PaymentError(
+          'settlement_pending',
+          'The ledger did not confirm the payment yet.',
+          {
+            details: { digest },
+          },
+        ),
+      }
+    case 'executed':
+      return record(outcome.transaction, digest, terms, 'x402', context)
+  }
+}
+
+/** The MPP credential's payload with the challenge facts the proof binds. */
+export type MppPayment = {
+  digest: string
+  /** Personal-message signature of the sender over the proof. */
+  signature: string
+  /** Proof facts (realm and challenge id from the verified challenge). */
+  proof: Omit<ProofFields, 'digest'>
+}
+
+/**
+ * Settles an MPP payment: the buyer executed; the server claims the digest, reads the transaction,
+ * checks the sender's proof and the effects.
+ */
+export async function settleMpp(
+  payment: MppPayment,
+  terms: SettlementTerms,
+  context: SettleContext,
+): Promise<SettlementResult> {
+  const { digest } = payment
+  if (!/^[1-9A-HJ-NP-Za-km-z]{32,44}$/.test(digest)) {
+    return rejected('malformed_credential', 'The digest is not a transaction digest.')
+  }
+  const claim = await claimFor(digest, terms, 'mpp', context)
+  if (claim.status !== 'claimed') return claim.result
+  await context.onStep?.('claimed', digest)
+
+  const found = await lookUp(digest, context)
+  if (found.status !== 'found') {
+    await context.store.release(digest)
+    return found.status === 'not_found'
+      ? rejected('transaction_not_found', 'The transaction is not on the ledger.', digest)
+      : rejected('ledger_unavailable', 'The ledger could not be read.', digest)
+  }
+  const proof = await verifyProof(
+    { ...payment.proof, digest },
+    payment.signature,
+    found.transaction.sender,
+  )
+  if (proof.status === 'invalid') {
+    // Someone who merely saw the digest must not burn it for its owner: forget the claim.
+    await context.store.release(digest)
+    return rejected('signer_mismatch', 'The proof is not signed by the transaction sender.', digest)
+  }
+  await context.onStep?.('executed', digest)
+  return record(found.transaction, digest, terms, 'mpp', context)
+}
+
+/**
+ * Resolves a `pending` digest by looking it up: settled when it executed and paid, rejected when it
+ * failed or is provably absent, still pending when the ledger cannot be read.
+ */
+export async function resolvePending(
+  pending: PaymentRecord,
+  terms: SettlementTerms,
+  context: SettleContext,
+): Promise<SettlementResult> {
+  const found = await context.ledger.getTransaction(pending.digest)
+  if (found.status === 'found') {
+    return record(found.transaction, pending.digest, terms, pending.dialect, context)
+  }
+  if (found.status === 'not_found') {
+    await context.store.rejected(pending.digest, 'transaction_not_found')
+    return rejected(
+      'transaction_not_found',
+      'The payment never reached the ledger.',
+      pending.digest,
+    )
+  }
+  return {
+    status: 'pending',
+    digest: pending.digest,
+    error: new PaymentError('settlement_pending', 'The ledger did not confirm the payment yet.'),
+  }
+}
+
+type ClaimOutcome = { status: 'claimed' } | { status: 'done'; result: SettlementResult }
+
+async function claimFor(
+  digest: string,
+  terms: SettlementTerms,
+  dialect: PaymentDialect,
+  context: SettleContext,
+): Promise<ClaimOutcome> {
+  const claim = await context.store.claim(digest, { resource: terms.resource, dialect })
+  if (claim.status === 'claimed') return { status: 'claimed' }
+  const settlement = claim.record.settlement
+  if (claim.status === 'settled_unserved' && settlement && settlement.resource === terms.resource) {
+    return {
+      status: 'done',
+      result: {
+        status: 'settled',
+        digest,
+        payer: settlement.payer,
+        amount: settlement.amount,
+        dialect: settlement.dialect,
+        resumed: true,
+      },
+    }
+  }
+  return {
+    status: 'done',
+    result: rejected('replay', 'This payment was already used.', digest, {
+      state: claim.record.state,
+    }),
+  }
+}
+
+async function lookUp(digest: string, context: SettleContext): Promise<LookupOutcome> {
+  const attempts = context.lookupAttempts ?? 5
+  let delay = context.lookupBackoffMs ?? 100
+  let last: LookupOutcome = { status: 'not_found' }
+  for (let attempt = 1; attempt <= attempts; attempt++) {
+    last = await context.ledger.getTransaction(digest)
+    if (last.status === 'found' || attempt === attempts) return last
+    await new Promise((resolve) => setTimeout(resolve, delay))
+    delay *= 2
+  }
+  return last
+}
+
+/** Checks effects and records the outcome (shared by both dialects and by pending resolution). */
+async function record(
+  transaction: LedgerTransaction,
+  digest: string,
+  terms: SettlementTerms,
+  dialect: PaymentDialect,
+  context: SettleContext,
+): Promise<SettlementResult> {
+  const verdict = checkEffects(transaction, terms)
+  if (verdict.status === 'rejected') {
+    // x402: these bytes executed, the digest is spent. MPP: the buyer executed on its own and only
+    // the sender can present the digest, so an unacceptable payment is released, not burnt.
+    if (dialect === 'mpp') await context.store.release(digest)
+    else await context.store.rejected(digest, verdict.code)
+    return rejected(verdict.code, verdict.message, digest, verdict.details)
+  }
+  const payer = normalizeSuiAddress(transaction.sender)
+  await context.store.settled(digest, {
+    payer,
+    amount: verdict.amount,
+    resource: terms.resource,
+    dialect,
+    network: terms.network,
+    asset: terms.asset,
+    settledAt: new Date(),
+  })
+  await context.onStep?.('settled', digest)
+  return { status: 'settled', digest, payer, amount: verdict.amount, dialect, resumed: false }
+}
+
+type EffectsVerdict =
+  | { status: 'paid'; amount: bigint }
+  | {
+      status: 'rejected'
+      code: PaymentErrorCode
+      message: string
+      details?: Record<string, unknown> | undefined
+    }
+
+/**
+ * The authority: did the executed transaction succeed, and did at least the price of the asset
+ * arrive at `payTo`? Balance changes include address-balance moves; coin types and addresses are
+ * normalised before comparison.
+ */
+export function checkEffects(transaction: LedgerTransaction, terms: PaymentTarget): EffectsVerdict {
+  if (!transaction.success) {
+    return {
+      status: 'rejected',
+      code: 'transaction_failed',
+      message: 'The payment transaction failed on the ledger.',
+      details: { error: transaction.error?.slice(0, 200) },
+    }
+  }
+  let toRecipient = 0n
+  let otherAssetToRecipient = false
+  for (const change of transaction.balanceChanges) {
+    if (normalizeSuiAddress(change.address) !== terms.payTo || change.amount <= 0n) continue
+    if (normalizeStructTag(change.coinType) === terms.asset) toRecipient += change.amount
+    else otherAssetToRecipient = true
+  }
+  if (toRecipient === 0n) {
+    return otherAssetToRecipient
+      ? {
+          status: 'rejected',
+          code: 'wrong_asset',
+          message: 'The payment was made in another asset.',
+        }
+      : {
+          status: 'rejected',
+          code: 'wrong_recipient',
+          message: 'Nothing arrived at the recipient.',
+        }
+  }
+  if (toRecipient < terms.amount) {
+    return {
+      status: 'rejected',
+      code: 'insufficient_amount',
+      message: 'Less than the price arrived at the recipient.',
+      details: { required: terms.amount.toString(), received: toRecipient.toString() },
+    }
+  }
+  return { status: 'paid', amount: toRecipient }
+}
+
+function rejected(
+  code: PaymentErrorCode,
+  message: string,
+  digest?: string,
+  details?: Record<string, unknown>,
+): SettlementResult {
+  return { status: 'rejected', error: new PaymentError(code, message, { details }), digest }
+}
