@@ -1,0 +1,404 @@
+/**
+ * The default catalog: every endpoint of spec §4.3 with its shape, price and tags, in front of the
+ * public APIs of PROTOCOLS.md §8, plus the free open-model list.
+ *
+ * @module
+ */
+import type { Catalog, PaidEndpoint, Service, Tag, UpstreamMapping } from './catalog.js'
+import { defaultMaxBodyBytes } from './catalog.js'
+import type { Shape } from './shapes.js'
+import * as shape from './shapes.js'
+
+/**
+ * The provider path segments: stable constants, named after the public API family each speaks.
+ * `open` is this project's own private inference API.
+ */
+export const segments = {
+  openai: 'openai',
+  anthropic: 'anthropic',
+  open: 'open',
+  fal: 'fal',
+  firecrawl: 'firecrawl',
+  gemini: 'gemini',
+  groq: 'groq',
+  perplexity: 'perplexity',
+  brave: 'brave',
+  deepseek: 'deepseek',
+  resend: 'resend',
+} as const
+
+/** A provider segment of the default catalog. */
+export type Segment = (typeof segments)[keyof typeof segments]
+
+/** The fal model slugs (PROTOCOLS.md §8). */
+export const falModels = {
+  dev: 'fal-ai/flux/dev',
+  pro: 'fal-ai/flux-pro',
+  realism: 'fal-ai/flux-realism',
+  recraft20b: 'fal-ai/recraft-20b',
+  whisper: 'fal-ai/whisper',
+  music: 'fal-ai/stable-audio-25/text-to-audio',
+} as const
+
+/** The Gemini model slugs (PROTOCOLS.md §8). */
+export const geminiModels = {
+  fast: 'gemini-2.5-flash',
+  pro: 'gemini-2.5-pro',
+  embed: 'gemini-embedding-001',
+} as const
+
+/** Open models the `open` chat route allows by default (configurable). */
+export const defaultOpenModels = [
+  'llama-3.3-70b',
+  'qwen3-32b',
+  'confidential/llama-3.3-70b',
+] as const
+
+/** Transcription bodies carry base64 audio: 25 MiB of audio is about 34 MiB of base64. */
+const transcriptionBodyBytes = Math.ceil((shape.transcriptionMaxBytes * 4) / 3) + 64 * 1024
+
+/** Options of {@link defaultCatalog}. */
+export type DefaultCatalogOptions = {
+  /** Model allow-list of the open chat route. Default {@link defaultOpenModels}. */
+  openModels?: readonly [string, ...string[]] | undefined
+  /** `max_tokens` cap of the open chat route. Default 4096. */
+  openMaxTokens?: number | undefined
+  /** Body cap of the open chat route in bytes. Default 256 KiB. */
+  openMaxBodyBytes?: number | undefined
+  /** Base URL of the private inference API (`…/v1`). Default `http://127.0.0.1:4020/v1`. */
+  inferenceUrl?: string | undefined
+}
+
+function paid(
+  path: string,
+  s: Shape,
+  price: string,
+  tags: readonly Tag[],
+  summary: string,
+  upstream: UpstreamMapping,
+  maxBodyBytes: number = defaultMaxBodyBytes,
+): PaidEndpoint {
+  return {
+    kind: 'paid',
+    method: 'POST',
+    path,
+    shape: s,
+    price,
+    tags,
+    summary,
+    upstream,
+    maxBodyBytes,
+  }
+}
+
+/**
+ * Builds the default catalog: 11 services, 30 paid endpoints and the free `GET /open/v1/models`.
+ *
+ * @example
+ * ```ts
+ * const catalog = defaultCatalog({ openModels: ['llama-3.3-70b'] })
+ * ```
+ */
+export function defaultCatalog(options: DefaultCatalogOptions = {}): Catalog {
+  const openChat = shape.openChat({
+    models: options.openModels ?? defaultOpenModels,
+    maxTokens: options.openMaxTokens ?? 4096,
+  })
+  const am: readonly Tag[] = ['ai', 'media']
+  const ai: readonly Tag[] = ['ai']
+  const wd: readonly Tag[] = ['web', 'data']
+  const search: readonly Tag[] = ['search']
+
+  const services: Service[] = [
+    {
+      segment: segments.openai,
+      name: 'OpenAI',
+      summary: 'Chat, embeddings, image generation, transcription and text to speech',
+      tags: am,
+      family: 'openai',
+      upstream: { baseUrl: 'https://api.openai.com/v1', credential: 'OPENAI_API_KEY' },
+      endpoints: [
+        paid('/openai/v1/chat/completions', shape.chat, '0.020000', am, 'Chat completions', {
+          operation: 'chat',
+          defaults: { model: 'gpt-4o-mini' },
+        }),
+        paid('/openai/v1/embeddings', shape.embed, '0.020000', am, 'Embeddings', {
+          operation: 'embeddings',
+          defaults: { model: 'text-embedding-3-small' },
+        }),
+        // The spec says the upstream default model; OpenAI's API default (dall-e-2) cannot make two
+        // of the three sizes, so the catalog names dall-e-3 explicitly.
+        paid('/openai/v1/images/generations', shape.imageGen, '0.100000', am, 'Image generation', {
+          operation: 'images',
+          defaults: { model: 'dall-e-3' },
+        }),
+        paid(
+          '/openai/v1/audio/transcriptions',
+          shape.transcribeFile,
+          '0.020000',
+          am,
+          'Transcription',
+          { operation: 'transcription', defaults: { model: 'whisper-1' } },
+          transcriptionBodyBytes,
+        ),
+        paid('/openai/v1/audio/speech', shape.speech, '0.040000', am, 'Text to speech', {
+          operation: 'speech',
+          defaults: { model: 'tts-1' },
+        }),
+      ],
+    },
+    {
+      segment: segments.anthropic,
+      name: 'Anthropic',
+      summary: 'Claude messages',
+      tags: ai,
+      family: 'anthropic',
+      upstream: { baseUrl: 'https://api.anthropic.com/v1', credential: 'ANTHROPIC_API_KEY' },
+      endpoints: [
+        paid('/anthropic/v1/messages', shape.messages, '0.020000', ai, 'Chat', {
+          operation: 'messages',
+        }),
+      ],
+    },
+    {
+      segment: segments.open,
+      name: 'Open models',
+      summary: 'Chat with open and confidential models (private inference), capped',
+      tags: ai,
+      family: 'openai-compatible',
+      upstream: {
+        baseUrl: options.inferenceUrl ?? 'http://127.0.0.1:4020/v1',
+        credential: 'INFERENCE_API_KEY',
+      },
+      endpoints: [
+        paid(
+          '/open/v1/chat/completions',
+          openChat,
+          '0.050000',
+          ai,
+          'Chat with open and confidential models, capped',
+          { operation: 'chat' },
+          options.openMaxBodyBytes ?? 256 * 1024,
+        ),
+        {
+          kind: 'free',
+          method: 'GET',
+          path: '/open/v1/models',
+          tags: ai,
+          summary: 'List the open models with pricing, context window and privacy tier (free)',
+          upstream: { operation: 'models' },
+        },
+      ],
+    },
+    {
+      segment: segments.fal,
+      name: 'fal',
+      summary: 'FLUX and Recraft image models, Whisper speech to text, Stable Audio music',
+      tags: am,
+      family: 'fal',
+      upstream: { baseUrl: 'https://fal.run', credential: 'FAL_KEY' },
+      endpoints: [
+        paid(`/fal/${falModels.dev}`, shape.imageTier, '0.060000', am, 'Image generation', {
+          operation: 'image',
+          params: { model: falModels.dev },
+        }),
+        paid(`/fal/${falModels.pro}`, shape.imageTier, '0.100000', am, 'Image generation', {
+          operation: 'image',
+          params: { model: falModels.pro },
+        }),
+        paid(
+          `/fal/${falModels.realism}`,
+          shape.imageTier,
+          '0.060000',
+          am,
+          'Photorealistic images',
+          {
+            operation: 'image',
+            params: { model: falModels.realism },
+          },
+        ),
+        paid(`/fal/${falModels.recraft20b}`, shape.imageTier, '0.060000', am, 'Image generation', {
+          operation: 'image',
+          params: { model: falModels.recraft20b },
+        }),
+        paid(`/fal/${falModels.whisper}`, shape.transcribeUrl, '0.020000', am, 'Speech to text', {
+          operation: 'transcription',
+          params: { model: falModels.whisper },
+        }),
+        paid(
+          `/fal/${falModels.music}`,
+          shape.music,
+          '0.400000',
+          am,
+          'Music generation, up to 3 minutes',
+          { operation: 'audio', params: { model: falModels.music } },
+        ),
+      ],
+    },
+    {
+      segment: segments.firecrawl,
+      name: 'Firecrawl',
+      summary: 'Scrape, crawl, map and extract structured data from the web',
+      tags: wd,
+      family: 'firecrawl',
+      upstream: { baseUrl: 'https://api.firecrawl.dev/v1', credential: 'FIRECRAWL_API_KEY' },
+      endpoints: [
+        paid('/firecrawl/v1/scrape', shape.url, '0.020000', wd, 'Scrape a URL to structured data', {
+          operation: 'scrape',
+        }),
+        paid('/firecrawl/v1/crawl', shape.url, '0.100000', wd, 'Crawl a site', {
+          operation: 'crawl',
+        }),
+        paid('/firecrawl/v1/map', shape.url, '0.020000', wd, 'Discover URLs on a site', {
+          operation: 'map',
+        }),
+        paid(
+          '/firecrawl/v1/extract',
+          shape.urlSchema,
+          '0.040000',
+          wd,
+          'LLM-based structured extraction',
+          { operation: 'extract' },
+        ),
+      ],
+    },
+    {
+      segment: segments.gemini,
+      name: 'Gemini',
+      summary: 'Fast multimodal and reasoning generation, text embeddings',
+      tags: ai,
+      family: 'gemini',
+      upstream: {
+        baseUrl: 'https://generativelanguage.googleapis.com/v1beta',
+        credential: 'GEMINI_API_KEY',
+      },
+      endpoints: [
+        paid(
+          `/gemini/v1beta/models/${geminiModels.fast}`,
+          shape.contents,
+          '0.020000',
+          ai,
+          'Fast multimodal generation',
+          { operation: 'generateContent', params: { model: geminiModels.fast } },
+        ),
+        paid(
+          `/gemini/v1beta/models/${geminiModels.pro}`,
+          shape.contents,
+          '0.040000',
+          ai,
+          'Reasoning generation',
+          { operation: 'generateContent', params: { model: geminiModels.pro } },
+        ),
+        paid(
+          `/gemini/v1beta/models/${geminiModels.embed}`,
+          shape.embedContent,
+          '0.020000',
+          ai,
+          'Text embeddings',
+          { operation: 'embedContent', params: { model: geminiModels.embed } },
+        ),
+      ],
+    },
+    {
+      segment: segments.groq,
+      name: 'Groq',
+      summary: 'Fast chat and transcription',
+      tags: ai,
+      family: 'openai-compatible',
+      upstream: { baseUrl: 'https://api.groq.com/openai/v1', credential: 'GROQ_API_KEY' },
+      endpoints: [
+        paid('/groq/v1/chat/completions', shape.chat, '0.020000', ai, 'Chat', {
+          operation: 'chat',
+          defaults: { model: 'llama-3.3-70b-versatile' },
+        }),
+        paid(
+          '/groq/v1/audio/transcriptions',
+          shape.transcribeFile,
+          '0.020000',
+          ai,
+          'Transcription',
+          { operation: 'transcription', defaults: { model: 'whisper-large-v3-turbo' } },
+          transcriptionBodyBytes,
+        ),
+      ],
+    },
+    {
+      segment: segments.perplexity,
+      name: 'Perplexity',
+      summary: 'Web-grounded answers',
+      tags: ['ai', 'search'],
+      family: 'openai-compatible',
+      upstream: { baseUrl: 'https://api.perplexity.ai', credential: 'PERPLEXITY_API_KEY' },
+      endpoints: [
+        paid(
+          '/perplexity/v1/chat/completions',
+          shape.chat,
+          '0.020000',
+          ['ai', 'search'],
+          'Web-grounded answers',
+          {
+            operation: 'chat',
+            defaults: { model: 'sonar' },
+          },
+        ),
+      ],
+    },
+    {
+      segment: segments.brave,
+      name: 'Brave Search',
+      summary: 'Web, image, news and video search, and summarized search',
+      tags: search,
+      family: 'brave',
+      upstream: { baseUrl: 'https://api.search.brave.com/res/v1', credential: 'BRAVE_API_KEY' },
+      endpoints: (['web', 'images', 'news', 'videos', 'summarizer'] as const).map((kind) =>
+        paid(`/brave/v1/${kind}/search`, shape.query, '0.020000', search, braveSummary[kind], {
+          operation: 'search',
+          params: { kind },
+        }),
+      ),
+    },
+    {
+      segment: segments.deepseek,
+      name: 'DeepSeek',
+      summary: 'Chat, including a reasoning model',
+      tags: ai,
+      family: 'openai-compatible',
+      upstream: { baseUrl: 'https://api.deepseek.com', credential: 'DEEPSEEK_API_KEY' },
+      endpoints: [
+        paid(
+          '/deepseek/v1/chat/completions',
+          shape.chat,
+          '0.020000',
+          ai,
+          'Chat, including a reasoning model',
+          {
+            operation: 'chat',
+            defaults: { model: 'deepseek-chat' },
+          },
+        ),
+      ],
+    },
+    {
+      segment: segments.resend,
+      name: 'Resend',
+      summary: 'Send e-mail',
+      tags: ['communication'],
+      family: 'resend',
+      upstream: { baseUrl: 'https://api.resend.com', credential: 'RESEND_API_KEY' },
+      endpoints: [
+        paid('/resend/v1/emails', shape.email, '0.020000', ['communication'], 'Send an email', {
+          operation: 'send',
+        }),
+      ],
+    },
+  ]
+  return { services }
+}
+
+const braveSummary = {
+  web: 'Web search',
+  images: 'Image search',
+  news: 'News search',
+  videos: 'Video search',
+  summarizer: 'Summarized search',
+} as const
