@@ -1,0 +1,213 @@
+/**
+ * Automatic refunds of failed paid calls, paid exactly once.
+ *
+ * A paid call that fails is marked `refund_due` in the store before anything else happens
+ * (`store.oweRefund`). The refund worker then pays the payer back from the operator's key:
+ *
+ * 1. build the transfer (operator → payer, the settled amount of the settled asset) and sign it;
+ * 2. store its bytes and digest (`store.recordRefundTransaction`) BEFORE submitting;
+ * 3. submit; on success mark `refunded`.
+ *
+ * After a crash anywhere in between, the next run finds the recorded transaction, looks its digest
+ * up, and re-submits the SAME bytes when it is not on the ledger (the ledger is idempotent on
+ * re-submission). A new transaction replaces the recorded one only when the old one provably cannot
+ * execute any more (the ledger refused its re-submission, or it executed and failed). So a refund is
+ * paid exactly once.
+ *
+ * Without an operator key, refunds stay `refund_due`: they are listed by {@link Refunder.owed} (and
+ * the `tollgate refunds` command) and counted in metrics.
+ *
+ * @module
+ */
+import type { Signer } from '@mysten/sui/cryptography'
+import { toBase64 } from '@mysten/sui/utils'
+import { transactionDigest } from './internal/suiSignature.js'
+import type { SettlementLedger } from './settle.js'
+import type { PaymentRecord, PaymentStore } from './stores/types.js'
+
+/** What the refund worker needs from the ledger. */
+export type RefundLedger = SettlementLedger & {
+  /** Builds (does not sign or submit) a transfer of `amount` of `coinType` from `sender` to `to`. */
+  buildTransfer(transfer: {
+    sender: string
+    to: string
+    amount: bigint
+    coinType: string
+  }): Promise<Uint8Array>
+}
+
+/** Events of the refund worker. */
+export type RefundEvent =
+  | { type: 'refunded'; digest: string; refundDigest: string; payer: string; amount: bigint }
+  | { type: 'refund_failed'; digest: string; reason: string }
+
+/** Options of {@link createRefunder}. */
+export type RefunderOptions = {
+  store: PaymentStore
+  ledger: RefundLedger
+  /**
+   * The operator's key that pays refunds. Without one, refunds stay `refund_due` and are only listed.
+   * Security: this key holds the seller's funds; it never leaves the process and is never logged.
+   */
+  signer?: Signer | undefined
+  /** Refunds handled per run. Default 50. */
+  batchSize?: number | undefined
+  /** Called after each refund outcome. Errors thrown by the hook are ignored. */
+  onEvent?: ((event: RefundEvent) => void) | undefined
+}
+
+/** What one run did. */
+export type RefundRunSummary = { refunded: number; failed: number; waiting: number }
+
+/** The refund worker. */
+export type Refunder = {
+  /** Handles up to `batchSize` due refunds once. Safe to call concurrently with other processes. */
+  runOnce(): Promise<RefundRunSummary>
+  /** Runs {@link Refunder.runOnce} every `intervalMs` (default 5 000) until {@link Refunder.stop}. */
+  start(intervalMs?: number): void
+  /** Stops the timer and waits for a run in progress. */
+  stop(): Promise<void>
+  /** Refunds owed and not yet paid, oldest first. */
+  owed(limit?: number): Promise<PaymentRecord[]>
+}
+
+/**
+ * Creates the refund worker.
+ *
+ * @example
+ * const refunder = createRefunder({ store, ledger, signer: operatorKeypair })
+ * refunder.start()
+ */
+export function createRefunder(options: RefunderOptions): Refunder {
+  const { store, ledger, signer } = options
+  const batchSize = options.batchSize ?? 50
+  let timer: NodeJS.Timeout | undefined
+  let running: Promise<RefundRunSummary> | undefined
+
+  const emit = (event: RefundEvent) => {
+    try {
+      options.onEvent?.(event)
+    } catch {
+      // A hook must not break the worker.
+    }
+  }
+
+  async function refundOne(record: PaymentRecord): Promise<'refunded' | 'failed' | 'waiting'> {
+    const settlement = record.settlement
+    if (!signer || !settlement) return 'waiting'
+    const recorded = record.refund?.transaction
+    if (recorded) {
+      const found = await ledger.getTransaction(recorded.refundDigest)
+      if (found.status === 'unknown') return 'waiting'
+      if (found.status === 'found' && found.transaction.success) {
+        return finish(record, recorded.refundDigest)
+      }
+      if (found.status === 'not_found' && recorded.signature) {
+        const again = await ledger.execute(Buffer.from(recorded.txBytes, 'base64'), [
+          recorded.signature,
+        ])
+        if (again.status === 'unknown') return 'waiting'
+        if (again.status === 'executed' && again.transaction.success) {
+          return finish(record, recorded.refundDigest)
+        }
+      }
+      // The recorded refund executed and failed, or was refused: it can never pay. Replace it.
+      return submitNew(record, recorded.refundDigest)
+    }
+    return submitNew(record, undefined)
+  }
+
+  async function submitNew(
+    record: PaymentRecord,
+    replaces: string | undefined,
+  ): Promise<'refunded' | 'failed' | 'waiting'> {
+    const settlement = record.settlement!
+    const operator = signer!
+    let bytes: Uint8Array
+    try {
+      bytes = await ledger.buildTransfer({
+        sender: operator.toSuiAddress(),
+        to: settlement.payer,
+        amount: settlement.amount,
+        coinType: settlement.asset,
+      })
+    } catch (error) {
+      emit({ type: 'refund_failed', digest: record.digest, reason: reasonOf(error) })
+      return 'failed'
+    }
+    const { signature } = await operator.signTransaction(bytes)
+    const refundDigest = transactionDigest(bytes)
+    await store.recordRefundTransaction(record.digest, {
+      txBytes: toBase64(bytes),
+      signature,
+      refundDigest,
+      replaces,
+    })
+    const outcome = await ledger.execute(bytes, [signature])
+    if (outcome.status === 'executed' && outcome.transaction.success) {
+      return finish(record, refundDigest)
+    }
+    if (outcome.status === 'unknown') return 'waiting'
+    const reason =
+      outcome.status === 'rejected' ? outcome.reason : (outcome.transaction.error ?? 'failed')
+    emit({ type: 'refund_failed', digest: record.digest, reason: reason.slice(0, 200) })
+    return 'failed'
+  }
+
+  async function finish(record: PaymentRecord, refundDigest: string): Promise<'refunded'> {
+    await store.refunded(record.digest, refundDigest)
+    emit({
+      type: 'refunded',
+      digest: record.digest,
+      refundDigest,
+      payer: record.settlement!.payer,
+      amount: record.settlement!.amount,
+    })
+    return 'refunded'
+  }
+
+  async function run(): Promise<RefundRunSummary> {
+    const summary: RefundRunSummary = { refunded: 0, failed: 0, waiting: 0 }
+    for (const record of await store.listRefundsDue({ limit: batchSize })) {
+      let outcome: 'refunded' | 'failed' | 'waiting'
+      try {
+        outcome = await refundOne(record)
+      } catch (error) {
+        // Another process may have moved the record on (store_error): it is no longer ours.
+        emit({ type: 'refund_failed', digest: record.digest, reason: reasonOf(error) })
+        outcome = 'failed'
+      }
+      summary[outcome]++
+    }
+    return summary
+  }
+
+  return {
+    runOnce() {
+      running ??= run().finally(() => {
+        running = undefined
+      })
+      return running
+    },
+    start(intervalMs = 5000) {
+      if (timer) return
+      timer = setInterval(() => {
+        void this.runOnce().catch(() => {})
+      }, intervalMs)
+      timer.unref()
+    },
+    async stop() {
+      if (timer) clearInterval(timer)
+      timer = undefined
+      await running?.catch(() => {})
+    },
+    owed(limit = 100) {
+      return store.listRefundsDue({ limit })
+    },
+  }
+}
+
+function reasonOf(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error)
+  return message.slice(0, 200)
+}
