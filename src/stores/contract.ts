@@ -1,0 +1,480 @@
+/**
+ * The one contract every {@link PaymentStore} implementation must pass. Register it from an
+ * integration test file with a harness that opens stores on fresh backing storage.
+ *
+ * Not part of the published package (it imports vitest).
+ *
+ * @module
+ */
+import { randomBytes } from 'node:crypto'
+import { afterEach, beforeEach, describe, expect, test } from 'vitest'
+import { hasCode } from '../errors.js'
+import type { PaymentSettlement, PaymentState, PaymentStore, StoreOptions } from './types.js'
+
+/** Fresh backing storage for one test. */
+export type StoreHarness = {
+  /** Opens a store on this harness's storage; a second call simulates a restarted process. */
+  open(options: StoreOptions): PaymentStore | Promise<PaymentStore>
+  /** Deletes the storage (tables, keys, files). */
+  cleanup(): Promise<void>
+}
+
+/**
+ * Returns the URL in `variable`, or undefined. When it is missing and `CI_REQUIRE_SERVICES=1`,
+ * registers a failing test so that CI cannot pass by skipping.
+ */
+export function serviceUrl(variable: 'REDIS_URL' | 'DATABASE_URL'): string | undefined {
+  const url = process.env[variable]
+  if ((url === undefined || url === '') && process.env.CI_REQUIRE_SERVICES === '1') {
+    test(`${variable} is set (required because CI_REQUIRE_SERVICES=1)`, () => {
+      throw new Error(`${variable} is not set, and CI_REQUIRE_SERVICES=1 forbids skipping.`)
+    })
+  }
+  return url === '' ? undefined : url
+}
+
+/** A name no other test run uses: letters, digits and `_`. */
+export function uniqueName(prefix: string): string {
+  return `${prefix}_${process.pid}_${randomBytes(5).toString('hex')}`
+}
+
+/** A random digest. */
+export function randomDigest(): string {
+  return randomBytes(16).toString('hex')
+}
+
+const meta = { resource: 'https://api.example/v1/search', dialect: 'x402' } as const
+
+function settlementFor(amount = 20_000n): PaymentSettlement {
+  return {
+    payer: `0x${'ab'.repeat(32)}`,
+    amount,
+    resource: meta.resource,
+    dialect: 'x402',
+    network: 'sui:mainnet',
+    asset: '0xdba34672e30cb065b1f93e3ab55318768fd6fef66c15942c9f7cb846e2f900e7::usdc::USDC',
+    settledAt: new Date(1_700_000_000_000),
+  }
+}
+
+type Operation =
+  | 'release'
+  | 'markPending'
+  | 'settled'
+  | 'served'
+  | 'rejected'
+  | 'oweRefund'
+  | 'recordRefundTransaction'
+  | 'refunded'
+
+const operations: readonly Operation[] = [
+  'release',
+  'markPending',
+  'settled',
+  'served',
+  'rejected',
+  'oweRefund',
+  'recordRefundTransaction',
+  'refunded',
+]
+
+/** The allowed transitions: from each state, the operations and the state they lead to. */
+const legal: { readonly [S in PaymentState]: Partial<Record<Operation, PaymentState | 'gone'>> } = {
+  claimed: { release: 'gone', markPending: 'pending', settled: 'settled', rejected: 'rejected' },
+  pending: { settled: 'settled', rejected: 'rejected' },
+  settled: { served: 'served', oweRefund: 'refund_due' },
+  served: {},
+  refund_due: { recordRefundTransaction: 'refund_due', refunded: 'refunded' },
+  refunded: {},
+  rejected: {},
+}
+
+const refundDigest = 'RefundDigest1111111111111111111111111111111'
+
+function run(store: PaymentStore, op: Operation, digest: string): Promise<unknown> {
+  switch (op) {
+    case 'release':
+      return store.release(digest)
+    case 'markPending':
+      return store.markPending(digest)
+    case 'settled':
+      return store.settled(digest, settlementFor())
+    case 'served':
+      return store.served(digest)
+    case 'rejected':
+      return store.rejected(digest, 'insufficient_amount')
+    case 'oweRefund':
+      return store.oweRefund(digest, 'upstream answered 502')
+    case 'recordRefundTransaction':
+      return store.recordRefundTransaction(digest, { txBytes: 'AAEC', refundDigest })
+    case 'refunded':
+      return store.refunded(digest, refundDigest)
+  }
+}
+
+/** Brings a fresh digest to `state` through legal transitions. */
+async function reach(store: PaymentStore, state: PaymentState): Promise<string> {
+  const digest = randomDigest()
+  expect(await store.claim(digest, meta)).toEqual({ status: 'claimed' })
+  const path: Record<PaymentState, Operation[]> = {
+    claimed: [],
+    pending: ['markPending'],
+    settled: ['settled'],
+    served: ['settled', 'served'],
+    refund_due: ['settled', 'oweRefund'],
+    refunded: ['settled', 'oweRefund', 'refunded'],
+    rejected: ['rejected'],
+  }
+  for (const op of path[state]) await run(store, op, digest)
+  expect((await store.get(digest))?.state).toBe(state)
+  return digest
+}
+
+async function expectStoreError(promise: Promise<unknown>, state: PaymentState | null) {
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  )
+  expect(hasCode(error, 'store_error'), `expected a store_error, got ${String(error)}`).toBe(true)
+  if (hasCode(error, 'store_error')) {
+    expect(error.details.state).toBe(state)
+    if (state !== null) expect(error.message).toContain(`'${state}'`)
+  }
+}
+
+/**
+ * Registers the payment store contract tests for one implementation.
+ *
+ * @param name - the implementation's name, shown in test titles.
+ * @param createHarness - makes fresh backing storage for each test.
+ */
+export function describePaymentStoreContract(
+  name: string,
+  createHarness: () => StoreHarness | Promise<StoreHarness>,
+): void {
+  describe(`PaymentStore contract: ${name}`, () => {
+    let harness: StoreHarness
+    let opened: PaymentStore[] = []
+    let time = 1_700_000_000_000
+    const claimLeaseMs = 1_000
+    const serveLeaseMs = 5_000
+
+    async function open(options: StoreOptions = {}): Promise<PaymentStore> {
+      const store = await harness.open({ now: () => time, claimLeaseMs, serveLeaseMs, ...options })
+      opened.push(store)
+      return store
+    }
+
+    beforeEach(async () => {
+      time = 1_700_000_000_000
+      harness = await createHarness()
+    })
+
+    afterEach(async () => {
+      for (const store of opened) await store.close()
+      opened = []
+      await harness.cleanup()
+    })
+
+    test('a first claim wins, a second is taken, and get shows the claim', async () => {
+      const store = await open()
+      const digest = randomDigest()
+      expect(await store.get(digest)).toBeUndefined()
+      expect(await store.claim(digest, meta)).toEqual({ status: 'claimed' })
+      const second = await store.claim(digest, { resource: 'https://other/', dialect: 'mpp' })
+      expect(second.status).toBe('taken')
+      const record = await store.get(digest)
+      expect(record).toMatchObject({
+        digest,
+        state: 'claimed',
+        resource: meta.resource,
+        dialect: 'x402',
+        claimedAt: new Date(time),
+        updatedAt: new Date(time),
+      })
+      expect(record?.settlement).toBeUndefined()
+      if (second.status === 'taken') expect(second.record).toEqual(record)
+    })
+
+    test('claim → settled → served keeps the settlement exactly (bigint above 2^53)', async () => {
+      const store = await open()
+      const digest = randomDigest()
+      await store.claim(digest, meta)
+      const amount = 12_345_678_901_234_567_890n
+      time += 10
+      const settled = await store.settled(digest, settlementFor(amount))
+      expect(settled.state).toBe('settled')
+      expect(settled.settlement).toEqual(settlementFor(amount))
+      time += 10
+      const served = await store.served(digest)
+      expect(served).toMatchObject({ state: 'served', servedAt: new Date(time) })
+      const record = await store.get(digest)
+      expect(record?.settlement?.amount).toBe(amount)
+      expect(typeof record?.settlement?.amount).toBe('bigint')
+      const again = await store.claim(digest, meta)
+      expect(again.status).toBe('taken')
+      if (again.status === 'taken') expect(again.record.state).toBe('served')
+    })
+
+    test('release forgets an abandoned claim so the payment can be tried again', async () => {
+      const store = await open()
+      const digest = randomDigest()
+      await store.claim(digest, meta)
+      await store.release(digest)
+      expect(await store.get(digest)).toBeUndefined()
+      expect(await store.claim(digest, meta)).toEqual({ status: 'claimed' })
+    })
+
+    test('a pending payment is listed, then resolved by settled or rejected', async () => {
+      const store = await open()
+      const [a, b, c] = [randomDigest(), randomDigest(), randomDigest()]
+      for (const digest of [a, b, c]) {
+        await store.claim(digest, meta)
+        time += 1
+        await store.markPending(digest)
+      }
+      expect((await store.listPending()).map((r) => r.digest)).toEqual([a, b, c])
+      expect((await store.listPending({ limit: 2 })).map((r) => r.digest)).toEqual([a, b])
+      const taken = await store.claim(a, meta)
+      expect(taken.status === 'taken' && taken.record.state).toBe('pending')
+      await store.settled(a, settlementFor())
+      await store.rejected(b, 'transaction_failed')
+      expect((await store.listPending()).map((r) => r.digest)).toEqual([c])
+      expect((await store.get(b))?.rejection).toEqual({ code: 'transaction_failed' })
+    })
+
+    test('a refund is owed, its transaction recorded before submission, then refunded', async () => {
+      const store = await open()
+      const digest = randomDigest()
+      await store.claim(digest, meta)
+      await store.settled(digest, settlementFor(30_000n))
+      time += 5
+      const owed = await store.oweRefund(digest, 'handler threw')
+      expect(owed.refund).toEqual({ reason: 'handler threw', owedAt: new Date(time) })
+      expect((await store.listRefundsDue()).map((r) => r.digest)).toEqual([digest])
+      const recorded = await store.recordRefundTransaction(digest, {
+        txBytes: 'AAECAwQ=',
+        signature: 'c2ln',
+        refundDigest,
+      })
+      expect(recorded.state).toBe('refund_due')
+      expect(recorded.refund?.transaction).toEqual({
+        txBytes: 'AAECAwQ=',
+        signature: 'c2ln',
+        refundDigest,
+      })
+      // The same transaction again (a retry after a crash) is accepted; a different one is not.
+      await store.recordRefundTransaction(digest, { txBytes: 'AAECAwQ=', refundDigest })
+      const other = 'OtherRefund222222222222222222222222222222222'
+      await expectStoreError(
+        store.recordRefundTransaction(digest, { txBytes: 'BBBB', refundDigest: other }),
+        'refund_due',
+      )
+      await expectStoreError(store.refunded(digest, other), 'refund_due')
+      time += 5
+      const refunded = await store.refunded(digest, refundDigest)
+      expect(refunded.state).toBe('refunded')
+      expect(refunded.refund).toMatchObject({ refundDigest, refundedAt: new Date(time) })
+      expect(refunded.settlement?.amount).toBe(30_000n)
+      expect(await store.listRefundsDue()).toEqual([])
+    })
+
+    test('a refund transaction that never executed can be replaced by naming it', async () => {
+      const store = await open()
+      const digest = await reach(store, 'refund_due')
+      await store.recordRefundTransaction(digest, { txBytes: 'AAAA', refundDigest })
+      const next = 'NextRefund3333333333333333333333333333333333'
+      const record = await store.recordRefundTransaction(digest, {
+        txBytes: 'BBBB',
+        refundDigest: next,
+        replaces: refundDigest,
+      })
+      expect(record.refund?.transaction).toEqual({ txBytes: 'BBBB', refundDigest: next })
+      await expectStoreError(store.refunded(digest, refundDigest), 'refund_due')
+      expect((await store.refunded(digest, next)).state).toBe('refunded')
+    })
+
+    const states: PaymentState[] = [
+      'claimed',
+      'pending',
+      'settled',
+      'served',
+      'refund_due',
+      'refunded',
+      'rejected',
+    ]
+    for (const state of states) {
+      const allowed = Object.keys(legal[state]).join(', ') || 'nothing'
+      test(`from '${state}': ${allowed} succeed; every other transition is a store_error`, async () => {
+        const store = await open()
+        for (const op of operations) {
+          const digest = await reach(store, state)
+          const before = await store.get(digest)
+          const to = legal[state][op]
+          if (to === undefined) {
+            time += 1
+            await expectStoreError(run(store, op, digest), state)
+            expect(await store.get(digest), `${op} must change nothing`).toEqual(before)
+          } else {
+            time += 1
+            await run(store, op, digest)
+            const after = await store.get(digest)
+            if (to === 'gone') expect(after).toBeUndefined()
+            else expect(after?.state, op).toBe(to)
+          }
+        }
+      })
+    }
+
+    test('every transition of an unknown digest is a store_error', async () => {
+      const store = await open()
+      for (const op of operations) await expectStoreError(run(store, op, randomDigest()), null)
+    })
+
+    test('bad input is refused with store_error before touching the storage', async () => {
+      const store = await open()
+      await expect(store.claim('not a digest!', meta)).rejects.toMatchObject({
+        code: 'store_error',
+      })
+      const digest = await reach(store, 'claimed')
+      const negative = { ...settlementFor(), amount: -1n }
+      await expect(store.settled(digest, negative)).rejects.toMatchObject({ code: 'store_error' })
+      await expect(store.rejected(digest, 'no_such_code' as 'replay')).rejects.toMatchObject({
+        code: 'store_error',
+      })
+      expect((await store.get(digest))?.state).toBe('claimed')
+    })
+
+    test('200 concurrent claims of one digest: exactly one is claimed', async () => {
+      const store = await open()
+      const digest = randomDigest()
+      const results = await Promise.all(
+        Array.from({ length: 200 }, () => store.claim(digest, meta)),
+      )
+      expect(results.filter((r) => r.status === 'claimed')).toHaveLength(1)
+      expect(results.filter((r) => r.status === 'taken')).toHaveLength(199)
+    })
+
+    test('settled but never served: re-presented after the serve lease, served exactly once', async () => {
+      const store = await open()
+      const digest = randomDigest()
+      await store.claim(digest, meta)
+      await store.settled(digest, settlementFor())
+      // While the first server still holds the serve lease, a re-presentation is a replay.
+      time += serveLeaseMs - 1
+      expect((await store.claim(digest, meta)).status).toBe('taken')
+      // The first server died: after the lease, one of many concurrent presenters gets it.
+      time += 2
+      const results = await Promise.all(Array.from({ length: 50 }, () => store.claim(digest, meta)))
+      const winners = results.filter((r) => r.status === 'settled_unserved')
+      expect(winners).toHaveLength(1)
+      expect(results.filter((r) => r.status === 'taken')).toHaveLength(49)
+      if (winners[0]?.status === 'settled_unserved') {
+        expect(winners[0].record.settlement).toEqual(settlementFor())
+      }
+      await store.served(digest)
+      time += serveLeaseMs * 10
+      expect((await store.claim(digest, meta)).status).toBe('taken')
+    })
+
+    test('a claim whose claimer died is taken over after the claim lease, by one claimer', async () => {
+      const store = await open()
+      const digest = randomDigest()
+      await store.claim(digest, meta)
+      time += claimLeaseMs - 1
+      expect((await store.claim(digest, meta)).status).toBe('taken')
+      time += 2
+      const results = await Promise.all(Array.from({ length: 50 }, () => store.claim(digest, meta)))
+      expect(results.filter((r) => r.status === 'claimed')).toHaveLength(1)
+      expect((await store.get(digest))?.claimedAt).toEqual(new Date(time))
+      // Both the dead claimer and the new one may try to settle: only the first succeeds.
+      await store.settled(digest, settlementFor())
+      await expectStoreError(store.settled(digest, settlementFor()), 'settled')
+    })
+
+    test('refund and pending records survive a restart on the same storage', async () => {
+      const first = await open()
+      const owed = await reach(first, 'refund_due')
+      await first.recordRefundTransaction(owed, { txBytes: 'AAECAw==', refundDigest })
+      const pending = await reach(first, 'pending')
+      const settled = await reach(first, 'settled')
+      await first.close()
+      opened = opened.filter((s) => s !== first)
+
+      const second = await open()
+      const due = await second.listRefundsDue()
+      expect(due.map((r) => r.digest)).toEqual([owed])
+      expect(due[0]?.refund?.transaction).toEqual({ txBytes: 'AAECAw==', refundDigest })
+      expect(due[0]?.settlement?.amount).toBe(20_000n)
+      expect((await second.listPending()).map((r) => r.digest)).toEqual([pending])
+      expect((await second.claim(settled, meta)).status).toBe('taken')
+      time += serveLeaseMs
+      expect((await second.claim(settled, meta)).status).toBe('settled_unserved')
+      expect((await second.refunded(owed, refundDigest)).state).toBe('refunded')
+    })
+
+    test('refunds due are listed oldest first, up to the limit', async () => {
+      const store = await open()
+      const digests: string[] = []
+      for (let i = 0; i < 3; i++) {
+        time += 100
+        digests.push(await reach(store, 'refund_due'))
+      }
+      expect((await store.listRefundsDue()).map((r) => r.digest)).toEqual(digests)
+      expect((await store.listRefundsDue({ limit: 2 })).map((r) => r.digest)).toEqual(
+        digests.slice(0, 2),
+      )
+      await expect(store.listRefundsDue({ limit: 0 })).rejects.toMatchObject({
+        code: 'store_error',
+      })
+    })
+
+    test('counts give the number of records in each state', async () => {
+      const store = await open()
+      for (const state of ['claimed', 'settled', 'settled', 'served', 'refund_due'] as const) {
+        await reach(store, state)
+      }
+      expect(await store.counts()).toEqual({
+        claimed: 1,
+        pending: 0,
+        settled: 2,
+        served: 1,
+        refund_due: 1,
+        refunded: 0,
+        rejected: 0,
+      })
+    })
+
+    test('prune deletes only finished records older than the cutoff', async () => {
+      const store = await open()
+      const old: Record<string, string> = {}
+      for (const state of states) old[state] = await reach(store, state)
+      time += 10_000
+      const recent = await reach(store, 'served')
+      expect(await store.prune()).toBe(0) // no retention configured: keep forever
+      const deleted = await store.prune({ olderThan: new Date(time - 5_000) })
+      expect(deleted).toBe(3)
+      for (const state of states) {
+        const record = await store.get(old[state]!)
+        if (state === 'served' || state === 'refunded' || state === 'rejected') {
+          expect(record, state).toBeUndefined()
+        } else {
+          expect(record?.state, state).toBe(state)
+        }
+      }
+      expect((await store.get(recent))?.state).toBe('served')
+      expect((await store.counts()).served).toBe(1)
+    })
+
+    test('with retentionMs, prune() without arguments uses it', async () => {
+      const store = await open({ retentionMs: 60_000 })
+      const a = await reach(store, 'rejected')
+      time += 30_000
+      const b = await reach(store, 'refunded')
+      time += 40_000
+      expect(await store.prune()).toBe(1)
+      expect(await store.get(a)).toBeUndefined()
+      expect((await store.get(b))?.state).toBe('refunded')
+    })
+  })
+}

@@ -1,0 +1,159 @@
+/**
+ * The SQLite payment store (better-sqlite3): the embedded default. One file, WAL journal, safe for
+ * several processes on one host that share the file (every step is one `BEGIN IMMEDIATE`
+ * transaction; a busy file is waited for up to `busyTimeoutMs`).
+ *
+ * `better-sqlite3` is an optional peer dependency: install it to use this module.
+ *
+ * @module
+ */
+import { mkdirSync } from 'node:fs'
+import { dirname } from 'node:path'
+import Database from 'better-sqlite3'
+import { type ClaimOutcome, createStore, type StoreEngine } from './internal/core.js'
+import { type Row, rowFrom } from './internal/row.js'
+import {
+  applyQuery,
+  claimQuery,
+  classifyMiss,
+  countsQuery,
+  listQuery,
+  pruneQuery,
+  type Query,
+  quoteIdentifier,
+  type SqlDialect,
+  schemaStatements,
+  selectQuery,
+} from './internal/sql.js'
+import type { PaymentState, PaymentStore, StoreOptions } from './types.js'
+
+/** Options of {@link createSqliteStore}. */
+export type SqliteStoreOptions = StoreOptions & {
+  /**
+   * A file path (its folder is created when missing; `:memory:` for a private in-memory database), or
+   * an open better-sqlite3 `Database` (left open by `close()`; its journal mode is left as it is —
+   * use WAL for several processes).
+   */
+  database: string | Database.Database
+  /** The table name. Default: `tollgate_payments`. */
+  table?: string | undefined
+  /**
+   * How long to wait for another process's write lock, in ms, when the store opens the file.
+   * Default: 5000.
+   */
+  busyTimeoutMs?: number | undefined
+}
+
+/**
+ * Creates a payment store in a SQLite file. The table is created when missing.
+ *
+ * @param options - the file or database, the table name, and the shared {@link StoreOptions}.
+ * @example
+ * ```ts
+ * import { createSqliteStore } from 'tollgate/stores/sqlite'
+ * const store = createSqliteStore({ database: './data/payments.db' })
+ * ```
+ */
+export function createSqliteStore(options: SqliteStoreOptions): PaymentStore {
+  const owned = typeof options.database === 'string'
+  let db: Database.Database
+  if (typeof options.database === 'string') {
+    const path = options.database
+    if (path !== ':memory:' && path !== '') mkdirSync(dirname(path), { recursive: true })
+    db = new Database(path, { timeout: options.busyTimeoutMs ?? 5000 })
+    db.pragma('journal_mode = WAL')
+    db.pragma('synchronous = FULL')
+  } else {
+    db = options.database
+  }
+
+  const tableName = options.table ?? 'tollgate_payments'
+  const dialect: SqlDialect = {
+    param: (i) => `@p${i}`,
+    intParam: (i) => `@p${i}`,
+    bigint: 'INTEGER',
+    table: quoteIdentifier(tableName, 'table'),
+    indexBase: tableName,
+  }
+
+  db.transaction(() => {
+    for (const statement of schemaStatements(dialect)) db.exec(statement)
+  }).immediate()
+
+  const statements = new Map<string, Database.Statement>()
+  function all(query: Query): Record<string, unknown>[] {
+    let statement = statements.get(query.text)
+    if (statement === undefined) {
+      statement = db.prepare(query.text)
+      statements.set(query.text, statement)
+    }
+    const params: Record<string, unknown> = {}
+    query.values.forEach((value, i) => {
+      params[`p${i + 1}`] = value
+    })
+    return (query.values.length === 0 ? statement.all() : statement.all(params)) as Record<
+      string,
+      unknown
+    >[]
+  }
+  function select(digest: string): Row | undefined {
+    const raw = all(selectQuery(dialect, digest))[0]
+    return raw === undefined ? undefined : rowFrom(raw)
+  }
+
+  const claim = db.transaction((row: Row, times: Parameters<StoreEngine['claim']>[1]) => {
+    const won = all(claimQuery(dialect, row, times))[0]
+    if (won !== undefined) {
+      const wonRow = rowFrom(won)
+      return wonRow.state === 'settled'
+        ? { status: 'settled_unserved' as const, row: wonRow }
+        : { status: 'claimed' as const }
+    }
+    const current = select(row.digest)
+    if (current === undefined) throw new Error('claimed digest vanished inside a transaction')
+    return { status: 'taken' as const, row: current }
+  })
+
+  const apply = db.transaction(
+    (digest: string, transition: Parameters<StoreEngine['apply']>[1]) => {
+      const changed = all(applyQuery(dialect, digest, transition))[0]
+      if (changed !== undefined) {
+        return { status: 'ok' as const, row: transition.to === null ? undefined : rowFrom(changed) }
+      }
+      return classifyMiss(select(digest), transition)
+    },
+  )
+
+  const engine: StoreEngine = {
+    async claim(row, times): Promise<ClaimOutcome> {
+      return claim.immediate(row, times)
+    },
+    async apply(digest, transition) {
+      return apply.immediate(digest, transition)
+    },
+    async get(digest) {
+      return select(digest)
+    },
+    async list(state, limit) {
+      return all(listQuery(dialect, state, limit)).map(rowFrom)
+    },
+    async counts() {
+      const counts: Partial<Record<PaymentState, number>> = {}
+      for (const raw of all(countsQuery(dialect))) {
+        counts[raw.state as PaymentState] = Number(raw.n)
+      }
+      return counts
+    },
+    async prune(cutoff) {
+      const query = pruneQuery(dialect, cutoff)
+      const statement = db.prepare(query.text)
+      return statement.run({ p1: cutoff }).changes
+    },
+    async close() {
+      statements.clear()
+      if (owned && db.open) db.close()
+    },
+  }
+
+  return createStore(engine, options)
+}

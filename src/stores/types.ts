@@ -1,0 +1,244 @@
+/**
+ * The payment store: the replay guard and the durable memory of every payment digest.
+ *
+ * One digest moves through a small state machine:
+ *
+ * ```
+ *            ┌─▶ rejected
+ *  claimed ──┼─▶ pending ──▶ settled | rejected      (ledger outcome unknown, resolved by look-up)
+ *     │      └─▶ settled ──▶ served
+ *     │                 └──▶ refund_due ──▶ refunded
+ *     └─ release ─▶ (forgotten: the payment may be presented again)
+ * ```
+ *
+ * Every transition is a compare-and-set on the current state: a transition that is not allowed from
+ * the state the record is in fails with a {@link PaymentError} of code `store_error` naming both
+ * states, and changes nothing.
+ *
+ * @module
+ */
+import type { PaymentErrorCode } from '../errors.js'
+
+/** The states of a payment digest. */
+export type PaymentState =
+  | 'claimed'
+  | 'pending'
+  | 'settled'
+  | 'served'
+  | 'refund_due'
+  | 'refunded'
+  | 'rejected'
+
+/** Every {@link PaymentState}, in the order of the state machine. */
+export const paymentStates: readonly PaymentState[] = [
+  'claimed',
+  'pending',
+  'settled',
+  'served',
+  'refund_due',
+  'refunded',
+  'rejected',
+]
+
+/** The payment dialect a digest arrived in. */
+export type PaymentDialect = 'x402' | 'mpp'
+
+/** What is known about a payment when it is claimed. */
+export type ClaimMeta = {
+  /** The resource (route URL) the payment is for. */
+  resource: string
+  /** The dialect the credential arrived in. */
+  dialect: PaymentDialect
+}
+
+/** The facts of a settlement whose effects were verified on the ledger. */
+export type PaymentSettlement = {
+  /** The sender of the payment transaction (a Sui address). */
+  payer: string
+  /** The USDC that arrived at `payTo`, in base units. */
+  amount: bigint
+  /** The resource the payment was for. */
+  resource: string
+  /** The dialect the credential arrived in. */
+  dialect: PaymentDialect
+  /** The network, e.g. `sui:mainnet`. */
+  network: string
+  /** The coin type that was paid. */
+  asset: string
+  /** When the settlement was verified. */
+  settledAt: Date
+}
+
+/** A refund transaction, stored before it is submitted so that a crash re-submits the same bytes. */
+export type RefundTransaction = {
+  /** The transaction bytes, base64 (BCS `TransactionData`). */
+  txBytes: string
+  /** The operator's serialized signature, base64 (absent when signed at submission time). */
+  signature?: string | undefined
+  /** The digest of `txBytes`. */
+  refundDigest: string
+}
+
+/** The refund side of a payment record. */
+export type RefundInfo = {
+  /** Why the payment is owed back (a short, non-secret text). */
+  reason: string
+  /** When the refund became due. */
+  owedAt: Date
+  /** The refund transaction, once built (see {@link PaymentStore.recordRefundTransaction}). */
+  transaction?: RefundTransaction | undefined
+  /** The digest of the executed refund (state `refunded`). */
+  refundDigest?: string | undefined
+  /** When the refund was confirmed. */
+  refundedAt?: Date | undefined
+}
+
+/** One payment digest as the store knows it. */
+export type PaymentRecord = {
+  /** The digest of the payment transaction (computed by the server, never client-supplied). */
+  digest: string
+  /** Where it is in the state machine. */
+  state: PaymentState
+  /** The resource the payment is for. */
+  resource: string
+  /** The dialect the credential arrived in. */
+  dialect: PaymentDialect
+  /** When the digest was (last) claimed. */
+  claimedAt: Date
+  /** When the record last changed. */
+  updatedAt: Date
+  /** Present from `settled` on (and on `refund_due` / `refunded`). */
+  settlement?: PaymentSettlement | undefined
+  /** When the paid response was delivered (state `served`). */
+  servedAt?: Date | undefined
+  /** The rejection code (state `rejected`). */
+  rejection?: { code: PaymentErrorCode } | undefined
+  /** Present from `refund_due` on. */
+  refund?: RefundInfo | undefined
+}
+
+/**
+ * The outcome of {@link PaymentStore.claim}:
+ * - `claimed`: this caller owns the digest and may submit it to the ledger;
+ * - `settled_unserved`: the payment was settled but never served (a crash between settle and serve,
+ *   or a lease that ran out); this caller — and only this one — may serve it now and then call
+ *   `served`;
+ * - `taken`: someone else has it (a replay, or a payment still being processed): answer 402 `replay`,
+ *   or, for `pending`, resolve it by looking the digest up.
+ */
+export type ClaimResult =
+  | { status: 'claimed' }
+  | { status: 'taken'; record: PaymentRecord }
+  | { status: 'settled_unserved'; record: PaymentRecord }
+
+/** Number of records in each state, for metrics. */
+export type PaymentCounts = { readonly [S in PaymentState]: number }
+
+/** Options shared by every store implementation. */
+export type StoreOptions = {
+  /**
+   * How long a `claimed` record belongs to its claimer, in ms. After that, presenting the same
+   * payment again claims it afresh (a process that died after claiming loses nothing: the ledger is
+   * idempotent on re-submission, and `settled` is a compare-and-set, so only one claimer can settle).
+   * Keep it well above the ledger timeout. Default: 300 000 (5 minutes).
+   */
+  claimLeaseMs?: number | undefined
+  /**
+   * How long a `settled` record belongs to the request that is serving it, in ms. After that, the same
+   * payment presented again is served once (`settled_unserved`). Keep it above the slowest paid
+   * handler, or the payment could be served twice. Default: 900 000 (15 minutes).
+   */
+  serveLeaseMs?: number | undefined
+  /**
+   * How long finished records (`served`, `refunded`, `rejected`) are kept, in ms, when
+   * {@link PaymentStore.prune} is called without `olderThan`. Default: undefined (keep forever).
+   * Security: a pruned digest is no longer a replay guard; keep records longer than the longest
+   * challenge lifetime, so an old payment cannot be presented again with a valid challenge.
+   */
+  retentionMs?: number | undefined
+  /** The clock, in ms since the epoch (tests). Default: `Date.now`. */
+  now?: (() => number) | undefined
+}
+
+/** The settlement as given to {@link PaymentStore.settled}. */
+export type SettlementInput = PaymentSettlement
+
+/** Options of {@link PaymentStore.listRefundsDue} and {@link PaymentStore.listPending}. */
+export type ListOptions = {
+  /** At most this many records, oldest first. Default: 100, at most 10 000. */
+  limit?: number | undefined
+}
+
+/** Options of {@link PaymentStore.prune}. */
+export type PruneOptions = {
+  /** Delete finished records last changed before this time. Default: now − `retentionMs`. */
+  olderThan?: Date | undefined
+}
+
+/**
+ * The durable state of payment digests. Every operation is atomic; transitions are compare-and-set on
+ * the current state and throw a `store_error` {@link PaymentError} when not allowed from it.
+ *
+ * Implementations: `createMemoryStore` (tests, one process), `createSqliteStore`
+ * (`tollgate/stores/sqlite`, the embedded default, several processes on one host),
+ * `createRedisStore` (`tollgate/stores/redis`) and `createPostgresStore` (`tollgate/stores/postgres`).
+ *
+ * @example
+ * ```ts
+ * const claim = await store.claim(digest, { resource, dialect: 'x402' })
+ * if (claim.status === 'taken') return replay()
+ * // … execute, verify effects …
+ * await store.settled(digest, { payer, amount, resource, dialect: 'x402', network, asset, settledAt: new Date() })
+ * // … serve …
+ * await store.served(digest)
+ * ```
+ */
+export type PaymentStore = {
+  /**
+   * Claims a digest atomically. Exactly one of any number of concurrent callers (in any number of
+   * processes sharing the backing storage) gets `claimed`; see {@link ClaimResult}.
+   */
+  claim(digest: string, meta: ClaimMeta): Promise<ClaimResult>
+  /** `claimed` → forgotten: the claim was abandoned before the transaction was submitted. */
+  release(digest: string): Promise<void>
+  /** `claimed` → `pending`: the ledger did not answer after submission; resolve by digest look-up. */
+  markPending(digest: string): Promise<PaymentRecord>
+  /** `claimed` | `pending` → `settled`, with the verified settlement. Starts the serve lease. */
+  settled(digest: string, settlement: SettlementInput): Promise<PaymentRecord>
+  /** `settled` → `served`: the paid response was delivered. */
+  served(digest: string): Promise<PaymentRecord>
+  /** `claimed` | `pending` → `rejected`, with the rejection code. */
+  rejected(digest: string, code: PaymentErrorCode): Promise<PaymentRecord>
+  /** `settled` → `refund_due`: the paid call failed; the payer is owed the settled amount back. */
+  oweRefund(digest: string, reason: string): Promise<PaymentRecord>
+  /**
+   * Stores the refund transaction of a `refund_due` record BEFORE it is submitted. Fails when a
+   * different refund transaction is already recorded, unless `replaces` names its digest (for a
+   * refund that provably never executed, e.g. expired).
+   */
+  recordRefundTransaction(
+    digest: string,
+    transaction: RefundTransaction & { replaces?: string | undefined },
+  ): Promise<PaymentRecord>
+  /**
+   * `refund_due` → `refunded`. When a refund transaction was recorded, `refundDigest` must be its
+   * digest.
+   */
+  refunded(digest: string, refundDigest: string): Promise<PaymentRecord>
+  /** The record of a digest, or undefined. */
+  get(digest: string): Promise<PaymentRecord | undefined>
+  /** Records in `refund_due`, oldest first. */
+  listRefundsDue(options?: ListOptions): Promise<PaymentRecord[]>
+  /** Records in `pending`, oldest first. */
+  listPending(options?: ListOptions): Promise<PaymentRecord[]>
+  /** Number of records in each state. */
+  counts(): Promise<PaymentCounts>
+  /**
+   * Deletes finished records (`served`, `refunded`, `rejected`) last changed before `olderThan`
+   * (default: now − `retentionMs`; without either, deletes nothing). Never deletes a record that
+   * still owes anything. Returns how many were deleted.
+   */
+  prune(options?: PruneOptions): Promise<number>
+  /** Releases the connection when the store opened it (a client passed in is left open). */
+  close(): Promise<void>
+}
