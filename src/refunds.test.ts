@@ -43,10 +43,7 @@ function fakeLedger(next: Array<'ok' | 'fail' | 'lost' | 'refuse'> = []) {
       const ok = executed.get(digest)
       return ok === undefined
         ? { status: 'not_found' }
-        : {
-            status: 'found',
-            transaction: (result(digest, ok) as { transaction: never }).transaction,
-          }
+        : { status: 'found', transaction: transactionOf(digest, ok) }
     },
   }
   return { ledger, executed, submissions }
