@@ -242,6 +242,15 @@ async function claimFor(
 ): Promise<ClaimOutcome> {
   const claim = await context.store.claim(digest, { resource: terms.resource, dialect })
   if (claim.status === 'claimed') return { status: 'claimed' }
+  if (claim.status === 'taken' && claim.record.state === 'pending') {
+    // The same payment presented again while its outcome is unknown: look it up now. Settling is a
+    // compare-and-set, so of several concurrent presenters exactly one gets `settled`.
+    try {
+      return { status: 'done', result: await resolvePending(claim.record, terms, context) }
+    } catch {
+      return { status: 'done', result: rejected('replay', 'This payment was already used.', digest) }
+    }
+  }
   const settlement = claim.record.settlement
   if (claim.status === 'settled_unserved' && settlement && settlement.resource === terms.resource) {
     return {
