@@ -153,23 +153,29 @@ describe('settleX402', () => {
   it('leaves an unanswered submission pending and resolves it by look-up', async () => {
     const store = createMemoryStore()
     const p = await payment()
-    const { ledger } = scriptedLedger(() => ({ status: 'unknown', reason: 'timeout' }), [])
+    const { ledger } = scriptedLedger(() => ({ status: 'unknown', reason: 'timeout' }))
     const result = await settleX402(p, terms, { ledger, store })
     expect(result.status).toBe('pending')
     const pending = await store.get(p.digest)
     expect(pending?.state).toBe('pending')
-    const again = await settleX402(p, terms, { ledger, store })
-    expect(again.status).toBe('pending')
-    const found = paid(p.digest) as { transaction: LedgerTransaction }
+    const found = (paid(p.digest) as { transaction: LedgerTransaction }).transaction
     const resolved = await resolvePending(pending!, terms, {
-      ledger: scriptedLedger(
-        () => paid(p.digest),
-        [{ status: 'found', transaction: found.transaction }],
-      ).ledger,
+      ledger: scriptedLedger(() => paid(p.digest), [{ status: 'found', transaction: found }])
+        .ledger,
       store,
     })
     expect(resolved.status).toBe('settled')
     expect((await store.get(p.digest))?.state).toBe('settled')
+  })
+
+  it('keeps a payment pending while the ledger does not know it', async () => {
+    const store = createMemoryStore()
+    const p = await payment()
+    const { ledger } = scriptedLedger(() => ({ status: 'unknown', reason: 'timeout' }))
+    await settleX402(p, terms, { ledger, store })
+    const resolved = await resolvePending((await store.get(p.digest))!, terms, { ledger, store })
+    expect(resolved.status).toBe('pending')
+    expect((await store.get(p.digest))?.state).toBe('pending')
   })
 
   it('resolves a pending payment when the buyer presents it again', async () => {
@@ -177,11 +183,13 @@ describe('settleX402', () => {
     const p = await payment()
     const lost = scriptedLedger(() => ({ status: 'unknown', reason: 'timeout' }))
     expect((await settleX402(p, terms, { ledger: lost.ledger, store })).status).toBe('pending')
-    const found = (paid(p.digest) as { transaction: LedgerTransaction }).transaction
-    const back = scriptedLedger((d) => paid(d), [{ status: 'found', transaction: found }])
+    const back = scriptedLedger((d) => paid(d))
     const again = await settleX402(p, terms, { ledger: back.ledger, store })
     expect(again).toMatchObject({ status: 'settled', digest: p.digest })
-    expect(back.executed).toEqual([])
+    // The same bytes were submitted again (idempotent on the ledger), and settled once.
+    expect(back.executed).toEqual([p.digest])
+    const third = await settleX402(p, terms, { ledger: back.ledger, store })
+    expect(third.status === 'rejected' && third.error.code).toBe('replay')
   })
 
   it('rejects before touching the ledger when the pre-check fails', async () => {

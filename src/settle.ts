@@ -140,7 +140,8 @@ export async function settleX402(
         reason: outcome.reason,
       })
     case 'unknown':
-      await context.store.markPending(digest)
+      if ((await context.store.get(digest))?.state === 'claimed')
+        await context.store.markPending(digest)
       return {
         status: 'pending',
         digest,
@@ -217,14 +218,8 @@ export async function resolvePending(
   if (found.status === 'found') {
     return record(found.transaction, pending.digest, terms, pending.dialect, context)
   }
-  if (found.status === 'not_found') {
-    await context.store.rejected(pending.digest, 'transaction_not_found')
-    return rejected(
-      'transaction_not_found',
-      'The payment never reached the ledger.',
-      pending.digest,
-    )
-  }
+  // Not found (not executed yet, or lost) or unreadable: it stays pending. Presenting the same
+  // payment again submits the same bytes (idempotent on the ledger), which settles it once.
   return {
     status: 'pending',
     digest: pending.digest,
@@ -242,14 +237,11 @@ async function claimFor(
 ): Promise<ClaimOutcome> {
   const claim = await context.store.claim(digest, { resource: terms.resource, dialect })
   if (claim.status === 'claimed') return { status: 'claimed' }
-  if (claim.status === 'taken' && claim.record.state === 'pending') {
-    // The same payment presented again while its outcome is unknown: look it up now. Settling is a
-    // compare-and-set, so of several concurrent presenters exactly one gets `settled`.
-    try {
-      return { status: 'done', result: await resolvePending(claim.record, terms, context) }
-    } catch {
-      return { status: 'done', result: rejected('replay', 'This payment was already used.', digest) }
-    }
+  if (claim.status === 'taken' && claim.record.state === 'pending' && dialect === 'x402') {
+    // The same signed bytes presented again while their outcome is unknown: submit them again (the
+    // ledger is idempotent on re-submission). Settling is a compare-and-set on the record, so of
+    // several concurrent presenters exactly one gets `settled`.
+    return { status: 'claimed' }
   }
   const settlement = claim.record.settlement
   if (claim.status === 'settled_unserved' && settlement && settlement.resource === terms.resource) {
@@ -303,6 +295,10 @@ async function record(
     return rejected(verdict.code, verdict.message, digest, verdict.details)
   }
   const payer = normalizeSuiAddress(transaction.sender)
+  const current = await context.store.get(digest)
+  if (current?.state !== 'claimed' && current?.state !== 'pending') {
+    return rejected('replay', 'This payment was already used.', digest)
+  }
   await context.store.settled(digest, {
     payer,
     amount: verdict.amount,
