@@ -3,6 +3,7 @@ import { defineConfig } from 'tsup'
 /** Every public subpath: add one here and in package.json `exports` when it has code. */
 export const entries = {
   index: 'src/index.ts',
+  testing: 'src/testing/index.ts',
 }
 
 export default defineConfig([

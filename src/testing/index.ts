@@ -1,0 +1,27 @@
+/**
+ * `tollgate/testing`: a local Sui ledger emulator driven by the real `SuiGrpcClient`, its faucet
+ * and test wallets, for sellers' own test suites. Payments on it are not real.
+ *
+ * @module
+ */
+export {
+  createEngine,
+  type EngineOptions,
+  type LedgerEngine,
+  type Submission,
+} from './ledger/engine.js'
+export { type FaucetRequest, FaucetRequestSchema, type FaucetResult } from './ledger/faucet.js'
+export {
+  type StartedLedger,
+  type StartLedgerOptions,
+  startLedger,
+  stopLedger,
+} from './ledger/index.js'
+export { DEFAULT_MODULES_PACKAGE } from './ledger/modules.js'
+export type { Faults } from './ledger/server.js'
+export {
+  MAINNET_CHAIN_ID,
+  MAINNET_USDC_TYPE,
+  SUI_TYPE,
+  WORMHOLE_USDC_TYPE,
+} from './ledger/state.js'

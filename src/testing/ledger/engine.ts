@@ -1,0 +1,169 @@
+/**
+ * The ledger engine: one state, idempotent execution (the same bytes execute once, however often
+ * and however concurrently they are submitted), simulation, minting for the faucet, epochs, and
+ * optional snapshots to a file.
+ *
+ * @module
+ */
+import { readFileSync, renameSync, writeFileSync } from 'node:fs'
+import { normalizeStructTag, normalizeSuiAddress } from '@mysten/sui/utils'
+import { transactionDigest } from '../../internal/suiSignature.js'
+import { executeAccepted } from './execute.js'
+import { DEFAULT_MODULES_PACKAGE, projectFunctions } from './modules.js'
+import { functionTable } from './programmable.js'
+import { fromSnapshot, toSnapshot } from './snapshot.js'
+import {
+  balanceKey,
+  coinObjectType,
+  createState,
+  type LedgerState,
+  newObjectId,
+  putObject,
+  type StateOptions,
+  type StoredObject,
+  type TransactionRecord,
+} from './state.js'
+import { type Rejection, validateTransaction } from './validate.js'
+import type { NativeFunction } from './values.js'
+
+/** Result of submitting a transaction. */
+export type Submission = { status: 'executed'; record: TransactionRecord } | Rejection
+
+/** Options of the engine. */
+export type EngineOptions = StateOptions & {
+  /** Address of the project's package (agent registry, receipt anchor, escrow). */
+  modulesPackage?: string
+  /** JSON file the state is loaded from at start and saved to after each change. */
+  stateFile?: string
+}
+
+/** The engine behind the gRPC server (also usable directly in tests). */
+export type LedgerEngine = {
+  readonly state: LedgerState
+  readonly modulesPackage: string
+  /** Validates, executes and commits. Executed bytes return their original record. */
+  submit(txBytes: Uint8Array, signatures: string[]): Promise<Submission>
+  /** Executes without committing (signatures are not required). */
+  simulate(txBytes: Uint8Array): Promise<Submission>
+  /** Creates a coin object, or credits an address balance, out of thin air (faucet). */
+  mint(options: {
+    address: string
+    coinType: string
+    amount: bigint
+    into: 'coin' | 'addressBalance'
+  }): StoredObject | undefined
+  /** Starts the next epoch. */
+  advanceEpoch(): void
+  /** Writes the snapshot file now (no-op without `stateFile`). */
+  save(): void
+}
+
+/** Creates an engine, loading `stateFile` when it exists. */
+export function createEngine(options: EngineOptions = {}): LedgerEngine {
+  let state = createState(options)
+  if (options.stateFile) {
+    try {
+      state = fromSnapshot(readFileSync(options.stateFile, 'utf8'))
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
+    }
+  }
+  const modulesPackage = normalizeSuiAddress(options.modulesPackage ?? DEFAULT_MODULES_PACKAGE)
+  const functions: ReadonlyMap<string, NativeFunction> = functionTable({
+    [modulesPackage]: projectFunctions(modulesPackage),
+  })
+  const inFlight = new Map<string, Promise<Submission>>()
+
+  const save = () => {
+    if (!options.stateFile) return
+    const tmp = `${options.stateFile}.tmp`
+    writeFileSync(tmp, toSnapshot(state))
+    renameSync(tmp, options.stateFile)
+  }
+
+  const run = async (
+    txBytes: Uint8Array,
+    signatures: string[],
+    dryRun: boolean,
+  ): Promise<Submission> => {
+    let digest: string
+    try {
+      digest = transactionDigest(txBytes)
+    } catch {
+      return {
+        status: 'rejected',
+        code: 3,
+        message: 'Invalid transaction: could not deserialize TransactionData',
+      }
+    }
+    const done = state.transactions.get(digest)
+    if (done && !dryRun) return { status: 'executed', record: done }
+    const accepted = await validateTransaction(state, txBytes, signatures)
+    // Re-check after the await: a concurrent submission may have committed meanwhile.
+    const committed = state.transactions.get(digest)
+    if (committed && !dryRun) return { status: 'executed', record: committed }
+    if (accepted.status === 'rejected') return accepted
+    const result = executeAccepted({
+      state,
+      accepted,
+      digest,
+      txBytes,
+      signatures,
+      functions,
+      dryRun,
+    })
+    if (!('digest' in result)) return result
+    if (!dryRun) save()
+    return { status: 'executed', record: result }
+  }
+
+  return {
+    get state() {
+      return state
+    },
+    modulesPackage,
+    submit(txBytes, signatures) {
+      let digest: string | undefined
+      try {
+        digest = transactionDigest(txBytes)
+      } catch {
+        digest = undefined
+      }
+      if (digest === undefined) return run(txBytes, signatures, false)
+      const pending = inFlight.get(digest)
+      if (pending) return pending
+      const promise = run(txBytes, signatures, false).finally(() => inFlight.delete(digest))
+      inFlight.set(digest, promise)
+      return promise
+    },
+    simulate(txBytes) {
+      return run(txBytes, [], true)
+    },
+    mint({ address, coinType, amount, into }) {
+      const owner = normalizeSuiAddress(address)
+      const type = normalizeStructTag(coinType)
+      if (into === 'addressBalance') {
+        const key = balanceKey(owner, type)
+        state.addressBalances.set(key, (state.addressBalances.get(key) ?? 0n) + amount)
+        save()
+        return undefined
+      }
+      const object = putObject(state, {
+        objectId: newObjectId(state),
+        version: 1n,
+        owner: { kind: 'address', address: owner },
+        type: coinObjectType(type),
+        coin: { coinType: type, balance: amount },
+        previousTransaction: 'faucet',
+      })
+      save()
+      return object
+    },
+    advanceEpoch() {
+      state.epoch += 1n
+      state.epochStartMs = Date.now()
+      save()
+    },
+    save,
+  }
+}
