@@ -130,12 +130,19 @@ async function reach(store: PaymentStore, state: PaymentState): Promise<string> 
   return digest
 }
 
-async function expectStoreError(promise: Promise<unknown>, state: PaymentState | null) {
+async function expectStoreError(
+  promise: Promise<unknown>,
+  state: PaymentState | null,
+  label = 'the operation',
+) {
   const error = await promise.then(
     () => undefined,
     (e: unknown) => e,
   )
-  expect(hasCode(error, 'store_error'), `expected a store_error, got ${String(error)}`).toBe(true)
+  expect(
+    hasCode(error, 'store_error'),
+    `${label}: expected a store_error, got ${String(error)}`,
+  ).toBe(true)
   if (hasCode(error, 'store_error')) {
     expect(error.details.state).toBe(state)
     if (state !== null) expect(error.message).toContain(`'${state}'`)
@@ -313,7 +320,7 @@ export function describePaymentStoreContract(
           const to = legal[state][op]
           if (to === undefined) {
             time += 1
-            await expectStoreError(run(store, op, digest), state)
+            await expectStoreError(run(store, op, digest), state, op)
             expect(await store.get(digest), `${op} must change nothing`).toEqual(before)
           } else {
             time += 1
@@ -328,7 +335,9 @@ export function describePaymentStoreContract(
 
     test('every transition of an unknown digest is a store_error', async () => {
       const store = await open()
-      for (const op of operations) await expectStoreError(run(store, op, randomDigest()), null)
+      for (const op of operations) {
+        await expectStoreError(run(store, op, randomDigest()), null, op)
+      }
     })
 
     test('bad input is refused with store_error before touching the storage', async () => {

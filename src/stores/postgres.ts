@@ -1,0 +1,189 @@
+/**
+ * The PostgreSQL payment store (pg): for several gateway processes on several hosts sharing one
+ * database. The claim is one `INSERT … ON CONFLICT (digest) DO UPDATE … WHERE <lease expired>
+ * RETURNING` statement; every transition is one `UPDATE … WHERE state IN (<expected>) RETURNING`
+ * (or `DELETE`), so each step is atomic under PostgreSQL's row locks at READ COMMITTED.
+ *
+ * The table is created by {@link migratePostgresStore} (idempotent, serialised by an advisory lock),
+ * which the store runs before its first query unless `migrate: false`.
+ *
+ * `pg` is an optional peer dependency: install it to use this module.
+ *
+ * @module
+ */
+import pg from 'pg'
+import { type ClaimOutcome, createStore, type StoreEngine } from './internal/core.js'
+import { rowFrom } from './internal/row.js'
+import {
+  applyQuery,
+  claimQuery,
+  classifyMiss,
+  countsQuery,
+  listQuery,
+  pruneQuery,
+  type Query,
+  quoteIdentifier,
+  type SqlDialect,
+  schemaStatements,
+  selectQuery,
+} from './internal/sql.js'
+import type { PaymentState, PaymentStore, StoreOptions } from './types.js'
+
+/** Anything that runs a query: a `pg.Pool` (recommended) or a connected `pg.Client`. */
+export type PostgresQueryable = Pick<pg.Pool, 'query'>
+
+/** Where the payments table lives. */
+export type PostgresTableOptions = {
+  /** The schema (created when missing). Default: `public`. */
+  schema?: string | undefined
+  /** The table name. Default: `tollgate_payments`. */
+  table?: string | undefined
+}
+
+/** Options of {@link createPostgresStore}. */
+export type PostgresStoreOptions = StoreOptions &
+  PostgresTableOptions & {
+    /** A `postgres://` URL (the store opens and closes a pool), or a pool/client (left open). */
+    connection: string | PostgresQueryable
+    /** Run {@link migratePostgresStore} before the first query. Default: true. */
+    migrate?: boolean | undefined
+    /** Pool size when the store opens the pool from a URL. Default: 10. */
+    poolSize?: number | undefined
+  }
+
+function dialectFor(options: PostgresTableOptions): SqlDialect {
+  const schema = options.schema ?? 'public'
+  const table = options.table ?? 'tollgate_payments'
+  return {
+    param: (i) => `$${i}`,
+    intParam: (i) => `$${i}::bigint`,
+    bigint: 'BIGINT',
+    table: `${quoteIdentifier(schema, 'schema')}.${quoteIdentifier(table, 'table')}`,
+    indexBase: table,
+  }
+}
+
+/**
+ * Creates the schema, the payments table and its indexes when missing. Idempotent, and safe to run
+ * from several processes at once (one transaction holding an advisory lock).
+ *
+ * @param connection - a pool or a connected client.
+ * @param options - the schema and table name.
+ * @example
+ * ```ts
+ * await migratePostgresStore(pool, { schema: 'payments' })
+ * ```
+ */
+export async function migratePostgresStore(
+  connection: PostgresQueryable,
+  options: PostgresTableOptions = {},
+): Promise<void> {
+  const d = dialectFor(options)
+  const schema = quoteIdentifier(options.schema ?? 'public', 'schema')
+  // One simple-protocol query string: all statements run on one connection, in one transaction.
+  const script = [
+    'BEGIN',
+    `SELECT pg_advisory_xact_lock(hashtext('tollgate:migrate:' || ${pgString(d.table)}))`,
+    `CREATE SCHEMA IF NOT EXISTS ${schema}`,
+    ...schemaStatements(d),
+    'COMMIT',
+  ].join(';\n')
+  await connection.query(script)
+}
+
+function pgString(value: string): string {
+  return `'${value.replaceAll("'", "''")}'`
+}
+
+/**
+ * Creates a payment store in PostgreSQL.
+ *
+ * @param options - the connection (URL, pool or client), schema/table, migration switch and the
+ *   shared {@link StoreOptions}.
+ * @example
+ * ```ts
+ * import { createPostgresStore } from 'tollgate/stores/postgres'
+ * const store = createPostgresStore({ connection: process.env.DATABASE_URL! })
+ * ```
+ */
+export function createPostgresStore(options: PostgresStoreOptions): PaymentStore {
+  const dialect = dialectFor(options)
+  const ownedPool =
+    typeof options.connection === 'string'
+      ? new pg.Pool({ connectionString: options.connection, max: options.poolSize ?? 10 })
+      : undefined
+  const db: PostgresQueryable = ownedPool ?? (options.connection as PostgresQueryable)
+
+  let ready: Promise<void> | undefined
+  function migrated(): Promise<void> {
+    if (options.migrate === false) return Promise.resolve()
+    ready ??= migratePostgresStore(db, options).catch((error: unknown) => {
+      ready = undefined
+      throw error
+    })
+    return ready
+  }
+
+  async function rows(query: Query): Promise<Record<string, unknown>[]> {
+    await migrated()
+    const result = await db.query(query.text, query.values)
+    return result.rows as Record<string, unknown>[]
+  }
+
+  async function select(digest: string) {
+    const [raw] = await rows(selectQuery(dialect, digest))
+    return raw === undefined ? undefined : rowFrom(raw)
+  }
+
+  const engine: StoreEngine = {
+    async claim(row, times): Promise<ClaimOutcome> {
+      // A record deleted between the two statements (release, prune) is claimed again.
+      for (;;) {
+        const [won] = await rows(claimQuery(dialect, row, times))
+        if (won !== undefined) {
+          const wonRow = rowFrom(won)
+          return wonRow.state === 'settled'
+            ? { status: 'settled_unserved', row: wonRow }
+            : { status: 'claimed' }
+        }
+        const current = await select(row.digest)
+        if (current !== undefined) return { status: 'taken', row: current }
+      }
+    },
+
+    async apply(digest, transition) {
+      const [changed] = await rows(applyQuery(dialect, digest, transition))
+      if (changed !== undefined) {
+        return { status: 'ok', row: transition.to === null ? undefined : rowFrom(changed) }
+      }
+      return classifyMiss(await select(digest), transition)
+    },
+
+    get: select,
+
+    async list(state, limit) {
+      return (await rows(listQuery(dialect, state, limit))).map(rowFrom)
+    },
+
+    async counts() {
+      const counts: Partial<Record<PaymentState, number>> = {}
+      for (const raw of await rows(countsQuery(dialect))) {
+        counts[raw.state as PaymentState] = Number(raw.n)
+      }
+      return counts
+    },
+
+    async prune(cutoff) {
+      await migrated()
+      const query = pruneQuery(dialect, cutoff)
+      const result = await db.query(query.text, query.values)
+      return result.rowCount ?? 0
+    },
+
+    async close() {
+      await ownedPool?.end()
+    },
+  }
+
+  return createStore(engine, options)
+}
