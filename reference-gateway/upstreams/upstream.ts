@@ -1,0 +1,341 @@
+/**
+ * The upstream runner: one call of a family operation with the operator's key from configuration,
+ * a per-family timeout, and bounded retries of transient failures within a time budget. The answer
+ * is a tagged union; a failure carries a secret-free reason and whether it was transient, and the
+ * caller refunds the payment.
+ *
+ * @module
+ */
+import type { BlobStore } from '../blobs/blob-store.js'
+import type { FamilyId } from '../catalog/catalog.js'
+import { errorName, failed, passJson, readLimited } from './http.js'
+
+/** A successful upstream call: the answer to send to the buyer (JSON, or an SSE stream). */
+export type UpstreamOk = { status: 'ok'; response: Response }
+/** A failed upstream call (the payment is refunded). */
+export type UpstreamFailed = {
+  status: 'failed'
+  /** Secret-free reason, for logs and the refund record. */
+  reason: string
+  /** Whether the failure was transient (timeout, 429, 5xx, connection error). */
+  retryable: boolean
+  /** The upstream HTTP status, when there was one. */
+  upstreamStatus?: number
+}
+/** Result of {@link callUpstream}. */
+export type UpstreamResult = UpstreamOk | UpstreamFailed
+
+/** What an operation gets to build its request and map the answer. */
+export type OperationContext = {
+  /** Base URL of the provider API (no trailing slash). */
+  baseUrl: string
+  /** The operator's provider key. Goes into request headers only. */
+  apiKey: string
+  /** Fixed parameters from the catalog mapping (model slug, search kind). */
+  params: Readonly<Record<string, string>>
+  blobs: BlobStore
+  fetch: typeof globalThis.fetch
+  /** Aborts when the attempt times out or the caller gives up. */
+  signal: AbortSignal
+  /** A stable id of this paid call (the payment digest), for provider idempotency keys. */
+  requestId?: string | undefined
+  /** Allow media downloads from loopback/private hosts (stub upstreams). */
+  allowInternalHosts: boolean
+  /** Waits (job polling); rejects when {@link OperationContext.signal} aborts. */
+  sleep(ms: number): Promise<void>
+}
+
+/** One operation of a family module. */
+export type Operation = {
+  /** Work done once before the attempts (e.g. downloading an audio URL). */
+  prepare?(body: Record<string, unknown>, ctx: OperationContext): Promise<unknown>
+  /** Builds the provider request; called once per attempt. */
+  request(
+    body: Record<string, unknown>,
+    ctx: OperationContext,
+    prepared: unknown,
+  ): Request | UpstreamFailed
+  /** Maps a 2xx provider answer to the buyer's answer. Default: JSON passed through. */
+  response?(
+    answer: Response,
+    ctx: OperationContext,
+    body: Record<string, unknown>,
+  ): Promise<UpstreamResult>
+  /** Whether this body asks for a streamed answer (the timeout then covers the wait for headers). */
+  streams?(body: Record<string, unknown>): boolean
+}
+
+/** A family module: operations by id, and its timeout. */
+export type Family = {
+  readonly id: FamilyId
+  /** Per-attempt timeout in milliseconds (for streams: until the answer's headers arrive). */
+  readonly timeoutMs: number
+  readonly operations: Readonly<Record<string, Operation>>
+}
+
+/** An event for logs and metrics. Never carries a key, a header or a body. */
+export type UpstreamEvent = {
+  type: 'upstream.attempt'
+  family: FamilyId
+  operation: string
+  attempt: number
+  /** Upstream HTTP status, or the error kind. */
+  outcome: number | string
+  ms: number
+}
+
+/** Retry policy. */
+export type RetryOptions = {
+  /** Most attempts in total. Default 3. */
+  attempts?: number | undefined
+  /** Total time budget in milliseconds for all attempts and waits. Default: the family timeout. */
+  budgetMs?: number | undefined
+  /** First backoff in milliseconds (doubles, with jitter). Default 250. */
+  baseDelayMs?: number | undefined
+}
+
+/** Options of {@link callUpstream}. */
+export type CallUpstreamOptions = {
+  family: Family
+  /** Operation id from the catalog mapping. */
+  operation: string
+  /** The VALIDATED body (defaults from the catalog mapping already merged, or pass `defaults`). */
+  body: Readonly<Record<string, unknown>>
+  /** Body fields filled in when absent (the catalog mapping's `defaults`). */
+  defaults?: Readonly<Record<string, unknown>> | undefined
+  params?: Readonly<Record<string, string>> | undefined
+  baseUrl: string
+  /** The provider key from configuration. Empty or missing: the call fails without a request. */
+  apiKey: string | undefined
+  blobs: BlobStore
+  /** Default `globalThis.fetch`. */
+  fetch?: typeof globalThis.fetch | undefined
+  /** Overrides the family's per-attempt timeout. */
+  timeoutMs?: number | undefined
+  retry?: RetryOptions | undefined
+  /** The caller gives up (client went away, shutdown). */
+  signal?: AbortSignal | undefined
+  requestId?: string | undefined
+  /** Allow loopback/private media hosts. Default `false`. */
+  allowInternalHosts?: boolean | undefined
+  onEvent?: ((event: UpstreamEvent) => void) | undefined
+  /** Sleep, for tests. */
+  sleep?: ((ms: number) => Promise<void>) | undefined
+}
+
+/** Statuses worth another attempt. */
+const transientStatuses = new Set([408, 425, 429, 500, 502, 503, 504, 520, 522, 524, 529])
+
+/**
+ * Calls one family operation. Never throws for upstream trouble: timeouts, connection errors and
+ * non-2xx answers become `{ status: 'failed' }`, retried first when transient and the budget allows
+ * (honouring `Retry-After`). A streamed answer is handed back as soon as its headers arrive, body
+ * untouched.
+ *
+ * @example
+ * ```ts
+ * const result = await callUpstream({ family: openai, operation: 'chat', body, baseUrl, apiKey, blobs })
+ * if (result.status === 'failed') await refunds.owe(digest, result.reason)
+ * ```
+ */
+export async function callUpstream(options: CallUpstreamOptions): Promise<UpstreamResult> {
+  const { family } = options
+  const operation = Object.hasOwn(family.operations, options.operation)
+    ? family.operations[options.operation]
+    : undefined
+  if (!operation) return failed(`family ${family.id} has no operation ${options.operation}`)
+  if (!options.apiKey) return failed(`upstream ${family.id} has no credential configured`)
+  const fetchFn = options.fetch ?? globalThis.fetch
+  const sleep = options.sleep ?? ((ms: number) => new Promise((r) => setTimeout(r, ms)))
+  const sleeper = (signal: AbortSignal) =>
+    options.sleep
+      ? async (ms: number) => {
+          await options.sleep?.(ms)
+          if (signal.aborted) throw signal.reason
+        }
+      : (ms: number) => abortableSleep(ms, signal)
+  const timeoutMs = options.timeoutMs ?? family.timeoutMs
+  const attempts = Math.max(1, options.retry?.attempts ?? 3)
+  const budgetMs = options.retry?.budgetMs ?? timeoutMs
+  const baseDelayMs = options.retry?.baseDelayMs ?? 250
+  const started = Date.now()
+  const body: Record<string, unknown> = { ...options.defaults, ...options.body }
+  const streaming = operation.streams?.(body) ?? false
+
+  const baseContext = {
+    baseUrl: options.baseUrl.replace(/\/+$/, ''),
+    apiKey: options.apiKey,
+    params: options.params ?? {},
+    blobs: options.blobs,
+    fetch: fetchFn,
+    requestId: options.requestId,
+    allowInternalHosts: options.allowInternalHosts ?? false,
+  }
+
+  let prepared: unknown
+  if (operation.prepare) {
+    const signal = anySignal([AbortSignal.timeout(timeoutMs), options.signal])
+    const result = await operation.prepare(body, { ...baseContext, signal, sleep: sleeper(signal) })
+    if (isFailed(result)) return result
+    prepared = result
+  }
+
+  let last: UpstreamFailed = failed('upstream was not called')
+  for (let attempt = 1; attempt <= attempts; attempt++) {
+    const remaining = budgetMs - (Date.now() - started)
+    if (attempt > 1 && remaining <= 0) break
+    const attemptMs = attempt === 1 ? timeoutMs : Math.min(timeoutMs, remaining)
+    const timer = new AbortController()
+    const timeout = setTimeout(
+      () => timer.abort(new DOMException('timeout', 'TimeoutError')),
+      attemptMs,
+    )
+    const signal = anySignal([timer.signal, options.signal])
+    const ctx: OperationContext = { ...baseContext, signal, sleep: sleeper(signal) }
+    const began = Date.now()
+    const report = (outcome: number | string) =>
+      options.onEvent?.({
+        type: 'upstream.attempt',
+        family: family.id,
+        operation: options.operation,
+        attempt,
+        outcome,
+        ms: Date.now() - began,
+      })
+
+    const built = operation.request(body, ctx, prepared)
+    if (isFailed(built)) {
+      clearTimeout(timeout)
+      return built
+    }
+    let answer: Response
+    try {
+      answer = await fetchFn(new Request(built, { signal }))
+    } catch (error) {
+      clearTimeout(timeout)
+      const timedOut = timer.signal.aborted
+      report(timedOut ? 'timeout' : errorName(error))
+      if (options.signal?.aborted) return failed('the call was cancelled')
+      last = failed(
+        timedOut
+          ? `upstream ${family.id} timed out after ${attemptMs} ms`
+          : `upstream ${family.id} unreachable (${errorName(error)})`,
+        true,
+      )
+      if (!(await backoff(attempt, undefined))) break
+      continue
+    }
+    report(answer.status)
+
+    if (answer.status < 200 || answer.status > 299) {
+      clearTimeout(timeout)
+      const detail = await providerMessage(answer, options.apiKey)
+      const retryable = transientStatuses.has(answer.status)
+      last = {
+        ...failed(`upstream ${family.id} answered ${answer.status}${detail}`, retryable),
+        upstreamStatus: answer.status,
+      }
+      if (!retryable) return last
+      if (!(await backoff(attempt, answer.headers.get('retry-after')))) break
+      continue
+    }
+
+    if (streaming) {
+      // The stream may outlive the attempt timeout: it covered the wait for headers only.
+      clearTimeout(timeout)
+    }
+    try {
+      const mapped = await (operation.response
+        ? operation.response(answer, ctx, body)
+        : passJson(answer))
+      return mapped
+    } catch (error) {
+      const timedOut = timer.signal.aborted
+      return failed(
+        timedOut
+          ? `upstream ${family.id} timed out after ${attemptMs} ms`
+          : `upstream ${family.id} answer could not be mapped (${errorName(error)})`,
+        timedOut,
+      )
+    } finally {
+      if (!streaming) clearTimeout(timeout)
+    }
+  }
+  return last
+
+  async function backoff(attempt: number, retryAfter: string | null | undefined) {
+    if (attempt >= attempts) return false
+    const remaining = budgetMs - (Date.now() - started)
+    const hinted = parseRetryAfter(retryAfter)
+    const wait = hinted ?? Math.floor(Math.random() * baseDelayMs * 2 ** (attempt - 1))
+    if (wait >= remaining) return false
+    await sleep(wait)
+    return !options.signal?.aborted
+  }
+}
+
+function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(signal.reason)
+    const onAbort = () => {
+      clearTimeout(timer)
+      reject(signal.reason)
+    }
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort)
+      resolve()
+    }, ms)
+    signal.addEventListener('abort', onAbort, { once: true })
+  })
+}
+
+function isFailed(value: unknown): value is UpstreamFailed {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    (value as { status?: unknown }).status === 'failed'
+  )
+}
+
+function anySignal(signals: (AbortSignal | undefined)[]): AbortSignal {
+  const present = signals.filter((s): s is AbortSignal => s !== undefined)
+  return present.length === 1 ? (present[0] as AbortSignal) : AbortSignal.any(present)
+}
+
+function parseRetryAfter(value: string | null | undefined): number | undefined {
+  if (!value) return undefined
+  if (/^\d{1,6}$/.test(value.trim())) return Number(value.trim()) * 1000
+  const at = Date.parse(value)
+  return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now())
+}
+
+/** A short provider error message with the key redacted (`: <message>`), or `''`. */
+async function providerMessage(answer: Response, apiKey: string): Promise<string> {
+  const bytes = await readLimited(answer, 16 * 1024).catch(() => undefined)
+  if (!bytes || bytes.byteLength === 0) return ''
+  let text = new TextDecoder().decode(bytes)
+  try {
+    const json = JSON.parse(text) as { error?: unknown; message?: unknown; detail?: unknown }
+    const error = json.error as { message?: unknown } | string | undefined
+    const message =
+      (typeof error === 'object' && error !== null ? error.message : error) ??
+      json.message ??
+      json.detail
+    text = typeof message === 'string' ? message : ''
+  } catch {
+    text = ''
+  }
+  text = redact(text, apiKey).replace(/\s+/g, ' ').trim().slice(0, 200)
+  return text ? `: ${text}` : ''
+}
+
+/** Removes every occurrence of the key (and of long key prefixes providers echo) from `text`. */
+export function redact(text: string, apiKey: string): string {
+  if (!apiKey) return text
+  let out = text.split(apiKey).join('[redacted]')
+  if (apiKey.length >= 12) {
+    const head = apiKey.slice(0, 8)
+    out = out.split(head).join('[redacted]')
+  }
+  return out
+}
