@@ -98,7 +98,9 @@ export function createEngine(options: EngineOptions = {}): LedgerEngine {
     }
     const done = state.transactions.get(digest)
     if (done && !dryRun) return { status: 'executed', record: done }
-    const accepted = await validateTransaction(state, txBytes, signatures)
+    const accepted = await validateTransaction(state, txBytes, signatures, {
+      checkSignatures: !dryRun,
+    })
     // Re-check after the await: a concurrent submission may have committed meanwhile.
     const committed = state.transactions.get(digest)
     if (committed && !dryRun) return { status: 'executed', record: committed }

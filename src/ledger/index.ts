@@ -1,0 +1,16 @@
+/**
+ * The ledger: the only way the rest of the code touches the chain.
+ *
+ * @module
+ */
+export { createLedger, type LedgerOptions, toSettlement } from './ledger.js'
+export type {
+  ExecuteOutcome,
+  Ledger,
+  LedgerBalance,
+  LedgerBalanceChange,
+  LedgerEventRecord,
+  LookupOutcome,
+  Settlement,
+  TransferRequest,
+} from './types.js'

@@ -1,0 +1,456 @@
+import { SuiGrpcClient } from '@mysten/sui/grpc'
+import { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
+import { Transaction } from '@mysten/sui/transactions'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { transactionDigest } from '../../internal/suiSignature.js'
+import { type StartedLedger, startLedger } from './index.js'
+import { SUI_TYPE, WORMHOLE_USDC_TYPE } from './state.js'
+import { buildCoinTransfer, buildGaslessTransfer, coinRefs, sumByType } from './testHelpers.js'
+
+let ledger: StartedLedger
+let client: SuiGrpcClient
+
+beforeAll(async () => {
+  ledger = await startLedger()
+  client = new SuiGrpcClient({ network: 'mainnet', baseUrl: ledger.url })
+})
+afterAll(() => ledger.stop())
+
+const include = { balanceChanges: true, effects: true, events: true } as const
+
+async function usdcOf(address: string) {
+  return (await client.core.getBalance({ owner: address, coinType: ledger.usdcType })).balance
+}
+
+describe('transaction forms through SuiGrpcClient', () => {
+  it('answers the mainnet chain id and USDC type by default', async () => {
+    expect((await client.core.getChainIdentifier()).chainIdentifier).toBe(
+      '4btiuiMPvEENsttpZC7CZ53DruC3MAgfznDbASZ7DR6S',
+    )
+    expect(ledger.usdcType).toBe(
+      '0xdba34672e30cb065b1f93e3ab55318768fd6fef66c15942c9f7cb846e2f900e7::usdc::USDC',
+    )
+    expect((await client.core.getReferenceGasPrice()).referenceGasPrice).toBe('1000')
+  })
+
+  it('executes a coin-form USDC payment: balance changes sum to zero for USDC and to minus gas for SUI', async () => {
+    const buyer = ledger.createTestWallet({ usdc: '1' })
+    const seller = Ed25519Keypair.generate().toSuiAddress()
+    const bytes = await buildCoinTransfer({
+      client,
+      payer: buyer,
+      to: seller,
+      amount: 20_000n,
+      coinType: ledger.usdcType,
+    })
+    const { signature } = await buyer.signTransaction(bytes)
+    const result = await client.core.executeTransaction({
+      transaction: bytes,
+      signatures: [signature],
+      include,
+    })
+    expect(result.$kind).toBe('Transaction')
+    const tx = result.Transaction!
+    expect(tx.digest).toBe(transactionDigest(bytes))
+    const sums = sumByType(tx.balanceChanges)
+    expect(sums.get(ledger.usdcType)).toBe(0n)
+    const gas = tx.effects.gasUsed
+    const charged =
+      BigInt(gas.computationCost) + BigInt(gas.storageCost) - BigInt(gas.storageRebate)
+    expect(sums.get(SUI_TYPE)).toBe(-charged)
+    expect(charged).toBeGreaterThan(0n)
+    expect(tx.balanceChanges).toContainEqual({
+      address: seller,
+      coinType: ledger.usdcType,
+      amount: '20000',
+    })
+    expect(await usdcOf(seller)).toMatchObject({
+      balance: '20000',
+      coinBalance: '20000',
+      addressBalance: '0',
+    })
+    expect((await usdcOf(buyer.toSuiAddress())).balance).toBe('980000')
+  })
+
+  it('executes a gasless payment: funds arrive in the address balance, nothing is charged', async () => {
+    const buyer = ledger.createTestWallet({ usdc: '1', sui: '0', into: 'addressBalance' })
+    const seller = Ed25519Keypair.generate().toSuiAddress()
+    const bytes = await buildGaslessTransfer({
+      payer: buyer,
+      to: seller,
+      amount: 20_000n,
+      coinType: ledger.usdcType,
+      chainId: ledger.chainId,
+    })
+    const { signature } = await buyer.signTransaction(bytes)
+    const result = await client.core.executeTransaction({
+      transaction: bytes,
+      signatures: [signature],
+      include,
+    })
+    expect(result.$kind).toBe('Transaction')
+    const sums = sumByType(result.Transaction!.balanceChanges)
+    expect(sums.get(ledger.usdcType)).toBe(0n)
+    expect(sums.has(SUI_TYPE)).toBe(false)
+    expect(await usdcOf(seller)).toMatchObject({
+      balance: '20000',
+      coinBalance: '0',
+      addressBalance: '20000',
+    })
+    expect(
+      (await client.core.listCoins({ owner: seller, coinType: ledger.usdcType })).objects,
+    ).toHaveLength(0)
+  })
+
+  it('executes a sponsored payment: the sponsor pays gas, both signatures required', async () => {
+    const buyer = ledger.createTestWallet({ usdc: '1', sui: '0' })
+    const sponsor = ledger.createTestWallet({ usdc: '0', sui: '1' })
+    const bytes = await buildCoinTransfer({
+      client,
+      payer: buyer,
+      sponsor,
+      to: sponsor.toSuiAddress(),
+      amount: 50_000n,
+      coinType: ledger.usdcType,
+    })
+    const signatures = [
+      (await buyer.signTransaction(bytes)).signature,
+      (await sponsor.signTransaction(bytes)).signature,
+    ]
+    const result = await client.core.executeTransaction({ transaction: bytes, signatures, include })
+    expect(result.$kind).toBe('Transaction')
+    const changes = result.Transaction!.balanceChanges
+    expect(sumByType(changes).get(ledger.usdcType)).toBe(0n)
+    const suiChanges = changes.filter((c) => c.coinType === SUI_TYPE)
+    expect(suiChanges).toHaveLength(1)
+    expect(suiChanges[0]?.address).toBe(sponsor.toSuiAddress())
+    expect(BigInt(suiChanges[0]?.amount ?? 0)).toBeLessThan(0n)
+  })
+
+  it('moves wUSDC as its own coin type, so a caller requiring USDC can tell them apart', async () => {
+    const buyer = Ed25519Keypair.generate()
+    ledger.faucet({
+      address: buyer.toSuiAddress(),
+      usdc: '0',
+      extra: { coinType: WORMHOLE_USDC_TYPE, amount: 1_000_000n },
+    })
+    const seller = Ed25519Keypair.generate().toSuiAddress()
+    const bytes = await buildCoinTransfer({
+      client,
+      payer: buyer,
+      to: seller,
+      amount: 20_000n,
+      coinType: WORMHOLE_USDC_TYPE,
+    })
+    const result = await client.core.executeTransaction({
+      transaction: bytes,
+      signatures: [(await buyer.signTransaction(bytes)).signature],
+      include,
+    })
+    const received = result.Transaction!.balanceChanges.filter((c) => c.address === seller)
+    expect(received).toEqual([{ address: seller, coinType: WORMHOLE_USDC_TYPE, amount: '20000' }])
+    expect(received.some((c) => c.coinType === ledger.usdcType)).toBe(false)
+  })
+
+  it('fails a transaction atomically: nothing changes but gas', async () => {
+    const buyer = ledger.createTestWallet({ usdc: '0.05' })
+    const seller = Ed25519Keypair.generate().toSuiAddress()
+    const before = await coinRefs(client, buyer.toSuiAddress(), ledger.usdcType)
+    const bytes = await buildCoinTransfer({
+      client,
+      payer: buyer,
+      to: seller,
+      amount: 60_000n,
+      coinType: ledger.usdcType,
+    })
+    const result = await client.core.executeTransaction({
+      transaction: bytes,
+      signatures: [(await buyer.signTransaction(bytes)).signature],
+      include,
+    })
+    expect(result.$kind).toBe('FailedTransaction')
+    expect(result.FailedTransaction!.status.error?.$kind).toBe('Unknown')
+    expect(result.FailedTransaction!.status.error?.message).toMatch(/less than 60000/)
+    expect(
+      result.FailedTransaction!.balanceChanges.every(
+        (c) => c.coinType === SUI_TYPE && BigInt(c.amount) < 0n,
+      ),
+    ).toBe(true)
+    expect(await coinRefs(client, buyer.toSuiAddress(), ledger.usdcType)).toEqual(before)
+    expect((await usdcOf(seller)).balance).toBe('0')
+  })
+})
+
+describe('idempotence', () => {
+  it('executes the same bytes submitted 10 times concurrently once; every caller gets the same effects', async () => {
+    const buyer = ledger.createTestWallet({ usdc: '1' })
+    const seller = Ed25519Keypair.generate().toSuiAddress()
+    const bytes = await buildCoinTransfer({
+      client,
+      payer: buyer,
+      to: seller,
+      amount: 30_000n,
+      coinType: ledger.usdcType,
+    })
+    const { signature } = await buyer.signTransaction(bytes)
+    const results = await Promise.all(
+      Array.from({ length: 10 }, () =>
+        client.core.executeTransaction({ transaction: bytes, signatures: [signature], include }),
+      ),
+    )
+    const digests = new Set(results.map((r) => r.Transaction?.digest))
+    expect(digests.size).toBe(1)
+    const effects = results.map((r) =>
+      JSON.stringify(r.Transaction?.effects, (_k, v) => (v instanceof Uint8Array ? null : v)),
+    )
+    expect(new Set(effects).size).toBe(1)
+    expect((await usdcOf(seller)).balance).toBe('30000')
+    expect((await usdcOf(buyer.toSuiAddress())).balance).toBe('970000')
+  })
+
+  it('returns the original effects when executed bytes are submitted again later, changing nothing', async () => {
+    const buyer = ledger.createTestWallet({ usdc: '1' })
+    const seller = Ed25519Keypair.generate().toSuiAddress()
+    const bytes = await buildCoinTransfer({
+      client,
+      payer: buyer,
+      to: seller,
+      amount: 30_000n,
+      coinType: ledger.usdcType,
+    })
+    const { signature } = await buyer.signTransaction(bytes)
+    const first = await client.core.executeTransaction({
+      transaction: bytes,
+      signatures: [signature],
+      include,
+    })
+    const again = await client.core.executeTransaction({
+      transaction: bytes,
+      signatures: [signature],
+      include,
+    })
+    expect(again.Transaction?.digest).toBe(first.Transaction?.digest)
+    expect(again.Transaction?.checkpoint).toBe(first.Transaction?.checkpoint)
+    expect((await usdcOf(seller)).balance).toBe('30000')
+  })
+})
+
+describe('reading transactions', () => {
+  it('finds executed digests with getTransaction and waitForTransaction', async () => {
+    const buyer = ledger.createTestWallet({ usdc: '1' })
+    const bytes = await buildCoinTransfer({
+      client,
+      payer: buyer,
+      to: buyer.toSuiAddress(),
+      amount: 10_000n,
+      coinType: ledger.usdcType,
+    })
+    const executed = await client.core.executeTransaction({
+      transaction: bytes,
+      signatures: [(await buyer.signTransaction(bytes)).signature],
+    })
+    const digest = executed.Transaction!.digest
+    const got = await client.core.getTransaction({
+      digest,
+      include: { balanceChanges: true, transaction: true },
+    })
+    expect(got.Transaction?.digest).toBe(digest)
+    expect(got.Transaction?.transaction.sender).toBe(buyer.toSuiAddress())
+    const waited = await client.core.waitForTransaction({ digest, timeout: 2_000 })
+    expect(waited.Transaction?.digest).toBe(digest)
+  })
+
+  it('answers NOT_FOUND for unknown digests, and waitForTransaction times out', async () => {
+    const digest = transactionDigest(
+      await buildCoinTransfer({
+        client,
+        payer: ledger.createTestWallet(),
+        to: '0x1',
+        amount: 1n,
+        coinType: ledger.usdcType,
+      }),
+    )
+    await expect(client.core.getTransaction({ digest })).rejects.toMatchObject({
+      reason: 'notFound',
+    })
+    await expect(client.core.waitForTransaction({ digest, timeout: 400 })).rejects.toThrow()
+  })
+
+  it('simulates without changing anything', async () => {
+    const buyer = ledger.createTestWallet({ usdc: '1' })
+    const seller = Ed25519Keypair.generate().toSuiAddress()
+    const bytes = await buildCoinTransfer({
+      client,
+      payer: buyer,
+      to: seller,
+      amount: 10_000n,
+      coinType: ledger.usdcType,
+    })
+    const simulated = await client.core.simulateTransaction({
+      transaction: bytes,
+      include: { balanceChanges: true },
+    })
+    expect(simulated.Transaction?.balanceChanges).toContainEqual({
+      address: seller,
+      coinType: ledger.usdcType,
+      amount: '10000',
+    })
+    expect((await usdcOf(seller)).balance).toBe('0')
+    await expect(
+      client.core.getTransaction({ digest: transactionDigest(bytes) }),
+    ).rejects.toMatchObject({ reason: 'notFound' })
+  })
+
+  it('answers UNIMPLEMENTED for methods it does not serve, without hanging', async () => {
+    await expect(client.movePackageService.getPackage({ packageId: '0x2' })).rejects.toMatchObject({
+      code: 'UNIMPLEMENTED',
+    })
+  })
+
+  it('speaks application/grpc-web+proto as well as grpc-web-text', async () => {
+    const binary = new SuiGrpcClient({ network: 'mainnet', baseUrl: ledger.url, format: 'binary' })
+    expect((await binary.core.getChainIdentifier()).chainIdentifier).toBe(ledger.chainId)
+    const wallet = ledger.createTestWallet({ usdc: '2' })
+    expect(
+      (await binary.core.getBalance({ owner: wallet.toSuiAddress(), coinType: ledger.usdcType }))
+        .balance.balance,
+    ).toBe('2000000')
+  })
+})
+
+describe('faults and faucet', () => {
+  it('lost response after commit: the client errors, yet finds the transaction by digest', async () => {
+    const buyer = ledger.createTestWallet({ usdc: '1' })
+    const seller = Ed25519Keypair.generate().toSuiAddress()
+    const bytes = await buildCoinTransfer({
+      client,
+      payer: buyer,
+      to: seller,
+      amount: 40_000n,
+      coinType: ledger.usdcType,
+    })
+    ledger.faults.loseNextResponses = 1
+    await expect(
+      client.core.executeTransaction({
+        transaction: bytes,
+        signatures: [(await buyer.signTransaction(bytes)).signature],
+      }),
+    ).rejects.toThrow()
+    const found = await client.core.getTransaction({
+      digest: transactionDigest(bytes),
+      include: { balanceChanges: true },
+    })
+    expect(found.Transaction?.balanceChanges).toContainEqual({
+      address: seller,
+      coinType: ledger.usdcType,
+      amount: '40000',
+    })
+  })
+
+  it('fail-next and unavailable faults answer UNAVAILABLE and execute nothing', async () => {
+    const buyer = ledger.createTestWallet({ usdc: '1' })
+    const bytes = await buildCoinTransfer({
+      client,
+      payer: buyer,
+      to: '0x2',
+      amount: 10_000n,
+      coinType: ledger.usdcType,
+    })
+    const { signature } = await buyer.signTransaction(bytes)
+    ledger.faults.failNextExecutions = 1
+    await expect(
+      client.core.executeTransaction({ transaction: bytes, signatures: [signature] }),
+    ).rejects.toMatchObject({ code: 'UNAVAILABLE' })
+    await expect(
+      client.core.getTransaction({ digest: transactionDigest(bytes) }),
+    ).rejects.toMatchObject({ reason: 'notFound' })
+    ledger.faults.unavailable = true
+    await expect(client.core.getReferenceGasPrice()).rejects.toMatchObject({ code: 'UNAVAILABLE' })
+    ledger.faults.unavailable = false
+    const result = await client.core.executeTransaction({
+      transaction: bytes,
+      signatures: [signature],
+    })
+    expect(result.$kind).toBe('Transaction')
+  })
+
+  it('mints over POST /faucet into coins or the address balance, and refuses bad requests', async () => {
+    const address = Ed25519Keypair.generate().toSuiAddress()
+    const post = (body: unknown) =>
+      fetch(`${ledger.url}/faucet`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      })
+    const minted = await post({ address, usdc: '2.5', sui: '0' })
+    expect(minted.status).toBe(200)
+    const body = (await minted.json()) as { coins: { coinType: string; balance: string }[] }
+    expect(body.coins).toEqual([
+      expect.objectContaining({ coinType: ledger.usdcType, balance: '2500000' }),
+    ])
+    expect((await post({ address, usdc: '1', sui: '0', into: 'addressBalance' })).status).toBe(200)
+    expect(await usdcOf(address)).toMatchObject({
+      coinBalance: '2500000',
+      addressBalance: '1000000',
+      balance: '3500000',
+    })
+    expect((await post({ address: 'not-an-address' })).status).toBe(400)
+    expect((await post({ address, usdc: '-1' })).status).toBe(400)
+    expect((await post({ address, usdc: '0.0000001' })).status).toBe(400)
+  })
+
+  it('lists balances and owned coins, and reads objects by id', async () => {
+    const wallet = ledger.createTestWallet({ usdc: '3', sui: '2' })
+    const { balances } = await client.core.listBalances({ owner: wallet.toSuiAddress() })
+    expect(balances.map((b) => [b.coinType, b.balance]).sort()).toEqual(
+      [
+        [ledger.usdcType, '3000000'],
+        [SUI_TYPE, '2000000000'],
+      ].sort(),
+    )
+    const [coin] = await coinRefs(client, wallet.toSuiAddress(), ledger.usdcType)
+    const { objects } = await client.core.getObjects({ objectIds: [coin!.objectId, '0x123'] })
+    expect(objects[0]).toMatchObject({
+      objectId: coin!.objectId,
+      version: coin!.version,
+      digest: coin!.digest,
+    })
+    expect(objects[1]).toBeInstanceOf(Error)
+  })
+})
+
+describe('transactions built with the SDK intents', () => {
+  it('executes a gasless payment built with tx.balance intents and assumeSufficientAddressBalances', async () => {
+    const buyer = ledger.createTestWallet({ usdc: '1', sui: '0', into: 'addressBalance' })
+    const seller = Ed25519Keypair.generate().toSuiAddress()
+    const tx = new Transaction()
+    tx.setSender(buyer.toSuiAddress())
+    tx.setGasPrice(0)
+    tx.setGasBudget(0)
+    tx.setGasPayment([])
+    tx.setExpiration({
+      ValidDuring: {
+        minEpoch: '0',
+        maxEpoch: '1',
+        minTimestamp: null,
+        maxTimestamp: null,
+        chain: ledger.chainId,
+        nonce: 7,
+      },
+    })
+    const funds = tx.balance({ balance: 25_000n, type: ledger.usdcType })
+    tx.moveCall({
+      target: '0x2::balance::send_funds',
+      typeArguments: [ledger.usdcType],
+      arguments: [funds, tx.pure.address(seller)],
+    })
+    const bytes = await tx.build({ assumeSufficientAddressBalances: true })
+    const result = await client.core.executeTransaction({
+      transaction: bytes,
+      signatures: [(await buyer.signTransaction(bytes)).signature],
+      include,
+    })
+    expect(result.$kind).toBe('Transaction')
+    expect((await usdcOf(seller)).addressBalance).toBe('25000')
+  })
+})
