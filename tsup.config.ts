@@ -4,6 +4,9 @@ import { defineConfig } from 'tsup'
 export const entries = {
   index: 'src/index.ts',
   testing: 'src/testing/index.ts',
+  'stores/sqlite': 'src/stores/sqlite.ts',
+  'stores/redis': 'src/stores/redis.ts',
+  'stores/postgres': 'src/stores/postgres.ts',
 }
 
 export default defineConfig([

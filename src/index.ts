@@ -1,2 +1,4 @@
 export * from './errors.js'
 export * from './money.js'
+export * from './stores/memory.js'
+export * from './stores/types.js'
