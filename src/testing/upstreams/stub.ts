@@ -1,0 +1,182 @@
+/**
+ * Stub upstreams: deterministic fakes of every upstream family (OpenAI, Anthropic, Gemini, fal,
+ * Firecrawl, Brave, Resend and the OpenAI-compatible providers, streaming chat included) on one
+ * `node:http` server on 127.0.0.1, so a gateway runs and is tested with no network.
+ *
+ * @module
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import {
+  anthropicStub,
+  braveStub,
+  falStub,
+  firecrawlStub,
+  geminiStub,
+  mediaStub,
+  openaiCompatibleStub,
+  openaiStub,
+  resendStub,
+  type StubHandler,
+  stubError,
+} from './handlers.js'
+
+/** Path prefix of each provider on the stub, and the suffix its base URL adds. */
+const providers = {
+  openai: { prefix: '/openai/v1', handler: openaiStub },
+  anthropic: { prefix: '/anthropic/v1', handler: anthropicStub },
+  open: { prefix: '/open/v1', handler: openaiCompatibleStub },
+  fal: { prefix: '/fal', handler: falStub },
+  firecrawl: { prefix: '/firecrawl/v1', handler: firecrawlStub },
+  gemini: { prefix: '/gemini/v1beta', handler: geminiStub },
+  groq: { prefix: '/groq/openai/v1', handler: openaiCompatibleStub },
+  perplexity: { prefix: '/perplexity', handler: openaiCompatibleStub },
+  brave: { prefix: '/brave/res/v1', handler: braveStub },
+  deepseek: { prefix: '/deepseek', handler: openaiCompatibleStub },
+  resend: { prefix: '/resend', handler: resendStub },
+} as const satisfies Record<string, { prefix: string; handler: StubHandler }>
+
+/** A provider segment the stub serves (the default catalog's segments). */
+export type StubProvider = keyof typeof providers
+
+/** A request the stub received (no header values, no body: nothing secret is kept). */
+export type StubCall = { provider: StubProvider | 'media'; method: string; path: string; status: number }
+
+/** Options of {@link startStubUpstreams}. */
+export type StubUpstreamsOptions = {
+  /** Port on 127.0.0.1. Default 0 (any free port). */
+  port?: number | undefined
+  /** Delay before every answer, in milliseconds. Default 0. */
+  latencyMs?: number | undefined
+  /** Largest request body accepted. Default 64 MiB. */
+  maxBodyBytes?: number | undefined
+}
+
+/** Running stub upstreams. */
+export type StubUpstreams = {
+  /** `http://127.0.0.1:<port>`. */
+  origin: string
+  /** Base URL per provider segment, to put in place of the real upstream base URLs. */
+  baseUrls: Readonly<Record<StubProvider, string>>
+  /** Requests received so far, oldest first. */
+  calls: readonly StubCall[]
+  /** Makes the next `times` requests whose path starts with `pathPrefix` answer `status`. */
+  failNext(pathPrefix: string, status: number, times?: number): void
+  /** Makes the next `times` requests whose path starts with `pathPrefix` wait `ms` first. */
+  delayNext(pathPrefix: string, ms: number, times?: number): void
+  /** Stops the server (open connections are closed). */
+  stop(): Promise<void>
+}
+
+type Rule = { prefix: string; times: number; status?: number; delayMs?: number }
+
+/**
+ * Starts the stub upstreams on 127.0.0.1.
+ *
+ * @example
+ * ```ts
+ * const stubs = await startStubUpstreams()
+ * const catalog = withUpstreams(defaultCatalog(), { baseUrls: stubs.baseUrls })
+ * // … later
+ * await stubs.stop()
+ * ```
+ */
+export async function startStubUpstreams(options: StubUpstreamsOptions = {}): Promise<StubUpstreams> {
+  const maxBodyBytes = options.maxBodyBytes ?? 64 * 1024 * 1024
+  const calls: StubCall[] = []
+  const rules: Rule[] = []
+  let origin = ''
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const path = (req.url ?? '/').split('?')[0] ?? '/'
+    const chunks: Buffer[] = []
+    let size = 0
+    for await (const chunk of req) {
+      size += (chunk as Buffer).byteLength
+      if (size > maxBodyBytes) {
+        res.writeHead(413).end()
+        return
+      }
+      chunks.push(chunk as Buffer)
+    }
+    const headers = new Headers()
+    for (const [name, value] of Object.entries(req.headers)) {
+      if (typeof value === 'string') headers.set(name, value)
+      else if (Array.isArray(value)) for (const v of value) headers.append(name, v)
+    }
+    const method = req.method ?? 'GET'
+    const request = new Request(`${origin}${req.url ?? '/'}`, {
+      method,
+      headers,
+      ...(method === 'GET' || method === 'HEAD' ? {} : { body: Buffer.concat(chunks) }),
+    })
+
+    let provider: StubProvider | 'media' | undefined
+    let response: Response
+    const rule = rules.find((r) => path.startsWith(r.prefix) && r.times > 0)
+    if (rule) rule.times--
+    if (rule?.delayMs) await new Promise((r) => setTimeout(r, rule.delayMs))
+    if (options.latencyMs) await new Promise((r) => setTimeout(r, options.latencyMs))
+
+    const match = (Object.entries(providers) as [StubProvider, (typeof providers)[StubProvider]][])
+      .filter(([, p]) => path === p.prefix || path.startsWith(`${p.prefix}/`))
+      .sort((a, b) => b[1].prefix.length - a[1].prefix.length)[0]
+    if (rule?.status) {
+      provider = match?.[0]
+      response = stubError(rule.status, `stub failure ${rule.status}`, 'server_error')
+    } else if (path.startsWith('/media/')) {
+      provider = 'media'
+      response = await mediaStub(request, path.slice('/media'.length), origin)
+    } else if (match) {
+      provider = match[0]
+      response = await match[1].handler(request, path.slice(match[1].prefix.length), origin)
+    } else {
+      response = stubError(404, 'no stub upstream at this path')
+    }
+    if (provider) calls.push({ provider, method, path, status: response.status })
+
+    const out: Record<string, string> = {}
+    response.headers.forEach((value, name) => {
+      out[name] = value
+    })
+    res.writeHead(response.status, out)
+    if (response.body) {
+      for await (const chunk of response.body) res.write(chunk)
+    }
+    res.end()
+  }
+
+  const server = createServer((req, res) => {
+    handle(req, res).catch(() => {
+      if (!res.headersSent) res.writeHead(500)
+      res.end()
+    })
+  })
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject)
+    server.listen(options.port ?? 0, '127.0.0.1', () => resolve())
+  })
+  const { port } = server.address() as AddressInfo
+  origin = `http://127.0.0.1:${port}`
+  const baseUrls = Object.fromEntries(
+    Object.entries(providers).map(([name, p]) => [name, `${origin}${p.prefix}`]),
+  ) as Record<StubProvider, string>
+
+  return {
+    origin,
+    baseUrls,
+    calls,
+    failNext(prefix, status, times = 1) {
+      rules.push({ prefix, status, times })
+    },
+    delayNext(prefix, ms, times = 1) {
+      rules.push({ prefix, delayMs: ms, times })
+    },
+    stop() {
+      return new Promise<void>((resolve) => {
+        server.close(() => resolve())
+        server.closeAllConnections()
+      })
+    },
+  }
+}
