@@ -30,7 +30,11 @@ function json(value: unknown, status = 200, headers: Record<string, string> = {}
 }
 
 /** An OpenAI-style error answer. */
-export function stubError(status: number, message: string, type = 'invalid_request_error'): Response {
+export function stubError(
+  status: number,
+  message: string,
+  type = 'invalid_request_error',
+): Response {
   return json({ error: { message, type, code: null, param: null } }, status)
 }
 
@@ -74,15 +78,29 @@ async function chatCompletions(request: Request): Promise<Response> {
   if (input.stream === true) {
     const words = content.split(' ')
     const events = [
-      { id, object: 'chat.completion.chunk', created: stubCreated, model, choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }] },
+      {
+        id,
+        object: 'chat.completion.chunk',
+        created: stubCreated,
+        model,
+        choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }],
+      },
       ...words.map((word, i) => ({
         id,
         object: 'chat.completion.chunk',
         created: stubCreated,
         model,
-        choices: [{ index: 0, delta: { content: i === 0 ? word : ` ${word}` }, finish_reason: null }],
+        choices: [
+          { index: 0, delta: { content: i === 0 ? word : ` ${word}` }, finish_reason: null },
+        ],
       })),
-      { id, object: 'chat.completion.chunk', created: stubCreated, model, choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] },
+      {
+        id,
+        object: 'chat.completion.chunk',
+        created: stubCreated,
+        model,
+        choices: [{ index: 0, delta: {}, finish_reason: 'stop' }],
+      },
     ]
     const text = `${events.map((e) => `data: ${JSON.stringify(e)}\n\n`).join('')}data: [DONE]\n\n`
     return new Response(text, {
@@ -162,7 +180,11 @@ export const openaiStub: StubHandler = async (request, rest, origin) => {
     return json({
       object: 'list',
       model: input.model ?? 'text-embedding-3-small',
-      data: inputs.map((text, index) => ({ object: 'embedding', index, embedding: vector(String(text)) })),
+      data: inputs.map((text, index) => ({
+        object: 'embedding',
+        index,
+        embedding: vector(String(text)),
+      })),
       usage: { prompt_tokens: inputs.length, total_tokens: inputs.length },
     })
   }
@@ -174,7 +196,10 @@ export const openaiStub: StubHandler = async (request, rest, origin) => {
       created: stubCreated,
       data: Array.from({ length: count }, () =>
         base64
-          ? { b64_json: Buffer.from(stubMedia.png).toString('base64'), revised_prompt: String(input.prompt) }
+          ? {
+              b64_json: Buffer.from(stubMedia.png).toString('base64'),
+              revised_prompt: String(input.prompt),
+            }
           : { url: `${origin}/media/image.png` },
       ),
     })
@@ -198,10 +223,22 @@ export const openaiCompatibleStub: StubHandler = async (request, rest) => {
 /** Anthropic messages (requires `x-api-key` and `anthropic-version`). */
 export const anthropicStub: StubHandler = async (request, rest) => {
   if (!request.headers.get('x-api-key')) {
-    return json({ type: 'error', error: { type: 'authentication_error', message: 'x-api-key header is required' } }, 401)
+    return json(
+      {
+        type: 'error',
+        error: { type: 'authentication_error', message: 'x-api-key header is required' },
+      },
+      401,
+    )
   }
   if (request.headers.get('anthropic-version') !== '2023-06-01') {
-    return json({ type: 'error', error: { type: 'invalid_request_error', message: 'anthropic-version header is required' } }, 400)
+    return json(
+      {
+        type: 'error',
+        error: { type: 'invalid_request_error', message: 'anthropic-version header is required' },
+      },
+      400,
+    )
   }
   if (request.method !== 'POST' || rest !== '/messages') return stubError(404, 'not found')
   const input = await body(request)
@@ -214,14 +251,20 @@ export const anthropicStub: StubHandler = async (request, rest) => {
     content: [{ type: 'text', text }],
     stop_reason: 'end_turn',
     stop_sequence: null,
-    usage: { input_tokens: JSON.stringify(input.messages ?? []).length, output_tokens: text.split(' ').length },
+    usage: {
+      input_tokens: JSON.stringify(input.messages ?? []).length,
+      output_tokens: text.split(' ').length,
+    },
   })
 }
 
 /** Gemini `models/<model>:generateContent` / `:embedContent` (requires `x-goog-api-key`). */
 export const geminiStub: StubHandler = async (request, rest) => {
   if (!request.headers.get('x-goog-api-key')) {
-    return json({ error: { code: 403, message: 'API key missing', status: 'PERMISSION_DENIED' } }, 403)
+    return json(
+      { error: { code: 403, message: 'API key missing', status: 'PERMISSION_DENIED' } },
+      403,
+    )
   }
   const match = /^\/models\/([a-z0-9.-]+):(generateContent|embedContent)$/.exec(rest)
   if (request.method !== 'POST' || !match) return stubError(404, 'not found')
@@ -233,8 +276,18 @@ export const geminiStub: StubHandler = async (request, rest) => {
   const contents = (input.contents as { parts?: { text?: string }[] }[] | undefined) ?? []
   const prompt = contents[contents.length - 1]?.parts?.map((p) => p.text ?? '').join(' ') ?? ''
   return json({
-    candidates: [{ content: { role: 'model', parts: [{ text: stubReply(prompt.slice(0, 200)) }] }, finishReason: 'STOP', index: 0 }],
-    usageMetadata: { promptTokenCount: prompt.length, candidatesTokenCount: 4, totalTokenCount: prompt.length + 4 },
+    candidates: [
+      {
+        content: { role: 'model', parts: [{ text: stubReply(prompt.slice(0, 200)) }] },
+        finishReason: 'STOP',
+        index: 0,
+      },
+    ],
+    usageMetadata: {
+      promptTokenCount: prompt.length,
+      candidatesTokenCount: 4,
+      totalTokenCount: prompt.length + 4,
+    },
     modelVersion: match[1],
   })
 }
@@ -249,7 +302,12 @@ export const falStub: StubHandler = async (request, rest, origin) => {
   }
   if (rest.includes('text-to-audio')) {
     return json({
-      audio: { url: `${origin}/media/music.wav`, content_type: 'audio/wav', file_name: 'music.wav', file_size: stubMedia.wav.byteLength },
+      audio: {
+        url: `${origin}/media/music.wav`,
+        content_type: 'audio/wav',
+        file_name: 'music.wav',
+        file_size: stubMedia.wav.byteLength,
+      },
     })
   }
   const count = typeof input.num_images === 'number' ? input.num_images : 1
@@ -273,14 +331,23 @@ export const firecrawlStub: StubHandler = async (request, rest) => {
     const job = /^\/(crawl|extract)\/([A-Za-z0-9_-]+)$/.exec(rest)
     if (!job) return stubError(404, 'not found')
     return job[1] === 'crawl'
-      ? json({ success: true, status: 'completed', completed: 1, total: 1, data: [{ markdown: `# Crawled (${job[2]})`, metadata: { sourceURL: 'stub' } }] })
+      ? json({
+          success: true,
+          status: 'completed',
+          completed: 1,
+          total: 1,
+          data: [{ markdown: `# Crawled (${job[2]})`, metadata: { sourceURL: 'stub' } }],
+        })
       : json({ success: true, status: 'completed', data: { title: `Extracted (${job[2]})` } })
   }
   const input = await body(request)
   const url = String(input.url ?? (Array.isArray(input.urls) ? input.urls[0] : ''))
   switch (rest) {
     case '/scrape':
-      return json({ success: true, data: { markdown: `# Stub page\n\n${url}`, metadata: { sourceURL: url, statusCode: 200 } } })
+      return json({
+        success: true,
+        data: { markdown: `# Stub page\n\n${url}`, metadata: { sourceURL: url, statusCode: 200 } },
+      })
     case '/map':
       return json({ success: true, links: [url, `${url.replace(/\/$/, '')}/about`] })
     case '/crawl':
@@ -295,7 +362,10 @@ export const firecrawlStub: StubHandler = async (request, rest) => {
 /** Brave Search: `GET /<kind>/search?q=…` (requires `X-Subscription-Token`), summarizer by key. */
 export const braveStub: StubHandler = async (request, rest) => {
   if (!request.headers.get('x-subscription-token')) {
-    return json({ type: 'ErrorResponse', error: { code: 'SUBSCRIPTION_TOKEN_INVALID', status: 401 } }, 401)
+    return json(
+      { type: 'ErrorResponse', error: { code: 'SUBSCRIPTION_TOKEN_INVALID', status: 401 } },
+      401,
+    )
   }
   const match = /^\/(web|images|news|videos|summarizer)\/search$/.exec(rest)
   if (request.method !== 'GET' || !match) return stubError(404, 'not found')
@@ -303,26 +373,40 @@ export const braveStub: StubHandler = async (request, rest) => {
   const kind = match[1] as string
   if (kind === 'summarizer') {
     const key = params.get('key')
-    if (!key) return json({ type: 'ErrorResponse', error: { code: 'VALIDATION', status: 422 } }, 422)
-    return json({ type: 'summarizer', status: 'complete', title: 'Summary', summary: [{ type: 'token', data: `Stub summary for ${key}` }] })
+    if (!key)
+      return json({ type: 'ErrorResponse', error: { code: 'VALIDATION', status: 422 } }, 422)
+    return json({
+      type: 'summarizer',
+      status: 'complete',
+      title: 'Summary',
+      summary: [{ type: 'token', data: `Stub summary for ${key}` }],
+    })
   }
   const q = params.get('q') ?? ''
-  const results = [{ title: `Result for ${q}`, url: `https://example.com/search?q=${encodeURIComponent(q)}` }]
+  const results = [
+    { title: `Result for ${q}`, url: `https://example.com/search?q=${encodeURIComponent(q)}` },
+  ]
   return json({
     type: 'search',
     query: { original: q },
     [kind]: { type: 'search', results },
-    ...(params.get('summary') === '1' ? { summarizer: { type: 'summarizer', key: JSON.stringify({ query: q }) } } : {}),
+    ...(params.get('summary') === '1'
+      ? { summarizer: { type: 'summarizer', key: JSON.stringify({ query: q }) } }
+      : {}),
   })
 }
 
 /** Resend `POST /emails` (bearer key); the id is derived from the Idempotency-Key or the body. */
 export const resendStub: StubHandler = async (request, rest) => {
-  if (!bearer(request)) return json({ statusCode: 401, name: 'missing_api_key', message: 'Missing API key' }, 401)
+  if (!bearer(request))
+    return json({ statusCode: 401, name: 'missing_api_key', message: 'Missing API key' }, 401)
   if (request.method !== 'POST' || rest !== '/emails') return stubError(404, 'not found')
   const input = await body(request)
   if (!input.from || !input.to || !input.subject) {
-    return json({ statusCode: 422, name: 'validation_error', message: 'from, to and subject are required' }, 422)
+    return json(
+      { statusCode: 422, name: 'validation_error', message: 'from, to and subject are required' },
+      422,
+    )
   }
   return json({ id: `email-${digest(request.headers.get('idempotency-key') ?? input)}` })
 }
@@ -332,5 +416,8 @@ export const mediaStub: StubHandler = async (request, rest) => {
   const match = /^\/[a-z0-9-]+\.(png|mp3|wav)$/.exec(rest)
   if (request.method !== 'GET' || !match) return new Response('not found', { status: 404 })
   const kind = match[1] as keyof typeof stubMedia
-  return new Response(stubMedia[kind], { status: 200, headers: { 'content-type': mediaTypes[kind] } })
+  return new Response(stubMedia[kind], {
+    status: 200,
+    headers: { 'content-type': mediaTypes[kind] },
+  })
 }

@@ -40,7 +40,12 @@ const providers = {
 export type StubProvider = keyof typeof providers
 
 /** A request the stub received (no header values, no body: nothing secret is kept). */
-export type StubCall = { provider: StubProvider | 'media'; method: string; path: string; status: number }
+export type StubCall = {
+  provider: StubProvider | 'media'
+  method: string
+  path: string
+  status: number
+}
 
 /** Options of {@link startStubUpstreams}. */
 export type StubUpstreamsOptions = {
@@ -81,7 +86,9 @@ type Rule = { prefix: string; times: number; status?: number; delayMs?: number }
  * await stubs.stop()
  * ```
  */
-export async function startStubUpstreams(options: StubUpstreamsOptions = {}): Promise<StubUpstreams> {
+export async function startStubUpstreams(
+  options: StubUpstreamsOptions = {},
+): Promise<StubUpstreams> {
   const maxBodyBytes = options.maxBodyBytes ?? 64 * 1024 * 1024
   const calls: StubCall[] = []
   const rules: Rule[] = []

@@ -1,0 +1,128 @@
+import { SuiGrpcClient } from '@mysten/sui/grpc'
+import type { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
+import { Transaction } from '@mysten/sui/transactions'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { type StartedLedger, startLedger } from './index.js'
+import { coinRefs } from './testHelpers.js'
+
+let ledger: StartedLedger
+let client: SuiGrpcClient
+
+beforeAll(async () => {
+  ledger = await startLedger()
+  client = new SuiGrpcClient({ network: 'mainnet', baseUrl: ledger.url })
+})
+afterAll(() => ledger.stop())
+
+async function call(signer: Ed25519Keypair, build: (tx: Transaction) => void) {
+  const tx = new Transaction()
+  tx.setSender(signer.toSuiAddress())
+  tx.setGasPrice(1000)
+  tx.setGasBudget(10_000_000)
+  tx.setGasPayment(await coinRefs(client, signer.toSuiAddress(), '0x2::sui::SUI'))
+  build(tx)
+  const bytes = await tx.build()
+  return client.core.executeTransaction({
+    transaction: bytes,
+    signatures: [(await signer.signTransaction(bytes)).signature],
+    include: { events: true, effects: true },
+  })
+}
+
+describe('agent identity registry', () => {
+  it('registers an agent record for the sender, readable by owner and type, and updates it in place', async () => {
+    const agent = ledger.createTestWallet()
+    const register = (name: string) =>
+      call(agent, (tx) =>
+        tx.moveCall({
+          target: `${ledger.modulesPackage}::agent_registry::register`,
+          arguments: [tx.pure.string(name), tx.pure.string('https://agent.example/card.json')],
+        }),
+      )
+    const first = await register('scout')
+    expect(first.$kind).toBe('Transaction')
+    expect(first.Transaction?.events[0]).toMatchObject({
+      eventType: `${ledger.modulesPackage}::agent_registry::AgentRegistered`,
+      json: { agent: agent.toSuiAddress(), name: 'scout' },
+    })
+    const type = `${ledger.modulesPackage}::agent_registry::AgentRecord`
+    const lookUp = async () =>
+      (
+        await client.core.listOwnedObjects({
+          owner: agent.toSuiAddress(),
+          type,
+          include: { json: true },
+        })
+      ).objects
+    const [record] = await lookUp()
+    expect(record?.json).toMatchObject({
+      agent: agent.toSuiAddress(),
+      name: 'scout',
+      metadata_uri: 'https://agent.example/card.json',
+    })
+    await register('scout-2')
+    const records = await lookUp()
+    expect(records).toHaveLength(1)
+    expect(records[0]?.objectId).toBe(record?.objectId)
+    expect(records[0]?.json).toMatchObject({ name: 'scout-2' })
+  })
+})
+
+describe('receipt anchor', () => {
+  it('emits ReceiptAnchored with the receipt fields, the anchoring address and the ledger time', async () => {
+    const operator = ledger.createTestWallet()
+    const before = Date.now()
+    const result = await call(operator, (tx) =>
+      tx.moveCall({
+        target: `${ledger.modulesPackage}::receipt_anchor::anchor_receipt`,
+        arguments: [
+          tx.pure.string('rcpt_123'),
+          tx.pure.string('sha256:abcd'),
+          tx.pure.string('sha256:wl'),
+          tx.pure.u64(1_700_000_000_000n),
+        ],
+      }),
+    )
+    expect(result.$kind).toBe('Transaction')
+    const [event] = result.Transaction?.events ?? []
+    expect(event?.eventType).toBe(`${ledger.modulesPackage}::receipt_anchor::ReceiptAnchored`)
+    expect(event?.json).toMatchObject({
+      receipt_id: 'rcpt_123',
+      wire_hash: 'sha256:abcd',
+      workload_id: 'sha256:wl',
+      served_at_ms: '1700000000000',
+      anchored_by: operator.toSuiAddress(),
+    })
+    expect(Number(event?.json?.anchored_at_ms)).toBeGreaterThanOrEqual(before)
+    const fetched = await client.core.getTransaction({
+      digest: result.Transaction!.digest,
+      include: { events: true },
+    })
+    expect(fetched.Transaction?.events[0]?.json).toEqual(event?.json)
+  })
+
+  it('aborts on malformed arguments', async () => {
+    const operator = ledger.createTestWallet()
+    const result = await call(operator, (tx) =>
+      tx.moveCall({
+        target: `${ledger.modulesPackage}::receipt_anchor::anchor_receipt`,
+        arguments: [tx.pure.u8(1)],
+      }),
+    )
+    expect(result.$kind).toBe('FailedTransaction')
+  })
+})
+
+describe('escrow (stub)', () => {
+  it('aborts "not implemented" until the escrow issue', async () => {
+    const buyer = ledger.createTestWallet()
+    const result = await call(buyer, (tx) =>
+      tx.moveCall({ target: `${ledger.modulesPackage}::escrow::fund`, arguments: [] }),
+    )
+    expect(result.$kind).toBe('FailedTransaction')
+    expect(result.FailedTransaction?.status.error).toMatchObject({
+      $kind: 'MoveAbort',
+      message: expect.stringMatching(/escrow/),
+    })
+  })
+})

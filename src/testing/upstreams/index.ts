@@ -1,0 +1,13 @@
+/**
+ * Stub upstreams for tests and the embedded gateway: deterministic fakes of every upstream family.
+ *
+ * @module
+ */
+export { stubCreated, stubMedia, stubReply } from './handlers.js'
+export {
+  type StubCall,
+  type StubProvider,
+  type StubUpstreams,
+  type StubUpstreamsOptions,
+  startStubUpstreams,
+} from './stub.js'
