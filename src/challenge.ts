@@ -1,0 +1,316 @@
+/**
+ * The 402 challenge of a priced route, in both dialects at once: the body is the x402 v1 envelope
+ * and also an RFC 9457 problem document; `WWW-Authenticate` carries the MPP `Payment` challenge;
+ * `accepts[0].extra.challengeId` is the MPP `id`.
+ *
+ * Challenge ids are stateless: `id = base64url(HMAC-SHA256(secret, realm|method|intent|request|expires|digest|opaque))`
+ * exactly as `mppx` computes it, where `request` binds amount, currency, recipient and network, and
+ * `opaque` (base64url of JCS `{"resource": url}`) binds the route. An x402 buyer echoes only the id,
+ * so expiries are aligned to fixed boundaries (see {@link verifyChallenge}) and the verifier tries
+ * the few candidates inside the window. Secrets rotate as a list: the first signs, all verify.
+ *
+ * @module
+ */
+import type { Buffer } from 'node:buffer'
+import { PaymentError } from './errors.js'
+import {
+  alignedExpiry,
+  type ChallengeSecret,
+  candidateExpiries,
+  expiryText,
+  idBytes,
+  idText,
+  keyRing,
+  mac,
+  sameMac,
+} from './internal/challengeId.js'
+import { type PreparedTerms, prepareTerms, type RouteTerms } from './internal/terms.js'
+import { formatAmount } from './money.js'
+import { formatChallenge, paymentRequiredProblem } from './mpp.js'
+import { type Offer, offered } from './negotiate.js'
+import { type PaymentRequirement, x402Version } from './x402.js'
+
+export type { ChallengeSecret } from './internal/challengeId.js'
+export {
+  type PreparedTerms,
+  prepareTerms,
+  type RouteTerms,
+  usdcCoinTypes,
+} from './internal/terms.js'
+
+/** The HMAC input of a challenge id (`mppx`'s order; `digest` is unused and empty). */
+function idInput(p: PreparedTerms, expires: string): string {
+  return `${p.realm}|sui|charge|${p.request}|${expires}||${p.opaque}`
+}
+
+/** Options of {@link buildChallenge} and {@link paymentRequiredResponse}. */
+export type ChallengeOptions = {
+  /** HMAC secrets, each ≥ 32 bytes. The first signs; keep old ones listed while they may verify. */
+  secrets: readonly ChallengeSecret[]
+  /** MPP realm; default the host of `resource`. */
+  realm?: string | undefined
+  /** Clock; default `Date.now()`. */
+  now?: Date | number | undefined
+  /** Dialects to offer; default `'both'`. */
+  offer?: Offer | undefined
+  /** Why an earlier payment was rejected: sets the problem type/detail, the x402 `error`, and `code`. */
+  error?: PaymentError | undefined
+}
+
+/** The 402 body: x402 envelope + problem document (or only the problem when x402 is not offered). */
+export type ChallengeBody = {
+  x402Version?: 1
+  error?: string
+  accepts?: PaymentRequirement[]
+  type: string
+  title: string
+  status: number
+  detail: string
+  code?: string
+}
+
+/** Everything a 402 is made of, for adapters and the engine. */
+export type ChallengePieces = {
+  /** The challenge id (x402 `extra.challengeId` = MPP `id`). */
+  readonly id: string
+  /** Expiry as Unix seconds. */
+  readonly expiresAt: number
+  /** Expiry as RFC 3339 (the MPP `expires` parameter). */
+  readonly expires: string
+  /** HTTP status: 402. */
+  readonly status: 402
+  /** The body as an object (frozen: shared between calls). */
+  readonly body: Readonly<ChallengeBody>
+  /** The body as JSON text. */
+  readonly bodyText: string
+  /** The `WWW-Authenticate` value, when MPP is offered. */
+  readonly wwwAuthenticate: string | undefined
+  /** Response headers: `Content-Type`, `Cache-Control: no-store`, and `WWW-Authenticate`. */
+  readonly headers: Readonly<Record<string, string>>
+}
+
+function nowMs(now: Date | number | undefined): number {
+  return now === undefined ? Date.now() : typeof now === 'number' ? now : now.getTime()
+}
+
+/**
+ * Builds the pieces of the 402 for a route: id, expiry, body (object and text), headers. Plain
+ * challenges (no `error`) are cached per route until the expiry bucket moves on.
+ *
+ * @throws {PaymentError} `invalid_config` for bad terms, `invalid_secret` for bad secrets.
+ * @example
+ * ```ts
+ * const pieces = buildChallenge({ price: 20000n, payTo, resource: 'https://api.example.com/v1/x' }, { secrets })
+ * pieces.headers['WWW-Authenticate']
+ * ```
+ */
+export function buildChallenge(
+  terms: RouteTerms | PreparedTerms,
+  options: ChallengeOptions,
+): ChallengePieces {
+  const p = prepareTerms(terms, { realm: options.realm })
+  const key = keyRing(options.secrets)[0] as Buffer
+  const expiresAt = alignedExpiry(nowMs(options.now), p.maxTimeoutSeconds)
+  const offer = options.offer ?? 'both'
+  const cacheKey = `${expiresAt}|${offer}`
+  const plain = options.error === undefined
+  if (plain && p.last !== undefined && p.last.key === cacheKey && p.last.keyBytes === key) {
+    return p.last.pieces
+  }
+  const expires = expiryText(expiresAt)
+  const id = idText(mac(key, idInput(p, expires)))
+  const dialects = offered(offer)
+  const problem = options.error?.toProblem()
+  const detail =
+    problem?.detail ??
+    `This resource costs ${formatAmount(p.price)} USDC on ${p.network}. Pay with ${
+      dialects.x402 && dialects.mpp
+        ? 'X-PAYMENT (x402) or Authorization: Payment (MPP)'
+        : dialects.x402
+          ? 'X-PAYMENT (x402)'
+          : 'Authorization: Payment (MPP)'
+    }.`
+  const base = problem ?? paymentRequiredProblem(detail)
+  const extra = { challengeId: id, ...(p.escrow === undefined ? {} : { escrow: p.escrow }) }
+  const body: ChallengeBody = dialects.x402
+    ? {
+        x402Version,
+        error: options.error?.shortMessage ?? 'Payment required',
+        accepts: [Object.freeze({ ...p.requirement, extra: Object.freeze(extra) })],
+        type: base.type,
+        title: base.title,
+        status: 402,
+        detail,
+      }
+    : { type: base.type, title: base.title, status: 402, detail }
+  if (problem !== undefined) body.code = problem.code
+  const wwwAuthenticate = dialects.mpp
+    ? formatChallenge({
+        id,
+        realm: p.realm,
+        method: 'sui',
+        intent: 'charge',
+        request: p.request,
+        ...(p.description === '' ? {} : { description: p.description }),
+        expires,
+        opaque: p.opaque,
+      })
+    : undefined
+  const headers: Record<string, string> = {
+    'Content-Type': 'application/json',
+    'Cache-Control': 'no-store',
+  }
+  if (wwwAuthenticate !== undefined) headers['WWW-Authenticate'] = wwwAuthenticate
+  const pieces: ChallengePieces = Object.freeze({
+    id,
+    expiresAt,
+    expires,
+    status: 402,
+    body: Object.freeze(body),
+    bodyText: JSON.stringify(body),
+    wwwAuthenticate,
+    headers: Object.freeze(headers),
+  })
+  if (plain) p.last = { key: cacheKey, keyBytes: key, pieces }
+  return pieces
+}
+
+/**
+ * The 402 `Response` of a route (Web standard), in both dialects unless `options.offer` says one.
+ * `Content-Type: application/json` (not `application/problem+json`: x402 clients read the envelope
+ * only from a JSON content type), `Cache-Control: no-store`.
+ *
+ * @example
+ * ```ts
+ * if (classifyRequest(request).dialect === 'none') {
+ *   return paymentRequiredResponse({ price: 20000n, payTo, resource: resourceUrl(request) }, { secrets })
+ * }
+ * ```
+ */
+export function paymentRequiredResponse(
+  terms: RouteTerms | PreparedTerms,
+  options: ChallengeOptions,
+): Response {
+  const pieces = buildChallenge(terms, options)
+  return new Response(pieces.bodyText, { status: 402, headers: pieces.headers })
+}
+
+/** Input of {@link verifyChallenge}. */
+export type VerifyChallengeInput = {
+  /** The id the buyer presented (x402 `challengeId` or MPP `id`). Untrusted. */
+  id: string
+  /** The terms of the route the request is for (not the terms the buyer claims). */
+  terms: RouteTerms | PreparedTerms
+  /** All secrets that may have signed (current first). */
+  secrets: readonly ChallengeSecret[]
+  /** Clock; default `Date.now()`. */
+  now?: Date | number | undefined
+  /** The echoed `expires` (MPP). Without it (x402) the aligned candidates are tried. */
+  expires?: string | undefined
+  /** MPP realm, as given to {@link buildChallenge}. */
+  realm?: string | undefined
+}
+
+/** Result of {@link verifyChallenge}. */
+export type ChallengeVerification =
+  | { status: 'valid'; expires: Date }
+  | { status: 'invalid'; error: PaymentError }
+  | { status: 'expired'; error: PaymentError }
+
+const invalid = (): ChallengeVerification => ({
+  status: 'invalid',
+  error: new PaymentError('invalid_challenge', 'This challenge was not issued for this resource.'),
+})
+
+const expired = (at: number): ChallengeVerification => ({
+  status: 'expired',
+  error: new PaymentError('challenge_expired', 'This challenge has expired.', {
+    details: { expires: expiryText(at) },
+  }),
+})
+
+/**
+ * Verifies a challenge id statelessly against the route's terms, in constant time per comparison.
+ *
+ * With `expires` (MPP echoes it) one MAC per secret is computed and the expiry compared with `now`.
+ * Without it (x402 echoes only the id) the candidates are the aligned expiries that can still be
+ * live — boundaries of the bucket `B = max(1, ceil(T / 4))` seconds in `(now, ceil((now+T)/B)*B + B]`,
+ * about 6 for `T = 60` — then, to report `expired` rather than `invalid`, those that passed within
+ * the last `T + B` seconds.
+ *
+ * @throws {PaymentError} only for configuration errors (`invalid_config`, `invalid_secret`); a bad id
+ *   is a result, never an exception.
+ * @example
+ * ```ts
+ * const v = verifyChallenge({ id: payment.payload.challengeId, terms, secrets })
+ * if (v.status !== 'valid') throw v.error
+ * ```
+ */
+export function verifyChallenge(input: VerifyChallengeInput): ChallengeVerification {
+  const p = prepareTerms(input.terms, { realm: input.realm })
+  const keys = keyRing(input.secrets)
+  const given = idBytes(input.id)
+  if (given === undefined) return invalid()
+  const now = nowMs(input.now)
+  const matches = (expires: string) =>
+    keys.some((key) => sameMac(mac(key, idInput(p, expires)), given))
+  if (input.expires !== undefined) {
+    const at = Date.parse(input.expires)
+    if (input.expires.length > 64 || Number.isNaN(at) || !matches(input.expires)) return invalid()
+    return at > now ? { status: 'valid', expires: new Date(at) } : expired(at / 1000)
+  }
+  const { live, expired: past } = candidateExpiries(now, p.maxTimeoutSeconds)
+  for (const at of live) {
+    if (matches(expiryText(at))) return { status: 'valid', expires: new Date(at * 1000) }
+  }
+  for (const at of past) if (matches(expiryText(at))) return expired(at)
+  return invalid()
+}
+
+/** Options of {@link resourceUrl}. */
+export type ResourceUrlOptions = {
+  /** The public base URL (`https://api.example.com` or with a path prefix). Wins over everything. */
+  publicBaseUrl?: string | undefined
+  /**
+   * Whether to believe `X-Forwarded-Proto` / `X-Forwarded-Host`. Default `false`. Turn on only
+   * behind a proxy that sets them: otherwise any client chooses the URL bound into the challenge.
+   */
+  trustProxy?: boolean | undefined
+}
+
+const hostPattern =
+  /^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,62}\.?)*|\[[0-9A-Fa-f:.]{2,45}\])(?::[0-9]{1,5})?$/
+
+function firstValue(value: string | null): string | undefined {
+  const first = value?.split(',')[0]?.trim()
+  return first === '' ? undefined : first
+}
+
+/**
+ * The URL of the paid resource as buyers see it (origin + path, no query): from `publicBaseUrl`
+ * when configured, else from `X-Forwarded-Proto`/`X-Forwarded-Host` when `trustProxy` is on (and
+ * they are well-formed), else the request URL.
+ *
+ * @example
+ * ```ts
+ * resourceUrl(request, { publicBaseUrl: 'https://api.example.com' })
+ * ```
+ */
+export function resourceUrl(
+  request: { readonly url: string; readonly headers: Headers },
+  options: ResourceUrlOptions = {},
+): string {
+  const url = new URL(request.url)
+  if (options.publicBaseUrl !== undefined) {
+    const base = new URL(options.publicBaseUrl)
+    return base.origin + base.pathname.replace(/\/+$/, '') + url.pathname
+  }
+  if (options.trustProxy === true) {
+    const proto = firstValue(request.headers.get('x-forwarded-proto'))?.toLowerCase()
+    const host = firstValue(request.headers.get('x-forwarded-host'))
+    const scheme = proto === 'http' || proto === 'https' ? `${proto}:` : url.protocol
+    const authority = host !== undefined && hostPattern.test(host) ? host : url.host
+    return `${scheme}//${authority}${url.pathname}`
+  }
+  return url.origin + url.pathname
+}

@@ -1,0 +1,119 @@
+/**
+ * Stateless challenge ids: HMAC-SHA256 keys (rotation: the first signs, all verify), the id input
+ * (`mppx`'s `realm|method|intent|request|expires|digest|opaque`), expiry buckets, and constant-time
+ * comparison.
+ *
+ * @module
+ * @internal
+ */
+import { Buffer } from 'node:buffer'
+import { createHmac, timingSafeEqual } from 'node:crypto'
+import { PaymentError } from '../errors.js'
+import { decodeBase64url } from './base64.js'
+
+/** A server secret: a string (its UTF-8 bytes are the key, as in `mppx`) or raw bytes. */
+export type ChallengeSecret = string | Uint8Array
+
+/** Smallest accepted secret, in bytes. */
+export const minSecretBytes = 32
+
+type KeyRing = { readonly snapshot: readonly ChallengeSecret[]; readonly keys: readonly Buffer[] }
+
+const rings = new WeakMap<readonly ChallengeSecret[], KeyRing>()
+
+/**
+ * The validated keys of a secret list, cached per list (re-validated if the list was changed).
+ *
+ * @throws {PaymentError} `invalid_secret` for an empty list or a secret shorter than 32 bytes.
+ */
+export function keyRing(secrets: readonly ChallengeSecret[]): readonly Buffer[] {
+  const cached = rings.get(secrets)
+  if (cached !== undefined && sameList(cached.snapshot, secrets)) return cached.keys
+  if (!Array.isArray(secrets) || secrets.length === 0) {
+    throw new PaymentError('invalid_secret', 'At least one challenge secret is required.')
+  }
+  const keys = secrets.map((secret, index) => {
+    const key =
+      typeof secret === 'string' ? Buffer.from(secret, 'utf8') : Buffer.from(secret as Uint8Array)
+    if (key.length < minSecretBytes) {
+      throw new PaymentError(
+        'invalid_secret',
+        `Challenge secret #${index} is shorter than ${minSecretBytes} bytes.`,
+        { details: { index, minBytes: minSecretBytes } },
+      )
+    }
+    return key
+  })
+  rings.set(secrets, { snapshot: [...secrets], keys })
+  return keys
+}
+
+function sameList(a: readonly ChallengeSecret[], b: readonly ChallengeSecret[]): boolean {
+  if (a.length !== b.length) return false
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false
+  return true
+}
+
+/** HMAC-SHA256 of `input` under `key`. */
+export function mac(key: Buffer, input: string): Buffer {
+  return createHmac('sha256', key).update(input, 'utf8').digest()
+}
+
+/** The id text of a MAC: base64url without padding (43 characters). */
+export function idText(digest: Buffer): string {
+  return digest.toString('base64url')
+}
+
+/** Decodes an id to its 32 MAC bytes, or `undefined` when it cannot be one of ours. */
+export function idBytes(id: string): Buffer | undefined {
+  if (id.length !== 43) return undefined
+  const bytes = decodeBase64url(id)
+  return bytes?.length === 32 ? bytes : undefined
+}
+
+/** Constant-time equality of two 32-byte MACs. */
+export function sameMac(a: Buffer, b: Buffer): boolean {
+  return a.length === b.length && timingSafeEqual(a, b)
+}
+
+/**
+ * Expiry buckets: a challenge issued at `now` for a lifetime of `T` seconds expires at the next
+ * multiple of the bucket size `B = max(1, ceil(T / 4))` at or after `now + T`, so its real lifetime
+ * is between `T` and `T + B`. A verifier that is given only the id (x402) tries the few bucket
+ * boundaries that could be a live expiry: those in `(now, ceil((now + T) / B) * B + B]` — the extra
+ * bucket absorbs clock skew of up to `B` seconds between servers.
+ */
+export function bucketSeconds(lifetimeSeconds: number): number {
+  return Math.max(1, Math.ceil(lifetimeSeconds / 4))
+}
+
+/** The aligned expiry (Unix seconds) of a challenge issued at `nowMs`. */
+export function alignedExpiry(nowMs: number, lifetimeSeconds: number): number {
+  const bucket = bucketSeconds(lifetimeSeconds)
+  return Math.ceil((nowMs / 1000 + lifetimeSeconds) / bucket) * bucket
+}
+
+/**
+ * Candidate expiries to try for an id given alone, newest first: first the live ones, then those
+ * that expired within the last lifetime (to tell "expired" from "never issued").
+ */
+export function candidateExpiries(
+  nowMs: number,
+  lifetimeSeconds: number,
+): { live: number[]; expired: number[] } {
+  const bucket = bucketSeconds(lifetimeSeconds)
+  const newest = alignedExpiry(nowMs, lifetimeSeconds) + bucket
+  const nowSeconds = nowMs / 1000
+  const live: number[] = []
+  const expired: number[] = []
+  for (let e = newest; e > nowSeconds - lifetimeSeconds - bucket; e -= bucket) {
+    if (e > nowSeconds) live.push(e)
+    else expired.push(e)
+  }
+  return { live, expired }
+}
+
+/** RFC 3339 text of a Unix time in whole seconds: `2026-01-01T00:00:00Z`. */
+export function expiryText(unixSeconds: number): string {
+  return new Date(unixSeconds * 1000).toISOString().replace('.000Z', 'Z')
+}
