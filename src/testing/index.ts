@@ -25,3 +25,11 @@ export {
   SUI_TYPE,
   WORMHOLE_USDC_TYPE,
 } from './ledger/state.js'
+export {
+  type StubCall,
+  type StubProvider,
+  type StubUpstreams,
+  type StubUpstreamsOptions,
+  startStubUpstreams,
+  stubReply,
+} from './upstreams/index.js'

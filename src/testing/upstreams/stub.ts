@@ -148,7 +148,12 @@ export async function startStubUpstreams(
     })
     res.writeHead(response.status, out)
     if (response.body) {
-      for await (const chunk of response.body) res.write(chunk)
+      const reader = response.body.getReader()
+      for (;;) {
+        const { done, value } = await reader.read()
+        if (done) break
+        res.write(value)
+      }
     }
     res.end()
   }
