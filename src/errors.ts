@@ -71,12 +71,20 @@ export type ConfigErrorCode =
   | 'invalid_request_body'
   | 'store_error'
 
+/** Codes of answers a paid route gives that are not about the payment itself. */
+export type ServiceErrorCode =
+  /** The request body is over the route's size limit (HTTP 413), checked before any payment. */
+  | 'request_body_too_large'
+  /** The paid call failed after settlement; the payment is refunded (HTTP 500). */
+  | 'call_failed'
+
 /** Every stable error code the library emits. */
 export type PaymentErrorCode =
   | WireErrorCode
   | SettlementErrorCode
   | ClientErrorCode
   | ConfigErrorCode
+  | ServiceErrorCode
 
 /** Default HTTP status of each code. */
 const statusOf: { readonly [K in PaymentErrorCode]: number } = {
@@ -118,6 +126,8 @@ const statusOf: { readonly [K in PaymentErrorCode]: number } = {
   invalid_secret: 500,
   invalid_request_body: 400,
   store_error: 500,
+  request_body_too_large: 413,
+  call_failed: 500,
 }
 
 /** The MPP problem types (`https://paymentauth.org/problems/<type>`). */

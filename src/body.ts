@@ -1,0 +1,115 @@
+/**
+ * Request bodies of paid routes: read once with a size cap, parsed as JSON, and validated BEFORE any
+ * payment is taken, so a request that could never succeed is a 400 (or 413) and costs nothing.
+ *
+ * Validators are Standard Schema v1 objects (zod 4, valibot, arktype … all implement it) or plain
+ * functions.
+ *
+ * @module
+ */
+
+/** A Standard Schema v1 validator (the subset used here). */
+export type StandardSchema = {
+  readonly '~standard': {
+    readonly version: 1
+    readonly validate: (value: unknown) => StandardResult | Promise<StandardResult>
+  }
+}
+type StandardResult =
+  | { readonly value: unknown; readonly issues?: undefined }
+  | {
+      readonly issues: ReadonlyArray<{
+        readonly message: string
+        readonly path?: ReadonlyArray<PropertyKey | { readonly key: PropertyKey }> | undefined
+      }>
+    }
+
+/** The result of validating a body. */
+export type BodyCheck =
+  | { status: 'valid'; body: unknown }
+  | { status: 'invalid'; field: string | null; message: string }
+
+/** A body validator: a Standard Schema, or a function. */
+export type BodyValidator = StandardSchema | ((body: unknown) => BodyCheck | Promise<BodyCheck>)
+
+/** The result of {@link readBody}. */
+export type BodyRead =
+  | { status: 'ok'; body: unknown; text: string }
+  | { status: 'too_large'; limit: number }
+  | { status: 'invalid'; field: string | null; message: string }
+
+/** Default body size limit: 1 MiB. */
+export const defaultMaxBodyBytes = 1024 * 1024
+
+/**
+ * Reads a request's body (from a clone, so the original stays readable), enforcing `maxBytes` on the
+ * declared length and on the bytes actually read, parses it as JSON and validates it.
+ *
+ * @param request - the incoming request (its body is not consumed).
+ * @param validator - schema or function; without one, any JSON (or an empty body) passes.
+ * @param maxBytes - limit in bytes; default {@link defaultMaxBodyBytes}.
+ */
+export async function readBody(
+  request: Request,
+  validator: BodyValidator | undefined,
+  maxBytes = defaultMaxBodyBytes,
+): Promise<BodyRead> {
+  const declared = Number(request.headers.get('content-length') ?? '0')
+  if (declared > maxBytes) return { status: 'too_large', limit: maxBytes }
+  let text = ''
+  if (request.body !== null) {
+    const read = await readCapped(request.clone().body as ReadableStream<Uint8Array>, maxBytes)
+    if (read === undefined) return { status: 'too_large', limit: maxBytes }
+    text = read
+  }
+  let body: unknown
+  if (text.trim() === '') {
+    body = undefined
+  } else {
+    try {
+      body = JSON.parse(text)
+    } catch {
+      return { status: 'invalid', field: null, message: 'The request body is not valid JSON.' }
+    }
+  }
+  if (validator === undefined) return { status: 'ok', body, text }
+  if (body === undefined) {
+    return { status: 'invalid', field: null, message: 'A JSON request body is required.' }
+  }
+  const check = await validate(validator, body)
+  return check.status === 'valid' ? { status: 'ok', body: check.body, text } : check
+}
+
+async function readCapped(
+  stream: ReadableStream<Uint8Array>,
+  maxBytes: number,
+): Promise<string | undefined> {
+  const reader = stream.getReader()
+  const chunks: Uint8Array[] = []
+  let size = 0
+  for (;;) {
+    const { done, value } = await reader.read()
+    if (done) break
+    size += value.byteLength
+    if (size > maxBytes) {
+      await reader.cancel()
+      return undefined
+    }
+    chunks.push(value)
+  }
+  return Buffer.concat(chunks).toString('utf8')
+}
+
+/** Runs a validator and reduces its answer to a {@link BodyCheck} naming the first bad field. */
+export async function validate(validator: BodyValidator, body: unknown): Promise<BodyCheck> {
+  if (typeof validator === 'function') return validator(body)
+  const result = await validator['~standard'].validate(body)
+  if (result.issues === undefined) return { status: 'valid', body: result.value }
+  const issue = result.issues[0]
+  const path = (issue?.path ?? []).map((p) => (typeof p === 'object' ? p.key : p))
+  return {
+    status: 'invalid',
+    field: path.length === 0 ? null : path.map(String).join('.'),
+    message: (issue?.message ?? 'Invalid request body.').slice(0, 300),
+  }
+}

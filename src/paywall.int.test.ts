@@ -1,0 +1,350 @@
+/**
+ * The paywall end to end: a real HTTP server on loopback, the ledger emulator driven by the real
+ * SuiGrpcClient, real keys and signatures, and the memory store.
+ */
+import type { AddressInfo } from 'node:net'
+import { serve } from '@hono/node-server'
+import { SuiGrpcClient } from '@mysten/sui/grpc'
+import { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
+import { toBase64 } from '@mysten/sui/utils'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { z } from 'zod'
+import { createLedger } from './ledger/index.js'
+import { decodeReceipt, parseChallenge, serializeCredential } from './mpp.js'
+import { createPaywall, type PaidRoute, type Paywall } from './paywall.js'
+import { signProof } from './proof.js'
+import { createMemoryStore } from './stores/memory.js'
+import type { PaymentStore } from './stores/types.js'
+import { type StartedLedger, startLedger, WORMHOLE_USDC_TYPE } from './testing/index.js'
+import { buildCoinTransfer, buildGaslessTransfer } from './testing/ledger/testHelpers.js'
+import {
+  decodeXPaymentResponse,
+  encodeXPayment,
+  parsePaymentRequired,
+  x402Headers,
+} from './x402.js'
+
+const secret = 'a-challenge-secret-of-at-least-32-bytes!'
+let chain: StartedLedger
+let client: SuiGrpcClient
+let store: PaymentStore
+let paywall: Paywall
+let base: string
+let close: () => void
+let clock = Date.now()
+const seller = new Ed25519Keypair().toSuiAddress()
+const stranger = new Ed25519Keypair().toSuiAddress()
+let calls = 0
+
+const routes: Record<string, PaidRoute> = {
+  '/paid': { price: '0.02', description: 'a paid answer' },
+  '/dear': { price: '0.10' },
+  '/echo': { price: '0.02', body: z.object({ text: z.string().max(100) }) },
+  '/boom': { price: '0.02' },
+}
+
+beforeAll(async () => {
+  chain = await startLedger()
+  client = new SuiGrpcClient({ network: 'mainnet', baseUrl: chain.url })
+  store = createMemoryStore()
+  paywall = createPaywall({
+    payTo: seller,
+    ledger: createLedger({ url: chain.url }),
+    store,
+    secrets: [secret],
+    now: () => clock,
+  })
+  const handlers = Object.fromEntries(
+    Object.entries(routes).map(([path, route]) => [
+      path,
+      paywall.protect(route, async (_request, paid) => {
+        calls++
+        if (path === '/boom') throw new Error('upstream failed')
+        return Response.json({ ok: true, path, body: paid.body ?? null })
+      }),
+    ]),
+  )
+  const server = serve({
+    port: 0,
+    hostname: '127.0.0.1',
+    fetch: (request) => {
+      const handler = handlers[new URL(request.url).pathname]
+      return handler ? handler(request) : new Response('not found', { status: 404 })
+    },
+  })
+  await new Promise((resolve) => server.once('listening', resolve))
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  close = () => server.close()
+})
+
+afterAll(async () => {
+  close?.()
+  await chain?.stop()
+})
+
+async function challengeFor(path: string, init: RequestInit = {}) {
+  const response = await fetch(base + path, { method: 'POST', ...init })
+  expect(response.status).toBe(402)
+  const body = parsePaymentRequired(await response.json())
+  const mpp = parseChallenge(response.headers.get('www-authenticate') ?? '')
+  return { requirement: body.accepts[0]!, mpp, response }
+}
+
+type Form = 'coin' | 'gasless'
+async function signedPayment(
+  payer: Ed25519Keypair,
+  options: { to?: string; amount?: bigint; coinType?: string; form?: Form } = {},
+) {
+  const common = {
+    payer,
+    to: options.to ?? seller,
+    amount: options.amount ?? 20_000n,
+    coinType: options.coinType ?? chain.usdcType,
+  }
+  const bytes =
+    options.form === 'gasless'
+      ? await buildGaslessTransfer({ ...common, chainId: chain.chainId })
+      : await buildCoinTransfer({ ...common, client })
+  const { signature } = await payer.signTransaction(bytes)
+  return { transaction: toBase64(bytes), signature, bytes }
+}
+
+async function payX402(
+  path: string,
+  payer: Ed25519Keypair,
+  options: Parameters<typeof signedPayment>[1] & { challengeId?: string; body?: string } = {},
+) {
+  const { requirement } = await challengeFor(path, bodyInit(options.body))
+  const payment = await signedPayment(payer, options)
+  const header = encodeXPayment({
+    payload: {
+      challengeId: options.challengeId ?? (requirement.extra?.challengeId as string),
+      transaction: payment.transaction,
+      signature: payment.signature,
+    },
+  })
+  return { header, response: await postWith(path, { [x402Headers.payment]: header }, options.body) }
+}
+
+function bodyInit(body: string | undefined): RequestInit {
+  return body === undefined ? {} : { body, headers: { 'content-type': 'application/json' } }
+}
+
+function postWith(path: string, headers: Record<string, string>, body?: string) {
+  const init = bodyInit(body)
+  return fetch(base + path, {
+    method: 'POST',
+    ...init,
+    headers: { ...(init.headers as Record<string, string>), ...headers },
+  })
+}
+
+async function codeOf(response: Response): Promise<string | undefined> {
+  expect(response.status).toBe(402)
+  return ((await response.json()) as { code?: string }).code
+}
+
+async function usdcOf(address: string): Promise<bigint> {
+  const { balance } = await client.core.getBalance({ owner: address, coinType: chain.usdcType })
+  return BigInt(balance.balance)
+}
+
+describe('paywall over the ledger emulator', () => {
+  it('answers an unpaid request with one 402 in both dialects', async () => {
+    const { requirement, mpp, response } = await challengeFor('/paid')
+    expect(response.headers.get('cache-control')).toBe('no-store')
+    expect(requirement).toMatchObject({
+      scheme: 'exact',
+      network: 'sui:mainnet',
+      maxAmountRequired: '20000',
+      payTo: seller,
+      resource: `${base}/paid`,
+    })
+    expect(mpp.id).toBe(requirement.extra?.challengeId)
+  })
+
+  it.each<Form>(['coin', 'gasless'])('serves a %s-form x402 payment once', async (form) => {
+    const payer = chain.createTestWallet({
+      usdc: '1',
+      into: form === 'gasless' ? 'addressBalance' : 'coin',
+    })
+    const before = await usdcOf(seller)
+    const { header, response } = await payX402('/paid', payer, { form })
+    expect(response.status).toBe(200)
+    expect(await response.json()).toMatchObject({ ok: true })
+    const receipt = decodeXPaymentResponse(response.headers.get(x402Headers.paymentResponse) ?? '')
+    expect(receipt).toMatchObject({
+      success: true,
+      network: 'sui:mainnet',
+      payer: payer.toSuiAddress(),
+    })
+    expect(await usdcOf(seller)).toBe(before + 20_000n)
+    const onChain = await client.core.getTransaction({ digest: receipt.transaction })
+    expect(onChain.$kind).toBe('Transaction')
+    expect((await store.get(receipt.transaction))?.state).toBe('served')
+
+    const replay = await postWith('/paid', { [x402Headers.payment]: header })
+    expect(await codeOf(replay)).toBe('replay')
+    expect(await usdcOf(seller)).toBe(before + 20_000n)
+  })
+
+  it('serves an MPP payment: the buyer submits, sends digest and proof', async () => {
+    const payer = chain.createTestWallet({ usdc: '1' })
+    const { mpp } = await challengeFor('/paid')
+    const payment = await signedPayment(payer)
+    const executed = await client.core.executeTransaction({
+      transaction: payment.bytes,
+      signatures: [payment.signature],
+    })
+    const digest = executed.Transaction?.digest ?? ''
+    const proof = await signProof(payer, {
+      realm: mpp.realm,
+      challengeId: mpp.id,
+      amount: '20000',
+      currency: chain.usdcType,
+      recipient: seller,
+      digest,
+    })
+    const authorization = serializeCredential({
+      challenge: mpp,
+      payload: { digest, signature: proof },
+    })
+    const response = await postWith('/paid', { authorization })
+    expect(response.status).toBe(200)
+    const receipt = decodeReceipt(response.headers.get('payment-receipt') ?? '')
+    expect(receipt).toMatchObject({ status: 'success', method: 'sui', reference: digest })
+
+    expect(await codeOf(await postWith('/paid', { authorization }))).toBe('replay')
+  })
+
+  it('refuses an MPP digest presented with someone else’s proof, and one that paid someone else', async () => {
+    const payer = chain.createTestWallet({ usdc: '1' })
+    const { mpp } = await challengeFor('/paid')
+    const credentialFor = async (bytes: Uint8Array, signature: string, prover: Ed25519Keypair) => {
+      const executed = await client.core.executeTransaction({
+        transaction: bytes,
+        signatures: [signature],
+      })
+      const digest = executed.Transaction?.digest ?? ''
+      const proof = await signProof(prover, {
+        realm: mpp.realm,
+        challengeId: mpp.id,
+        amount: '20000',
+        currency: chain.usdcType,
+        recipient: seller,
+        digest,
+      })
+      return serializeCredential({ challenge: mpp, payload: { digest, signature: proof } })
+    }
+    const paid = await signedPayment(payer)
+    const thief = await credentialFor(paid.bytes, paid.signature, new Ed25519Keypair())
+    expect(await codeOf(await postWith('/paid', { authorization: thief }))).toBe('signer_mismatch')
+
+    const elsewhere = await signedPayment(payer, { to: stranger })
+    const wrong = await credentialFor(elsewhere.bytes, elsewhere.signature, payer)
+    expect(await codeOf(await postWith('/paid', { authorization: wrong }))).toBe('wrong_recipient')
+  })
+
+  it.each([
+    ['underpaid', { amount: 19_999n }, 'insufficient_amount'],
+    ['paid to someone else', { to: stranger }, 'wrong_recipient'],
+  ] as const)('rejects an x402 payment %s without serving it', async (_name, options, code) => {
+    const payer = chain.createTestWallet({ usdc: '1' })
+    const before = calls
+    const { response } = await payX402('/paid', payer, options)
+    expect(await codeOf(response)).toBe(code)
+    expect(calls).toBe(before)
+  })
+
+  it('rejects wUSDC where USDC is required, after settlement shows the asset', async () => {
+    const payer = chain.createTestWallet({
+      usdc: '0',
+      extra: { coinType: WORMHOLE_USDC_TYPE, amount: 1_000_000n },
+    })
+    const before = calls
+    const { response } = await payX402('/paid', payer, { coinType: WORMHOLE_USDC_TYPE })
+    expect(await codeOf(response)).toBe('wrong_asset')
+    expect(calls).toBe(before)
+  })
+
+  it('rejects a bad signature and a signature by someone other than the sender', async () => {
+    const payer = chain.createTestWallet({ usdc: '1' })
+    const { requirement } = await challengeFor('/paid')
+    const payment = await signedPayment(payer)
+    const other = await new Ed25519Keypair().signTransaction(payment.bytes)
+    const tampered = Buffer.from(payment.signature, 'base64')
+    tampered[5] = (tampered[5] ?? 0) ^ 1
+    for (const [signature, code] of [
+      [tampered.toString('base64'), 'invalid_signature'],
+      [other.signature, 'signer_mismatch'],
+    ] as const) {
+      const header = encodeXPayment({
+        payload: {
+          challengeId: requirement.extra?.challengeId as string,
+          transaction: payment.transaction,
+          signature,
+        },
+      })
+      expect(await codeOf(await postWith('/paid', { [x402Headers.payment]: header }))).toBe(code)
+    }
+  })
+
+  it('rejects an expired challenge and a challenge issued for another route', async () => {
+    const payer = chain.createTestWallet({ usdc: '1' })
+    const { requirement } = await challengeFor('/dear')
+    const cheap = await payX402('/paid', payer, {
+      challengeId: requirement.extra?.challengeId as string,
+    })
+    expect(await codeOf(cheap.response)).toBe('invalid_challenge')
+
+    const { requirement: old } = await challengeFor('/paid')
+    clock += 100_000
+    try {
+      const late = await payX402('/paid', payer, { challengeId: old.extra?.challengeId as string })
+      expect(await codeOf(late.response)).toBe('challenge_expired')
+    } finally {
+      clock -= 100_000
+    }
+  })
+
+  it('rejects a transaction that fails on chain, and serves nothing', async () => {
+    const payer = chain.createTestWallet({ usdc: '0.01' })
+    const before = calls
+    // The coin holds 0.01 USDC; splitting 0.02 from it aborts on chain (gas is still charged).
+    const { response } = await payX402('/paid', payer, { amount: 20_000n })
+    expect(await codeOf(response)).toBe('transaction_failed')
+    expect(calls).toBe(before)
+  })
+
+  it('validates the body before any payment: 400 names the field, nothing charged', async () => {
+    const response = await fetch(`${base}/echo`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', [x402Headers.payment]: 'not even base64!' },
+      body: JSON.stringify({ text: 42 }),
+    })
+    expect(response.status).toBe(400)
+    expect(await response.json()).toMatchObject({ code: 'invalid_request_body', field: 'text' })
+    const payer = chain.createTestWallet({ usdc: '1' })
+    const ok = await payX402('/echo', payer, { body: JSON.stringify({ text: 'hi' }) })
+    expect(ok.response.status).toBe(200)
+    expect(await ok.response.json()).toMatchObject({ body: { text: 'hi' } })
+  })
+
+  it('answers a malformed payment header with a 402 and a reason, never a 500', async () => {
+    for (const header of ['%%%', 'e30=', Buffer.from('{"x402Version":1}').toString('base64')]) {
+      const response = await postWith('/paid', { [x402Headers.payment]: header })
+      expect(response.status).toBe(402)
+      expect((await response.json()) as object).toHaveProperty('accepts')
+    }
+    const mpp = await postWith('/paid', { authorization: 'Payment !!!' })
+    expect(await codeOf(mpp)).toBe('malformed_credential')
+  })
+
+  it('owes a refund when the paid handler fails', async () => {
+    const payer = chain.createTestWallet({ usdc: '1' })
+    const { response } = await payX402('/boom', payer)
+    expect(response.status).toBe(500)
+    const due = await store.listRefundsDue()
+    expect(due.map((r) => r.settlement?.payer)).toContain(payer.toSuiAddress())
+  })
+})

@@ -1,0 +1,548 @@
+/**
+ * The paywall engine: the one place where a request meets a price. Framework-neutral (Web-standard
+ * `Request`/`Response`); the Express, Koa and Hono adapters only translate to and from it.
+ *
+ * ```
+ * handle(request, route)
+ *   body invalid for the route ─▶ 400/413, nothing charged
+ *   no credential ─▶ 402 (x402 body + WWW-Authenticate: Payment, one challenge id)
+ *   X-PAYMENT ─▶ decode ─▶ challenge bound to these terms ─▶ settleX402
+ *   Authorization: Payment ─▶ decode ─▶ challenge HMAC + expiry ─▶ settleMpp
+ *   bad payment of any kind ─▶ 402 with the reason (never a 500), nothing served
+ *   settled ─▶ { status: 'paid', headers, complete() }
+ * complete({ status }) ─▶ served | refund_due (handler threw, 5xx, or a status the route marks failed)
+ * ```
+ *
+ * @module
+ */
+import { type BodyValidator, defaultMaxBodyBytes, readBody } from './body.js'
+import {
+  buildChallenge,
+  type ChallengeSecret,
+  prepareTerms,
+  type RouteTerms,
+  resourceUrl,
+  verifyChallenge,
+} from './challenge.js'
+import { isPaymentError, PaymentError } from './errors.js'
+import { type PriceInput, parseAmount } from './money.js'
+import { encodeReceipt, mppHeaders, parseCredential, suiChargePayload } from './mpp.js'
+import { classifyRequest, type Offer } from './negotiate.js'
+import { normalizeTerms, type PrecheckOptions } from './precheck.js'
+import {
+  type SettleContext,
+  type SettlementLedger,
+  type SettlementResult,
+  type SettlementTerms,
+  settleMpp,
+  settleX402,
+} from './settle.js'
+import type { PaymentDialect, PaymentStore } from './stores/types.js'
+import { decodeXPayment, encodeXPaymentResponse, x402Headers } from './x402.js'
+
+/** A priced route. */
+export type PaidRoute = {
+  /** Price: `"0.02"`, `"$0.02"` or base units as a bigint. */
+  price: PriceInput
+  /** Human description published in the challenge. */
+  description?: string | undefined
+  /** MIME type of the paid response; default `application/json`. */
+  mimeType?: string | undefined
+  /** Seconds a challenge stays valid; default 60. */
+  maxTimeoutSeconds?: number | undefined
+  /** Request body validator (Standard Schema or function). Checked before any payment. */
+  body?: BodyValidator | undefined
+  /** Body size limit in bytes; default the paywall's `maxBodyBytes`. */
+  maxBodyBytes?: number | undefined
+  /** JSON Schema of the paid response, published as `outputSchema`. */
+  outputSchema?: Record<string, unknown> | undefined
+  /**
+   * Which handler statuses count as a failed call (refunded). Default: 500 and above. A 4xx after
+   * payment is served: the seller decided it (list it here to refund it instead).
+   */
+  failedStatuses?: readonly number[] | ((status: number) => boolean) | undefined
+}
+
+/** What is known about a payment that was accepted. */
+export type PaymentInfo = {
+  dialect: PaymentDialect
+  /** The settlement digest (computed by the server). */
+  digest: string
+  payer: string
+  /** Base units that arrived. */
+  amount: bigint
+  /** The resource URL the payment was for. */
+  resource: string
+  /** True when a settled-but-never-served payment is being served now (once). */
+  resumed: boolean
+}
+
+/** How a paid call ended, as told to {@link PaidDecision.complete}. */
+export type CallOutcome = { status: number } | { error: unknown }
+
+/** The engine's answer for one request. */
+export type Decision =
+  /** Answer with this response (400, 402, 413, 503); the handler does not run. */
+  | { status: 'respond'; response: Response }
+  /** Paid: run the handler, set `headers` on its response, then call `complete` exactly once. */
+  | PaidDecision
+
+/** A paid request. */
+export type PaidDecision = {
+  status: 'paid'
+  payment: PaymentInfo
+  /** The parsed, validated body (when the route has a validator), else the parsed JSON if any. */
+  body: unknown
+  /**
+   * Success headers for a response with this status: `X-PAYMENT-RESPONSE` (x402, on every served
+   * response: the buyer paid and should know the digest) or `Payment-Receipt` (MPP, on 2xx only, as
+   * the MPP rules say). Set them before the first byte is sent.
+   */
+  headersFor(status: number): Readonly<Record<string, string>>
+  /** Whether `outcome` counts as a failed call for this route. */
+  isFailure(outcome: CallOutcome): boolean
+  /** Records the outcome: `served`, or `refund_due` (and the refund worker is woken). Idempotent. */
+  complete(outcome: CallOutcome): Promise<'served' | 'refund_due'>
+}
+
+/** Events for logs and metrics. Never carry secrets or full headers. */
+export type PaywallEvent =
+  | { type: 'challenged'; resource: string }
+  | { type: 'invalid_body'; resource: string; field: string | null }
+  | { type: 'rejected'; resource: string; dialect: PaymentDialect; code: string }
+  | { type: 'pending'; resource: string; digest: string }
+  | { type: 'settled'; resource: string; payment: PaymentInfo }
+  | { type: 'served'; payment: PaymentInfo }
+  | { type: 'refund_due'; payment: PaymentInfo; reason: string }
+
+/** Options of {@link createPaywall}. */
+export type PaywallOptions = {
+  /** The seller's Sui address that receives payments. */
+  payTo: string
+  /** Network; default `sui:mainnet`. */
+  network?: string | undefined
+  /** Coin type; default the USDC of `network`. */
+  asset?: string | undefined
+  ledger: SettlementLedger
+  store: PaymentStore
+  /**
+   * Challenge HMAC secrets, each ≥ 32 bytes; the first signs, all verify (rotation). Security: anyone
+   * holding a secret can mint challenges; keep them out of logs and source control.
+   */
+  secrets: readonly ChallengeSecret[]
+  /** MPP realm; default the host of the resource URL. */
+  realm?: string | undefined
+  /** Public base URL used for `resource` (recommended behind proxies). */
+  publicBaseUrl?: string | undefined
+  /**
+   * Believe `X-Forwarded-Proto`/`-Host` for `resource`. Default false. Security: only behind a proxy
+   * that overwrites them; otherwise clients choose the URL bound into their challenge.
+   */
+  trustProxy?: boolean | undefined
+  /** Dialects offered: `both` (default), `x402` or `mpp`. */
+  offer?: Offer | undefined
+  /** Offline pre-check options (transaction forms, size). */
+  precheck?: PrecheckOptions | undefined
+  /** Default body size limit; default 1 MiB. */
+  maxBodyBytes?: number | undefined
+  /** Woken (not awaited) after a refund becomes due. */
+  refunder?: { runOnce(): Promise<unknown> } | undefined
+  /** Observes what happens (logs, metrics). Errors thrown here are ignored. */
+  onEvent?: ((event: PaywallEvent) => void) | undefined
+  /** Settlement step hook (tests; see `SettleContext.onStep`). */
+  onSettleStep?: SettleContext['onStep']
+  /** Clock in ms; default `Date.now`. */
+  now?: (() => number) | undefined
+}
+
+/** The paywall engine. */
+export type Paywall = {
+  /** Decides what to do with a request for a priced route. Never throws for bad input. */
+  handle(request: Request, route: PaidRoute): Promise<Decision>
+  /**
+   * Wraps a Web-standard handler: `(request) => Response`, paid. The success header is set on the
+   * handler's response, and a streamed body is passed through as it comes; the outcome is recorded
+   * when the body finishes (an error mid-stream is a failed call, refunded).
+   */
+  protect(
+    route: PaidRoute,
+    handler: (request: Request, paid: PaidDecision) => Response | Promise<Response>,
+  ): (request: Request) => Promise<Response>
+  /** The options, as resolved. */
+  readonly options: Readonly<PaywallOptions>
+}
+
+type PreparedRoute = { price: bigint; base: Omit<RouteTerms, 'resource'> }
+
+const defaultFailed = (status: number) => status >= 500
+
+/**
+ * Creates the engine.
+ *
+ * @example
+ * ```ts
+ * const paywall = createPaywall({ payTo, ledger, store, secrets: [process.env.CHALLENGE_SECRET!] })
+ * const handler = paywall.protect({ price: '0.02' }, () => Response.json({ ok: true }))
+ * ```
+ */
+export function createPaywall(options: PaywallOptions): Paywall {
+  const routes = new WeakMap<PaidRoute, PreparedRoute>()
+  const termsCache = new Map<string, RouteTerms>()
+  const now = options.now ?? Date.now
+  const emit = (event: PaywallEvent) => {
+    try {
+      options.onEvent?.(event)
+    } catch {
+      // Observers must not break payments.
+    }
+  }
+
+  function prepared(route: PaidRoute): PreparedRoute {
+    let p = routes.get(route)
+    if (p === undefined) {
+      const price = parseAmount(route.price)
+      p = {
+        price,
+        base: {
+          price,
+          payTo: options.payTo,
+          ...(options.asset === undefined ? {} : { asset: options.asset }),
+          ...(options.network === undefined ? {} : { network: options.network }),
+          ...(route.description === undefined ? {} : { description: route.description }),
+          ...(route.mimeType === undefined ? {} : { mimeType: route.mimeType }),
+          ...(route.maxTimeoutSeconds === undefined
+            ? {}
+            : { maxTimeoutSeconds: route.maxTimeoutSeconds }),
+          ...(route.outputSchema === undefined ? {} : { outputSchema: route.outputSchema }),
+        },
+      }
+      prepareTerms({ ...p.base, resource: 'http://localhost/' }, { realm: options.realm })
+      routes.set(route, p)
+    }
+    return p
+  }
+
+  /** Terms objects are cached per (route, resource) so that challenge precomputation is reused. */
+  function termsFor(route: PaidRoute, resource: string): RouteTerms {
+    const p = prepared(route)
+    const key = `${p.price}|${route.description ?? ''}|${route.maxTimeoutSeconds ?? ''}|${resource}`
+    let terms = termsCache.get(key)
+    if (terms === undefined) {
+      if (termsCache.size >= 1024) termsCache.delete(termsCache.keys().next().value as string)
+      terms = { ...p.base, resource }
+      termsCache.set(key, terms)
+    }
+    return terms
+  }
+
+  function challenge(
+    terms: RouteTerms,
+    error?: PaymentError,
+    extraHeaders?: HeadersInit,
+  ): Response {
+    if (error !== undefined && error.status !== 402) {
+      const headers = new Headers(extraHeaders)
+      headers.set('Content-Type', 'application/problem+json')
+      headers.set('Cache-Control', 'no-store')
+      return new Response(JSON.stringify(error.toProblem()), { status: error.status, headers })
+    }
+    const pieces = buildChallenge(terms, {
+      secrets: options.secrets,
+      realm: options.realm,
+      now: now(),
+      offer: options.offer,
+      error,
+    })
+    const headers = new Headers(pieces.headers)
+    if (extraHeaders !== undefined) {
+      for (const [name, value] of new Headers(extraHeaders)) headers.set(name, value)
+    }
+    return new Response(pieces.bodyText, { status: 402, headers })
+  }
+
+  async function settle(request: Request, terms: RouteTerms): Promise<SettlementResult> {
+    const p = prepareTerms(terms, { realm: options.realm })
+    const settlementTerms: SettlementTerms = {
+      ...normalizeTerms({ payTo: p.payTo, asset: p.asset, amount: p.price }),
+      network: p.network,
+      resource: p.resource,
+    }
+    const context: SettleContext = {
+      ledger: options.ledger,
+      store: options.store,
+      precheck: options.precheck,
+      onStep: options.onSettleStep,
+    }
+    const presented = classifyRequest(request)
+    const offer = options.offer ?? 'both'
+    if (presented.dialect === 'x402') {
+      if (offer === 'mpp')
+        return refused('unsupported_scheme', 'This route takes MPP payments only.')
+      const payment = decodeXPayment(presented.header)
+      if (payment.network !== p.network) {
+        return refused('unsupported_network', `This route is paid on ${p.network}.`)
+      }
+      const verdict = verifyChallenge({
+        id: payment.payload.challengeId,
+        terms: p,
+        secrets: options.secrets,
+        now: now(),
+      })
+      if (verdict.status !== 'valid') return { status: 'rejected', error: verdict.error }
+      return settleX402(payment.payload, settlementTerms, context)
+    }
+    if (offer === 'x402')
+      return refused('method_unsupported', 'This route takes x402 payments only.')
+    const credential = parseCredential(presented.dialect === 'mpp' ? presented.header : '')
+    const payload = suiChargePayload(credential)
+    const verdict = verifyChallenge({
+      id: credential.challenge.id,
+      terms: p,
+      secrets: options.secrets,
+      now: now(),
+      expires: credential.challenge.expires,
+      realm: p.realm,
+    })
+    if (verdict.status !== 'valid') return { status: 'rejected', error: verdict.error }
+    return settleMpp(
+      {
+        digest: payload.digest,
+        signature: payload.signature,
+        proof: {
+          realm: p.realm,
+          challengeId: credential.challenge.id,
+          amount: p.amount,
+          currency: p.asset,
+          recipient: p.payTo,
+        },
+      },
+      settlementTerms,
+      context,
+    )
+  }
+
+  async function handle(request: Request, route: PaidRoute): Promise<Decision> {
+    const resource = resourceUrl(request, {
+      publicBaseUrl: options.publicBaseUrl,
+      trustProxy: options.trustProxy,
+    })
+    const terms = termsFor(route, resource)
+    const read = await readBody(
+      request,
+      route.body,
+      route.maxBodyBytes ?? options.maxBodyBytes ?? defaultMaxBodyBytes,
+    )
+    if (read.status === 'too_large') {
+      return respond(
+        problem(
+          413,
+          'Payload Too Large',
+          `The request body is over ${read.limit} bytes.`,
+          'request_body_too_large',
+        ),
+      )
+    }
+    if (read.status === 'invalid') {
+      emit({ type: 'invalid_body', resource, field: read.field })
+      return respond(
+        problem(400, 'Bad Request', read.message, 'invalid_request_body', { field: read.field }),
+      )
+    }
+    const presented = classifyRequest(request)
+    if (presented.dialect === 'none') {
+      emit({ type: 'challenged', resource })
+      return respond(challenge(terms))
+    }
+    let result: SettlementResult
+    try {
+      result = await settle(request, terms)
+    } catch (error) {
+      if (!isPaymentError(error)) throw error
+      result = { status: 'rejected', error }
+    }
+    if (result.status === 'rejected') {
+      emit({ type: 'rejected', resource, dialect: presented.dialect, code: result.error.code })
+      return respond(challenge(terms, result.error))
+    }
+    if (result.status === 'pending') {
+      emit({ type: 'pending', resource, digest: result.digest })
+      return respond(challenge(terms, result.error, { 'Retry-After': '2' }))
+    }
+    const network = prepareTerms(terms, { realm: options.realm }).network
+    const payment: PaymentInfo = {
+      dialect: result.dialect,
+      digest: result.digest,
+      payer: result.payer,
+      amount: result.amount,
+      resource,
+      resumed: result.resumed,
+    }
+    emit({ type: 'settled', resource, payment })
+    return paid(payment, route, read.body, network)
+  }
+
+  function paid(
+    payment: PaymentInfo,
+    route: PaidRoute,
+    body: unknown,
+    network: string,
+  ): PaidDecision {
+    const success: Record<string, string> =
+      payment.dialect === 'x402'
+        ? {
+            [x402Headers.paymentResponse]: encodeXPaymentResponse({
+              success: true,
+              transaction: payment.digest,
+              network,
+              payer: payment.payer,
+            }),
+          }
+        : {
+            [mppHeaders.paymentReceipt]: encodeReceipt({
+              status: 'success',
+              method: 'sui',
+              timestamp: new Date(now()).toISOString(),
+              reference: payment.digest,
+            }),
+          }
+    const none: Record<string, string> = {}
+    const headersFor = (status: number) =>
+      payment.dialect === 'mpp' && (status < 200 || status > 299) ? none : success
+    const failed = route.failedStatuses
+    const isFailure = (outcome: CallOutcome) =>
+      'error' in outcome ||
+      (typeof failed === 'function'
+        ? failed(outcome.status)
+        : failed !== undefined
+          ? failed.includes(outcome.status) || defaultFailed(outcome.status)
+          : defaultFailed(outcome.status))
+    let completion: Promise<'served' | 'refund_due'> | undefined
+    return {
+      status: 'paid',
+      payment,
+      body,
+      headersFor,
+      isFailure,
+      complete(outcome) {
+        completion ??= (async () => {
+          if (!isFailure(outcome)) {
+            await options.store.served(payment.digest)
+            emit({ type: 'served', payment })
+            return 'served' as const
+          }
+          const reason =
+            'error' in outcome ? 'the handler failed' : `the handler answered ${outcome.status}`
+          await options.store.oweRefund(payment.digest, reason)
+          emit({ type: 'refund_due', payment, reason })
+          void options.refunder?.runOnce().catch(() => {})
+          return 'refund_due' as const
+        })()
+        return completion
+      },
+    }
+  }
+
+  function protect(
+    route: PaidRoute,
+    handler: (request: Request, paid: PaidDecision) => Response | Promise<Response>,
+  ): (request: Request) => Promise<Response> {
+    return async (request) => {
+      const decision = await handle(request, route)
+      if (decision.status === 'respond') return decision.response
+      let response: Response
+      try {
+        response = await handler(request, decision)
+      } catch (error) {
+        await decision.complete({ error })
+        return new Response(JSON.stringify(failedCallProblem()), {
+          status: 500,
+          headers: { 'Content-Type': 'application/problem+json' },
+        })
+      }
+      return finishResponse(response, decision)
+    }
+  }
+
+  return { handle, protect, options }
+}
+
+/**
+ * Puts the success headers on a handler's response and records the outcome when its body is done:
+ * immediately for a bodiless or failed response, at the end of the stream otherwise (an error while
+ * streaming is a failed call, refunded; a buyer who hangs up mid-stream was served). Bytes pass
+ * through as they come, unbuffered.
+ */
+export function finishResponse(response: Response, decision: PaidDecision): Response {
+  const outcome = { status: response.status }
+  const headers = new Headers(response.headers)
+  const init = { status: response.status, statusText: response.statusText, headers }
+  if (decision.isFailure(outcome) || response.body === null) {
+    void decision.complete(outcome).catch(() => {})
+    if (!decision.isFailure(outcome)) setAll(headers, decision.headersFor(response.status))
+    return new Response(response.body, init)
+  }
+  setAll(headers, decision.headersFor(response.status))
+  const reader = response.body.getReader()
+  const body = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      try {
+        const { done, value } = await reader.read()
+        if (done) {
+          controller.close()
+          void decision.complete(outcome).catch(() => {})
+        } else {
+          controller.enqueue(value)
+        }
+      } catch (error) {
+        void decision.complete({ error }).catch(() => {})
+        controller.error(error)
+      }
+    },
+    cancel(reason) {
+      void decision.complete(outcome).catch(() => {})
+      return reader.cancel(reason)
+    },
+  })
+  return new Response(body, init)
+}
+
+function setAll(headers: Headers, values: Readonly<Record<string, string>>): void {
+  for (const [name, value] of Object.entries(values)) headers.set(name, value)
+}
+
+function respond(response: Response): Decision {
+  return { status: 'respond', response }
+}
+
+function refused(
+  code: 'unsupported_scheme' | 'unsupported_network' | 'method_unsupported',
+  message: string,
+): SettlementResult {
+  return { status: 'rejected', error: new PaymentError(code, message) }
+}
+
+function problem(
+  status: number,
+  title: string,
+  detail: string,
+  code: string,
+  extra: Record<string, unknown> = {},
+): Response {
+  return new Response(
+    JSON.stringify({ type: 'about:blank', title, status, detail, code, ...extra }),
+    {
+      status,
+      headers: { 'Content-Type': 'application/problem+json', 'Cache-Control': 'no-store' },
+    },
+  )
+}
+
+function failedCallProblem() {
+  return {
+    type: 'about:blank',
+    title: 'Internal Server Error',
+    status: 500,
+    detail: 'The paid call failed; the payment will be refunded.',
+    code: 'call_failed',
+  }
+}
