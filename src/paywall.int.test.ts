@@ -6,17 +6,20 @@ import type { AddressInfo } from 'node:net'
 import { serve } from '@hono/node-server'
 import { SuiGrpcClient } from '@mysten/sui/grpc'
 import { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
-import { toBase64 } from '@mysten/sui/utils'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { z } from 'zod'
 import { createLedger } from './ledger/index.js'
-import { decodeReceipt, parseChallenge, serializeCredential } from './mpp.js'
+import { decodeReceipt, parseChallenge } from './mpp.js'
 import { createPaywall, type PaidRoute, type Paywall } from './paywall.js'
-import { signProof } from './proof.js'
 import { createMemoryStore } from './stores/memory.js'
 import type { PaymentStore } from './stores/types.js'
 import { type StartedLedger, startLedger, WORMHOLE_USDC_TYPE } from './testing/index.js'
-import { buildCoinTransfer, buildGaslessTransfer } from './testing/ledger/testHelpers.js'
+import {
+  mppAuthorization,
+  signTestPayment,
+  type TestPaymentOptions,
+  x402PaymentHeader,
+} from './testing/payments.js'
 import {
   decodeXPaymentResponse,
   encodeXPayment,
@@ -91,38 +94,14 @@ async function challengeFor(path: string, init: RequestInit = {}) {
 }
 
 type Form = 'coin' | 'gasless'
-async function signedPayment(
-  payer: Ed25519Keypair,
-  options: { to?: string; amount?: bigint; coinType?: string; form?: Form } = {},
-) {
-  const common = {
-    payer,
-    to: options.to ?? seller,
-    amount: options.amount ?? 20_000n,
-    coinType: options.coinType ?? chain.usdcType,
-  }
-  const bytes =
-    options.form === 'gasless'
-      ? await buildGaslessTransfer({ ...common, chainId: chain.chainId })
-      : await buildCoinTransfer({ ...common, client })
-  const { signature } = await payer.signTransaction(bytes)
-  return { transaction: toBase64(bytes), signature, bytes }
-}
 
 async function payX402(
   path: string,
   payer: Ed25519Keypair,
-  options: Parameters<typeof signedPayment>[1] & { challengeId?: string; body?: string } = {},
+  options: TestPaymentOptions & { body?: string } = {},
 ) {
   const { requirement } = await challengeFor(path, bodyInit(options.body))
-  const payment = await signedPayment(payer, options)
-  const header = encodeXPayment({
-    payload: {
-      challengeId: options.challengeId ?? (requirement.extra?.challengeId as string),
-      transaction: payment.transaction,
-      signature: payment.signature,
-    },
-  })
+  const header = await x402PaymentHeader(client, payer, requirement, options)
   return { header, response: await postWith(path, { [x402Headers.payment]: header }, options.body) }
 }
 
@@ -191,24 +170,7 @@ describe('paywall over the ledger emulator', () => {
   it('serves an MPP payment: the buyer submits, sends digest and proof', async () => {
     const payer = chain.createTestWallet({ usdc: '1' })
     const { mpp } = await challengeFor('/paid')
-    const payment = await signedPayment(payer)
-    const executed = await client.core.executeTransaction({
-      transaction: payment.bytes,
-      signatures: [payment.signature],
-    })
-    const digest = executed.Transaction?.digest ?? ''
-    const proof = await signProof(payer, {
-      realm: mpp.realm,
-      challengeId: mpp.id,
-      amount: '20000',
-      currency: chain.usdcType,
-      recipient: seller,
-      digest,
-    })
-    const authorization = serializeCredential({
-      challenge: mpp,
-      payload: { digest, signature: proof },
-    })
+    const { authorization, digest } = await mppAuthorization(client, payer, mpp)
     const response = await postWith('/paid', { authorization })
     expect(response.status).toBe(200)
     const receipt = decodeReceipt(response.headers.get('payment-receipt') ?? '')
@@ -220,29 +182,14 @@ describe('paywall over the ledger emulator', () => {
   it('refuses an MPP digest presented with someone else’s proof, and one that paid someone else', async () => {
     const payer = chain.createTestWallet({ usdc: '1' })
     const { mpp } = await challengeFor('/paid')
-    const credentialFor = async (bytes: Uint8Array, signature: string, prover: Ed25519Keypair) => {
-      const executed = await client.core.executeTransaction({
-        transaction: bytes,
-        signatures: [signature],
-      })
-      const digest = executed.Transaction?.digest ?? ''
-      const proof = await signProof(prover, {
-        realm: mpp.realm,
-        challengeId: mpp.id,
-        amount: '20000',
-        currency: chain.usdcType,
-        recipient: seller,
-        digest,
-      })
-      return serializeCredential({ challenge: mpp, payload: { digest, signature: proof } })
-    }
-    const paid = await signedPayment(payer)
-    const thief = await credentialFor(paid.bytes, paid.signature, new Ed25519Keypair())
-    expect(await codeOf(await postWith('/paid', { authorization: thief }))).toBe('signer_mismatch')
-
-    const elsewhere = await signedPayment(payer, { to: stranger })
-    const wrong = await credentialFor(elsewhere.bytes, elsewhere.signature, payer)
-    expect(await codeOf(await postWith('/paid', { authorization: wrong }))).toBe('wrong_recipient')
+    const thief = await mppAuthorization(client, payer, mpp, { prover: new Ed25519Keypair() })
+    expect(await codeOf(await postWith('/paid', { authorization: thief.authorization }))).toBe(
+      'signer_mismatch',
+    )
+    const wrong = await mppAuthorization(client, payer, mpp, { to: stranger })
+    expect(await codeOf(await postWith('/paid', { authorization: wrong.authorization }))).toBe(
+      'wrong_recipient',
+    )
   })
 
   it.each([
@@ -270,7 +217,11 @@ describe('paywall over the ledger emulator', () => {
   it('rejects a bad signature and a signature by someone other than the sender', async () => {
     const payer = chain.createTestWallet({ usdc: '1' })
     const { requirement } = await challengeFor('/paid')
-    const payment = await signedPayment(payer)
+    const payment = await signTestPayment(client, payer, {
+      to: seller,
+      amount: 20_000n,
+      coinType: chain.usdcType,
+    })
     const other = await new Ed25519Keypair().signTransaction(payment.bytes)
     const tampered = Buffer.from(payment.signature, 'base64')
     tampered[5] = (tampered[5] ?? 0) ^ 1
