@@ -61,7 +61,7 @@ export type ChallengeOptions = {
 export type ChallengeBody = {
   x402Version?: 1
   error?: string
-  accepts?: PaymentRequirement[]
+  accepts?: readonly Readonly<PaymentRequirement>[]
   type: string
   title: string
   status: number
@@ -113,37 +113,37 @@ export function buildChallenge(
   const expiresAt = alignedExpiry(nowMs(options.now), p.maxTimeoutSeconds)
   const offer = options.offer ?? 'both'
   const cacheKey = `${expiresAt}|${offer}`
-  const plain = options.error === undefined
-  if (plain && p.last !== undefined && p.last.key === cacheKey && p.last.keyBytes === key) {
-    return p.last.pieces
+  let plain: ChallengePieces
+  if (p.last !== undefined && p.last.key === cacheKey && p.last.keyBytes === key) {
+    plain = p.last.pieces
+  } else {
+    plain = assemble(p, key, expiresAt, offer)
+    p.last = { key: cacheKey, keyBytes: key, pieces: plain }
   }
+  return options.error === undefined ? plain : explain(plain, options.error)
+}
+
+function assemble(p: PreparedTerms, key: Buffer, expiresAt: number, offer: Offer): ChallengePieces {
   const expires = expiryText(expiresAt)
   const id = idText(mac(key, idInput(p, expires)))
   const dialects = offered(offer)
-  const problem = options.error?.toProblem()
-  const detail =
-    problem?.detail ??
-    `This resource costs ${formatAmount(p.price)} USDC on ${p.network}. Pay with ${
-      dialects.x402 && dialects.mpp
-        ? 'X-PAYMENT (x402) or Authorization: Payment (MPP)'
-        : dialects.x402
-          ? 'X-PAYMENT (x402)'
-          : 'Authorization: Payment (MPP)'
-    }.`
-  const base = problem ?? paymentRequiredProblem(detail)
+  const how =
+    dialects.x402 && dialects.mpp
+      ? 'X-PAYMENT (x402) or Authorization: Payment (MPP)'
+      : dialects.x402
+        ? 'X-PAYMENT (x402)'
+        : 'Authorization: Payment (MPP)'
+  const detail = `This resource costs ${formatAmount(p.price)} USDC on ${p.network}. Pay with ${how}.`
+  const base = paymentRequiredProblem(detail)
   const extra = { challengeId: id, ...(p.escrow === undefined ? {} : { escrow: p.escrow }) }
   const body: ChallengeBody = dialects.x402
     ? {
         x402Version,
-        error: options.error?.shortMessage ?? 'Payment required',
-        accepts: [Object.freeze({ ...p.requirement, extra: Object.freeze(extra) })],
-        type: base.type,
-        title: base.title,
-        status: 402,
-        detail,
+        error: 'Payment required',
+        accepts: Object.freeze([Object.freeze({ ...p.requirement, extra: Object.freeze(extra) })]),
+        ...base,
       }
-    : { type: base.type, title: base.title, status: 402, detail }
-  if (problem !== undefined) body.code = problem.code
+    : base
   const wwwAuthenticate = dialects.mpp
     ? formatChallenge({
         id,
@@ -161,7 +161,7 @@ export function buildChallenge(
     'Cache-Control': 'no-store',
   }
   if (wwwAuthenticate !== undefined) headers['WWW-Authenticate'] = wwwAuthenticate
-  const pieces: ChallengePieces = Object.freeze({
+  return Object.freeze({
     id,
     expiresAt,
     expires,
@@ -171,8 +171,27 @@ export function buildChallenge(
     wwwAuthenticate,
     headers: Object.freeze(headers),
   })
-  if (plain) p.last = { key: cacheKey, keyBytes: key, pieces }
-  return pieces
+}
+
+/** The same challenge, with the body explaining why an earlier payment was rejected. */
+function explain(plain: ChallengePieces, error: PaymentError): ChallengePieces {
+  const problem = error.toProblem()
+  const why = {
+    type: problem.type,
+    title: problem.title,
+    status: 402,
+    detail: problem.detail,
+    code: problem.code,
+  }
+  const body: ChallengeBody =
+    plain.body.x402Version === undefined
+      ? why
+      : { ...plain.body, error: error.shortMessage, ...why }
+  return Object.freeze({
+    ...plain,
+    body: Object.freeze(body),
+    bodyText: JSON.stringify(body),
+  })
 }
 
 /**
@@ -235,8 +254,9 @@ const expired = (at: number): ChallengeVerification => ({
  * With `expires` (MPP echoes it) one MAC per secret is computed and the expiry compared with `now`.
  * Without it (x402 echoes only the id) the candidates are the aligned expiries that can still be
  * live — boundaries of the bucket `B = max(1, ceil(T / 4))` seconds in `(now, ceil((now+T)/B)*B + B]`,
- * about 6 for `T = 60` — then, to report `expired` rather than `invalid`, those that passed within
- * the last `T + B` seconds.
+ * about 6 for `T = 60`, tried most likely first (the expiry a challenge issued now would get), so a
+ * prompt buyer costs one MAC; the last extra bucket absorbs clock skew between servers. Then, to
+ * report `expired` rather than `invalid`, those that passed within the last `T + B` seconds.
  *
  * @throws {PaymentError} only for configuration errors (`invalid_config`, `invalid_secret`); a bad id
  *   is a result, never an exception.

@@ -94,22 +94,25 @@ export function alignedExpiry(nowMs: number, lifetimeSeconds: number): number {
 }
 
 /**
- * Candidate expiries to try for an id given alone, newest first: first the live ones, then those
- * that expired within the last lifetime (to tell "expired" from "never issued").
+ * Candidate expiries to try for an id given alone, most likely first: the expiry a challenge issued
+ * now would get, then earlier live ones (issued up to one lifetime ago), then one bucket later
+ * (clock skew between servers); and separately those that expired within the last lifetime (to
+ * tell "expired" from "never issued"). A buyer who pays promptly costs one MAC.
  */
 export function candidateExpiries(
   nowMs: number,
   lifetimeSeconds: number,
 ): { live: number[]; expired: number[] } {
   const bucket = bucketSeconds(lifetimeSeconds)
-  const newest = alignedExpiry(nowMs, lifetimeSeconds) + bucket
+  const aligned = alignedExpiry(nowMs, lifetimeSeconds)
   const nowSeconds = nowMs / 1000
   const live: number[] = []
   const expired: number[] = []
-  for (let e = newest; e > nowSeconds - lifetimeSeconds - bucket; e -= bucket) {
+  for (let e = aligned; e > nowSeconds - lifetimeSeconds - bucket; e -= bucket) {
     if (e > nowSeconds) live.push(e)
     else expired.push(e)
   }
+  live.push(aligned + bucket)
   return { live, expired }
 }
 
