@@ -1,7 +1,7 @@
 import { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
 import { Secp256k1Keypair } from '@mysten/sui/keypairs/secp256k1'
 import { describe, expect, it } from 'vitest'
-import { proofMessage, signProof, verifyProof } from './proof.js'
+import { proofBytes, signProof, verifyProof } from './proof.js'
 
 const fields = {
   realm: 'seller.example',
@@ -14,7 +14,7 @@ const fields = {
 
 describe('payment proof', () => {
   it('signs JCS JSON with keys in canonical order', () => {
-    const text = new TextDecoder().decode(proofMessage(fields))
+    const text = new TextDecoder().decode(proofBytes(fields))
     expect(text).toBe(
       `{"amount":"20000","challengeId":"abc","currency":"${fields.currency}","digest":"${fields.digest}","domain":"seller.example","intent":"charge","method":"sui","recipient":"${fields.recipient}","version":1}`,
     )

@@ -13,36 +13,14 @@
 import type { Signer } from '@mysten/sui/cryptography'
 import { normalizeSuiAddress } from '@mysten/sui/utils'
 import { verifyPersonalMessageSignature } from '@mysten/sui/verify'
-import canonicalize from 'canonicalize'
+import { type ProofInput, proofMessage } from './mpp.js'
 
-/** The facts a proof binds together. */
-export type ProofFields = {
-  /** The challenge realm (the seller's host). */
-  realm: string
-  challengeId: string
-  /** Base units, as a decimal string. */
-  amount: string
-  /** Coin type. */
-  currency: string
-  recipient: string
-  /** Digest of the paying transaction. */
-  digest: string
-}
+/** The facts a proof binds together (realm, challenge id, amount, currency, recipient, digest). */
+export type ProofFields = ProofInput
 
-/** The exact bytes that are signed: UTF-8 of the JCS form of the proof object. */
-export function proofMessage(fields: ProofFields): Uint8Array {
-  const json = canonicalize({
-    domain: fields.realm,
-    version: 1,
-    method: 'sui',
-    intent: 'charge',
-    challengeId: fields.challengeId,
-    amount: fields.amount,
-    currency: fields.currency,
-    recipient: fields.recipient,
-    digest: fields.digest,
-  })
-  return new TextEncoder().encode(json as string)
+/** The exact bytes that are signed: UTF-8 of the JCS proof text (see `proofMessage` in mpp.ts). */
+export function proofBytes(fields: ProofFields): Uint8Array {
+  return new TextEncoder().encode(proofMessage(fields))
 }
 
 /**
@@ -53,7 +31,7 @@ export function proofMessage(fields: ProofFields): Uint8Array {
  * const signature = await signProof(keypair, { realm, challengeId, amount, currency, recipient, digest })
  */
 export async function signProof(signer: Signer, fields: ProofFields): Promise<string> {
-  const { signature } = await signer.signPersonalMessage(proofMessage(fields))
+  const { signature } = await signer.signPersonalMessage(proofBytes(fields))
   return signature
 }
 
@@ -74,7 +52,7 @@ export async function verifyProof(
     return { status: 'invalid', reason: 'signature is empty or too large' }
   }
   try {
-    await verifyPersonalMessageSignature(proofMessage(fields), signature, {
+    await verifyPersonalMessageSignature(proofBytes(fields), signature, {
       address: normalizeSuiAddress(sender),
     })
     return { status: 'valid' }
