@@ -1,12 +1,12 @@
 import nock from 'nock'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import { validateCatalog } from '../catalog/catalog.js'
+import { entries, validateCatalog, withUpstreams } from '../catalog/catalog.js'
 import { defaultCatalog } from '../catalog/default.js'
 import { generateCatalog } from '../catalog/fixture.js'
 import { anthropic } from './anthropic.js'
 import { brave } from './brave.js'
 import { fal } from './fal.js'
-import { familyOperations } from './families.js'
+import { families, familyOperations } from './families.js'
 import { firecrawl } from './firecrawl.js'
 import { gemini } from './gemini.js'
 import { openaiCompatible } from './openai-compatible.js'
@@ -402,4 +402,51 @@ describe('openai-compatible chat', () => {
     const { json } = await ok(openaiCompatible, 'models', 'http://inference.test/v1', {})
     expect(json.data).toEqual([{ id: 'm' }])
   })
+})
+
+describe('every endpoint of the default catalog: upstream failure → failed', () => {
+  const catalog = withUpstreams(defaultCatalog(), {
+    baseUrls: Object.fromEntries(
+      defaultCatalog().services.map((s) => [s.segment, `https://upstream.test/${s.segment}`]),
+    ),
+  })
+  const bodyOf = (endpoint: (typeof catalog.services)[number]['endpoints'][number]) => {
+    if (endpoint.kind === 'free') return {}
+    if (endpoint.shape.name === 'TRANSCRIBE-FILE')
+      return { file: Buffer.from('ID3audio').toString('base64') }
+    return { ...endpoint.shape.example }
+  }
+
+  it.each(entries(catalog).map((e) => [e.endpoint.path, e] as const))(
+    '%s: 500 is retried then failed; 400 is failed at once; the key never shows',
+    async (_path, { service, endpoint }) => {
+      const key = 'key-that-must-not-leak-123'
+      const options = {
+        family: families[service.family],
+        operation: endpoint.upstream.operation,
+        body: bodyOf(endpoint),
+        defaults: endpoint.upstream.defaults,
+        params: endpoint.upstream.params,
+        baseUrl: service.upstream.baseUrl,
+        apiKey: key,
+        blobs: memoryBlobs(),
+        sleep: async () => {},
+      }
+      const method =
+        endpoint.upstream.operation === 'search' || endpoint.kind === 'free' ? 'GET' : 'POST'
+      nock('https://upstream.test')
+        .intercept(new RegExp(`^/${service.segment}/`), method)
+        .times(3)
+        .reply(500, { error: { message: `internal error for ${key}` } })
+      const transient = await callUpstream(options)
+      expect(transient).toMatchObject({ status: 'failed', retryable: true, upstreamStatus: 500 })
+      nock('https://upstream.test')
+        .intercept(new RegExp(`^/${service.segment}/`), method)
+        .once()
+        .reply(400, { error: { message: 'bad request' } })
+      const permanent = await callUpstream(options)
+      expect(permanent).toMatchObject({ status: 'failed', retryable: false, upstreamStatus: 400 })
+      expect(JSON.stringify([transient, permanent])).not.toContain(key)
+    },
+  )
 })
