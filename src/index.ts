@@ -1,6 +1,7 @@
 export * from './body.js'
 export * from './challenge.js'
 export * from './errors.js'
+export * from './ledger/index.js'
 export * from './money.js'
 export * from './mpp.js'
 export * from './negotiate.js'

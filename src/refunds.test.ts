@@ -2,8 +2,8 @@ import { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
 import { Transaction } from '@mysten/sui/transactions'
 import { describe, expect, it } from 'vitest'
 import { transactionDigest } from './internal/suiSignature.js'
+import type { ExecuteOutcome } from './ledger/types.js'
 import { createRefunder, type RefundLedger } from './refunds.js'
-import type { ExecuteOutcome } from './settle.js'
 import { createMemoryStore } from './stores/memory.js'
 
 const usdc = '0xdba34672e30cb065b1f93e3ab55318768fd6fef66c15942c9f7cb846e2f900e7::usdc::USDC'
@@ -36,7 +36,7 @@ function fakeLedger(next: Array<'ok' | 'fail' | 'lost' | 'refuse'> = []) {
       const step = next.shift() ?? 'ok'
       if (step === 'refuse') return { status: 'rejected', reason: 'stale gas object' }
       executed.set(digest, step !== 'fail')
-      if (step === 'lost') return { status: 'unknown', reason: 'response lost' }
+      if (step === 'lost') return { status: 'unknown', reason: 'response lost', digest }
       return result(digest, step === 'ok')
     },
     async getTransaction(digest) {
@@ -50,7 +50,15 @@ function fakeLedger(next: Array<'ok' | 'fail' | 'lost' | 'refuse'> = []) {
 }
 
 function transactionOf(digest: string, success: boolean) {
-  return { digest, success, sender: operator.toSuiAddress(), balanceChanges: [] }
+  return {
+    digest,
+    success,
+    sender: operator.toSuiAddress(),
+    balanceChanges: [],
+    events: [],
+    checkpoint: null,
+    timestampMs: null,
+  }
 }
 
 function result(digest: string, success: boolean): ExecuteOutcome {

@@ -2,17 +2,10 @@ import { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
 import { Transaction } from '@mysten/sui/transactions'
 import { toBase64 } from '@mysten/sui/utils'
 import { describe, expect, it } from 'vitest'
+import type { ExecuteOutcome, LookupOutcome, Settlement } from './ledger/types.js'
 import { normalizeTerms } from './precheck.js'
 import { signProof } from './proof.js'
-import {
-  type ExecuteOutcome,
-  type LedgerTransaction,
-  type LookupOutcome,
-  resolvePending,
-  type SettlementLedger,
-  settleMpp,
-  settleX402,
-} from './settle.js'
+import { resolvePending, type SettlementLedger, settleMpp, settleX402 } from './settle.js'
 import { createMemoryStore } from './stores/memory.js'
 
 const usdc = '0xdba34672e30cb065b1f93e3ab55318768fd6fef66c15942c9f7cb846e2f900e7::usdc::USDC'
@@ -58,17 +51,16 @@ function scriptedLedger(answer: (digest: string) => ExecuteOutcome, lookups: Loo
   return { ledger, executed }
 }
 
-function paid(
-  digest: string,
-  amount = 20_000n,
-  extra: Partial<LedgerTransaction> = {},
-): ExecuteOutcome {
+function paid(digest: string, amount = 20_000n, extra: Partial<Settlement> = {}): ExecuteOutcome {
   return {
     status: 'executed',
     transaction: {
       digest,
       success: true,
       sender: buyer.toSuiAddress(),
+      events: [],
+      checkpoint: null,
+      timestampMs: null,
       balanceChanges: [
         { address: payTo, coinType: usdc, amount },
         { address: buyer.toSuiAddress(), coinType: usdc, amount: -amount },
@@ -125,7 +117,7 @@ describe('settleX402', () => {
         ({
           ...paid(d),
           transaction: {
-            ...(paid(d) as { transaction: LedgerTransaction }).transaction,
+            ...(paid(d) as { transaction: Settlement }).transaction,
             balanceChanges: [{ address: payTo, coinType: '0x2::sui::SUI', amount: 20_000n }],
           },
         }) as ExecuteOutcome,
@@ -153,12 +145,12 @@ describe('settleX402', () => {
   it('leaves an unanswered submission pending and resolves it by look-up', async () => {
     const store = createMemoryStore()
     const p = await payment()
-    const { ledger } = scriptedLedger(() => ({ status: 'unknown', reason: 'timeout' }))
+    const { ledger } = scriptedLedger(() => ({ status: 'unknown', reason: 'timeout', digest: '' }))
     const result = await settleX402(p, terms, { ledger, store })
     expect(result.status).toBe('pending')
     const pending = await store.get(p.digest)
     expect(pending?.state).toBe('pending')
-    const found = (paid(p.digest) as { transaction: LedgerTransaction }).transaction
+    const found = (paid(p.digest) as { transaction: Settlement }).transaction
     const resolved = await resolvePending(pending!, terms, {
       ledger: scriptedLedger(() => paid(p.digest), [{ status: 'found', transaction: found }])
         .ledger,
@@ -171,7 +163,7 @@ describe('settleX402', () => {
   it('keeps a payment pending while the ledger does not know it', async () => {
     const store = createMemoryStore()
     const p = await payment()
-    const { ledger } = scriptedLedger(() => ({ status: 'unknown', reason: 'timeout' }))
+    const { ledger } = scriptedLedger(() => ({ status: 'unknown', reason: 'timeout', digest: '' }))
     await settleX402(p, terms, { ledger, store })
     const resolved = await resolvePending((await store.get(p.digest))!, terms, { ledger, store })
     expect(resolved.status).toBe('pending')
@@ -181,7 +173,7 @@ describe('settleX402', () => {
   it('resolves a pending payment when the buyer presents it again', async () => {
     const store = createMemoryStore()
     const p = await payment()
-    const lost = scriptedLedger(() => ({ status: 'unknown', reason: 'timeout' }))
+    const lost = scriptedLedger(() => ({ status: 'unknown', reason: 'timeout', digest: '' }))
     expect((await settleX402(p, terms, { ledger: lost.ledger, store })).status).toBe('pending')
     const back = scriptedLedger((d) => paid(d))
     const again = await settleX402(p, terms, { ledger: back.ledger, store })
@@ -213,7 +205,7 @@ describe('settleMpp', () => {
   it('settles a digest with the sender proof, and only once', async () => {
     const store = createMemoryStore()
     const p = await payment()
-    const tx = (paid(p.digest) as { transaction: LedgerTransaction }).transaction
+    const tx = (paid(p.digest) as { transaction: Settlement }).transaction
     const signature = await signProof(buyer, { ...proof, digest: p.digest })
     const lookups: LookupOutcome[] = [{ status: 'not_found' }, { status: 'found', transaction: tx }]
     const { ledger } = scriptedLedger(() => paid(p.digest), lookups)
@@ -231,7 +223,7 @@ describe('settleMpp', () => {
   it('refuses someone else’s proof and leaves the digest to its owner', async () => {
     const store = createMemoryStore()
     const p = await payment()
-    const tx = (paid(p.digest) as { transaction: LedgerTransaction }).transaction
+    const tx = (paid(p.digest) as { transaction: Settlement }).transaction
     const thief = await signProof(new Ed25519Keypair(), { ...proof, digest: p.digest })
     const lookups: LookupOutcome[] = [
       { status: 'found', transaction: tx },
@@ -252,7 +244,7 @@ describe('settleMpp', () => {
 
   it('rejects an unknown digest after bounded look-ups', async () => {
     const store = createMemoryStore()
-    const { ledger } = scriptedLedger(() => ({ status: 'unknown', reason: '' }))
+    const { ledger } = scriptedLedger(() => ({ status: 'unknown', reason: '', digest: '' }))
     const result = await settleMpp({ digest: ref, signature: 'x', proof }, terms, {
       ledger,
       store,

@@ -15,49 +15,19 @@
  */
 import { normalizeStructTag, normalizeSuiAddress } from '@mysten/sui/utils'
 import { PaymentError, type PaymentErrorCode } from './errors.js'
+import type { Ledger, LookupOutcome, Settlement } from './ledger/types.js'
 import { type PaymentTarget, type PrecheckOptions, precheckPayment } from './precheck.js'
 import { type ProofFields, verifyProof } from './proof.js'
 import type { PaymentDialect, PaymentRecord, PaymentStore } from './stores/types.js'
 
-/** One balance change of an executed transaction. */
-export type BalanceChange = {
-  address: string
-  coinType: string
-  /** Signed amount in base units. */
-  amount: bigint
-}
-
-/** An executed transaction as the ledger reports it. */
-export type LedgerTransaction = {
-  digest: string
-  /** Whether execution succeeded (a failed transaction still charged gas). */
-  success: boolean
-  /** The ledger's error when `success` is false. */
-  error?: string | undefined
-  sender: string
-  balanceChanges: readonly BalanceChange[]
-}
-
-/** The outcome of submitting a transaction. */
-export type ExecuteOutcome =
-  /** Executed (successfully or not): the effects are final. */
-  | { status: 'executed'; transaction: LedgerTransaction }
-  /** Refused before execution (bad signature, stale object, expired): nothing happened. */
-  | { status: 'rejected'; reason: string }
-  /** No answer (timeout, lost response, node down): it may or may not have executed. */
-  | { status: 'unknown'; reason: string }
-
-/** The outcome of looking a digest up. */
-export type LookupOutcome =
-  | { status: 'found'; transaction: LedgerTransaction }
-  | { status: 'not_found' }
-  | { status: 'unknown'; reason: string }
+/** An executed transaction as settlement reads it (see `Settlement` in `src/ledger`). */
+export type LedgerTransaction = Pick<
+  Settlement,
+  'digest' | 'success' | 'error' | 'sender' | 'balanceChanges'
+>
 
 /** What settlement needs from the ledger (see `src/ledger` for the implementation). */
-export type SettlementLedger = {
-  execute(txBytes: Uint8Array, signatures: readonly string[]): Promise<ExecuteOutcome>
-  getTransaction(digest: string): Promise<LookupOutcome>
-}
+export type SettlementLedger = Pick<Ledger, 'execute' | 'getTransaction'>
 
 /** Terms a payment is checked against (normalised: see `normalizeTerms`). */
 export type SettlementTerms = PaymentTarget & {
