@@ -1,8 +1,10 @@
 /**
  * The PostgreSQL payment store (pg): for several gateway processes on several hosts sharing one
- * database. The claim is one `INSERT … ON CONFLICT (digest) DO UPDATE … WHERE <lease expired>
- * RETURNING` statement; every transition is one `UPDATE … WHERE state IN (<expected>) RETURNING`
- * (or `DELETE`), so each step is atomic under PostgreSQL's row locks at READ COMMITTED.
+ * database. The claim is `INSERT … ON CONFLICT (digest) DO NOTHING RETURNING` (no row lock on
+ * conflict, so a crowd of replays does not queue), followed only for an expired lease by a
+ * compare-and-set `UPDATE … WHERE lease_until <= now RETURNING`; every transition is one
+ * `UPDATE … WHERE state IN (<expected>) RETURNING` (or `DELETE`), so each step is atomic under
+ * PostgreSQL's row locks at READ COMMITTED.
  *
  * The table is created by {@link migratePostgresStore} (idempotent, serialised by an advisory lock),
  * which the store runs before its first query unless `migrate: false`.
@@ -16,9 +18,10 @@ import { type ClaimOutcome, createStore, type StoreEngine } from './internal/cor
 import { rowFrom } from './internal/row.js'
 import {
   applyQuery,
-  claimQuery,
   classifyMiss,
   countsQuery,
+  insertQuery,
+  isClaimable,
   listQuery,
   pruneQuery,
   type Query,
@@ -26,6 +29,7 @@ import {
   type SqlDialect,
   schemaStatements,
   selectQuery,
+  takeOverQuery,
 } from './internal/sql.js'
 import type { PaymentState, PaymentStore, StoreOptions } from './types.js'
 
@@ -137,17 +141,26 @@ export function createPostgresStore(options: PostgresStoreOptions): PaymentStore
 
   const engine: StoreEngine = {
     async claim(row, times): Promise<ClaimOutcome> {
-      // A record deleted between the two statements (release, prune) is claimed again.
+      // INSERT … ON CONFLICT DO NOTHING takes no row lock on conflict, so a crowd of replays does
+      // not queue on one row: one round trip answers both the winner and (usually) the losers.
       for (;;) {
-        const [won] = await rows(claimQuery(dialect, row, times))
-        if (won !== undefined) {
-          const wonRow = rowFrom(won)
-          return wonRow.state === 'settled'
-            ? { status: 'settled_unserved', row: wonRow }
-            : { status: 'claimed' }
+        const [first] = await rows(insertQuery(dialect, row, true))
+        if (first !== undefined && Number(first.won) === 1) return { status: 'claimed' }
+        // The second branch reads the statement's snapshot: a record committed by a concurrent
+        // claimer while this statement waited is read by a follow-up SELECT.
+        const current = first === undefined ? await select(row.digest) : rowFrom(first)
+        if (current === undefined) continue // deleted in between (release, prune): claim again
+        if (!isClaimable(current, times.now)) return { status: 'taken', row: current }
+        const [won] = await rows(takeOverQuery(dialect, row, times))
+        if (won === undefined) {
+          const latest = await select(row.digest)
+          if (latest === undefined) continue
+          return { status: 'taken', row: latest }
         }
-        const current = await select(row.digest)
-        if (current !== undefined) return { status: 'taken', row: current }
+        const wonRow = rowFrom(won)
+        return wonRow.state === 'settled'
+          ? { status: 'settled_unserved', row: wonRow }
+          : { status: 'claimed' }
       }
     },
 

@@ -67,8 +67,15 @@ async function race(
     }
     await Promise.all(ready)
     const reports = children.map((child) => next(child, 'report'))
+    const started = performance.now()
     for (const child of children) child.send('go')
-    return (await Promise.all(reports)).map((m) => (m as { report: WorkerReport }).report)
+    const done = (await Promise.all(reports)).map((m) => (m as { report: WorkerReport }).report)
+    const ms = performance.now() - started
+    const claims = config.digests.length * claimsPerDigest
+    console.log(
+      `${config.backend}: ${claims} claims from ${processes} processes in ${ms.toFixed(0)} ms (${Math.round((claims / ms) * 1000)}/s)`,
+    )
+    return done
   } finally {
     for (const child of children) if (child.exitCode === null) child.kill('SIGKILL')
   }
@@ -114,6 +121,8 @@ const digests = () => Array.from({ length: digestCount }, randomDigest)
 
 describe.skipIf(!tsxInstalled)(
   'cross-process replay (skipped when node_modules/.bin/tsx is missing)',
+  // Forking processes and 10 000 claims per test take a while on a loaded 2-core machine.
+  { timeout: 180_000 },
   () => {
     describe('2 processes sharing one SQLite file', () => {
       const folder = mkdtempSync(join(tmpdir(), 'tollgate-replay-'))

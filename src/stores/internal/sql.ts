@@ -107,6 +107,63 @@ RETURNING *`
   return { text, values }
 }
 
+/**
+ * Inserts a new claim, or nothing when the digest is known (no row lock is taken on conflict). With
+ * `orCurrent`, the same statement also returns the current record when it was already there (column
+ * `won` = 1 for the inserted row, 0 for the current one; PostgreSQL only: a data-modifying CTE).
+ */
+export function insertQuery(d: SqlDialect, row: Row, orCurrent: boolean): Query {
+  const values: unknown[] = columns.map((c) => row[c])
+  const insert = `INSERT INTO ${d.table} (${columns.join(', ')})
+VALUES (${columns.map((c, i) => (isNumericColumn(c) ? d.intParam(i + 1) : d.param(i + 1))).join(', ')})
+ON CONFLICT (digest) DO NOTHING
+RETURNING *`
+  if (!orCurrent) return { text: insert, values }
+  return {
+    text: `WITH attempt AS (${insert})
+SELECT 1 AS won, * FROM attempt
+UNION ALL
+SELECT 0 AS won, * FROM ${d.table} WHERE digest = ${d.param(1)} AND NOT EXISTS (SELECT 1 FROM attempt)`,
+    values,
+  }
+}
+
+/** Whether a record may be claimed now (a `claimed` or `settled` record whose lease ran out). */
+export function isClaimable(row: Row, now: number): boolean {
+  return (
+    (row.state === 'claimed' || row.state === 'settled') &&
+    (row.lease_until === null || row.lease_until <= now)
+  )
+}
+
+/**
+ * Takes over an expired lease as one compare-and-set: a `claimed` record is claimed afresh, a
+ * `settled` one is handed to this caller to serve. Returns the row when this caller won.
+ */
+export function takeOverQuery(d: SqlDialect, row: Row, times: ClaimTimes): Query {
+  const values: unknown[] = [row.digest, row.resource, row.dialect]
+  const p = (value: unknown, integer = false): string => {
+    values.push(value)
+    return integer ? d.intParam(values.length) : d.param(values.length)
+  }
+  const now = p(times.now, true)
+  const claimUntil = p(times.claimUntil, true)
+  const serveUntil = p(times.serveUntil, true)
+  const own = (column: string, value: string): string =>
+    `${column} = CASE WHEN state = 'claimed' THEN ${value} ELSE ${column} END`
+  return {
+    text: `UPDATE ${d.table} SET
+  ${own('resource', d.param(2))},
+  ${own('dialect', d.param(3))},
+  ${own('claimed_at', now)},
+  ${own('updated_at', now)},
+  lease_until = CASE WHEN state = 'claimed' THEN ${claimUntil} ELSE ${serveUntil} END
+WHERE digest = ${d.param(1)} AND state IN ('claimed', 'settled') AND (lease_until IS NULL OR lease_until <= ${now})
+RETURNING *`,
+    values,
+  }
+}
+
 /** The record of one digest. */
 export function selectQuery(d: SqlDialect, digest: string): Query {
   return { text: `SELECT * FROM ${d.table} WHERE digest = ${d.param(1)}`, values: [digest] }
