@@ -164,11 +164,24 @@ describe('parsers never throw anything but a PaymentError', () => {
   })
   const runs = { numRuns: 10_000 }
 
-  it('for arbitrary strings', () => {
+  const anyString = fc.oneof(
+    fc.string({ maxLength: 200 }),
+    fc.string({ unit: 'binary', maxLength: 100 }),
+  )
+
+  it('for arbitrary strings: challenges and credentials', () => {
     fc.assert(
-      fc.property(fc.string({ maxLength: 200 }), (s) => {
+      fc.property(anyString, (s) => {
         onlyPaymentErrors(() => parseChallenges(s))
         onlyPaymentErrors(() => parseCredential(s))
+      }),
+      runs,
+    )
+  })
+
+  it('for arbitrary strings: receipts and request parameters', () => {
+    fc.assert(
+      fc.property(anyString, (s) => {
         onlyPaymentErrors(() => decodeReceipt(s))
         onlyPaymentErrors(() => decodeRequest(s))
       }),

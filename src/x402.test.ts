@@ -133,10 +133,18 @@ describe('402 body', () => {
 
 describe('decoding never throws anything but a PaymentError', () => {
   const valid = vectors.xPayment.valid.map((v) => v.header)
+  // ASCII-heavy strings (where the grammar is) and any UTF-16 code units, lone surrogates included
+  const anyString = fc.oneof(
+    fc.string({ maxLength: 300 }),
+    fc.string({ unit: 'binary', maxLength: 100 }),
+  )
 
   it('for arbitrary strings', () => {
     fc.assert(
-      fc.property(fc.string({ maxLength: 300 }), (s) => onlyPaymentErrors(() => decodeXPayment(s))),
+      fc.property(anyString, (s) => {
+        onlyPaymentErrors(() => decodeXPayment(s))
+        onlyPaymentErrors(() => decodeXPaymentResponse(s))
+      }),
       { numRuns: 10_000 },
     )
   })
@@ -147,6 +155,7 @@ describe('decoding never throws anything but a PaymentError', () => {
         const encoded = Buffer.from(json).toString('base64')
         onlyPaymentErrors(() => decodeXPayment(encoded))
         onlyPaymentErrors(() => decodeXPaymentResponse(encoded))
+        onlyPaymentErrors(() => parsePaymentRequired(JSON.parse(json)))
       }),
       { numRuns: 10_000 },
     )
