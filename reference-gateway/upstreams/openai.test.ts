@@ -1,3 +1,4 @@
+import { PassThrough } from 'node:stream'
 import nock from 'nock'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { openai } from './openai.js'
@@ -92,6 +93,26 @@ describe('chat', () => {
     // Reading after the attempt timeout shows the stream is not cut by it.
     await new Promise((r) => setTimeout(r, 80))
     expect(Buffer.from(await result.response.arrayBuffer()).toString('utf8')).toBe(sse)
+  })
+  it('cuts a stream that stalls (the buyer sees an error, the call counts as failed)', async () => {
+    nock(base)
+      .post('/v1/chat/completions')
+      .reply(
+        200,
+        () => {
+          const stream = new PassThrough()
+          stream.write('data: {"id":"c"}\n\n')
+          return stream
+        },
+        { 'content-type': 'text/event-stream' },
+      )
+    const { promise } = call('chat', { messages: [], stream: true }, { streamIdleMs: 50 })
+    const result = await promise
+    if (result.status !== 'ok') throw new Error(result.reason)
+    const reader = (result.response.body as ReadableStream<Uint8Array>).getReader()
+    const first = await reader.read()
+    expect(new TextDecoder().decode(first.value)).toBe('data: {"id":"c"}\n\n')
+    await expect(reader.read()).rejects.toThrow('upstream stream sent nothing for 50 ms')
   })
 })
 

@@ -112,6 +112,11 @@ export type CallUpstreamOptions = {
   fetch?: typeof globalThis.fetch | undefined
   /** Overrides the family's per-attempt timeout. */
   timeoutMs?: number | undefined
+  /**
+   * A streamed answer that sends nothing for this long is cut (the buyer's stream errors, which the
+   * paywall records as a failed call). Default 60 000 ms.
+   */
+  streamIdleMs?: number | undefined
   retry?: RetryOptions | undefined
   /** The caller gives up (client went away, shutdown). */
   signal?: AbortSignal | undefined
@@ -248,6 +253,16 @@ export async function callUpstream(options: CallUpstreamOptions): Promise<Upstre
       const mapped = await (operation.response
         ? operation.response(answer, ctx, body)
         : passJson(answer))
+      if (streaming && mapped.status === 'ok' && mapped.response.body) {
+        const idleMs = options.streamIdleMs ?? 60_000
+        return {
+          status: 'ok',
+          response: new Response(watchIdle(mapped.response.body, idleMs), {
+            status: mapped.response.status,
+            headers: mapped.response.headers,
+          }),
+        }
+      }
       return mapped
     } catch (error) {
       const timedOut = timer.signal.aborted
@@ -272,6 +287,37 @@ export async function callUpstream(options: CallUpstreamOptions): Promise<Upstre
     await sleep(wait)
     return !options.signal?.aborted
   }
+}
+
+/** Passes a stream through unchanged, erroring it when no chunk arrives for `idleMs`. */
+function watchIdle(body: ReadableStream<Uint8Array>, idleMs: number): ReadableStream<Uint8Array> {
+  const reader = body.getReader()
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      let timer: ReturnType<typeof setTimeout> | undefined
+      const idle = new Promise<'idle'>((resolve) => {
+        timer = setTimeout(() => resolve('idle'), idleMs)
+      })
+      try {
+        const next = await Promise.race([reader.read(), idle])
+        if (next === 'idle') {
+          await reader.cancel().catch(() => {})
+          controller.error(new Error(`upstream stream sent nothing for ${idleMs} ms`))
+        } else if (next.done) {
+          controller.close()
+        } else {
+          controller.enqueue(next.value)
+        }
+      } catch (error) {
+        controller.error(error)
+      } finally {
+        clearTimeout(timer)
+      }
+    },
+    cancel(reason) {
+      return reader.cancel(reason)
+    },
+  })
 }
 
 function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
