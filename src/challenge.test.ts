@@ -5,6 +5,7 @@ import vectors from '../conformance/vectors/challenge.json' with { type: 'json' 
 import {
   buildChallenge,
   paymentRequiredResponse,
+  prepareTerms,
   type RouteTerms,
   resourceUrl,
   verifyChallenge,
@@ -159,6 +160,8 @@ describe('verifying a challenge id', () => {
     expect(verify({ terms: { ...terms, network: 'sui:testnet' } })).toBe('invalid')
     expect(verify({ terms: { ...terms, asset: '0x2::sui::SUI' } })).toBe('invalid')
     expect(verify({ realm: 'other.example.com' })).toBe('invalid')
+    expect(verify({ terms: prepareTerms(terms), realm: 'other.example.com' })).toBe('invalid')
+    expect(verify({ terms: prepareTerms(terms) })).toBe('valid')
     expect(verify({ terms: { ...terms, description: 'changed text only' } })).toBe('valid')
   })
 

@@ -89,6 +89,11 @@ describe('Authorization: Payment credentials', () => {
     expect(codeOf(() => parseCredential(header(v.header as HeaderSpec)))).toBe(v.code)
   })
 
+  it('rejects a bare Payment scheme without credentials', () => {
+    expect(codeOf(() => parseCredential('Payment'))).toBe('malformed_credential')
+    expect(codeOf(() => parseCredential('Bearer x, Payment'))).toBe('malformed_credential')
+  })
+
   it('serializes a credential that parses back identically', () => {
     const credential = vectors.credentials.valid[1]?.expected as Parameters<
       typeof serializeCredential

@@ -29,6 +29,13 @@ describe('classifyRequest', () => {
     })
   })
 
+  it('classifies a bare Payment scheme as MPP, so that it is rejected rather than ignored', () => {
+    expect(classifyRequest(request({ authorization: 'Payment' }))).toEqual({
+      dialect: 'mpp',
+      header: 'Payment',
+    })
+  })
+
   it('treats other Authorization schemes as unpaid', () => {
     expect(classifyRequest(request({ authorization: 'Bearer sk-123' }))).toEqual({
       dialect: 'none',

@@ -172,7 +172,8 @@ export function authParam(name: string, value: string): string {
 
 /**
  * Splits a header value at top-level commas (outside quoted strings) and returns the first piece
- * whose scheme is `scheme`, from the scheme on. Used for `Authorization` values that list several
+ * whose scheme is `scheme`, from the scheme on (a bare scheme without credentials counts, so that it
+ * is rejected as malformed rather than ignored). Used for `Authorization` values that list several
  * credentials.
  */
 export function findScheme(value: string, scheme: string): string | undefined {
@@ -190,7 +191,8 @@ export function findScheme(value: string, scheme: string): string | undefined {
     else if (c === ',' || c === undefined) {
       const piece = value.slice(pieceStart, k).trim()
       const space = piece.search(/[ \t]/)
-      if (space > 0 && piece.slice(0, space).toLowerCase() === lower) return piece
+      const name = space > 0 ? piece.slice(0, space) : piece
+      if (name.toLowerCase() === lower) return piece
       pieceStart = k + 1
     }
   }

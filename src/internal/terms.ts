@@ -118,7 +118,10 @@ export function prepareTerms(
   terms: RouteTerms | PreparedTerms,
   options: { realm?: string | undefined } = {},
 ): PreparedTerms {
-  if ('kind' in terms && terms.kind === 'prepared-terms') return terms
+  if ('kind' in terms && terms.kind === 'prepared-terms') {
+    if (options.realm === undefined || options.realm === terms.realm) return terms
+    return prepareTerms(terms.source, options)
+  }
   const raw = terms as RouteTerms
   const cached = prepared.get(raw)
   if (cached !== undefined && unchanged(cached, raw, options.realm)) return cached
