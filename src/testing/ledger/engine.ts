@@ -85,11 +85,9 @@ export function createEngine(options: EngineOptions = {}): LedgerEngine {
     txBytes: Uint8Array,
     signatures: string[],
     dryRun: boolean,
+    digest: string | undefined,
   ): Promise<Submission> => {
-    let digest: string
-    try {
-      digest = transactionDigest(txBytes)
-    } catch {
+    if (digest === undefined) {
       return {
         status: 'rejected',
         code: 3,
@@ -131,15 +129,21 @@ export function createEngine(options: EngineOptions = {}): LedgerEngine {
       } catch {
         digest = undefined
       }
-      if (digest === undefined) return run(txBytes, signatures, false)
+      if (digest === undefined) return run(txBytes, signatures, false, undefined)
       const pending = inFlight.get(digest)
       if (pending) return pending
-      const promise = run(txBytes, signatures, false).finally(() => inFlight.delete(digest))
+      const promise = run(txBytes, signatures, false, digest).finally(() => inFlight.delete(digest))
       inFlight.set(digest, promise)
       return promise
     },
     simulate(txBytes) {
-      return run(txBytes, [], true)
+      let digest: string | undefined
+      try {
+        digest = transactionDigest(txBytes)
+      } catch {
+        digest = undefined
+      }
+      return run(txBytes, [], true, digest)
     },
     mint({ address, coinType, amount, into }) {
       const owner = normalizeSuiAddress(address)

@@ -154,51 +154,101 @@ function statusProto(record: TransactionRecord): Proto<'ExecutionStatus'> {
   }
 }
 
-/** A committed (or simulated) transaction as `sui.rpc.v2.ExecutedTransaction`. */
+/** Which parts of an executed transaction a read mask asks for. */
+export type TransactionFields = {
+  transactionData: boolean
+  effects: boolean
+  changedObjects: boolean
+  events: boolean
+  balanceChanges: boolean
+}
+
+/**
+ * Reads a field mask (paths such as `effects.status`, `balance_changes`, `transaction.sender`).
+ * No mask means everything. `prefix` is stripped first (simulation nests under `transaction.`).
+ */
+export function fieldsOf(mask: { paths: string[] } | undefined, prefix = ''): TransactionFields {
+  if (!mask || mask.paths.length === 0) {
+    return {
+      transactionData: true,
+      effects: true,
+      changedObjects: true,
+      events: true,
+      balanceChanges: true,
+    }
+  }
+  const paths = mask.paths.map((p) => (prefix && p.startsWith(prefix) ? p.slice(prefix.length) : p))
+  const has = (test: (p: string) => boolean) => paths.some(test)
+  return {
+    transactionData: has(
+      (p) => p === 'transaction' || p === 'transaction.kind' || p === 'transaction.sender',
+    ),
+    effects: has((p) => p === 'effects'),
+    changedObjects: has((p) => p === 'effects' || p.startsWith('effects.changed_objects')),
+    events: has((p) => p === 'events' || p.startsWith('events.')),
+    balanceChanges: has((p) => p === 'balance_changes'),
+  }
+}
+
+/** A committed (or simulated) transaction as `sui.rpc.v2.ExecutedTransaction`, pruned to `fields`. */
 export function executedTransactionProto(
   record: TransactionRecord,
-  options: { withTransactionData: boolean },
+  fields: TransactionFields,
 ): Proto<'ExecutedTransaction'> {
-  const changed = record.changes.map(changedObjectProto)
+  const changed = fields.changedObjects ? record.changes.map(changedObjectProto) : []
   const gasObject = record.gasObjectId
     ? changed.find((c) => c.objectId === record.gasObjectId)
     : undefined
+  const effects: Proto<'TransactionEffects'> = fields.effects
+    ? {
+        version: 2,
+        digest: record.digest,
+        status: statusProto(record),
+        epoch: record.epoch,
+        gasUsed: record.gasUsed,
+        transactionDigest: record.digest,
+        ...(gasObject ? { gasObject } : {}),
+        dependencies: [],
+        lamportVersion: record.lamportVersion,
+        changedObjects: changed,
+        unchangedConsensusObjects: [],
+        unchangedLoadedRuntimeObjects: [],
+      }
+    : {
+        status: statusProto(record),
+        epoch: record.epoch,
+        dependencies: [],
+        changedObjects: changed,
+        unchangedConsensusObjects: [],
+        unchangedLoadedRuntimeObjects: [],
+      }
   return {
     digest: record.digest,
     transaction: {
       bcs: { name: 'TransactionData', value: record.txBytes },
       digest: record.digest,
-      ...(options.withTransactionData ? transactionDataProto(record.txBytes) : {}),
+      ...(fields.transactionData ? transactionDataProto(record.txBytes) : {}),
     },
     signatures: record.signatures.map((s) => ({
       bcs: { name: 'UserSignatureBytes', value: fromBase64(s) },
       signature: { oneofKind: undefined },
     })),
-    effects: {
-      version: 2,
-      digest: record.digest,
-      status: statusProto(record),
-      epoch: record.epoch,
-      gasUsed: record.gasUsed,
-      transactionDigest: record.digest,
-      ...(gasObject ? { gasObject } : {}),
-      dependencies: [],
-      lamportVersion: record.lamportVersion,
-      changedObjects: changed,
-      unchangedConsensusObjects: [],
-      unchangedLoadedRuntimeObjects: [],
-    },
-    events: { events: record.events.map((e, i) => eventProto(e, record, i)) },
+    effects,
+    ...(fields.events
+      ? { events: { events: record.events.map((e, i) => eventProto(e, record, i)) } }
+      : {}),
     checkpoint: record.checkpoint,
     timestamp: {
       seconds: BigInt(Math.floor(record.timestampMs / 1000)),
       nanos: (record.timestampMs % 1000) * 1_000_000,
     },
-    balanceChanges: record.balanceChanges.map((c) => ({
-      address: c.address,
-      coinType: normalizeStructTag(c.coinType),
-      amount: c.amount.toString(),
-    })),
+    balanceChanges: fields.balanceChanges
+      ? record.balanceChanges.map((c) => ({
+          address: c.address,
+          coinType: normalizeStructTag(c.coinType),
+          amount: c.amount.toString(),
+        }))
+      : [],
   }
 }
 

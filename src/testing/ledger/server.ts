@@ -15,7 +15,7 @@ import {
 } from './codec.js'
 import type { LedgerEngine } from './engine.js'
 import { FaucetRequestSchema, runFaucet } from './faucet.js'
-import { executedTransactionProto } from './proto.js'
+import { executedTransactionProto, fieldsOf } from './proto.js'
 import { createHandlers, GrpcError, methodTypes } from './services.js'
 import { GrpcCode } from './validate.js'
 
@@ -80,7 +80,7 @@ export async function startServer(options: ServerOptions): Promise<LedgerServer>
   const types = methodTypes()
   const handlers = createHandlers({
     engine,
-    execute: async (txBytes, signatures) => {
+    execute: async (txBytes, signatures, mask) => {
       if ((faults.failNextExecutions ?? 0) > 0) {
         faults.failNextExecutions = (faults.failNextExecutions ?? 0) - 1
         throw new GrpcError(
@@ -95,7 +95,7 @@ export async function startServer(options: ServerOptions): Promise<LedgerServer>
         faults.loseNextResponses = (faults.loseNextResponses ?? 0) - 1
         throw new LostResponse()
       }
-      return { transaction: executedTransactionProto(result.record, { withTransactionData: true }) }
+      return { transaction: executedTransactionProto(result.record, fieldsOf(mask)) }
     },
   })
 

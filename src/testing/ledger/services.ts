@@ -6,7 +6,7 @@
 import { GrpcTypes } from '@mysten/sui/grpc'
 import { normalizeStructTag, normalizeSuiAddress } from '@mysten/sui/utils'
 import type { LedgerEngine } from './engine.js'
-import { executedTransactionProto, objectProto } from './proto.js'
+import { executedTransactionProto, fieldsOf, objectProto } from './proto.js'
 import { addressBalanceOf, coinsOf, objectsOwnedBy, SUI_TYPE, WORMHOLE_USDC_TYPE } from './state.js'
 import { GrpcCode } from './validate.js'
 
@@ -52,20 +52,14 @@ function page<T>(items: T[], pageSize: number | undefined, token: Uint8Array | u
   return { slice, next }
 }
 
-function wantsTransactionData(mask: { paths: string[] } | undefined): boolean {
-  return (
-    !mask ||
-    mask.paths.some(
-      (p) =>
-        p === 'transaction' || p.endsWith('transaction.kind') || p.endsWith('transaction.sender'),
-    )
-  )
-}
-
 /** Builds the handler table, keyed `sui.rpc.v2.Service/Method`. */
 export function createHandlers(options: {
   engine: LedgerEngine
-  execute: (txBytes: Uint8Array, signatures: string[]) => Promise<object>
+  execute: (
+    txBytes: Uint8Array,
+    signatures: string[],
+    mask: { paths: string[] } | undefined,
+  ) => Promise<object>
 }): Map<string, Handler> {
   const { engine } = options
   const state = () => engine.state
@@ -80,7 +74,7 @@ export function createHandlers(options: {
   const getTransaction = (digest: string | undefined, mask: { paths: string[] } | undefined) => {
     const record = digest ? state().transactions.get(digest) : undefined
     if (!record) throw new GrpcError(GrpcCode.notFound, `Transaction ${digest} not found`)
-    return executedTransactionProto(record, { withTransactionData: wantsTransactionData(mask) })
+    return executedTransactionProto(record, fieldsOf(mask))
   }
   const getObject = (id: string | undefined) => {
     const object = id ? state().objects.get(address(id)) : undefined
@@ -250,7 +244,7 @@ export function createHandlers(options: {
       const signatures = r.signatures.map((s) =>
         Buffer.from(s.bcs?.value ?? new Uint8Array()).toString('base64'),
       )
-      return options.execute(bytes, signatures)
+      return options.execute(bytes, signatures, r.readMask)
     },
     'TransactionExecutionService/SimulateTransaction': async (
       r: GrpcTypes.SimulateTransactionRequest,
@@ -265,7 +259,7 @@ export function createHandlers(options: {
       const result = await engine.simulate(bytes)
       if (result.status === 'rejected') throw new GrpcError(result.code, result.message)
       return {
-        transaction: executedTransactionProto(result.record, { withTransactionData: true }),
+        transaction: executedTransactionProto(result.record, fieldsOf(r.readMask, 'transaction.')),
         commandOutputs: [],
         suggestedGasPrice: state().referenceGasPrice,
       }

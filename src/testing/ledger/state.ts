@@ -5,8 +5,8 @@
  * @module
  */
 
+import { createHash } from 'node:crypto'
 import { normalizeStructTag, normalizeSuiAddress, toBase58, toHex } from '@mysten/sui/utils'
-import { blake2b } from '@noble/hashes/blake2.js'
 
 /** Mainnet chain identifier (base58 of the genesis checkpoint digest). */
 export const MAINNET_CHAIN_ID = '4btiuiMPvEENsttpZC7CZ53DruC3MAgfznDbASZ7DR6S'
@@ -139,14 +139,15 @@ export function createState(options: StateOptions = {}): LedgerState {
   }
 }
 
-const encoder = new TextEncoder()
+/** 32-byte hash for emulator ids and digests (native; only their shape has to match Sui's). */
+function sha256(text: string): Uint8Array {
+  return createHash('sha256').update(text).digest()
+}
 
 /** A fresh, deterministic object id (from the seed and a counter). */
 export function newObjectId(state: LedgerState): string {
   state.objectCounter += 1n
-  return normalizeSuiAddress(
-    toHex(blake2b(encoder.encode(`${state.seed}/object/${state.objectCounter}`), { dkLen: 32 })),
-  )
+  return normalizeSuiAddress(toHex(sha256(`${state.seed}/object/${state.objectCounter}`)))
 }
 
 /** The digest of an object's content at a version (base58 of 32 bytes, like Sui's). */
@@ -158,7 +159,7 @@ export function objectDigest(object: Omit<StoredObject, 'digest' | 'previousTran
         ? `shared:${object.owner.initialVersion}`
         : 'immutable'
   const content = `${object.objectId}|${object.version}|${owner}|${object.type}|${object.coin?.balance ?? ''}|${JSON.stringify(object.fields ?? null)}`
-  return toBase58(blake2b(encoder.encode(content), { dkLen: 32 }))
+  return toBase58(sha256(content))
 }
 
 /** `0x2::coin::Coin<T>` for a coin type. */
