@@ -81,6 +81,58 @@ async function race(
   }
 }
 
+/**
+ * Runs one worker in `crash` mode (settle, owe refunds, record refund transactions), kills it with
+ * SIGKILL once it reports, then checks with a fresh store (its clock two hours on, so the dead
+ * process's serve leases have run out) that nothing was lost.
+ */
+async function crashAndRecover(
+  config: Omit<WorkerConfig, 'claimsPerDigest' | 'mode'>,
+  reopen: (now: () => number) => PaymentStore,
+) {
+  const child = fork(workerPath, [], {
+    execArgv: ['--import', 'tsx'],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  })
+  try {
+    const ready = next(child, 'ready')
+    child.send({ ...config, claimsPerDigest: 1, mode: 'crash' } satisfies WorkerConfig)
+    await ready
+    const report = next(child, 'report')
+    child.send('go')
+    await report
+  } finally {
+    const exited = new Promise((resolve) => child.once('exit', resolve))
+    child.kill('SIGKILL')
+    await exited
+  }
+  const store = reopen(() => Date.now() + 7_200_000)
+  try {
+    const owed = config.digests.filter((_, i) => i % 2 === 1)
+    const unserved = config.digests.filter((_, i) => i % 2 === 0)
+    const due = (await store.listRefundsDue({ limit: 1000 })).filter((r) =>
+      config.digests.includes(r.digest),
+    )
+    expect(due.map((r) => r.digest).sort()).toEqual([...owed].sort())
+    for (const record of due) {
+      expect(record.refund?.transaction).toEqual({
+        txBytes: 'AAEC',
+        refundDigest: `r${record.digest}`,
+      })
+      const index = config.digests.indexOf(record.digest)
+      expect(record.settlement?.amount).toBe(10_000n + BigInt(index))
+    }
+    const meta = { resource: 'https://api.example/paid', dialect: 'mpp' } as const
+    for (const digest of unserved) {
+      const results = await Promise.all([store.claim(digest, meta), store.claim(digest, meta)])
+      expect(results.map((r) => r.status).sort()).toEqual(['settled_unserved', 'taken'])
+      await store.served(digest)
+    }
+  } finally {
+    await store.close()
+  }
+}
+
 /** Exactly one win per digest across all processes, of the expected kind; every other claim taken. */
 function expectOneWinner(
   reports: WorkerReport[],
@@ -118,6 +170,7 @@ async function settleUnserved(store: PaymentStore, digests: string[]) {
 
 const anHourAgo = () => Date.now() - 3_600_000
 const digests = () => Array.from({ length: digestCount }, randomDigest)
+const crashDigests = () => Array.from({ length: 20 }, randomDigest)
 
 describe.skipIf(!tsxInstalled)(
   'cross-process replay (skipped when node_modules/.bin/tsx is missing)',
@@ -157,6 +210,13 @@ describe.skipIf(!tsxInstalled)(
         })
         expectOneWinner(reports, list, 'settledUnserved')
       })
+
+      test('a process killed (SIGKILL) after settling loses nothing: refunds kept, unserved served once', async () => {
+        await crashAndRecover(
+          { backend: 'sqlite', connection: path, namespace: '', digests: crashDigests() },
+          (now) => createSqliteStore({ database: path, now }),
+        )
+      })
     })
 
     describe.skipIf(redisUrl === undefined)(
@@ -193,6 +253,18 @@ describe.skipIf(!tsxInstalled)(
             digests: list,
           })
           expectOneWinner(reports, list, 'settledUnserved')
+        })
+
+        test('a process killed (SIGKILL) after settling loses nothing: refunds kept, unserved served once', async () => {
+          await crashAndRecover(
+            {
+              backend: 'redis',
+              connection: redisUrl!,
+              namespace: keyPrefix,
+              digests: crashDigests(),
+            },
+            (now) => createRedisStore({ connection: redisUrl!, keyPrefix, now }),
+          )
         })
       },
     )
@@ -233,6 +305,18 @@ describe.skipIf(!tsxInstalled)(
             digests: list,
           })
           expectOneWinner(reports, list, 'settledUnserved')
+        })
+
+        test('a process killed (SIGKILL) after settling loses nothing: refunds kept, unserved served once', async () => {
+          await crashAndRecover(
+            {
+              backend: 'postgres',
+              connection: databaseUrl!,
+              namespace: schema,
+              digests: crashDigests(),
+            },
+            (now) => createPostgresStore({ connection: databaseUrl!, schema, now }),
+          )
         })
       },
     )

@@ -20,6 +20,12 @@ export type WorkerConfig = {
   namespace: string
   digests: string[]
   claimsPerDigest: number
+  /**
+   * `race` (default): claim every digest `claimsPerDigest` times at once and exit. `crash`: claim and
+   * settle every digest, owe a refund with a recorded refund transaction for every second one,
+   * report, then hang until killed (the parent sends SIGKILL).
+   */
+  mode?: 'race' | 'crash' | undefined
 }
 
 /** What the worker answers: per digest, how many of its claims were won, by outcome. */
@@ -61,6 +67,29 @@ async function run(config: WorkerConfig, store: PaymentStore): Promise<WorkerRep
   return report
 }
 
+async function crash(config: WorkerConfig, store: PaymentStore): Promise<WorkerReport> {
+  const meta = { resource: 'https://api.example/paid', dialect: 'mpp' } as const
+  for (const [i, digest] of config.digests.entries()) {
+    await store.claim(digest, meta)
+    await store.settled(digest, {
+      payer: `0x${'ef'.repeat(32)}`,
+      amount: 10_000n + BigInt(i),
+      resource: meta.resource,
+      dialect: meta.dialect,
+      network: 'sui:mainnet',
+      asset: '0x2::usdc::USDC',
+      settledAt: new Date(),
+    })
+    if (i % 2 === 1) {
+      await store.oweRefund(digest, 'handler failed')
+      await store.recordRefundTransaction(digest, { txBytes: 'AAEC', refundDigest: `r${digest}` })
+    }
+  }
+  // Stay alive with the store open: the parent kills this process without warning.
+  setInterval(() => {}, 60_000)
+  return { claimed: {}, settledUnserved: {}, taken: 0 }
+}
+
 process.once('message', (message) => {
   const config = message as WorkerConfig
   const store = open(config)
@@ -69,8 +98,13 @@ process.once('message', (message) => {
     .get(config.digests[0] ?? 'warmup')
     .then(() => {
       process.once('message', () => {
-        run(config, store)
+        const work = config.mode === 'crash' ? crash(config, store) : run(config, store)
+        work
           .then(async (report) => {
+            if (config.mode === 'crash') {
+              process.send?.({ type: 'report', report })
+              return
+            }
             await store.close()
             process.send?.({ type: 'report', report }, () => process.exit(0))
           })
