@@ -76,7 +76,7 @@ export function parseAuthItems(
     }
     if (value[i] === '=') fail(`parameter without a scheme at ${start}`)
     // A new scheme.
-    current = { scheme: name, params: {} }
+    current = { scheme: name, params: Object.create(null) as Record<string, string> }
     items.push(current)
     if (i >= n || value[i] === ',') continue
     // Optional token68 right after the scheme.
