@@ -7,6 +7,7 @@ import { GrpcTypes } from '@mysten/sui/grpc'
 import { normalizeStructTag, normalizeSuiAddress } from '@mysten/sui/utils'
 import type { LedgerEngine } from './engine.js'
 import { executedTransactionProto, fieldsOf, objectProto } from './proto.js'
+import { resolveTransaction } from './resolve.js'
 import { addressBalanceOf, coinsOf, objectsOwnedBy, SUI_TYPE, WORMHOLE_USDC_TYPE } from './state.js'
 import { GrpcCode } from './validate.js'
 
@@ -249,12 +250,13 @@ export function createHandlers(options: {
     'TransactionExecutionService/SimulateTransaction': async (
       r: GrpcTypes.SimulateTransactionRequest,
     ) => {
-      const bytes = r.transaction?.bcs?.value
+      let bytes = r.transaction?.bcs?.value
       if (!bytes) {
-        throw new GrpcError(
-          GrpcCode.unimplemented,
-          'the local ledger simulates only fully built transactions (BCS); build offline with gas price, budget, payment and object refs set',
-        )
+        if (!r.transaction)
+          throw new GrpcError(GrpcCode.invalidArgument, 'a transaction is required')
+        const resolved = await resolveTransaction(engine, r.transaction, r.doGasSelection ?? false)
+        if (!(resolved instanceof Uint8Array)) throw new GrpcError(resolved.code, resolved.message)
+        bytes = resolved
       }
       const result = await engine.simulate(bytes)
       if (result.status === 'rejected') throw new GrpcError(result.code, result.message)
