@@ -32,11 +32,13 @@ body{font:15px/1.5 system-ui,sans-serif;margin:0 auto;max-width:70rem;padding:1.
 h1{margin:.2rem 0}header p{color:#4b5563;margin:.3rem 0 1rem}
 section{border-top:1px solid #e5e7eb;padding:1rem 0}
 h2{margin:.2rem 0;font-size:1.25rem}h2 code{font-size:.9rem;color:#6b7280}
-table{border-collapse:collapse;width:100%}th,td{text-align:left;padding:.35rem .5rem;vertical-align:top}
+table{border-collapse:collapse;width:100%;table-layout:fixed}
+th:nth-child(1){width:34%}th:nth-child(2){width:12%}th:nth-child(3){width:12%}
+td code{word-break:break-all}th,td{text-align:left;padding:.35rem .5rem;vertical-align:top}
 th{font-size:.8rem;color:#6b7280;text-transform:uppercase}tr+tr td{border-top:1px solid #f3f4f6}
 td.price{white-space:nowrap;font-variant-numeric:tabular-nums}
 .tag{display:inline-block;background:#eef2ff;color:#3730a3;border-radius:.6rem;padding:0 .45rem;margin-right:.2rem;font-size:.75rem}
-pre{background:#f6f8fa;padding:.6rem;overflow-x:auto;font-size:.8rem;margin:.3rem 0}
+pre{background:#f6f8fa;padding:.6rem;white-space:pre-wrap;word-break:break-all;font-size:.8rem;margin:.3rem 0}
 details summary{cursor:pointer;color:#2563eb}
 nav a{margin-right:1rem}
 `

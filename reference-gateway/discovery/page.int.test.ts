@@ -1,0 +1,70 @@
+import { existsSync } from 'node:fs'
+import { mkdir } from 'node:fs/promises'
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { join } from 'node:path'
+import { type Browser, chromium } from 'playwright-core'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { paidEntries } from '../catalog/catalog.js'
+import { defaultCatalog } from '../catalog/default.js'
+import { catalogPage } from './page.js'
+
+/** Debian's chromium (apt-get install chromium), or CHROMIUM_PATH. */
+const executablePath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
+const haveChromium = existsSync(executablePath)
+/** Where the screenshot is saved for CI to keep. */
+export const screenshotPath = join('artifacts', 'catalog-page.png')
+
+// Skipped only when no Chromium binary is installed (reason in the title); CI installs Debian's.
+describe.skipIf(!haveChromium)(`the catalog page in headless Chromium (${executablePath})`, () => {
+  const catalog = defaultCatalog()
+  let browser: Browser
+  let server: Server
+  let origin: string
+
+  beforeAll(async () => {
+    const options = {
+      publicBaseUrl: 'http://127.0.0.1',
+      payTo: '0x5c3b6f0c2a2d4d6e9f9e5c1b7a3d2e1f0a9b8c7d6e5f4a3b2c1d0e9f8a7b6c5d',
+      network: 'sui:mainnet',
+      asset: '0xdba34672e30cb065b1f93e3ab55318768fd6fef66c15942c9f7cb846e2f900e7::usdc::USDC',
+    }
+    const html = catalogPage(catalog, options)
+    server = createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(html)
+    })
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+    browser = await chromium.launch({ executablePath, headless: true, args: ['--no-sandbox'] })
+  })
+
+  afterAll(async () => {
+    await browser?.close()
+    await new Promise((resolve) => server?.close(resolve))
+  })
+
+  it('lists every service and every price, and a screenshot is saved', async () => {
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } })
+    await page.goto(`${origin}/`)
+    const headings = await page.locator('section h2').allInnerTexts()
+    expect(headings.map((h) => h.split(' /')[0])).toEqual(catalog.services.map((s) => s.name))
+    const rows = await page.locator('tr[id]').evaluateAll((trs) =>
+      trs.map((tr) => ({
+        path: tr.id,
+        price: tr.querySelector('td.price')?.textContent ?? '',
+      })),
+    )
+    expect(rows).toEqual(
+      paidEntries(catalog).map(({ endpoint }) => ({
+        path: endpoint.path,
+        price: `${endpoint.price} USDC`,
+      })),
+    )
+    await page.locator('details').first().click()
+    expect(await page.locator('details pre').first().innerText()).toContain('curl -i -X POST')
+    await mkdir('artifacts', { recursive: true })
+    await page.screenshot({ path: screenshotPath, fullPage: true })
+    expect(existsSync(screenshotPath)).toBe(true)
+    await page.close()
+  })
+})
