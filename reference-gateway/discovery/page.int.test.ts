@@ -61,6 +61,7 @@ describe.skipIf(!haveChromium)(`the catalog page in headless Chromium (${executa
       })),
     )
     await page.locator('details').first().click()
+    // biome-ignore lint/performance/useDomNodeTextContent: rendered text shows the details opened
     expect(await page.locator('details pre').first().innerText()).toContain('curl -i -X POST')
     await mkdir('artifacts', { recursive: true })
     await page.screenshot({ path: screenshotPath, fullPage: true })
