@@ -15,7 +15,14 @@ const haveChromium = existsSync(executablePath)
 /** Where the screenshot is saved for CI to keep. */
 export const screenshotPath = join('artifacts', 'catalog-page.png')
 
-// Skipped only when no Chromium binary is installed (reason in the title); CI installs Debian's.
+/** In CI a missing browser is a failure, never a skip (as for PostgreSQL and Redis). */
+const required = process.env.CI_REQUIRE_SERVICES === '1'
+
+it.runIf(required && !haveChromium)('Chromium is installed (CI_REQUIRE_SERVICES=1)', () => {
+  expect.fail(`no Chromium at ${executablePath}: apt-get install chromium, or set CHROMIUM_PATH`)
+})
+
+// Skipped only when no Chromium binary is installed (reason in the title); .ci/run installs Debian's.
 describe.skipIf(!haveChromium)(`the catalog page in headless Chromium (${executablePath})`, () => {
   const catalog = defaultCatalog()
   let browser: Browser
