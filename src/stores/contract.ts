@@ -372,8 +372,14 @@ export function describePaymentStoreContract(
       // While the first server still holds the serve lease, a re-presentation is a replay.
       time += serveLeaseMs - 1
       expect((await store.claim(digest, meta)).status).toBe('taken')
-      // The first server died: after the lease, one of many concurrent presenters gets it.
+      // The first server died: after the lease, one of many concurrent presenters gets it — but
+      // never for another resource (and such a presentation does not take the lease).
       time += 2
+      const elsewhere = await store.claim(digest, {
+        resource: 'https://api.example/other',
+        dialect: 'x402',
+      })
+      expect(elsewhere.status).toBe('taken')
       const results = await Promise.all(Array.from({ length: 50 }, () => store.claim(digest, meta)))
       const winners = results.filter((r) => r.status === 'settled_unserved')
       expect(winners).toHaveLength(1)

@@ -66,7 +66,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): PaymentStor
         })
         return { status: 'claimed' }
       }
-      if (existing.state === 'settled' && expired) {
+      if (existing.state === 'settled' && expired && existing.resource === row.resource) {
         existing.lease_until = times.serveUntil
         return { status: 'settled_unserved', row: copy(existing) }
       }

@@ -150,7 +150,7 @@ export function createPostgresStore(options: PostgresStoreOptions): PaymentStore
         // claimer while this statement waited is read by a follow-up SELECT.
         const current = first === undefined ? await select(row.digest) : rowFrom(first)
         if (current === undefined) continue // deleted in between (release, prune): claim again
-        if (!isClaimable(current, times.now)) return { status: 'taken', row: current }
+        if (!isClaimable(current, row.resource, times.now)) return { status: 'taken', row: current }
         const [won] = await rows(takeOverQuery(dialect, row, times))
         if (won === undefined) {
           const latest = await select(row.digest)

@@ -32,11 +32,12 @@ export type RedisStoreOptions = StoreOptions & {
   keyPrefix?: string | undefined
 }
 
-// KEYS[1] record. ARGV: now, claimUntil, serveUntil, then the new record's field/value pairs.
+// KEYS: record, counts. ARGV: now, claimUntil, serveUntil, resource, then the new record's
+// field/value pairs.
 const claimScript = `
 local state = redis.call('HGET', KEYS[1], 'state')
 if not state then
-  for i = 4, #ARGV, 2 do
+  for i = 5, #ARGV, 2 do
     if ARGV[i + 1] ~= '' then redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
   end
   redis.call('HINCRBY', KEYS[2], 'claimed', 1)
@@ -46,13 +47,13 @@ local lease = tonumber(redis.call('HGET', KEYS[1], 'lease_until') or '0')
 local now = tonumber(ARGV[1])
 if state == 'claimed' and lease <= now then
   local fields = {resource = true, dialect = true, claimed_at = true, updated_at = true}
-  for i = 4, #ARGV, 2 do
+  for i = 5, #ARGV, 2 do
     if fields[ARGV[i]] then redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
   end
   redis.call('HSET', KEYS[1], 'lease_until', ARGV[2])
   return {'claimed'}
 end
-if state == 'settled' and lease <= now then
+if state == 'settled' and lease <= now and redis.call('HGET', KEYS[1], 'resource') == ARGV[4] then
   redis.call('HSET', KEYS[1], 'lease_until', ARGV[3])
   return {'settled_unserved', redis.call('HGETALL', KEYS[1])}
 end
@@ -202,7 +203,7 @@ export function createRedisStore(options: RedisStoreOptions): PaymentStore {
       const reply = (await evaluate(
         scripts.claim,
         [keys.record(row.digest), keys.counts],
-        [times.now, times.claimUntil, times.serveUntil, ...pairs(fields)],
+        [times.now, times.claimUntil, times.serveUntil, row.resource, ...pairs(fields)],
       )) as [string, unknown[]?]
       if (reply[0] === 'claimed') return { status: 'claimed' }
       const current = rowFromPairs(reply[1] ?? [])

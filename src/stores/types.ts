@@ -121,8 +121,8 @@ export type PaymentRecord = {
  * The outcome of {@link PaymentStore.claim}:
  * - `claimed`: this caller owns the digest and may submit it to the ledger;
  * - `settled_unserved`: the payment was settled but never served (a crash between settle and serve,
- *   or a lease that ran out); this caller — and only this one — may serve it now and then call
- *   `served`;
+ *   or a lease that ran out), and is presented again for the same resource; this caller — and only
+ *   this one — may serve it now and then call `served`;
  * - `taken`: someone else has it (a replay, or a payment still being processed): answer 402 `replay`,
  *   or, for `pending`, resolve it by looking the digest up.
  */

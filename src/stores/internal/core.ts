@@ -59,7 +59,8 @@ export type ClaimTimes = {
  *
  * `claim` inserts `row` when the digest is unknown (→ claimed); when the record is `claimed` with an
  * expired lease, takes it over (lease = claimUntil, claimed_at/updated_at = now, → claimed); when it is
- * `settled` with an expired or no lease, sets lease = serveUntil (→ settled_unserved); otherwise
+ * `settled` with an expired or no lease and the same resource, sets lease = serveUntil
+ * (→ settled_unserved); otherwise
  * answers taken. All of that in one atomic step.
  */
 export type StoreEngine = {

@@ -79,8 +79,8 @@ export function schemaStatements(d: SqlDialect): string[] {
 }
 
 /**
- * The atomic claim: insert, or take over an expired `claimed` lease, or hand a `settled` record with
- * an expired lease to this caller. Returns the row when this caller won (state `claimed` or
+ * The atomic claim: insert, or take over an expired `claimed` lease, or hand a `settled` record for
+ * the same resource with an expired lease to this caller. Returns the row when this caller won (state `claimed` or
  * `settled`), no row when the digest is taken.
  */
 export function claimQuery(d: SqlDialect, row: Row, times: ClaimTimes): Query {
@@ -102,7 +102,8 @@ ON CONFLICT (digest) DO UPDATE SET
   ${own('claimed_at')},
   ${own('updated_at')},
   lease_until = CASE WHEN t.state = 'claimed' THEN ${claimUntil} ELSE ${serveUntil} END
-WHERE t.state IN ('claimed', 'settled') AND (t.lease_until IS NULL OR t.lease_until <= ${now})
+WHERE (t.state = 'claimed' OR (t.state = 'settled' AND t.resource = excluded.resource))
+  AND (t.lease_until IS NULL OR t.lease_until <= ${now})
 RETURNING *`
   return { text, values }
 }
@@ -128,17 +129,20 @@ SELECT 0 AS won, * FROM ${d.table} WHERE digest = ${d.param(1)} AND NOT EXISTS (
   }
 }
 
-/** Whether a record may be claimed now (a `claimed` or `settled` record whose lease ran out). */
-export function isClaimable(row: Row, now: number): boolean {
+/**
+ * Whether a record may be claimed now by a claim for `resource`: a `claimed` record, or a `settled`
+ * one for the same resource, whose lease ran out.
+ */
+export function isClaimable(row: Row, resource: string, now: number): boolean {
   return (
-    (row.state === 'claimed' || row.state === 'settled') &&
+    (row.state === 'claimed' || (row.state === 'settled' && row.resource === resource)) &&
     (row.lease_until === null || row.lease_until <= now)
   )
 }
 
 /**
  * Takes over an expired lease as one compare-and-set: a `claimed` record is claimed afresh, a
- * `settled` one is handed to this caller to serve. Returns the row when this caller won.
+ * `settled` one for the same resource is handed to this caller to serve. Returns the row when this caller won.
  */
 export function takeOverQuery(d: SqlDialect, row: Row, times: ClaimTimes): Query {
   const values: unknown[] = [row.digest, row.resource, row.dialect]
@@ -158,7 +162,9 @@ export function takeOverQuery(d: SqlDialect, row: Row, times: ClaimTimes): Query
   ${own('claimed_at', now)},
   ${own('updated_at', now)},
   lease_until = CASE WHEN state = 'claimed' THEN ${claimUntil} ELSE ${serveUntil} END
-WHERE digest = ${d.param(1)} AND state IN ('claimed', 'settled') AND (lease_until IS NULL OR lease_until <= ${now})
+WHERE digest = ${d.param(1)}
+  AND (state = 'claimed' OR (state = 'settled' AND resource = ${d.param(2)}))
+  AND (lease_until IS NULL OR lease_until <= ${now})
 RETURNING *`,
     values,
   }
