@@ -33,3 +33,4 @@ export {
   startStubUpstreams,
   stubReply,
 } from './upstreams/index.js'
+export { createTestWallet, type TestWalletOptions } from './wallet.js'

@@ -26,6 +26,8 @@ import {
 import { type Rejection, validateTransaction } from './validate.js'
 import type { NativeFunction } from './values.js'
 
+const SAVE_DELAY_MS = 200
+
 /** Result of submitting a transaction. */
 export type Submission = { status: 'executed'; record: TransactionRecord } | Rejection
 
@@ -54,7 +56,7 @@ export type LedgerEngine = {
   }): StoredObject | undefined
   /** Starts the next epoch. */
   advanceEpoch(): void
-  /** Writes the snapshot file now (no-op without `stateFile`). */
+  /** Writes the snapshot file now (no-op without `stateFile`); changes are otherwise written within 200 ms. */
   save(): void
 }
 
@@ -74,11 +76,21 @@ export function createEngine(options: EngineOptions = {}): LedgerEngine {
   })
   const inFlight = new Map<string, Promise<Submission>>()
 
-  const save = () => {
+  const saveNow = () => {
+    if (timer) clearTimeout(timer)
+    timer = undefined
     if (!options.stateFile) return
     const tmp = `${options.stateFile}.tmp`
     writeFileSync(tmp, toSnapshot(state))
     renameSync(tmp, options.stateFile)
+  }
+  // Changes are written at most every SAVE_DELAY_MS (a whole-state write per transaction would
+  // dominate execution time); `save()` (called by `stop()`) flushes at once.
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const save = () => {
+    if (!options.stateFile || timer) return
+    timer = setTimeout(saveNow, SAVE_DELAY_MS)
+    timer.unref()
   }
 
   const run = async (
@@ -170,6 +182,6 @@ export function createEngine(options: EngineOptions = {}): LedgerEngine {
       state.epochStartMs = Date.now()
       save()
     },
-    save,
+    save: saveNow,
   }
 }
