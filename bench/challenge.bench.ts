@@ -30,6 +30,12 @@ describe('build + serialise one 402 (both dialects)', () => {
   bench('pieces, same expiry bucket (cached per route)', () => {
     buildChallenge(prepared, { secrets, now: start })
   })
+  bench('pieces, fresh terms object per request ({ ...route, resource })', () => {
+    buildChallenge(
+      { ...terms, resource: 'https://api.example.com/v1/chat' },
+      { secrets, now: start },
+    )
+  })
   bench('pieces, new expiry bucket every call (HMAC + JSON + header)', () => {
     tick += 15_000
     buildChallenge(prepared, { secrets, now: start + tick })

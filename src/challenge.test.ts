@@ -115,6 +115,9 @@ describe('building a 402', () => {
     expect(build({ network: 'sui:devnet' })).toBe('invalid_config')
     expect(build({ asset: 'not a type' })).toBe('invalid_config')
     expect(build({}, [])).toBe('invalid_secret')
+    expect(codeOf(() => buildChallenge(terms, { secrets, now: new Date('nope') }))).toBe(
+      'invalid_config',
+    )
     let error: unknown
     try {
       buildChallenge(terms, { secrets: ['short-secret'] })

@@ -90,7 +90,10 @@ export type ChallengePieces = {
 }
 
 function nowMs(now: Date | number | undefined): number {
-  return now === undefined ? Date.now() : typeof now === 'number' ? now : now.getTime()
+  const ms = now === undefined ? Date.now() : typeof now === 'number' ? now : now.getTime()
+  if (!Number.isFinite(ms))
+    throw new PaymentError('invalid_config', 'The clock is not a valid time.')
+  return ms
 }
 
 /**

@@ -107,6 +107,31 @@ function unchanged(p: PreparedTerms, t: RouteTerms, realm: string | undefined): 
 }
 
 /**
+ * Adapters typically build a fresh terms object per request (`{ ...route, resource }`), so besides
+ * the per-object cache, terms without object-valued fields are also cached by value (bounded; the
+ * resource may come from a request's Host header, so the cache is cleared when full).
+ */
+const byFingerprint = new Map<string, PreparedTerms>()
+const maxFingerprints = 1024
+
+function fingerprint(t: RouteTerms, realm: string | undefined): string | undefined {
+  if (t.escrow !== undefined || t.outputSchema !== undefined || typeof t.price !== 'bigint') {
+    return undefined
+  }
+  return JSON.stringify([
+    t.price.toString(),
+    t.payTo,
+    t.asset,
+    t.network,
+    t.resource,
+    t.description,
+    t.mimeType,
+    t.maxTimeoutSeconds,
+    realm,
+  ])
+}
+
+/**
  * Validates and precomputes a route's terms. Functions of this module accept raw terms too and
  * cache the preparation per terms object (re-preparing if a field changed), so calling this is
  * optional; it is the place configuration errors surface.
@@ -125,6 +150,9 @@ export function prepareTerms(
   const raw = terms as RouteTerms
   const cached = prepared.get(raw)
   if (cached !== undefined && unchanged(cached, raw, options.realm)) return cached
+  const key = fingerprint(raw, options.realm)
+  const same = key === undefined ? undefined : byFingerprint.get(key)
+  if (same !== undefined) return same
   const t = parseWith(termsSchema, raw, 'route terms', 'invalid_config')
   const assetInput = t.asset ?? usdcCoinTypes[t.network]
   if (assetInput === undefined) {
@@ -177,5 +205,9 @@ export function prepareTerms(
     last: undefined,
   }
   prepared.set(raw, result)
+  if (key !== undefined) {
+    if (byFingerprint.size >= maxFingerprints) byFingerprint.clear()
+    byFingerprint.set(key, result)
+  }
   return result
 }
