@@ -54,6 +54,11 @@ export type RefunderOptions = {
   batchSize?: number | undefined
   /** Called after each refund outcome. Errors thrown by the hook are ignored. */
   onEvent?: ((event: RefundEvent) => void) | undefined
+  /**
+   * Called at each step of a refund: `recorded` (bytes stored, not yet submitted) and `submitted`
+   * (the ledger answered, not yet marked refunded). For crash tests and tracing.
+   */
+  onStep?: ((step: 'recorded' | 'submitted', digest: string) => void | Promise<void>) | undefined
 }
 
 /** What one run did. */
@@ -143,7 +148,9 @@ export function createRefunder(options: RefunderOptions): Refunder {
       refundDigest,
       replaces,
     })
+    await options.onStep?.('recorded', record.digest)
     const outcome = await ledger.execute(bytes, [signature])
+    await options.onStep?.('submitted', record.digest)
     if (outcome.status === 'executed' && outcome.transaction.success) {
       return finish(record, refundDigest)
     }
