@@ -55,6 +55,35 @@ describe.skipIf(url === undefined)('postgres store (skipped when DATABASE_URL is
     }
   })
 
+  test('a dropped idle connection goes to onError, and the next query reconnects', async () => {
+    const schema = uniqueName('tg_test')
+    const connection = `${url}${url!.includes('?') ? '&' : '?'}application_name=${schema}`
+    const errors: Error[] = []
+    const store = createPostgresStore({
+      connection,
+      schema,
+      poolSize: 1,
+      onError: (error) => errors.push(error),
+    })
+    try {
+      const digest = randomDigest()
+      await store.claim(digest, { resource: 'https://r/', dialect: 'x402' })
+      const killed = await admin.query(
+        'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1',
+        [schema],
+      )
+      expect(killed.rowCount).toBe(1)
+      for (let i = 0; i < 100 && errors.length === 0; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 20))
+      }
+      expect(errors.length).toBeGreaterThan(0)
+      expect((await store.get(digest))?.state).toBe('claimed')
+    } finally {
+      await store.close()
+      await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`)
+    }
+  })
+
   test('refuses a schema or table name that is not a plain identifier', () => {
     expect(() => createPostgresStore({ connection: admin, schema: 'a"; DROP' })).toThrow(
       expect.objectContaining({ code: 'invalid_config' }),

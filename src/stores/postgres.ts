@@ -53,6 +53,12 @@ export type PostgresStoreOptions = StoreOptions &
     migrate?: boolean | undefined
     /** Pool size when the store opens the pool from a URL. Default: 10. */
     poolSize?: number | undefined
+    /**
+     * Called with errors of idle connections in a pool the store opened (a restarted server, a
+     * dropped connection). Without it they are ignored: the pool replaces the connection and the
+     * next query reports any lasting failure.
+     */
+    onError?: ((error: Error) => void) | undefined
   }
 
 function dialectFor(options: PostgresTableOptions): SqlDialect {
@@ -116,6 +122,8 @@ export function createPostgresStore(options: PostgresStoreOptions): PaymentStore
     typeof options.connection === 'string'
       ? new pg.Pool({ connectionString: options.connection, max: options.poolSize ?? 10 })
       : undefined
+  // An idle client's error is emitted on the pool; unhandled, it would end the process.
+  ownedPool?.on('error', (error) => options.onError?.(error))
   const db: PostgresQueryable = ownedPool ?? (options.connection as PostgresQueryable)
 
   let ready: Promise<void> | undefined

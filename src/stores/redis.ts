@@ -30,6 +30,11 @@ export type RedisStoreOptions = StoreOptions & {
   connection: string | Redis
   /** Prefix of every key. Default: `tollgate:`. */
   keyPrefix?: string | undefined
+  /**
+   * Called with connection errors of a client the store opened (ioredis reconnects by itself).
+   * Default: ignored (a command that cannot run still rejects).
+   */
+  onError?: ((error: Error) => void) | undefined
 }
 
 // KEYS: record, counts. ARGV: now, claimUntil, serveUntil, resource, then the new record's
@@ -152,6 +157,7 @@ export function createRedisStore(options: RedisStoreOptions): PaymentStore {
     typeof options.connection === 'string'
       ? new Redis(options.connection, { lazyConnect: false, maxRetriesPerRequest: 3 })
       : options.connection
+  if (owned) redis.on('error', (error: Error) => options.onError?.(error))
   const prefix = options.keyPrefix ?? 'tollgate:'
   const keys = {
     record: (digest: string) => `${prefix}payment:${digest}`,
