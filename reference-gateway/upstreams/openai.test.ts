@@ -4,7 +4,12 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { openai } from './openai.js'
 import { openaiCompatible } from './openai-compatible.js'
 import { capturedForm, memoryBlobs } from './test-helpers.js'
-import { type CallUpstreamOptions, callUpstream, type UpstreamEvent } from './upstream.js'
+import {
+  type CallUpstreamOptions,
+  callUpstream,
+  type Family,
+  type UpstreamEvent,
+} from './upstream.js'
 
 const key = 'sk-test-0123456789abcdef'
 const base = 'https://api.openai.com'
@@ -364,6 +369,36 @@ describe('failures', () => {
     expect(result).toMatchObject({
       status: 'failed',
       reason: 'upstream answered something other than JSON',
+    })
+  })
+
+  it('an operation that throws is a failure, never an exception', async () => {
+    const family: Family = {
+      id: 'openai',
+      timeoutMs: 1000,
+      operations: {
+        boom: {
+          request: () => {
+            throw new TypeError('bad')
+          },
+        },
+        prep: {
+          prepare: async () => {
+            throw new RangeError('worse')
+          },
+          request: () => new Request(`${base}/never`),
+        },
+      },
+    }
+    const common = { family, body: {}, baseUrl: base, apiKey: key, blobs: memoryBlobs() }
+    expect(await callUpstream({ ...common, operation: 'boom' })).toEqual({
+      status: 'failed',
+      reason: 'upstream openai request could not be built (TypeError)',
+      retryable: false,
+    })
+    expect(await callUpstream({ ...common, operation: 'prep' })).toMatchObject({
+      status: 'failed',
+      reason: 'upstream openai request could not be prepared (RangeError)',
     })
   })
 

@@ -180,7 +180,16 @@ export async function callUpstream(options: CallUpstreamOptions): Promise<Upstre
   let prepared: unknown
   if (operation.prepare) {
     const signal = anySignal([AbortSignal.timeout(timeoutMs), options.signal])
-    const result = await operation.prepare(body, { ...baseContext, signal, sleep: sleeper(signal) })
+    const result = await operation
+      .prepare(body, { ...baseContext, signal, sleep: sleeper(signal) })
+      .catch((error: unknown) =>
+        failed(
+          signal.aborted
+            ? `upstream ${family.id} timed out preparing the request`
+            : `upstream ${family.id} request could not be prepared (${errorName(error)})`,
+          signal.aborted,
+        ),
+      )
     if (isFailed(result)) return result
     prepared = result
   }
@@ -208,7 +217,12 @@ export async function callUpstream(options: CallUpstreamOptions): Promise<Upstre
         ms: Date.now() - began,
       })
 
-    const built = operation.request(body, ctx, prepared)
+    let built: Request | UpstreamFailed
+    try {
+      built = operation.request(body, ctx, prepared)
+    } catch (error) {
+      built = failed(`upstream ${family.id} request could not be built (${errorName(error)})`)
+    }
     if (isFailed(built)) {
       clearTimeout(timeout)
       return built
