@@ -1,0 +1,395 @@
+/**
+ * The adapter contract: the same scenarios through Express, Koa and Hono, each a real HTTP server
+ * on 127.0.0.1, paid by a real buyer (real keys and signatures) on the ledger emulator.
+ */
+import { request as httpRequest } from 'node:http'
+import { SuiGrpcClient } from '@mysten/sui/grpc'
+import type { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createLedger } from '../src/ledger/index.js'
+import { decodeReceipt, parseChallenge } from '../src/mpp.js'
+import type { SellerEvent } from '../src/seller.js'
+import { createMemoryStore } from '../src/stores/memory.js'
+import type { PaymentStore } from '../src/stores/types.js'
+import { type StartedLedger, startLedger } from '../src/testing/index.js'
+import { mppAuthorization, x402PaymentHeader } from '../src/testing/payments.js'
+import { decodeXPaymentResponse, parsePaymentRequired, x402Headers } from '../src/x402.js'
+import {
+  type Framework,
+  frameworks,
+  type StartedApp,
+  startApp,
+  streamEvents,
+  streamGapMs,
+} from './contract/apps.js'
+
+const secret = 'a-challenge-secret-of-at-least-32-bytes!'
+const publicBaseUrl = 'https://api.example.com'
+/** One fixed clock for every framework, so that their challenges are byte-identical. */
+const clock = Date.now()
+let chain: StartedLedger
+let client: SuiGrpcClient
+/** One seller (and refund operator) for every framework, so that their 402s can be compared. */
+let seller: Ed25519Keypair
+
+/** What each framework answered to the same requests, compared at the end. */
+type Snapshot = { status: number; headers: [string, string][]; body: string }
+const snapshots = new Map<Framework, Record<string, Snapshot>>()
+
+beforeAll(async () => {
+  chain = await startLedger()
+  client = new SuiGrpcClient({ network: 'mainnet', baseUrl: chain.url })
+  seller = chain.createTestWallet({ usdc: '1' })
+})
+
+afterAll(async () => {
+  await chain?.stop()
+})
+
+/** Headers that belong to the transport or the framework, not to the paywall. */
+const transport = new Set(['date', 'connection', 'keep-alive', 'transfer-encoding', 'x-powered-by'])
+
+async function snapshot(response: Response): Promise<Snapshot> {
+  const headers = [...response.headers].filter(([name]) => !transport.has(name)).sort()
+  return { status: response.status, headers, body: await response.text() }
+}
+
+async function usdcOf(address: string): Promise<bigint> {
+  const { balance } = await client.core.getBalance({ owner: address, coinType: chain.usdcType })
+  return BigInt(balance.balance)
+}
+
+async function eventually<T>(read: () => Promise<T>, ok: (value: T) => boolean): Promise<T> {
+  const deadline = Date.now() + 10_000
+  for (;;) {
+    const value = await read()
+    if (ok(value) || Date.now() > deadline) return value
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+}
+
+/** Sends a request with the path exactly as written (fetch would normalise it). */
+function rawRequest(
+  base: string,
+  method: string,
+  path: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; body: string }> {
+  const { port } = new URL(base)
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(
+      { host: '127.0.0.1', port: Number(port), method, path, headers },
+      (res) => {
+        let body = ''
+        res.setEncoding('utf8')
+        res.on('data', (chunk: string) => {
+          body += chunk
+        })
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }))
+      },
+    )
+    req.on('error', reject)
+    req.end()
+  })
+}
+
+describe.each(frameworks)('%s adapter', (framework) => {
+  let app: StartedApp
+  let trusting: StartedApp
+  let plain: StartedApp
+  let store: PaymentStore
+  const events: SellerEvent[] = []
+  const seen: Record<string, Snapshot> = {}
+
+  beforeAll(async () => {
+    snapshots.set(framework, seen)
+    store = createMemoryStore()
+    const common = {
+      payTo: seller.toSuiAddress(),
+      ledger: createLedger({ url: chain.url }),
+      store,
+      secrets: [secret],
+      now: () => clock,
+    }
+    app = await startApp(framework, {
+      ...common,
+      publicBaseUrl,
+      refundSigner: seller,
+      refundIntervalMs: 60_000,
+      onEvent: (event) => events.push(event),
+    })
+    trusting = await startApp(framework, { ...common, trustProxy: true })
+    plain = await startApp(framework, common)
+  })
+
+  afterAll(async () => {
+    await Promise.all([app?.close(), trusting?.close(), plain?.close()])
+  })
+
+  const post = (path: string, headers: Record<string, string> = {}, body?: string) =>
+    fetch(app.url + path, {
+      method: 'POST',
+      headers: body === undefined ? headers : { 'content-type': 'application/json', ...headers },
+      ...(body === undefined ? {} : { body }),
+    })
+
+  async function challenge(path: string, body?: string) {
+    const response = await post(path, {}, body)
+    expect(response.status).toBe(402)
+    const requirement = parsePaymentRequired(await response.json()).accepts[0]!
+    const mpp = parseChallenge(response.headers.get('www-authenticate') ?? '')
+    return { requirement, mpp }
+  }
+
+  async function x402For(payer: Ed25519Keypair, path: string, body?: string) {
+    const { requirement } = await challenge(path, body)
+    return x402PaymentHeader(client, payer, requirement)
+  }
+
+  it('answers an unpaid request with one 402 in both dialects', async () => {
+    const response = await post('/v1/things/1')
+    seen.challenge = await snapshot(response.clone())
+    expect(response.status).toBe(402)
+    expect(response.headers.get('cache-control')).toBe('no-store')
+    const body = parsePaymentRequired(await response.json())
+    expect(body.accepts[0]).toMatchObject({
+      scheme: 'exact',
+      network: 'sui:mainnet',
+      maxAmountRequired: '20000',
+      resource: `${publicBaseUrl}/v1/things/1`,
+      description: 'a thing',
+      payTo: seller.toSuiAddress(),
+    })
+    const mpp = parseChallenge(response.headers.get('www-authenticate') ?? '')
+    expect(mpp.id).toBe(body.accepts[0]?.extra?.challengeId)
+    expect(app.calls.get('/v1/things')).toBeUndefined()
+  })
+
+  it('serves a paid x402 request once, with the settlement header, and refuses its replay', async () => {
+    const payer = chain.createTestWallet({ usdc: '1' })
+    const before = await usdcOf(seller.toSuiAddress())
+    const header = await x402For(payer, '/v1/things/7')
+    const response = await post('/v1/things/7', { [x402Headers.payment]: header })
+    expect(response.status).toBe(200)
+    expect(await response.json()).toEqual({ ok: true, id: '7', payer: payer.toSuiAddress() })
+    const receipt = decodeXPaymentResponse(response.headers.get(x402Headers.paymentResponse) ?? '')
+    expect(receipt).toMatchObject({ success: true, payer: payer.toSuiAddress() })
+    expect(await usdcOf(seller.toSuiAddress())).toBe(before + 20_000n)
+    const record = await eventually(
+      () => store.get(receipt.transaction),
+      (r) => r?.state === 'served',
+    )
+    expect(record?.state).toBe('served')
+
+    const calls = app.calls.get('/v1/things')
+    const replay = await post('/v1/things/7', { [x402Headers.payment]: header })
+    expect(replay.status).toBe(402)
+    expect(((await replay.json()) as { code?: string }).code).toBe('replay')
+    expect(app.calls.get('/v1/things')).toBe(calls)
+    expect(await usdcOf(seller.toSuiAddress())).toBe(before + 20_000n)
+  })
+
+  it('serves a paid MPP request with a receipt, and refuses its replay', async () => {
+    const payer = chain.createTestWallet({ usdc: '1' })
+    const { mpp } = await challenge('/v1/things/8')
+    const { authorization, digest } = await mppAuthorization(client, payer, mpp)
+    const response = await post('/v1/things/8', { authorization })
+    expect(response.status).toBe(200)
+    expect(decodeReceipt(response.headers.get('payment-receipt') ?? '')).toMatchObject({
+      status: 'success',
+      method: 'sui',
+      reference: digest,
+    })
+    const replay = await post('/v1/things/8', { authorization })
+    expect(replay.status).toBe(402)
+    expect(((await replay.json()) as { code?: string }).code).toBe('replay')
+  })
+
+  it('prices a route with the per-route pay() form', async () => {
+    const { requirement } = await challenge('/v1/quote')
+    expect(requirement.maxAmountRequired).toBe('10000')
+    const payer = chain.createTestWallet({ usdc: '1' })
+    const header = await x402PaymentHeader(client, payer, requirement)
+    const response = await post('/v1/quote', { [x402Headers.payment]: header })
+    expect(response.status).toBe(200)
+    expect(await response.json()).toEqual({ quote: true })
+  })
+
+  it('answers a malformed payment header with a 402 and a reason, running nothing', async () => {
+    const calls = app.calls.get('/v1/things')
+    const x402 = await post('/v1/things/1', { [x402Headers.payment]: '%%%' })
+    seen.badHeader = await snapshot(x402.clone())
+    expect(x402.status).toBe(402)
+    expect(await x402.json()).toHaveProperty('accepts')
+    const mpp = await post('/v1/things/1', { authorization: 'Payment !!!' })
+    expect(mpp.status).toBe(402)
+    expect(((await mpp.json()) as { code?: string }).code).toBe('malformed_credential')
+    expect(app.calls.get('/v1/things')).toBe(calls)
+  })
+
+  it('refuses an invalid body with 400 before any payment: nothing charged, handler not run', async () => {
+    const payer = chain.createTestWallet({ usdc: '1' })
+    const header = await x402For(payer, '/v1/echo', JSON.stringify({ text: 'hi' }))
+    const before = await usdcOf(payer.toSuiAddress())
+    const bad = await post(
+      '/v1/echo',
+      { [x402Headers.payment]: header },
+      JSON.stringify({ text: 42 }),
+    )
+    seen.invalidBody = await snapshot(bad.clone())
+    expect(bad.status).toBe(400)
+    expect(await bad.json()).toMatchObject({ code: 'invalid_request_body', field: 'text' })
+    expect(await usdcOf(payer.toSuiAddress())).toBe(before)
+    expect(app.calls.get('/v1/echo')).toBeUndefined()
+
+    // The same payment with a valid body: the handler reads the body the paywall read.
+    const good = await post(
+      '/v1/echo',
+      { [x402Headers.payment]: header },
+      JSON.stringify({ text: 'hi' }),
+    )
+    expect(good.status).toBe(200)
+    expect(await good.json()).toEqual({ text: 'hi' })
+  })
+
+  it('refunds a paid call whose handler throws, exactly once, from the operator key', async () => {
+    const payer = chain.createTestWallet({ usdc: '1' })
+    const start = await usdcOf(payer.toSuiAddress())
+    const header = await x402For(payer, '/v1/boom')
+    const response = await post('/v1/boom', { [x402Headers.payment]: header })
+    expect(response.status).toBe(500)
+    expect(response.headers.get(x402Headers.paymentResponse)).toBeNull()
+    // Paid, then refunded: the payer's USDC comes back to where it started.
+    const after = await eventually(
+      () => usdcOf(payer.toSuiAddress()),
+      (balance) => balance === start,
+    )
+    expect(after).toBe(start)
+    await app.refunder.runOnce()
+    await app.refunder.runOnce()
+    expect(await usdcOf(payer.toSuiAddress())).toBe(start)
+    const refunded = events.filter((e) => e.type === 'refunded' && e.payer === payer.toSuiAddress())
+    expect(refunded).toHaveLength(1)
+    expect((await store.get((refunded[0] as { digest: string }).digest))?.state).toBe('refunded')
+  })
+
+  it('refunds a status the route marks failed, and serves a 4xx the seller chose', async () => {
+    const payer = chain.createTestWallet({ usdc: '1' })
+    const teapot = await post('/v1/teapot', {
+      [x402Headers.payment]: await x402For(payer, '/v1/teapot'),
+    })
+    expect(teapot.status).toBe(418)
+    const owed = events.filter(
+      (e) => e.type === 'refund_due' && e.payment.payer === payer.toSuiAddress(),
+    )
+    expect(owed).toHaveLength(1)
+
+    const missing = await post('/v1/missing', {
+      [x402Headers.payment]: await x402For(payer, '/v1/missing'),
+    })
+    expect(missing.status).toBe(404)
+    const receipt = decodeXPaymentResponse(missing.headers.get(x402Headers.paymentResponse) ?? '')
+    const record = await eventually(
+      () => store.get(receipt.transaction),
+      (r) => r?.state === 'served',
+    )
+    expect(record?.state).toBe('served')
+  })
+
+  it('streams a paid SSE response: settled before the first byte, events arrive as they are sent', async () => {
+    const payer = chain.createTestWallet({ usdc: '1' })
+    const before = await usdcOf(seller.toSuiAddress())
+    const { requirement } = await (async () => {
+      const response = await fetch(`${app.url}/v1/stream`)
+      expect(response.status).toBe(402)
+      return { requirement: parsePaymentRequired(await response.json()).accepts[0]! }
+    })()
+    expect(requirement.mimeType).toBe('text/event-stream')
+    const header = await x402PaymentHeader(client, payer, requirement)
+    const response = await fetch(`${app.url}/v1/stream`, {
+      headers: { [x402Headers.payment]: header },
+    })
+    expect(response.status).toBe(200)
+    expect(response.headers.get('content-type')).toContain('text/event-stream')
+    expect(response.headers.get(x402Headers.paymentResponse)).not.toBeNull()
+    // The status line arrived: the money has already moved.
+    expect(await usdcOf(seller.toSuiAddress())).toBe(before + 20_000n)
+    const reader = response.body!.getReader()
+    const decoder = new TextDecoder()
+    const arrivals: { at: number; text: string }[] = []
+    for (;;) {
+      const { done, value } = await reader.read()
+      if (done) break
+      arrivals.push({ at: performance.now(), text: decoder.decode(value) })
+    }
+    const text = arrivals.map((a) => a.text).join('')
+    expect(text).toBe(
+      Array.from({ length: streamEvents }, (_, i) => `data: {"n":${i}}\n\n`).join(''),
+    )
+    // Not buffered: the first event arrived well before the last one was written.
+    expect(arrivals.length).toBeGreaterThanOrEqual(2)
+    const spread = arrivals.at(-1)!.at - arrivals[0]!.at
+    expect(spread).toBeGreaterThan(streamGapMs * (streamEvents - 1) * 0.6)
+    const receipt = decodeXPaymentResponse(response.headers.get(x402Headers.paymentResponse)!)
+    const record = await eventually(
+      () => store.get(receipt.transaction),
+      (r) => r?.state === 'served',
+    )
+    expect(record?.state).toBe('served')
+  })
+
+  it('leaves an unpriced route untouched: no payment headers, its body stream unread', async () => {
+    const free = await fetch(`${app.url}/free`)
+    expect(free.status).toBe(200)
+    expect(await free.json()).toEqual({ free: true })
+    expect(free.headers.get('www-authenticate')).toBeNull()
+    expect(free.headers.get(x402Headers.paymentResponse)).toBeNull()
+    const echo = await fetch(`${app.url}/free/echo`, { method: 'POST', body: 'raw bytes' })
+    expect(await echo.json()).toEqual({ received: 'raw bytes' })
+  })
+
+  it.each([
+    ['an encoded slash', '/v1%2Fthings/1'],
+    ['an encoded slash in the id', '/v1/things/1%2F'],
+    ['a double slash', '//v1//things/1'],
+    ['a dot segment', '/./v1/./things/1'],
+    ['a dot-dot segment', '/v1/x/../things/1'],
+    ['a trailing slash', '/v1/things/1/'],
+    ['upper case', '/V1/THINGS/1'],
+    ['backslashes', '/v1\\things\\1'],
+    ['percent-encoded letters', '/v1/%74hings/1'],
+  ])('answers 402 to %s (%s), never the handler', async (_name, path) => {
+    const before = app.calls.get('/v1/things')
+    const response = await rawRequest(app.url, 'POST', path)
+    // @hono/node-server itself refuses a backslash in the path with 400, before any app code runs.
+    const refusedByServer = framework === 'hono' && path.includes('\\')
+    expect(response.status).toBe(refusedByServer ? 400 : 402)
+    expect(app.calls.get('/v1/things')).toBe(before)
+  })
+
+  it('binds the forwarded URL into `resource` with trustProxy, and ignores it without', async () => {
+    const forwarded = { 'x-forwarded-proto': 'https', 'x-forwarded-host': 'shop.example' }
+    const trusted = await fetch(`${trusting.url}/v1/things/1`, {
+      method: 'POST',
+      headers: forwarded,
+    })
+    expect(parsePaymentRequired(await trusted.json()).accepts[0]?.resource).toBe(
+      'https://shop.example/v1/things/1',
+    )
+    const ignored = await fetch(`${plain.url}/v1/things/1`, { method: 'POST', headers: forwarded })
+    expect(parsePaymentRequired(await ignored.json()).accepts[0]?.resource).toBe(
+      `${plain.url}/v1/things/1`,
+    )
+  })
+})
+
+describe('across frameworks', () => {
+  it.each(['challenge', 'badHeader', 'invalidBody'])(
+    'answers %s with byte-identical status, headers and body',
+    (name) => {
+      const [first, ...rest] = frameworks.map((framework) => snapshots.get(framework)?.[name])
+      expect(first).toBeDefined()
+      for (const other of rest) expect(other).toEqual(first)
+    },
+  )
+})

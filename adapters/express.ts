@@ -1,0 +1,104 @@
+/**
+ * `tollgate/express`: paid routes in an Express 5 app.
+ *
+ * ```ts
+ * import express from 'express'
+ * import { paywall } from 'tollgate/express'
+ *
+ * const paid = paywall({ routes: { 'POST /v1/answer': '0.02' }, payTo, ledger, store, secrets })
+ * app.use(paid)                                      // the route table
+ * app.post('/v1/quote', paid.pay('0.01'), handler)   // or per route
+ * ```
+ *
+ * What a paid handler sees: `res.locals.tollgate` (`{ payment, body }`), and `req.body` set to the
+ * parsed (validated, when the route has a schema) JSON body unless a body parser already set it —
+ * the body stream was read once by the paywall, so later body parsers skip it. Unpriced requests
+ * are not touched at all.
+ *
+ * The outcome of a paid call is the status Express sends: ≥ 500 (what Express answers for a thrown
+ * error or `next(err)` by default) or a status the route lists in `failedStatuses` is refunded; any
+ * other status, 4xx included, is served. A response torn down with an error mid-stream is refunded.
+ *
+ * @module
+ */
+import type { NextFunction, Request, RequestHandler, Response } from 'express'
+import {
+  attachPaidResponse,
+  readNodeBody,
+  sendWebResponse,
+  toWebRequest,
+} from '../src/internal/nodeHttp.js'
+import type { PriceInput } from '../src/money.js'
+import type { PaidRoute } from '../src/paywall.js'
+import {
+  createSellerPaywall,
+  type PaidRequestInfo,
+  type PayRouteOptions,
+  type SellerOptions,
+  type SellerPaywall,
+} from '../src/seller.js'
+
+export type { PaidRequestInfo, PayRouteOptions, SellerOptions } from '../src/seller.js'
+
+/** The options of {@link paywall}: the shared seller options. */
+export type ExpressPaywallOptions = SellerOptions
+
+/** The configured paywall: middleware for the route table, with the per-route form attached. */
+export type ExpressPaywall = RequestHandler & {
+  /** Middleware pricing one route: `app.post('/x', paid.pay('0.02'), handler)`. */
+  pay(price: PriceInput, routeOptions?: PayRouteOptions): RequestHandler
+  /** The engine, route table and refund worker behind it. */
+  readonly seller: SellerPaywall
+  /** Stops the refund worker's timer. */
+  close(): Promise<void>
+}
+
+/**
+ * Creates the Express paywall from ONE options object.
+ *
+ * @param options - see {@link SellerOptions}; `store`, `payTo`, `ledger` and `secrets` are required.
+ * @example
+ * ```ts
+ * const paid = paywall({ routes: { 'GET /v1/report': '0.05' }, payTo, ledger: url, store, secrets })
+ * app.use(paid)
+ * app.get('/v1/report', (req, res) => res.json({ paidBy: res.locals.tollgate.payment.payer }))
+ * ```
+ */
+export function paywall(options: ExpressPaywallOptions): ExpressPaywall {
+  const seller = createSellerPaywall(options)
+  const handled = new WeakSet<Request>()
+
+  async function run(route: PaidRoute, req: Request, res: Response, next: NextFunction) {
+    handled.add(req)
+    const parsed = (req as { body?: unknown }).body
+    const bytes = await readNodeBody(req, seller.maxBodyBytes(route), parsed)
+    const decision = await seller.engine.handle(toWebRequest(req, req.originalUrl, bytes), route)
+    if (decision.status === 'respond') return sendWebResponse(res, decision.response)
+    attachPaidResponse(res, decision)
+    const info: PaidRequestInfo = { payment: decision.payment, body: decision.body }
+    res.locals.tollgate = info
+    if (parsed === undefined && decision.body !== undefined) {
+      ;(req as { body?: unknown }).body = decision.body
+      ;(req as { _body?: boolean })._body = true
+    }
+    next()
+  }
+
+  const middleware: RequestHandler = (req, res, next) => {
+    const route = handled.has(req) ? undefined : seller.match(req.method, req.originalUrl)
+    if (route === undefined) return next()
+    run(route, req, res, next).catch(next)
+  }
+
+  return Object.assign(middleware, {
+    pay(price: PriceInput, routeOptions?: PayRouteOptions): RequestHandler {
+      const route = seller.route(price, routeOptions)
+      return (req, res, next) => {
+        if (handled.has(req)) return next()
+        run(route, req, res, next).catch(next)
+      }
+    },
+    seller,
+    close: () => seller.close(),
+  })
+}

@@ -1,0 +1,118 @@
+/**
+ * `tollgate/koa`: paid routes in a Koa 3 app, with or without `@koa/router`.
+ *
+ * ```ts
+ * import Koa from 'koa'
+ * import { paywall } from 'tollgate/koa'
+ *
+ * const paid = paywall({ routes: { 'POST /v1/answer': '0.02' }, payTo, ledger, store, secrets })
+ * app.use(paid)                                        // the route table
+ * router.post('/v1/quote', paid.pay('0.01'), handler)  // or per route, with @koa/router
+ * ```
+ *
+ * What a paid handler sees: `ctx.state.tollgate` (`{ payment, body }`), and `ctx.request.body` set
+ * to the parsed (validated, when the route has a schema) JSON body unless a body parser already set
+ * it, with `ctx.request.rawBody` holding the text — the body stream was read once by the paywall, so
+ * `@koa/bodyparser` later skips it. Unpriced requests are not touched at all.
+ *
+ * The outcome of a paid call: a throw from downstream middleware is refunded (and re-thrown for
+ * Koa's error handling); otherwise the status sent decides: ≥ 500 or a status the route lists in
+ * `failedStatuses` is refunded, anything else (4xx included) is served. A streamed body (`ctx.body
+ * = stream`) passes through as it comes; the success header is added before its first byte.
+ *
+ * @module
+ */
+import type { Context, Middleware, Next } from 'koa'
+import {
+  attachPaidResponse,
+  plainResponse,
+  readNodeBody,
+  toWebRequest,
+} from '../src/internal/nodeHttp.js'
+import type { PriceInput } from '../src/money.js'
+import type { PaidRoute } from '../src/paywall.js'
+import {
+  createSellerPaywall,
+  type PaidRequestInfo,
+  type PayRouteOptions,
+  type SellerOptions,
+  type SellerPaywall,
+} from '../src/seller.js'
+
+export type { PaidRequestInfo, PayRouteOptions, SellerOptions } from '../src/seller.js'
+
+/** The options of {@link paywall}: the shared seller options. */
+export type KoaPaywallOptions = SellerOptions
+
+/** The configured paywall: middleware for the route table, with the per-route form attached. */
+export type KoaPaywall = Middleware & {
+  /** Middleware pricing one route: `router.post('/x', paid.pay('0.02'), handler)`. */
+  pay(price: PriceInput, routeOptions?: PayRouteOptions): Middleware
+  /** The engine, route table and refund worker behind it. */
+  readonly seller: SellerPaywall
+  /** Stops the refund worker's timer. */
+  close(): Promise<void>
+}
+
+type BodyRequest = { body?: unknown; rawBody?: string }
+
+/**
+ * Creates the Koa paywall from ONE options object.
+ *
+ * @param options - see {@link SellerOptions}; `store`, `payTo`, `ledger` and `secrets` are required.
+ * @example
+ * ```ts
+ * const paid = paywall({ routes: { 'GET /v1/report': '0.05' }, payTo, ledger: url, store, secrets })
+ * app.use(paid)
+ * app.use((ctx) => { ctx.body = { paidBy: ctx.state.tollgate.payment.payer } })
+ * ```
+ */
+export function paywall(options: KoaPaywallOptions): KoaPaywall {
+  const seller = createSellerPaywall(options)
+  const handled = new WeakSet<object>()
+
+  async function run(route: PaidRoute, ctx: Context, next: Next): Promise<void> {
+    handled.add(ctx.req)
+    const request = ctx.request as typeof ctx.request & BodyRequest
+    const parsed = request.body
+    const bytes = await readNodeBody(ctx.req, seller.maxBodyBytes(route), parsed)
+    const decision = await seller.engine.handle(
+      toWebRequest(ctx.req, ctx.originalUrl, bytes),
+      route,
+    )
+    if (decision.status === 'respond') {
+      const plain = await plainResponse(decision.response)
+      ctx.status = plain.status
+      for (const [name, value] of plain.headers) ctx.set(name, value)
+      ctx.body = plain.body
+      return
+    }
+    attachPaidResponse(ctx.res, decision)
+    const info: PaidRequestInfo = { payment: decision.payment, body: decision.body }
+    ctx.state.tollgate = info
+    if (parsed === undefined && decision.body !== undefined) {
+      request.body = decision.body
+      request.rawBody = bytes === undefined ? '' : Buffer.from(bytes).toString('utf8')
+    }
+    try {
+      await next()
+    } catch (error) {
+      void decision.complete({ error }).catch(() => {})
+      throw error
+    }
+  }
+
+  const middleware: Middleware = (ctx, next) => {
+    const route = handled.has(ctx.req) ? undefined : seller.match(ctx.method, ctx.originalUrl)
+    return route === undefined ? next() : run(route, ctx, next)
+  }
+
+  return Object.assign(middleware, {
+    pay(price: PriceInput, routeOptions?: PayRouteOptions): Middleware {
+      const route = seller.route(price, routeOptions)
+      return (ctx, next) => (handled.has(ctx.req) ? next() : run(route, ctx, next))
+    },
+    seller,
+    close: () => seller.close(),
+  })
+}

@@ -1,0 +1,255 @@
+/**
+ * The one options object every framework adapter takes (`tollgate/express`, `tollgate/koa`,
+ * `tollgate/hono`), turned into the engine, the compiled route table and the refund worker. The
+ * adapters only translate requests and responses; everything they share is here.
+ *
+ * @module
+ */
+import type { Signer } from '@mysten/sui/cryptography'
+import { defaultMaxBodyBytes } from './body.js'
+import type { ChallengeSecret } from './challenge.js'
+import { createLedger } from './ledger/index.js'
+import type { Ledger } from './ledger/types.js'
+import { type PriceInput, parseAmount } from './money.js'
+import type { Offer } from './negotiate.js'
+import {
+  createPaywall,
+  type PaidDecision,
+  type PaidRoute,
+  type PaymentInfo,
+  type Paywall,
+  type PaywallEvent,
+  type PaywallOptions,
+} from './paywall.js'
+import type { PrecheckOptions } from './precheck.js'
+import { createRefunder, type RefundEvent, type Refunder } from './refunds.js'
+import { type CompiledRoutes, compileRoutes, matchRoute, type RouteTable } from './routes.js'
+import type { PaymentStore } from './stores/types.js'
+
+/** Per-route options of `pay(price, routeOptions)`: everything of a {@link PaidRoute} but the price. */
+export type PayRouteOptions = Omit<PaidRoute, 'price'>
+
+/** A pino-compatible logger (only these three methods are used). */
+export type SellerLogger = {
+  info(object: Record<string, unknown>, message?: string): void
+  warn(object: Record<string, unknown>, message?: string): void
+  error(object: Record<string, unknown>, message?: string): void
+}
+
+/** Everything the seller side reports, for logs and metrics. */
+export type SellerEvent = PaywallEvent | RefundEvent
+
+/** The options of every adapter's `paywall(options)`. */
+export type SellerOptions = {
+  /**
+   * Priced routes: `'POST /v1/things/:id'` → `'0.02'` or a {@link PaidRoute}. Matched on the
+   * normalised path (see `normalizePath`); other requests pass through untouched. Optional when
+   * every priced route uses the per-route `pay()` form.
+   */
+  routes?: RouteTable | undefined
+  /** Match route paths case-sensitively. Default `false` (a superset of every framework's rule). */
+  caseSensitive?: boolean | undefined
+  /** The seller's Sui address that receives payments. */
+  payTo: string
+  /** Network. Default `sui:mainnet`. */
+  network?: string | undefined
+  /** Coin type. Default the USDC of `network`. */
+  asset?: string | undefined
+  /**
+   * The ledger: a full-node gRPC URL (`https://fullnode.mainnet.sui.io:443`, or the emulator's from
+   * `tollgate/testing`), or a `Ledger` made with `createLedger`.
+   */
+  ledger: string | Ledger
+  /**
+   * Where payments are recorded (replay protection, refunds). Required. Tests: `createMemoryStore()`
+   * from `tollgate`; production: `createSqliteStore()` from `tollgate/stores/sqlite` (one machine)
+   * or the Redis/PostgreSQL stores (several processes). A memory store forgets payments on restart.
+   */
+  store: PaymentStore
+  /**
+   * Challenge HMAC secret(s), each ≥ 32 bytes; the first signs, all verify (rotation). Security:
+   * anyone holding one can mint challenges; keep them out of logs and source control.
+   */
+  secrets: ChallengeSecret | readonly ChallengeSecret[]
+  /** MPP realm. Default the host of the resource URL. */
+  realm?: string | undefined
+  /** Public base URL used for the `resource` buyers pay for (recommended in production). */
+  publicBaseUrl?: string | undefined
+  /**
+   * Believe `X-Forwarded-Proto`/`-Host` for `resource`. Default `false`. Security: only behind a
+   * proxy that overwrites them; otherwise a client chooses the URL bound into its challenge.
+   */
+  trustProxy?: boolean | undefined
+  /** Dialects offered: `both` (default), `x402` or `mpp`. */
+  offer?: Offer | undefined
+  /**
+   * The operator key that pays refunds of failed paid calls (usually the `payTo` key). Without it,
+   * refunds stay owed and are listed by `refunder.owed()` / `tollgate refunds`. Security: it holds
+   * the seller's funds; it is only used to sign and never logged.
+   */
+  refundSigner?: Signer | undefined
+  /** How often the refund worker retries owed refunds, in ms. Default 5 000 (with a signer). */
+  refundIntervalMs?: number | undefined
+  /** Default body size limit in bytes. Default 1 MiB. */
+  maxBodyBytes?: number | undefined
+  /** Offline pre-check options (transaction forms, size). */
+  precheck?: PrecheckOptions | undefined
+  /** Observes every payment and refund event. Errors thrown here are ignored. */
+  onEvent?: ((event: SellerEvent) => void) | undefined
+  /** A pino-compatible logger: payment events are logged (no secrets, no headers). */
+  logger?: SellerLogger | undefined
+  /** Clock in ms (tests). Default `Date.now`. */
+  now?: (() => number) | undefined
+}
+
+/** What a handler of a paid request can read (Express `res.locals.tollgate`, Koa `ctx.state.tollgate`, Hono `c.get('tollgate')`). */
+export type PaidRequestInfo = {
+  /** The settled payment. */
+  payment: PaymentInfo
+  /** The validated body (when the route has a validator), else the parsed JSON body, if any. */
+  body: unknown
+}
+
+/** The configured seller side, shared by the adapters. */
+export type SellerPaywall = {
+  /** The engine. */
+  engine: Paywall
+  /** The compiled route table. */
+  routes: CompiledRoutes
+  /** The refund worker (pays refunds when `refundSigner` is set; lists them otherwise). */
+  refunder: Refunder
+  /** The priced route for a request, or `undefined` (unpriced: pass it through untouched). */
+  match(method: string, rawUrl: string): PaidRoute | undefined
+  /** A route for the per-route `pay(price, routeOptions)` form. */
+  route(price: PriceInput, routeOptions?: PayRouteOptions): PaidRoute
+  /** The body size limit of a route. */
+  maxBodyBytes(route: PaidRoute): number
+  /** Stops the refund worker's timer (waits for a run in progress). */
+  close(): Promise<void>
+}
+
+/**
+ * Builds the seller side from the adapters' one options object. Adapters call this; sellers use
+ * `paywall(options)` from `tollgate/express`, `tollgate/koa` or `tollgate/hono`.
+ *
+ * @example
+ * const seller = createSellerPaywall({ routes: { 'POST /v1/answer': '0.02' }, payTo, ledger, store, secrets })
+ * const route = seller.match('POST', '/v1/answer') // → { price: '0.02' }
+ */
+export function createSellerPaywall(options: SellerOptions): SellerPaywall {
+  const ledger =
+    typeof options.ledger === 'string' ? createLedger({ url: options.ledger }) : options.ledger
+  const logger = options.logger
+  const observe = (event: SellerEvent) => {
+    try {
+      options.onEvent?.(event)
+    } catch {
+      // Observers must not break payments.
+    }
+    if (logger !== undefined) log(logger, event)
+  }
+  const refunder = createRefunder({
+    store: options.store,
+    ledger,
+    signer: options.refundSigner,
+    onEvent: observe,
+  })
+  if (options.refundSigner !== undefined) refunder.start(options.refundIntervalMs)
+  const secrets: readonly ChallengeSecret[] =
+    typeof options.secrets === 'string' || options.secrets instanceof Uint8Array
+      ? [options.secrets]
+      : (options.secrets as readonly ChallengeSecret[])
+  const engineOptions: PaywallOptions = {
+    payTo: options.payTo,
+    ledger,
+    store: options.store,
+    secrets,
+    network: options.network,
+    asset: options.asset,
+    realm: options.realm,
+    publicBaseUrl: options.publicBaseUrl,
+    trustProxy: options.trustProxy,
+    offer: options.offer,
+    precheck: options.precheck,
+    maxBodyBytes: options.maxBodyBytes,
+    refunder: options.refundSigner === undefined ? undefined : refunder,
+    onEvent: observe,
+    now: options.now,
+  }
+  const engine = createPaywall(engineOptions)
+  const routes = compileRoutes(options.routes ?? {}, { caseSensitive: options.caseSensitive })
+  // Fail at start-up, not on the first request, on a bad price.
+  for (const compiled of routes.routes) checkPrice(compiled.route)
+  const defaultLimit = options.maxBodyBytes ?? defaultMaxBodyBytes
+  return {
+    engine,
+    routes,
+    refunder,
+    match: (method, rawUrl) => matchRoute(routes, method, rawUrl),
+    route(price, routeOptions = {}) {
+      const route = { ...routeOptions, price }
+      checkPrice(route)
+      return route
+    },
+    maxBodyBytes: (route) => route.maxBodyBytes ?? defaultLimit,
+    close: () => refunder.stop(),
+  }
+}
+
+function checkPrice(route: PaidRoute): void {
+  if (parseAmount(route.price) <= 0n) {
+    throw new TypeError('A route price must be a positive amount, like "0.02".')
+  }
+}
+
+/** Adds the outcome to a paid decision's headers only when the call is not a failure. */
+export function successHeaders(
+  decision: PaidDecision,
+  status: number,
+): Readonly<Record<string, string>> {
+  return decision.isFailure({ status }) ? {} : decision.headersFor(status)
+}
+
+function log(logger: SellerLogger, event: SellerEvent): void {
+  switch (event.type) {
+    case 'settled':
+    case 'served':
+      logger.info({
+        event: event.type,
+        dialect: event.payment.dialect,
+        digest: event.payment.digest,
+        payer: event.payment.payer,
+        amount: event.payment.amount.toString(),
+        resource: event.payment.resource,
+      })
+      return
+    case 'refund_due':
+      logger.warn({
+        event: event.type,
+        digest: event.payment.digest,
+        payer: event.payment.payer,
+        reason: event.reason,
+      })
+      return
+    case 'refunded':
+      logger.info({
+        event: event.type,
+        digest: event.digest,
+        refundDigest: event.refundDigest,
+        payer: event.payer,
+        amount: event.amount.toString(),
+      })
+      return
+    case 'refund_failed':
+      logger.error({ event: event.type, digest: event.digest, reason: event.reason })
+      return
+    case 'rejected':
+      logger.info({ event: event.type, resource: event.resource, code: event.code })
+      return
+    case 'pending':
+      logger.warn({ event: event.type, resource: event.resource, digest: event.digest })
+      return
+    default:
+      return
+  }
+}
