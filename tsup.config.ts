@@ -4,9 +4,13 @@ import { defineConfig } from 'tsup'
 export const entries = {
   index: 'src/index.ts',
   testing: 'src/testing/index.ts',
+  client: 'src/client/index.ts',
   'stores/sqlite': 'src/stores/sqlite.ts',
   'stores/redis': 'src/stores/redis.ts',
   'stores/postgres': 'src/stores/postgres.ts',
+  express: 'adapters/express.ts',
+  koa: 'adapters/koa.ts',
+  hono: 'adapters/hono.ts',
 }
 
 export default defineConfig([

@@ -1,0 +1,417 @@
+/**
+ * `createPayingFetch()`: a `fetch` that pays HTTP 402s in USDC on Sui, in either dialect, within
+ * limits the wallet owner set. Drop it in wherever a `fetch` goes (the `openai` SDK's `fetch`
+ * option included).
+ *
+ * ```
+ * request ─▶ transient 429/5xx? retry with backoff + jitter (Retry-After honoured), bounded
+ *         ─▶ 402 ─▶ read both dialects ─▶ select (exact, our network, USDC, no escrow, a dialect we can use)
+ *                ─▶ maxPrice ─▶ onChallenge ─▶ wallet limits (recorded before signing)
+ *                ─▶ x402: sign (not submit) ─▶ X-PAYMENT │ MPP: submit, wait, sign proof ─▶ Authorization: Payment
+ *                ─▶ the same paid request (re-sent with the SAME payment only if it got no answer
+ *                   or a transient one) ─▶ 402 again: PAYMENT_REJECTED, never a second payment
+ * ```
+ *
+ * @module
+ */
+import type { Signer } from '@mysten/sui/cryptography'
+import { isPaymentError, PaymentError } from '../errors.js'
+import { createLedger, type Ledger } from '../ledger/index.js'
+import { formatAmount, type PriceInput, parseAmount } from '../money.js'
+import { decodeReceipt, mppHeaders, type Receipt } from '../mpp.js'
+import type { Dialect } from '../negotiate.js'
+import { decodeXPaymentResponse, type XPaymentResponse, x402Headers } from '../x402.js'
+import { createWalletLimits, type WalletLimits, type WalletLimitsOptions } from './limits.js'
+import { makePayment } from './pay.js'
+import { type RetryOptions, retryDelay, transientStatuses } from './retry.js'
+import {
+  maxChallengeBodyBytes,
+  type PayableOffer,
+  type PaymentOffer,
+  readOffers,
+  selectOffer,
+  usdcTypeOf,
+} from './select.js'
+
+/** A payment made for a response (see {@link paymentOf}). */
+export type Payment = {
+  dialect: Dialect
+  /** Base units paid. */
+  amount: bigint
+  /** The coin type paid (the network's USDC). */
+  asset: string
+  payTo: string
+  payer: string
+  network: string
+  /** The URL paid for. */
+  url: string
+  /** Digest of the payment transaction (computed by us from the signed bytes). */
+  digest: string
+  /** Which transaction form paid: the gasless address-balance form or the coin form. */
+  form: 'gasless' | 'coin'
+  /** The seller's `X-PAYMENT-RESPONSE` or `Payment-Receipt`, decoded; undefined if absent. */
+  receipt:
+    | { dialect: 'x402'; value: XPaymentResponse }
+    | { dialect: 'mpp'; value: Receipt }
+    | undefined
+}
+
+/** What `onChallenge` sees: the 402's offers and the one about to be paid. */
+export type ChallengeEvent = {
+  url: string
+  method: string
+  offers: readonly PaymentOffer[]
+  selected: PayableOffer
+}
+
+/** A logger (pino-compatible shape). Never given keys, signatures or full payment headers. */
+export type ClientLogger = {
+  debug?(fields: Record<string, unknown>, message: string): void
+  info?(fields: Record<string, unknown>, message: string): void
+  warn?(fields: Record<string, unknown>, message: string): void
+}
+
+/** Options of {@link createPayingFetch}. */
+export type PayingFetchOptions = {
+  /**
+   * Any `@mysten/sui` signer (e.g. `Ed25519Keypair`). Security: it signs payments up to the limits
+   * below; it is never logged.
+   */
+  signer: Signer
+  /**
+   * Whether the signer can submit transactions itself. Default true. A zkLogin-style signer that
+   * cannot is `false`: it pays only in the x402 dialect (the seller submits) and refuses MPP-only
+   * sellers with `DIALECT_UNSUPPORTED`.
+   */
+  canSubmit?: boolean | undefined
+  /** The ledger: a gRPC URL or a {@link Ledger}. Default the public full node of `network`. */
+  ledger?: string | Ledger | undefined
+  /** Network; default `sui:mainnet`. Only offers on it, in its native USDC, are paid. */
+  network?: string | undefined
+  /**
+   * Most one call may cost, in USDC (`"0.10"`) or base units (bigint); compared with the offer's
+   * amount in base units of the same asset (USDC). A higher price is refused with
+   * `PRICE_ABOVE_MAX` before anything is signed. Default: no per-call cap beyond the wallet limits.
+   */
+  maxPrice?: PriceInput | undefined
+  /**
+   * Wallet limits (default 25 USDC per transaction, 100 per rolling 24 h, recorded in
+   * `spending.json` under the config folder), or a {@link WalletLimits}. `false` turns them off:
+   * security, only do that with a signer that holds little.
+   */
+  limits?: WalletLimitsOptions | WalletLimits | false | undefined
+  /** Dialect to use when a 402 offers both; default `x402` (nothing moves until the seller settles). */
+  prefer?: Dialect | undefined
+  /** Retries of transient answers BEFORE any payment; default 2 retries, 250 ms base, 10 s cap. */
+  retry?: RetryOptions | undefined
+  /** Called with the offers before paying; throw to refuse. */
+  onChallenge?: ((event: ChallengeEvent) => void | Promise<void>) | undefined
+  /** Called after the paid request was answered (not a 402). Errors thrown here are ignored. */
+  onPaid?: ((payment: Payment, response: Response) => void | Promise<void>) | undefined
+  logger?: ClientLogger | undefined
+  /** The underlying fetch; default `globalThis.fetch`. */
+  fetch?: ((request: Request) => Promise<Response>) | undefined
+  /** Sleep used between retries (tests); default `setTimeout`. */
+  sleep?: ((ms: number) => Promise<void>) | undefined
+  /** Random source for jitter (tests); default `Math.random`. */
+  random?: (() => number) | undefined
+}
+
+/** The paying fetch: the `fetch` signature, plus what it was made with. */
+export type PayingFetch = ((
+  input: string | URL | Request,
+  init?: RequestInit,
+) => Promise<Response>) & {
+  /** The wallet limits in force (undefined when turned off). */
+  readonly limits: WalletLimits | undefined
+  /** The payer's address. */
+  readonly address: string
+}
+
+const defaultNodes: Readonly<Record<string, string>> = {
+  'sui:mainnet': 'https://fullnode.mainnet.sui.io:443',
+  'sui:testnet': 'https://fullnode.testnet.sui.io:443',
+}
+
+/**
+ * Statuses on which the paid request is re-sent with the SAME payment: the seller did not answer
+ * it (a gateway in front of it did, or it asked for time). A 500 is the seller's answer to a paid
+ * call (refunded by the seller), so it is returned, not retried.
+ */
+const paidRetryStatuses: ReadonlySet<number> = new Set([429, 502, 503, 504])
+
+const payments = new WeakMap<Response, Payment>()
+
+/**
+ * The payment made for a response returned by a paying fetch, with the seller's receipt decoded;
+ * undefined for a response that needed no payment.
+ *
+ * @example
+ * ```ts
+ * const res = await pay('https://api.example.com/paid')
+ * paymentOf(res)?.receipt // { dialect: 'x402', value: { success: true, transaction: '…' } }
+ * ```
+ */
+export function paymentOf(response: Response): Payment | undefined {
+  return payments.get(response)
+}
+
+function isJsonText(text: string): boolean {
+  const first = text.trimStart()[0]
+  if (first !== '{' && first !== '[') return false
+  try {
+    JSON.parse(text)
+    return true
+  } catch {
+    return false
+  }
+}
+
+/** The request, made replayable: its body read once, so each attempt is a fresh `Request`. */
+async function template(input: string | URL | Request, init: RequestInit | undefined) {
+  const callerHeaders = new Headers(
+    init?.headers ?? (input instanceof Request ? input.headers : undefined),
+  )
+  const original = new Request(input, init)
+  const body = original.body === null ? undefined : new Uint8Array(await original.arrayBuffer())
+  const headers = new Headers(original.headers)
+  if (
+    !callerHeaders.has('content-type') &&
+    typeof init?.body === 'string' &&
+    isJsonText(init.body)
+  ) {
+    headers.set('content-type', 'application/json')
+  }
+  const make = (extra: Record<string, string> = {}) => {
+    const h = new Headers(headers)
+    for (const [name, value] of Object.entries(extra)) {
+      const existing = name === 'authorization' ? h.get('authorization') : null
+      h.set(name, existing ? `${existing}, ${value}` : value)
+    }
+    return new Request(original.url, {
+      method: original.method,
+      headers: h,
+      ...(body === undefined ? {} : { body }),
+      signal: original.signal,
+      redirect: original.redirect,
+    })
+  }
+  return { url: original.url, method: original.method, signal: original.signal, make }
+}
+
+function reasonOf(bodyText: string): { code?: string; reason?: string } {
+  try {
+    const body = JSON.parse(bodyText) as Record<string, unknown>
+    const code = typeof body.code === 'string' ? body.code.slice(0, 64) : undefined
+    const text = [body.detail, body.error, body.title].find((v) => typeof v === 'string')
+    return {
+      ...(code === undefined ? {} : { code }),
+      ...(typeof text === 'string' ? { reason: text.slice(0, 300) } : {}),
+    }
+  } catch {
+    return {}
+  }
+}
+
+async function readBounded(response: Response): Promise<string> {
+  const length = Number(response.headers.get('content-length') ?? '0')
+  if (length > maxChallengeBodyBytes) {
+    await response.body?.cancel()
+    return ''
+  }
+  const text = await response.text()
+  return text.length > maxChallengeBodyBytes ? '' : text
+}
+
+function decodeReceiptOf(response: Response, dialect: Dialect): Payment['receipt'] {
+  try {
+    if (dialect === 'x402') {
+      const value = response.headers.get(x402Headers.paymentResponse)
+      return value === null ? undefined : { dialect, value: decodeXPaymentResponse(value) }
+    }
+    const value = response.headers.get(mppHeaders.paymentReceipt)
+    return value === null ? undefined : { dialect, value: decodeReceipt(value) }
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * Creates a paying fetch.
+ *
+ * @throws {PaymentError} from the returned function, instead of a 402 response: `PRICE_ABOVE_MAX`,
+ *   `LIMIT_PER_TX`, `LIMIT_PER_DAY`, `ESCROW_REQUIRED`, `DIALECT_UNSUPPORTED`,
+ *   `INSUFFICIENT_BALANCE`, `NO_PAYABLE_REQUIREMENT`, `PAYMENT_REJECTED` (the seller answered the
+ *   paid request with 402 again; `details.code`/`details.reason` say why), and for MPP payments
+ *   the ledger's `settlement_failed`, `transaction_failed`, `settlement_pending`.
+ * @example
+ * ```ts
+ * const pay = createPayingFetch({ signer: keypair, maxPrice: '0.10' })
+ * const res = await pay('https://api.example.com/v1/search', { method: 'POST', body: JSON.stringify({ q: 'sui' }) })
+ * ```
+ */
+export function createPayingFetch(options: PayingFetchOptions): PayingFetch {
+  const network = options.network ?? 'sui:mainnet'
+  const knownUsdc = usdcTypeOf(network)
+  if (knownUsdc === undefined) {
+    throw new PaymentError('invalid_config', `No USDC is known on network ${network}.`)
+  }
+  const usdc: string = knownUsdc
+  const maxPrice = options.maxPrice === undefined ? undefined : parseAmount(options.maxPrice)
+  const limits =
+    options.limits === false
+      ? undefined
+      : options.limits !== undefined && 'reserve' in options.limits
+        ? options.limits
+        : createWalletLimits(options.limits ?? {})
+  const ledgerOption = options.ledger ?? defaultNodes[network]
+  let ledger: Ledger | undefined = typeof ledgerOption === 'object' ? ledgerOption : undefined
+  const getLedger = () => {
+    ledger ??= createLedger({ url: ledgerOption as string })
+    return ledger
+  }
+  const baseFetch = options.fetch ?? ((request: Request) => globalThis.fetch(request))
+  const sleep =
+    options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)))
+  const log = options.logger ?? {}
+  const canSubmit = options.canSubmit ?? true
+  const payer = options.signer.toSuiAddress()
+
+  /** Sends, retrying transient answers; `retryOnError` re-sends when no answer came at all. */
+  async function send(make: () => Request, url: string, retryOnError: boolean): Promise<Response> {
+    const statuses = retryOnError ? paidRetryStatuses : transientStatuses
+    const retries = Math.max(0, options.retry?.retries ?? 2)
+    for (let attempt = 0; ; attempt++) {
+      let response: Response
+      try {
+        response = await baseFetch(make())
+      } catch (error) {
+        if (!retryOnError || attempt >= retries || (error as Error)?.name === 'AbortError')
+          throw error
+        const wait = retryDelay(attempt, new Response(null), {
+          ...options.retry,
+          ...(options.random ? { random: options.random } : {}),
+        }) as number
+        log.warn?.(
+          { url, attempt: attempt + 1, waitMs: wait },
+          'no answer; re-sending the same paid request',
+        )
+        await sleep(wait)
+        continue
+      }
+      if (!statuses.has(response.status) || attempt >= retries) return response
+      const wait = retryDelay(attempt, response, {
+        ...options.retry,
+        ...(options.random ? { random: options.random } : {}),
+      })
+      if (wait === undefined) return response
+      log.warn?.(
+        { url, status: response.status, attempt: attempt + 1, waitMs: wait },
+        'transient answer; retrying',
+      )
+      await response.body?.cancel()
+      await sleep(wait)
+    }
+  }
+
+  async function payingFetch(input: string | URL | Request, init?: RequestInit): Promise<Response> {
+    const request = await template(input, init)
+    const first = await send(() => request.make(), request.url, false)
+    if (first.status !== 402) return first
+
+    const bodyText = await readBounded(first)
+    const { offers } = readOffers({
+      bodyText,
+      wwwAuthenticate: first.headers.get(mppHeaders.wwwAuthenticate),
+    })
+    const selection = selectOffer(offers, { network, canSubmit, prefer: options.prefer })
+    if (selection.status === 'refused') throw selection.error
+    const offer = selection.offer
+    log.debug?.(
+      {
+        url: request.url,
+        dialect: offer.dialect,
+        amount: offer.amount.toString(),
+        payTo: offer.payTo,
+      },
+      '402: payment offer selected',
+    )
+    if (maxPrice !== undefined && offer.amount > maxPrice) {
+      throw new PaymentError(
+        'PRICE_ABOVE_MAX',
+        `The seller asks ${formatAmount(offer.amount)} USDC; the most this client pays per call is ${formatAmount(maxPrice)}.`,
+        { details: { amount: offer.amount.toString(), maxPrice: maxPrice.toString() } },
+      )
+    }
+    await options.onChallenge?.({
+      url: request.url,
+      method: request.method,
+      offers,
+      selected: offer,
+    })
+    const reservation = await limits?.reserve({ amount: offer.amount, resource: request.url })
+
+    const attempt = await makePayment(offer, { signer: options.signer, ledger: getLedger(), usdc })
+    if (attempt.status === 'failed') {
+      if (!attempt.moneyMayHaveMoved) await reservation?.release()
+      throw attempt.error
+    }
+    await reservation?.settle(attempt.digest)
+    log.info?.(
+      {
+        url: request.url,
+        dialect: offer.dialect,
+        amount: offer.amount.toString(),
+        digest: attempt.digest,
+      },
+      'paid; sending the paid request',
+    )
+
+    const paid = await send(() => request.make(attempt.headers), request.url, true)
+    if (paid.status === 402) {
+      const why = reasonOf(await readBounded(paid))
+      throw new PaymentError(
+        'PAYMENT_REJECTED',
+        `The seller refused the payment${why.code ? ` (${why.code})` : ''}${why.reason ? `: ${why.reason}` : '.'}`,
+        { details: { ...why, digest: attempt.digest, dialect: offer.dialect } },
+      )
+    }
+    const payment: Payment = {
+      dialect: offer.dialect,
+      amount: offer.amount,
+      asset: usdc,
+      payTo: offer.payTo,
+      payer,
+      network,
+      url: request.url,
+      digest: attempt.digest,
+      form: attempt.form,
+      receipt: decodeReceiptOf(paid, offer.dialect),
+    }
+    payments.set(paid, payment)
+    try {
+      await options.onPaid?.(payment, paid)
+    } catch {
+      // An observer must not turn a paid answer into an error.
+    }
+    return paid
+  }
+
+  return Object.assign(payingFetch, { limits, address: payer })
+}
+
+/** Whether an error is one of the client's refusals (a {@link PaymentError} raised before paying). */
+export function isRefusal(error: unknown): error is PaymentError {
+  return (
+    isPaymentError(error) &&
+    [
+      'PRICE_ABOVE_MAX',
+      'LIMIT_PER_TX',
+      'LIMIT_PER_DAY',
+      'ESCROW_REQUIRED',
+      'DIALECT_UNSUPPORTED',
+      'INSUFFICIENT_BALANCE',
+      'NO_PAYABLE_REQUIREMENT',
+    ].includes(error.code)
+  )
+}

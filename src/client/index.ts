@@ -1,0 +1,38 @@
+/**
+ * `tollgate/client`: the buyer. A `fetch` that pays HTTP 402s in USDC on Sui (x402 and MPP), with
+ * a per-call price cap and wallet limits that survive restarts.
+ *
+ * @module
+ */
+export {
+  type ChallengeEvent,
+  type ClientLogger,
+  createPayingFetch,
+  isRefusal,
+  type PayingFetch,
+  type PayingFetchOptions,
+  type Payment,
+  paymentOf,
+} from './fetch.js'
+export { tollgateHome } from './home.js'
+export {
+  createWalletLimits,
+  dayMs,
+  defaultPerDay,
+  defaultPerTransaction,
+  type Reservation,
+  type Spend,
+  spendingFileName,
+  type WalletLimits,
+  type WalletLimitsOptions,
+} from './limits.js'
+export { gaslessMinimum, transferForm } from './pay.js'
+export { type RetryOptions, retryAfterMs } from './retry.js'
+export {
+  type PayableOffer,
+  type PaymentOffer,
+  readOffers,
+  type Selection,
+  selectOffer,
+  usdcTypeOf,
+} from './select.js'
