@@ -23,7 +23,7 @@ import {
   type StoredObject,
   type TransactionRecord,
 } from './state.js'
-import { type Rejection, validateTransaction } from './validate.js'
+import { checkSignatures, type Rejection, validateState } from './validate.js'
 import type { NativeFunction } from './values.js'
 
 const SAVE_DELAY_MS = 200
@@ -108,12 +108,12 @@ export function createEngine(options: EngineOptions = {}): LedgerEngine {
     }
     const done = state.transactions.get(digest)
     if (done && !dryRun) return { status: 'executed', record: done }
-    const accepted = await validateTransaction(state, txBytes, signatures, {
-      checkSignatures: !dryRun,
-    })
-    // Re-check after the await: a concurrent submission may have committed meanwhile.
+    const signed = await checkSignatures(txBytes, signatures, { checkSignatures: !dryRun })
+    if (signed.status === 'rejected') return signed
+    // From here on nothing awaits: state checks, execution and commit are one atomic step.
     const committed = state.transactions.get(digest)
     if (committed && !dryRun) return { status: 'executed', record: committed }
+    const accepted = validateState(state, signed.data)
     if (accepted.status === 'rejected') return accepted
     const result = executeAccepted({
       state,

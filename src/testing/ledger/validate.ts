@@ -56,13 +56,30 @@ function hex(value: bigint): string {
   return `0x${value.toString(16)}`
 }
 
-/** Runs every check that does not need execution. */
+/** Parsed transaction data whose signatures were checked. */
+export type Signed = { status: 'signed'; data: ReturnType<typeof bcs.TransactionData.parse> }
+
+/**
+ * Runs every check that does not need execution. Signature checks are asynchronous; the state
+ * checks are not, so the engine runs them with the execution in one synchronous step
+ * ({@link checkSignatures} then {@link validateState}).
+ */
 export async function validateTransaction(
   state: LedgerState,
   txBytes: Uint8Array,
   signatures: string[],
   options: { checkSignatures?: boolean } = {},
 ): Promise<Accepted | Rejection> {
+  const signed = await checkSignatures(txBytes, signatures, options)
+  return signed.status === 'signed' ? validateState(state, signed.data) : signed
+}
+
+/** Parses the bytes and checks that exactly the required signers signed them. */
+export async function checkSignatures(
+  txBytes: Uint8Array,
+  signatures: string[],
+  options: { checkSignatures?: boolean } = {},
+): Promise<Signed | Rejection> {
   let data: ReturnType<typeof bcs.TransactionData.parse>
   try {
     data = bcs.TransactionData.parse(txBytes)
@@ -101,6 +118,22 @@ export async function validateTransaction(
       )
     }
   }
+
+  return { status: 'signed', data }
+}
+
+/** State checks (synchronous): expiration, chain, objects, gas, withdrawals, gasless shape. */
+export function validateState(
+  state: LedgerState,
+  data: ReturnType<typeof bcs.TransactionData.parse>,
+): Accepted | Rejection {
+  const v1 = data.V1
+  const programmable = v1?.kind.ProgrammableTransaction
+  if (!v1 || !programmable) {
+    return reject('Only programmable transactions are supported by the local ledger')
+  }
+  const sender = normalizeSuiAddress(v1.sender)
+  const gasOwner = normalizeSuiAddress(v1.gasData.owner)
 
   // Expiration and chain.
   const expiration = v1.expiration
