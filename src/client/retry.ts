@@ -31,7 +31,8 @@ export function retryAfterMs(value: string | null, now: number = Date.now()): nu
   if (value === null) return undefined
   const text = value.trim()
   if (/^[0-9]{1,9}$/.test(text)) return Number(text) * 1000
-  if (text.length > 64) return undefined
+  // An HTTP date names its day and month (`Sun, 06 Nov 1994 08:49:37 GMT`).
+  if (text.length > 64 || !/^[A-Za-z]{3}/.test(text)) return undefined
   const at = Date.parse(text)
   return Number.isNaN(at) ? undefined : Math.max(0, at - now)
 }
