@@ -184,6 +184,20 @@ describe('settleX402', () => {
     expect(third.status === 'rejected' && third.error.code).toBe('replay')
   })
 
+  it('settles a pending payment once when it is presented again by many at once', async () => {
+    const store = createMemoryStore()
+    const p = await payment()
+    const lost = scriptedLedger(() => ({ status: 'unknown', reason: 'timeout', digest: '' }))
+    await settleX402(p, terms, { ledger: lost.ledger, store })
+    const back = scriptedLedger((d) => paid(d))
+    const results = await Promise.all(
+      Array.from({ length: 20 }, () => settleX402(p, terms, { ledger: back.ledger, store })),
+    )
+    const outcomes = results.map((r) => (r.status === 'rejected' ? r.error.code : r.status))
+    expect(outcomes.filter((o) => o === 'settled')).toHaveLength(1)
+    expect(outcomes.filter((o) => o === 'replay')).toHaveLength(19)
+  })
+
   it('rejects before touching the ledger when the pre-check fails', async () => {
     const store = createMemoryStore()
     const { ledger, executed } = scriptedLedger((d) => paid(d))

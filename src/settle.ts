@@ -14,7 +14,7 @@
  * @module
  */
 import { normalizeStructTag, normalizeSuiAddress } from '@mysten/sui/utils'
-import { PaymentError, type PaymentErrorCode } from './errors.js'
+import { hasCode, PaymentError, type PaymentErrorCode } from './errors.js'
 import type { Ledger, LookupOutcome, Settlement } from './ledger/types.js'
 import { type PaymentTarget, type PrecheckOptions, precheckPayment } from './precheck.js'
 import { type ProofFields, verifyProof } from './proof.js'
@@ -260,26 +260,42 @@ async function record(
   if (verdict.status === 'rejected') {
     // x402: these bytes executed, the digest is spent. MPP: the buyer executed on its own and only
     // the sender can present the digest, so an unacceptable payment is released, not burnt.
-    if (dialect === 'mpp') await context.store.release(digest)
-    else await context.store.rejected(digest, verdict.code)
+    await compareAndSet(() =>
+      dialect === 'mpp'
+        ? context.store.release(digest)
+        : context.store.rejected(digest, verdict.code),
+    )
     return rejected(verdict.code, verdict.message, digest, verdict.details)
   }
   const payer = normalizeSuiAddress(transaction.sender)
-  const current = await context.store.get(digest)
-  if (current?.state !== 'claimed' && current?.state !== 'pending') {
-    return rejected('replay', 'This payment was already used.', digest)
-  }
-  await context.store.settled(digest, {
-    payer,
-    amount: verdict.amount,
-    resource: terms.resource,
-    dialect,
-    network: terms.network,
-    asset: terms.asset,
-    settledAt: new Date(),
-  })
+  const won = await compareAndSet(() =>
+    context.store.settled(digest, {
+      payer,
+      amount: verdict.amount,
+      resource: terms.resource,
+      dialect,
+      network: terms.network,
+      asset: terms.asset,
+      settledAt: new Date(),
+    }),
+  )
+  if (!won) return rejected('replay', 'This payment was already used.', digest)
   await context.onStep?.('settled', digest)
   return { status: 'settled', digest, payer, amount: verdict.amount, dialect, resumed: false }
+}
+
+/**
+ * Runs a store transition; `false` when another presenter of the same payment moved the record on
+ * first (`store_error`): that presenter owns the outcome, and this one is a replay.
+ */
+async function compareAndSet(transition: () => Promise<unknown>): Promise<boolean> {
+  try {
+    await transition()
+    return true
+  } catch (error) {
+    if (hasCode(error, 'store_error')) return false
+    throw error
+  }
 }
 
 type EffectsVerdict =
