@@ -1,6 +1,9 @@
 import { Command } from 'commander'
 import pkg from '../package.json' with { type: 'json' }
 import { ledgerCommand } from './cli/ledger.js'
+import { payCommand } from './cli/pay.js'
+import { refundsCommand } from './cli/refunds.js'
+import { walletCommand } from './cli/wallet.js'
 
 /** The `tollgate` command line. Each sub-command lives in its own module under `src/cli/`. */
 const program = new Command()
@@ -9,5 +12,8 @@ const program = new Command()
   .version(pkg.version)
 
 program.addCommand(ledgerCommand())
+program.addCommand(refundsCommand())
+program.addCommand(walletCommand())
+program.addCommand(payCommand())
 
 await program.parseAsync(process.argv)
