@@ -1,0 +1,190 @@
+/**
+ * `tollgate pay [METHOD] URL [-d JSON] [--max 0.10] [--json]`: calls a paid endpoint with the
+ * wallet in the config folder, paying its 402 within the price cap and the wallet limits. Prints
+ * the challenge, what it paid, the settlement digest and the response (JSON pretty-printed, SSE as
+ * it arrives). Exit 0 when the answer is 2xx; 2 with the code when the client refused to pay; 1
+ * for any other failure (a non-2xx answer, no answer).
+ *
+ * @module
+ */
+import { Command, Option } from 'commander'
+import pc from 'picocolors'
+import { type ChallengeEvent, createPayingFetch, type Payment, paymentOf } from '../client/fetch.js'
+import { formatAmount, parseAmount } from '../money.js'
+import { fail, ledgerUrlOf } from './wallet.js'
+import { limitsFrom, loadSettings, loadWallet } from './walletFiles.js'
+
+type PayOptions = {
+  data?: string
+  header: string[]
+  max?: string
+  json?: boolean
+  ledger?: string
+  network: string
+  prefer?: 'x402' | 'mpp'
+}
+
+const methods = new Set(['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS'])
+
+function challengeJson(event: ChallengeEvent) {
+  return {
+    offered: [...new Set(event.offers.map((o) => o.dialect))],
+    dialect: event.selected.dialect,
+    amount: formatAmount(event.selected.amount),
+    asset: event.selected.asset,
+    payTo: event.selected.payTo,
+    network: event.selected.network,
+  }
+}
+
+function paymentJson(payment: Payment) {
+  return {
+    dialect: payment.dialect,
+    amount: formatAmount(payment.amount),
+    payer: payment.payer,
+    payTo: payment.payTo,
+    form: payment.form,
+    digest: payment.digest,
+    receipt: payment.receipt?.value ?? null,
+  }
+}
+
+function line(label: string, value: string): void {
+  console.log(`${pc.bold(label.padEnd(10))} ${value}`)
+}
+
+function pretty(text: string): string {
+  try {
+    return JSON.stringify(JSON.parse(text), null, 2)
+  } catch {
+    return text
+  }
+}
+
+/** Builds the `pay` command. */
+export function payCommand(): Command {
+  return new Command('pay')
+    .description('Call a paid HTTP endpoint, paying its 402 in USDC with the local wallet')
+    .argument('[method]', 'HTTP method (default GET, or POST with -d)')
+    .argument('<url>', 'the URL to call')
+    .option('-d, --data <json>', 'JSON request body (sent as application/json)')
+    .option(
+      '-H, --header <header>',
+      'extra request header "Name: value" (repeatable)',
+      (value: string, all: string[]) => [...all, value],
+      [] as string[],
+    )
+    .option('--max <usdc>', 'most this call may cost, in USDC (e.g. 0.10)')
+    .option('--json', 'print one JSON object (for scripts)')
+    .addOption(
+      new Option('--ledger <url>', 'ledger gRPC URL (the emulator: tollgate ledger)').env(
+        'TOLLGATE_LEDGER',
+      ),
+    )
+    .addOption(
+      new Option('--network <network>', 'network')
+        .default('sui:mainnet')
+        .choices(['sui:mainnet', 'sui:testnet']),
+    )
+    .addOption(
+      new Option('--prefer <dialect>', 'dialect when both are offered').choices(['x402', 'mpp']),
+    )
+    .action(async (first: string, second: string | undefined, options: PayOptions) => {
+      try {
+        await pay(first, second, options)
+      } catch (error) {
+        fail(error, options.json)
+      }
+    })
+}
+
+async function pay(first: string, second: string | undefined, options: PayOptions) {
+  const explicit = second !== undefined
+  const url = explicit ? second : first
+  const method = explicit ? first.toUpperCase() : options.data === undefined ? 'GET' : 'POST'
+  if (!methods.has(method)) throw new Error(`Unknown HTTP method ${first}.`)
+  if (options.data !== undefined) JSON.parse(options.data)
+  if (options.max !== undefined) parseAmount(options.max)
+  const headers = new Headers()
+  for (const header of options.header) {
+    const at = header.indexOf(':')
+    if (at <= 0) throw new Error(`A header must look like "Name: value": ${header}`)
+    headers.set(header.slice(0, at).trim(), header.slice(at + 1).trim())
+  }
+  const settings = await loadSettings()
+  const signer = await loadWallet()
+  const json = options.json === true
+  let challenge: ReturnType<typeof challengeJson> | null = null
+  const fetcher = createPayingFetch({
+    signer,
+    ledger: await ledgerUrlOf(options.ledger, options.network),
+    network: options.network,
+    limits: limitsFrom(settings),
+    ...(options.max === undefined ? {} : { maxPrice: options.max }),
+    ...(options.prefer === undefined ? {} : { prefer: options.prefer }),
+    onChallenge: (event) => {
+      challenge = challengeJson(event)
+      if (!json) {
+        line(
+          'challenge',
+          `${challenge.amount} USDC to ${challenge.payTo} on ${challenge.network} (offered: ${challenge.offered.join(', ')})`,
+        )
+      }
+    },
+  })
+  const response = await fetcher(url, {
+    method,
+    headers,
+    ...(options.data === undefined ? {} : { body: options.data }),
+  })
+  const payment = paymentOf(response)
+  if (!json) {
+    if (payment) {
+      line(
+        'paid',
+        `${formatAmount(payment.amount)} USDC in ${payment.dialect} (${payment.form} form) from ${payment.payer}`,
+      )
+      line('digest', payment.digest)
+    } else {
+      line('paid', pc.dim('nothing (no payment asked)'))
+    }
+    line('status', `${response.status} ${response.statusText}`)
+  }
+  const type = response.headers.get('content-type') ?? ''
+  let body: string
+  if (type.includes('text/event-stream') && response.body && !json) {
+    body = ''
+    const decoder = new TextDecoder()
+    const reader = response.body.getReader()
+    for (let read = await reader.read(); !read.done; read = await reader.read()) {
+      const text = decoder.decode(read.value, { stream: true })
+      process.stdout.write(text)
+      body += text
+    }
+  } else {
+    body = await response.text()
+    if (!json) console.log(pretty(body))
+  }
+  if (json) {
+    let parsed: unknown = body
+    try {
+      parsed = JSON.parse(body)
+    } catch {
+      // Not JSON: keep the text.
+    }
+    console.log(
+      JSON.stringify(
+        {
+          ok: response.ok,
+          status: response.status,
+          challenge,
+          payment: payment ? paymentJson(payment) : null,
+          body: parsed,
+        },
+        null,
+        2,
+      ),
+    )
+  }
+  if (!response.ok) process.exitCode = 1
+}
