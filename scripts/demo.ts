@@ -1,66 +1,115 @@
-// The main job on embedded defaults. For now: a minimal seller (node:http on 127.0.0.1) with one
-// priced route that answers an unpaid request with the dual-dialect 402 built by src/challenge.ts.
-// It sends one unpaid request, prints what came back, and exits. (The full gateway demo replaces it.)
-import { randomBytes } from 'node:crypto'
-import { createServer } from 'node:http'
-import type { AddressInfo } from 'node:net'
-import { paymentRequiredResponse, type RouteTerms, resourceUrl } from '../src/challenge.js'
-import { parseAmount } from '../src/money.js'
-import { classifyRequest } from '../src/negotiate.js'
+// `npm run demo`: the main job on embedded defaults. Starts the reference gateway in this process
+// (SQLite in a temporary folder, the local ledger emulator, the local stub upstreams; no
+// configuration, no network), makes a fresh funded test wallet, and pays one call in EACH dialect
+// with the paying fetch of `tollgate/client`, printing the 402, the payment, the settlement digest
+// and the answer. Payments on the local emulator are NOT real money.
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import pc from 'picocolors'
+import { loadConfig } from '../reference-gateway/config.js'
+import { startGateway } from '../reference-gateway/server.js'
+import { notRealBanner } from '../src/cli/ledger.js'
+import { createPayingFetch, paymentOf } from '../src/client/index.js'
+import { formatAmount } from '../src/money.js'
 
-// A fresh HMAC secret per run (a real seller configures one, ≥ 32 bytes, and keeps it).
-const secrets = [randomBytes(32).toString('base64url')]
-const payTo = '0x5f1c7d4f1e9a0b3c2d8e6f7a9b0c1d2e3f4a5b6c7d8e9f0a1b2c3d4e5f6a7b8c'
-const routes: Record<string, Omit<RouteTerms, 'resource'>> = {
-  'POST /v1/chat': { price: parseAmount('$0.02'), payTo, description: 'Chat completion' },
-}
-
-const server = createServer(async (req, res) => {
-  const headers = new Headers()
-  for (const [name, value] of Object.entries(req.headers)) {
-    if (typeof value === 'string') headers.set(name, value)
-  }
-  const request = new Request(`http://${req.headers.host ?? '127.0.0.1'}${req.url ?? '/'}`, {
-    method: req.method ?? 'GET',
-    headers,
-  })
-  const route = routes[`${request.method} ${new URL(request.url).pathname}`]
-  if (route === undefined) {
-    res.writeHead(404).end()
-    return
-  }
-  if (classifyRequest(request).dialect !== 'none') {
-    // Settlement arrives with the payment engine; this demo only shows the unpaid path.
-    res
-      .writeHead(501, { 'content-type': 'text/plain' })
-      .end('payments are not settled in this demo')
-    return
-  }
-  const response = paymentRequiredResponse(
-    { ...route, resource: resourceUrl(request) },
-    { secrets },
-  )
-  const body = await response.text()
-  res.writeHead(response.status, {
-    ...Object.fromEntries(response.headers),
-    'content-length': Buffer.byteLength(body),
-  })
-  res.end(body)
+const folder = mkdtempSync(join(tmpdir(), 'tollgate-demo-'))
+const gateway = await startGateway({
+  // An empty environment on purpose: the demo never picks up DATABASE_URL, keys or a real ledger.
+  config: loadConfig({ env: {}, overrides: { port: 0, dataDir: folder, logLevel: 'silent' } }),
 })
+const emulator = gateway.emulator
+if (emulator === undefined) throw new Error('the demo runs on the embedded ledger emulator')
 
-server.listen(0, '127.0.0.1', async () => {
-  const { port } = server.address() as AddressInfo
-  const url = `http://127.0.0.1:${port}/v1/chat`
-  console.log(`Tollgate demo seller on ${url} (payments are not real)\n`)
-  console.log(`> POST ${url} (no payment)\n`)
-  const response = await fetch(url, {
+const show = (text: string, max = 160) => (text.length > max ? `${text.slice(0, max)}…` : text)
+const rule = (title: string) => console.log(`\n${pc.bold(pc.cyan(`── ${title} `.padEnd(78, '─')))}`)
+
+console.log(notRealBanner())
+console.log(`gateway  ${gateway.url}   (catalog: ${gateway.url}/, docs: /openapi.json, /llms.txt)`)
+console.log(`ledger   ${gateway.ledger.url} (local emulator)   pay to ${gateway.payTo}`)
+
+const buyer = emulator.createTestWallet({ usdc: '5', sui: '1' })
+const balance = async () =>
+  formatAmount(
+    BigInt(
+      (
+        await (
+          await import('../src/ledger/index.js')
+        )
+          .createLedger({ url: emulator.url })
+          .getBalance(buyer.toSuiAddress(), emulator.usdcType)
+      ).total,
+    ),
+  )
+console.log(`buyer    ${buyer.toSuiAddress()} (fresh test wallet, ${await balance()} USDC)`)
+
+// 1. No payment: the 402, in both dialects at once.
+const chatUrl = `${gateway.url}/openai/v1/chat/completions`
+const chatBody = JSON.stringify({ messages: [{ role: 'user', content: 'Say hello' }] })
+rule('1. a call without payment')
+console.log(`> POST ${chatUrl}`)
+const unpaid = await fetch(chatUrl, {
+  method: 'POST',
+  headers: { 'content-type': 'application/json' },
+  body: chatBody,
+})
+console.log(`< HTTP ${unpaid.status} ${unpaid.statusText}`)
+console.log(`< www-authenticate: ${show(unpaid.headers.get('www-authenticate') ?? '')}`)
+const envelope = (await unpaid.json()) as { accepts?: { maxAmountRequired: string }[] }
+console.log(show(JSON.stringify(envelope, null, 2), 900))
+
+// 2. Pay in each dialect with the paying fetch; print what goes on the wire.
+const limitsFile = join(folder, 'spending.json')
+async function payOnce(dialect: 'x402' | 'mpp', url: string, body: string) {
+  const pay = createPayingFetch({
+    signer: buyer,
+    ledger: emulator?.url,
+    prefer: dialect,
+    maxPrice: '0.10',
+    limits: { file: limitsFile },
+    fetch: (request) => {
+      const x402 = request.headers.get('x-payment')
+      const mpp = request.headers.get('authorization')
+      if (x402 !== null) console.log(`> X-PAYMENT: ${show(x402, 120)}`)
+      if (mpp !== null) console.log(`> Authorization: ${show(mpp, 120)}`)
+      return fetch(request)
+    },
+    onChallenge: ({ selected }) =>
+      console.log(
+        `  402 → paying ${formatAmount(selected.amount)} USDC to ${show(selected.payTo, 20)} in the ${dialect} dialect`,
+      ),
+  })
+  console.log(`> POST ${url}`)
+  const response = await pay(url, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ messages: [{ role: 'user', content: 'hello' }] }),
+    body,
   })
-  console.log(`< HTTP ${response.status} ${response.statusText}`)
-  for (const [name, value] of response.headers) console.log(`< ${name}: ${value}`)
-  console.log('')
-  console.log(JSON.stringify(await response.json(), null, 2))
-  server.close()
-})
+  const payment = paymentOf(response)
+  console.log(`< HTTP ${response.status}`)
+  const receipt =
+    response.headers.get('x-payment-response') ?? response.headers.get('payment-receipt')
+  if (receipt !== null)
+    console.log(
+      `< ${dialect === 'x402' ? 'X-PAYMENT-RESPONSE' : 'Payment-Receipt'}: ${show(receipt, 100)}`,
+    )
+  console.log(`  settlement digest: ${pc.bold(payment?.digest ?? '(none)')}`)
+  console.log(`  answer: ${show(JSON.stringify(await response.json()), 400)}`)
+  if (response.status !== 200 || payment === undefined) throw new Error(`${dialect} call failed`)
+}
+
+rule('2. pay in the x402 dialect (signed transaction in X-PAYMENT, the gateway settles)')
+await payOnce('x402', chatUrl, chatBody)
+
+rule('3. pay in the MPP dialect (buyer submits, then sends Authorization: Payment)')
+await payOnce(
+  'mpp',
+  `${gateway.url}/brave/v1/web/search`,
+  JSON.stringify({ q: 'per-request payments over HTTP 402' }),
+)
+
+rule('done')
+console.log(`buyer balance now ${await balance()} USDC (test money)`)
+await gateway.stop()
+rmSync(folder, { recursive: true, force: true })
+process.exit(0)

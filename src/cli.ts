@@ -1,5 +1,6 @@
 import { Command } from 'commander'
 import pkg from '../package.json' with { type: 'json' }
+import { gatewayCommand } from './cli/gateway.js'
 import { ledgerCommand } from './cli/ledger.js'
 import { payCommand } from './cli/pay.js'
 import { refundsCommand } from './cli/refunds.js'
@@ -12,6 +13,7 @@ const program = new Command()
   .version(pkg.version)
 
 program.addCommand(ledgerCommand())
+program.addCommand(gatewayCommand())
 program.addCommand(refundsCommand())
 program.addCommand(walletCommand())
 program.addCommand(payCommand())

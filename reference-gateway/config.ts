@@ -1,0 +1,290 @@
+/**
+ * The gateway's configuration: environment variables and an optional JSON file, validated by one zod
+ * schema. Every setting has an embedded default, so `tollgate gateway` runs with none at all (SQLite
+ * in a data folder, the local ledger emulator, the local stub upstreams). A bad setting stops the
+ * start with an error naming it (by its environment variable and its file key); secret values are
+ * never echoed.
+ *
+ * @module
+ */
+import { readFileSync } from 'node:fs'
+import { resolve } from 'node:path'
+import { z } from 'zod'
+
+/** Environment variable of each setting (the JSON file uses the camelCase key). */
+export const settingVariables = {
+  port: 'PORT',
+  host: 'HOST',
+  publicBaseUrl: 'PUBLIC_BASE_URL',
+  payTo: 'PAY_TO',
+  operatorKey: 'OPERATOR_KEY',
+  challengeSecrets: 'CHALLENGE_SECRETS',
+  ledgerUrl: 'LEDGER_URL',
+  network: 'NETWORK',
+  asset: 'ASSET',
+  emulatorLatencyMs: 'EMULATOR_LATENCY_MS',
+  emulatorState: 'EMULATOR_STATE',
+  store: 'STORE',
+  dataDir: 'DATA_DIR',
+  databaseUrl: 'DATABASE_URL',
+  redisUrl: 'REDIS_URL',
+  storePrefix: 'STORE_PREFIX',
+  upstreams: 'UPSTREAMS',
+  inferenceUrl: 'INFERENCE_URL',
+  maxBodyBytes: 'MAX_BODY_BYTES',
+  blobDir: 'BLOB_DIR',
+  blobRetentionHours: 'BLOB_RETENTION_HOURS',
+  upstreamTimeoutMs: 'UPSTREAM_TIMEOUT_MS',
+  ledgerTimeoutMs: 'LEDGER_TIMEOUT_MS',
+  shutdownTimeoutMs: 'SHUTDOWN_TIMEOUT_MS',
+  refundIntervalMs: 'REFUND_INTERVAL_MS',
+  trustProxy: 'TRUST_PROXY',
+  logLevel: 'LOG_LEVEL',
+} as const
+
+/** Settings whose values are secrets: never printed, never logged. */
+export const secretSettings = [
+  'operatorKey',
+  'challengeSecrets',
+  'databaseUrl',
+  'redisUrl',
+] as const
+
+/** Environment variable prefix of an upstream base URL override: `UPSTREAM_URL_OPENAI=…`. */
+export const upstreamUrlPrefix = 'UPSTREAM_URL_'
+
+/** Provider credential variables: any `*_API_KEY` or `*_KEY` named by the catalog (e.g. `FAL_KEY`). */
+const credentialName = /^[A-Z][A-Z0-9_]*_(API_)?KEY$/
+
+const integer = (min: number, max: number) => z.coerce.number().int().min(min).max(max)
+const boolFromText = z.union([
+  z.boolean(),
+  z
+    .enum(['1', 'true', 'yes', 'on', '0', 'false', 'no', 'off'])
+    .transform((v) => ['1', 'true', 'yes', 'on'].includes(v)),
+])
+const httpUrl = z.url({ protocol: /^https?$/ }).max(2048)
+
+/** The configuration schema (the single source of truth for settings and defaults). */
+export const gatewayConfigSchema = z
+  .object({
+    /** Port to listen on. Default 4020 (`0` = any free port). */
+    port: integer(0, 65_535).default(4020),
+    /** Interface to listen on. Default `127.0.0.1` (use `0.0.0.0` behind a proxy or in a container). */
+    host: z.string().min(1).max(255).default('127.0.0.1'),
+    /** Public base URL buyers reach (bound into every challenge). Default `http://<host>:<port>`. */
+    publicBaseUrl: httpUrl.optional(),
+    /** Recipient address of every payment. Default: the operator key's address. */
+    payTo: z
+      .string()
+      .regex(/^0x[0-9a-fA-F]{1,64}$/, 'must be a 0x-prefixed Sui address')
+      .optional(),
+    /** The operator's secret key (`suiprivkey1…`) that pays refunds. Default on the emulator: a fresh funded key. */
+    operatorKey: z
+      .string()
+      .regex(/^suiprivkey1[0-9a-z]+$/, 'must be a bech32 Sui private key (suiprivkey1…)')
+      .optional(),
+    /** Challenge HMAC secrets, comma-separated in the environment, each ≥ 32 bytes; the first signs. */
+    challengeSecrets: z
+      .union([z.string(), z.array(z.string())])
+      .transform((v) =>
+        (typeof v === 'string' ? v.split(',') : v).map((s) => s.trim()).filter((s) => s !== ''),
+      )
+      .pipe(z.array(z.string().min(32, 'each secret must be at least 32 bytes')).max(8))
+      .optional(),
+    /** Full-node gRPC(-web) URL. Unset: the embedded ledger emulator on its own loopback port. */
+    ledgerUrl: httpUrl.optional(),
+    /** Network id. Default `sui:mainnet`. */
+    network: z
+      .string()
+      .regex(/^sui:[a-z0-9-]{1,32}$/, 'must look like sui:mainnet')
+      .default('sui:mainnet'),
+    /** USDC coin type. Default the native USDC of the network. */
+    asset: z.string().min(3).max(256).optional(),
+    /** Settlement latency of the embedded emulator, in ms. Default 400 (like the real chain). */
+    emulatorLatencyMs: integer(0, 60_000).default(400),
+    /** Snapshot file of the embedded emulator (balances survive restarts). Default: in memory. */
+    emulatorState: z.string().min(1).optional(),
+    /** Payment store: `auto` (PostgreSQL if `DATABASE_URL`, else Redis if `REDIS_URL`, else SQLite). */
+    store: z.enum(['auto', 'sqlite', 'postgres', 'redis', 'memory']).default('auto'),
+    /** Data folder (SQLite file, blobs). Default `.data/gateway`. */
+    dataDir: z.string().min(1).default('.data/gateway'),
+    databaseUrl: z
+      .string()
+      .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL')
+      .optional(),
+    redisUrl: z
+      .string()
+      .regex(/^rediss?:\/\//, 'must be a redis:// URL')
+      .optional(),
+    /** Table name (PostgreSQL, SQLite) or key prefix (Redis) of the payment records. */
+    storePrefix: z
+      .string()
+      .regex(/^[a-z_][a-z0-9_]{0,40}$/, 'must be [a-z_][a-z0-9_]*')
+      .default('tollgate_payments'),
+    /**
+     * `stub`: every provider without an explicit URL goes to the local stub upstreams (the default on
+     * the emulator); `real`: the providers' public APIs with the configured keys (default otherwise).
+     */
+    upstreams: z.enum(['auto', 'stub', 'real']).default('auto'),
+    /** Base URL of the private inference API (`…/v1`) behind the `open` provider. */
+    inferenceUrl: httpUrl.optional(),
+    /** Provider keys by the catalog's credential name (`OPENAI_API_KEY`, `FAL_KEY`, …). */
+    providerKeys: z
+      .record(z.string().regex(credentialName), z.string().min(1).max(4096))
+      .default({}),
+    /** Upstream base URL overrides by provider segment (`openai` → `https://…/v1`). */
+    upstreamUrls: z.record(z.string().regex(/^[a-z0-9-]+$/), httpUrl).default({}),
+    /** Default body size limit of a paid endpoint, bytes. Default 1 MiB (transcription allows more). */
+    maxBodyBytes: integer(1024, 256 * 1024 * 1024).default(1024 * 1024),
+    /** Blob folder. Default `<dataDir>/blobs`. */
+    blobDir: z.string().min(1).optional(),
+    /** How long generated media stays available, hours. Default 24. */
+    blobRetentionHours: z.coerce
+      .number()
+      .positive()
+      .max(24 * 365)
+      .default(24),
+    /** Per-attempt upstream timeout override, ms. Default: each family's own. */
+    upstreamTimeoutMs: integer(100, 15 * 60_000).optional(),
+    /** Per-call ledger timeout, ms. Default 15 000. */
+    ledgerTimeoutMs: integer(100, 120_000).default(15_000),
+    /** How long shutdown waits for in-flight paid calls, ms. Default 30 000. */
+    shutdownTimeoutMs: integer(0, 600_000).default(30_000),
+    /** How often the refund worker retries owed refunds, ms. Default 5 000. */
+    refundIntervalMs: integer(100, 3_600_000).default(5_000),
+    /** Believe `X-Forwarded-Proto`/`-Host`. Default false; only behind a proxy that overwrites them. */
+    trustProxy: boolFromText.default(false),
+    /** pino level. Default `info`. */
+    logLevel: z
+      .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
+      .default('info'),
+  })
+  .strict()
+
+/** The validated configuration. */
+export type GatewayConfig = z.output<typeof gatewayConfigSchema>
+/** Configuration as written (file, or an object in code); every key optional. */
+export type GatewayConfigInput = z.input<typeof gatewayConfigSchema>
+
+/** A configuration that does not validate; the message names every bad setting, never its value. */
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError'
+  /** `PORT (port): must be …` per problem. */
+  readonly problems: readonly string[]
+  constructor(problems: readonly string[]) {
+    super(`Invalid gateway configuration:\n  ${problems.join('\n  ')}`)
+    this.problems = problems
+  }
+}
+
+/** Options of {@link loadConfig}. */
+export type LoadConfigOptions = {
+  /** Environment. Default `process.env`. */
+  env?: Readonly<Record<string, string | undefined>> | undefined
+  /** A JSON file of settings (camelCase keys); environment variables override it. Default `TOLLGATE_GATEWAY_CONFIG`. */
+  file?: string | undefined
+  /** Settings that override both (e.g. `--port`). */
+  overrides?: GatewayConfigInput | undefined
+}
+
+/**
+ * Reads and validates the configuration. Throws {@link ConfigError} naming each bad setting.
+ *
+ * @example
+ * ```ts
+ * const config = loadConfig({ overrides: { port: 8080 } })
+ * ```
+ */
+export function loadConfig(options: LoadConfigOptions = {}): GatewayConfig {
+  const env = options.env ?? process.env
+  const filePath = options.file ?? nonEmpty(env.TOLLGATE_GATEWAY_CONFIG)
+  let fromFile: Record<string, unknown> = {}
+  if (filePath !== undefined) fromFile = readConfigFile(filePath)
+  const fromEnv: Record<string, unknown> = {}
+  for (const [key, variable] of Object.entries(settingVariables)) {
+    const value = nonEmpty(env[variable])
+    if (value !== undefined) fromEnv[key] = value
+  }
+  const providerKeys: Record<string, string> = {}
+  const upstreamUrls: Record<string, string> = {}
+  for (const [name, raw] of Object.entries(env)) {
+    const value = nonEmpty(raw)
+    if (value === undefined) continue
+    if (name.startsWith(upstreamUrlPrefix)) {
+      upstreamUrls[name.slice(upstreamUrlPrefix.length).toLowerCase().replaceAll('_', '-')] = value
+    } else if (credentialName.test(name) && name !== 'OPERATOR_KEY') {
+      providerKeys[name] = value
+    }
+  }
+  const merged: Record<string, unknown> = {
+    ...fromFile,
+    ...fromEnv,
+    providerKeys: { ...asRecord(fromFile.providerKeys), ...providerKeys },
+    upstreamUrls: { ...asRecord(fromFile.upstreamUrls), ...upstreamUrls },
+    ...(options.overrides ?? {}),
+  }
+  return parseConfig(merged)
+}
+
+/** Validates a configuration object (camelCase keys). Throws {@link ConfigError}. */
+export function parseConfig(input: unknown): GatewayConfig {
+  const result = gatewayConfigSchema.safeParse(input)
+  if (result.success) return result.data
+  const problems = result.error.issues.map((issue) => {
+    const key = issue.path.map(String).join('.')
+    const top = String(issue.path[0] ?? '')
+    const variable =
+      top === 'providerKeys'
+        ? String(issue.path[1] ?? 'provider key')
+        : top === 'upstreamUrls'
+          ? `${upstreamUrlPrefix}${String(issue.path[1] ?? '').toUpperCase()}`
+          : (settingVariables as Record<string, string>)[top]
+    const name = variable === undefined ? key || '(config)' : `${variable} (${key})`
+    const message =
+      issue.code === 'unrecognized_keys'
+        ? `unknown setting(s) ${issue.keys.join(', ')}`
+        : issue.message
+    return `${name}: ${message}`
+  })
+  throw new ConfigError(problems)
+}
+
+function readConfigFile(path: string): Record<string, unknown> {
+  let text: string
+  try {
+    text = readFileSync(resolve(path), 'utf8')
+  } catch {
+    throw new ConfigError([`TOLLGATE_GATEWAY_CONFIG: cannot read the file ${path}`])
+  }
+  let value: unknown
+  try {
+    value = JSON.parse(text)
+  } catch {
+    throw new ConfigError([`TOLLGATE_GATEWAY_CONFIG: ${path} is not valid JSON`])
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw new ConfigError([`TOLLGATE_GATEWAY_CONFIG: ${path} must hold a JSON object`])
+  }
+  return value as Record<string, unknown>
+}
+
+function nonEmpty(value: string | undefined): string | undefined {
+  return value === undefined || value.trim() === '' ? undefined : value
+}
+
+function asRecord(value: unknown): Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : {}
+}
+
+/**
+ * The configuration with secrets replaced by `[set]` (for `tollgate gateway` to print, and logs).
+ */
+export function describeConfig(config: GatewayConfig): Record<string, unknown> {
+  const shown: Record<string, unknown> = { ...config }
+  for (const key of secretSettings) if (shown[key] !== undefined) shown[key] = '[set]'
+  shown.providerKeys = Object.keys(config.providerKeys)
+  return shown
+}
