@@ -46,7 +46,8 @@ export const defaultMaxBodyBytes = 1024 * 1024
  * declared length and on the bytes actually read, parses it as JSON and validates it.
  *
  * @param request - the incoming request (its body is not consumed).
- * @param validator - schema or function; without one, any JSON (or an empty body) passes.
+ * @param validator - schema or function; without one the body is not read at all (only its declared
+ *   length is checked), so unvalidated routes pay nothing for bodies on the 402 path.
  * @param maxBytes - limit in bytes; default {@link defaultMaxBodyBytes}.
  */
 export async function readBody(
@@ -56,6 +57,8 @@ export async function readBody(
 ): Promise<BodyRead> {
   const declared = Number(request.headers.get('content-length') ?? '0')
   if (declared > maxBytes) return { status: 'too_large', limit: maxBytes }
+  // Without a validator nothing needs the body before payment: leave it to the handler.
+  if (validator === undefined) return { status: 'ok', body: undefined, text: '' }
   let text = ''
   if (request.body !== null) {
     const read = await readCapped(request.clone().body as ReadableStream<Uint8Array>, maxBytes)
@@ -72,7 +75,6 @@ export async function readBody(
       return { status: 'invalid', field: null, message: 'The request body is not valid JSON.' }
     }
   }
-  if (validator === undefined) return { status: 'ok', body, text }
   if (body === undefined) {
     return { status: 'invalid', field: null, message: 'A JSON request body is required.' }
   }
@@ -92,7 +94,9 @@ async function readCapped(
     if (done) break
     size += value.byteLength
     if (size > maxBytes) {
-      await reader.cancel()
+      // Not awaited: cancelling one branch of a cloned (teed) body settles only when the other
+      // branch is cancelled too, which the request's owner does when it answers.
+      void reader.cancel().catch(() => {})
       return undefined
     }
     chunks.push(value)

@@ -80,10 +80,23 @@ export type PaymentInfo = {
 /** How a paid call ended, as told to {@link PaidDecision.complete}. */
 export type CallOutcome = { status: number } | { error: unknown }
 
+/**
+ * An engine answer as plain data (what Node adapters write without building a `Response`). Header
+ * names are as the engine writes them; `body` is the exact text sent.
+ */
+export type PlainResponse = {
+  readonly status: number
+  readonly headers: Readonly<Record<string, string>>
+  readonly body: string
+}
+
 /** The engine's answer for one request. */
 export type Decision =
-  /** Answer with this response (400, 402, 413, 503); the handler does not run. */
-  | { status: 'respond'; response: Response }
+  /**
+   * Answer with this response (400, 402, 413, 503); the handler does not run. `response` (built on
+   * first access) and `plain` carry the same status, headers and bytes.
+   */
+  | { status: 'respond'; readonly response: Response; readonly plain: PlainResponse }
   /** Paid: run the handler, set `headers` on its response, then call `complete` exactly once. */
   | PaidDecision
 
@@ -91,7 +104,7 @@ export type Decision =
 export type PaidDecision = {
   status: 'paid'
   payment: PaymentInfo
-  /** The parsed, validated body (when the route has a validator), else the parsed JSON if any. */
+  /** The parsed, validated body when the route has a validator; otherwise undefined (read it yourself). */
   body: unknown
   /**
    * Success headers for a response with this status: `X-PAYMENT-RESPONSE` (x402, on every served
@@ -238,13 +251,18 @@ export function createPaywall(options: PaywallOptions): Paywall {
   function challenge(
     terms: RouteTerms,
     error?: PaymentError,
-    extraHeaders?: HeadersInit,
-  ): Response {
+    extraHeaders?: Readonly<Record<string, string>>,
+  ): PlainResponse {
     if (error !== undefined && error.status !== 402) {
-      const headers = new Headers(extraHeaders)
-      headers.set('Content-Type', 'application/problem+json')
-      headers.set('Cache-Control', 'no-store')
-      return new Response(JSON.stringify(error.toProblem()), { status: error.status, headers })
+      return {
+        status: error.status,
+        headers: {
+          ...extraHeaders,
+          'Content-Type': 'application/problem+json',
+          'Cache-Control': 'no-store',
+        },
+        body: JSON.stringify(error.toProblem()),
+      }
     }
     const pieces = buildChallenge(terms, {
       secrets: options.secrets,
@@ -253,11 +271,11 @@ export function createPaywall(options: PaywallOptions): Paywall {
       offer: options.offer,
       error,
     })
-    const headers = new Headers(pieces.headers)
-    if (extraHeaders !== undefined) {
-      for (const [name, value] of new Headers(extraHeaders)) headers.set(name, value)
+    return {
+      status: 402,
+      headers: extraHeaders === undefined ? pieces.headers : { ...pieces.headers, ...extraHeaders },
+      body: pieces.bodyText,
     }
-    return new Response(pieces.bodyText, { status: 402, headers })
   }
 
   async function settle(request: Request, terms: RouteTerms): Promise<SettlementResult> {
@@ -510,8 +528,16 @@ function setAll(headers: Headers, values: Readonly<Record<string, string>>): voi
   for (const [name, value] of Object.entries(values)) headers.set(name, value)
 }
 
-function respond(response: Response): Decision {
-  return { status: 'respond', response }
+function respond(plain: PlainResponse): Decision {
+  let response: Response | undefined
+  return {
+    status: 'respond',
+    plain,
+    get response() {
+      response ??= new Response(plain.body, { status: plain.status, headers: plain.headers })
+      return response
+    },
+  }
 }
 
 function refused(
@@ -527,14 +553,12 @@ function problem(
   detail: string,
   code: string,
   extra: Record<string, unknown> = {},
-): Response {
-  return new Response(
-    JSON.stringify({ type: 'about:blank', title, status, detail, code, ...extra }),
-    {
-      status,
-      headers: { 'Content-Type': 'application/problem+json', 'Cache-Control': 'no-store' },
-    },
-  )
+): PlainResponse {
+  return {
+    status,
+    headers: { 'Content-Type': 'application/problem+json', 'Cache-Control': 'no-store' },
+    body: JSON.stringify({ type: 'about:blank', title, status, detail, code, ...extra }),
+  }
 }
 
 function failedCallProblem() {
