@@ -9,19 +9,26 @@
  * Run: npx vitest bench --run --project unit bench/ledger.bench.ts
  */
 import { spawn } from 'node:child_process'
+import { readFileSync } from 'node:fs'
 import { createInterface } from 'node:readline'
 import { SuiGrpcClient } from '@mysten/sui/grpc'
 import { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
 import { Transaction } from '@mysten/sui/transactions'
 import { afterAll, bench, describe } from 'vitest'
 
-const PREBUILT = 4_000
+const PREBUILT = 6_000
 const BATCH = 64
 
-const child = spawn(process.execPath, ['--import', 'tsx', new URL('./ledger-server.ts', import.meta.url).pathname], {
-  stdio: ['pipe', 'pipe', 'inherit'],
-})
-const first = await new Promise<string>((resolve) => createInterface({ input: child.stdout! }).once('line', resolve))
+const child = spawn(
+  process.execPath,
+  ['--import', 'tsx', new URL('./ledger-server.ts', import.meta.url).pathname],
+  {
+    stdio: ['pipe', 'pipe', 'inherit'],
+  },
+)
+const first = await new Promise<string>((resolve) =>
+  createInterface({ input: child.stdout! }).once('line', resolve),
+)
 const { url, usdcType } = JSON.parse(first) as { url: string; usdcType: string }
 const client = new SuiGrpcClient({ network: 'mainnet', baseUrl: url })
 const seller = Ed25519Keypair.generate().toSuiAddress()
@@ -51,9 +58,23 @@ for (let i = 0; i < PREBUILT; i++) {
 }
 let next = 0
 
-async function execute() {
+/** CPU time (user + system, ms) the ledger process has used so far (Linux /proc). */
+function ledgerCpuMs(): number | undefined {
+  try {
+    const fields = readFileSync(`/proc/${child.pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? []
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100
+  } catch {
+    return undefined
+  }
+}
+const cpuAtStart = ledgerCpuMs()
+const clientCpuAtStart = process.cpuUsage()
+const executedAtStart = next
+const binaryClient = new SuiGrpcClient({ network: 'mainnet', baseUrl: url, format: 'binary' })
+
+async function execute(via: SuiGrpcClient = client) {
   const signed = prebuilt[next++ % PREBUILT]!
-  const result = await client.core.executeTransaction({
+  const result = await via.core.executeTransaction({
     transaction: signed.bytes,
     signatures: [signed.signature],
     include: { balanceChanges: true },
@@ -62,14 +83,32 @@ async function execute() {
 }
 
 afterAll(() => {
+  const cpu = ledgerCpuMs()
+  const executions = next - executedAtStart
+  if (cpu !== undefined && cpuAtStart !== undefined && executions > 0) {
+    const perExecution = (cpu - cpuAtStart) / executions
+    const client = process.cpuUsage(clientCpuAtStart)
+    console.log(
+      `ledger process CPU per execution: ${perExecution.toFixed(2)} ms ` +
+        `(≈ ${Math.round(1000 / perExecution)} executions/s per core, transport included); ` +
+        `client (SDK + bench) CPU per execution: ${((client.user + client.system) / 1000 / executions).toFixed(2)} ms`,
+    )
+  }
   child.stdin?.end()
   child.kill('SIGTERM')
 })
 
 describe('local ledger: coin-form USDC transfers through SuiGrpcClient, latency 0', () => {
-  bench('one execution at a time (executions/s = hz)', execute, { time: 2_000, iterations: 300 })
+  bench('one execution at a time (executions/s = hz)', () => execute(), {
+    time: 2_000,
+    iterations: 300,
+  })
 
-  bench(`${BATCH} in flight (executions/s = hz x ${BATCH})`, async () => {
-    await Promise.all(Array.from({ length: BATCH }, execute))
-  }, { time: 3_000, iterations: 30 })
+  bench(
+    `${BATCH} in flight (executions/s = hz x ${BATCH})`,
+    async () => {
+      await Promise.all(Array.from({ length: BATCH }, execute))
+    },
+    { time: 3_000, iterations: 30 },
+  )
 })

@@ -107,6 +107,7 @@ export async function startServer(options: ServerOptions): Promise<LedgerServer>
         'content-type': contentTypeOf(format),
         'grpc-status': String(code),
         'grpc-message': encodeStatusMessage(message),
+        'content-length': '0',
       })
       res.end()
     }
@@ -131,8 +132,14 @@ export async function startServer(options: ServerOptions): Promise<LedgerServer>
         return answerError(GrpcCode.invalidArgument, 'request message does not decode')
       }
       const output = await handler(input as never)
-      res.writeHead(200, { ...CORS, 'content-type': contentTypeOf(format) })
-      res.end(encodeResponse(method.O.toBinary(output as never), format))
+      // A known length lets Node send headers and body in one write (no chunked framing).
+      const response = encodeResponse(method.O.toBinary(output as never), format)
+      res.writeHead(200, {
+        ...CORS,
+        'content-type': contentTypeOf(format),
+        'content-length': String(response.length),
+      })
+      res.end(response)
     } catch (error) {
       if (error instanceof LostResponse) {
         res.socket?.destroy()
@@ -145,8 +152,13 @@ export async function startServer(options: ServerOptions): Promise<LedgerServer>
 
   const faucet = async (req: IncomingMessage, res: ServerResponse) => {
     const json = (status: number, value: unknown) => {
-      res.writeHead(status, { ...CORS, 'content-type': 'application/json' })
-      res.end(JSON.stringify(value))
+      const body = Buffer.from(JSON.stringify(value))
+      res.writeHead(status, {
+        ...CORS,
+        'content-type': 'application/json',
+        'content-length': String(body.length),
+      })
+      res.end(body)
     }
     try {
       const body = await readBody(req, 4096)
