@@ -1,0 +1,65 @@
+import { describe, expect, it } from 'vitest'
+import { type CallOutcome, finishResponse, type PaidDecision } from './paywall.js'
+
+function decision(dialect: 'x402' | 'mpp') {
+  const outcomes: CallOutcome[] = []
+  const paid: PaidDecision = {
+    status: 'paid',
+    payment: { dialect, digest: 'D', payer: '0x1', amount: 1n, resource: 'r', resumed: false },
+    body: undefined,
+    headersFor: (status) =>
+      dialect === 'mpp' && (status < 200 || status > 299) ? {} : { 'x-paid': 'yes' },
+    isFailure: (o) => 'error' in o || o.status >= 500,
+    async complete(o) {
+      outcomes.push(o)
+      return this.isFailure(o) ? 'refund_due' : 'served'
+    },
+  }
+  return { paid, outcomes }
+}
+
+function stream(chunks: string[], fail = false) {
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      const next = chunks.shift()
+      if (next !== undefined) controller.enqueue(new TextEncoder().encode(next))
+      else if (fail) controller.error(new Error('upstream broke'))
+      else controller.close()
+    },
+  })
+}
+
+describe('finishResponse', () => {
+  it('sets the success header and records the call served only when the stream ends', async () => {
+    const { paid, outcomes } = decision('x402')
+    const response = finishResponse(new Response(stream(['data: 1\n\n', 'data: 2\n\n'])), paid)
+    expect(response.headers.get('x-paid')).toBe('yes')
+    const reader = response.body!.getReader()
+    await reader.read()
+    expect(outcomes).toEqual([])
+    while (!(await reader.read()).done) {}
+    expect(outcomes).toEqual([{ status: 200 }])
+  })
+
+  it('turns an error in mid-stream into a failed call', async () => {
+    const { paid, outcomes } = decision('x402')
+    const response = finishResponse(new Response(stream(['part'], true)), paid)
+    await expect(response.text()).rejects.toThrow()
+    expect(outcomes).toHaveLength(1)
+    expect('error' in outcomes[0]!).toBe(true)
+  })
+
+  it('records a 5xx as failed at once, without success headers', async () => {
+    const { paid, outcomes } = decision('x402')
+    const response = finishResponse(new Response('bad gateway', { status: 502 }), paid)
+    expect(response.headers.get('x-paid')).toBeNull()
+    expect(outcomes).toEqual([{ status: 502 }])
+  })
+
+  it('serves a 4xx but sends the MPP receipt on 2xx only', async () => {
+    const { paid, outcomes } = decision('mpp')
+    const response = finishResponse(new Response(null, { status: 404 }), paid)
+    expect(response.headers.get('x-paid')).toBeNull()
+    expect(outcomes).toEqual([{ status: 404 }])
+  })
+})
