@@ -1,0 +1,34 @@
+/**
+ * `tollgate/conformance`: probe any seller URL against the four listing gates (spec 3.1) and the
+ * protocol rules (spec 4.5), read-only or with test payments. See docs/conformance.md.
+ *
+ * @module
+ */
+export { type AgentLookup, type AgentRecord, defaultRegistryPackage, lookUpAgent } from './agent.js'
+export { type CheckDefinition, maxListingPrice } from './checks.js'
+export {
+  isInternalAddress,
+  ProbeError,
+  type ProbeOptions,
+  type ProbeResponse,
+  probe,
+} from './probe.js'
+export {
+  type CheckResult,
+  type CheckStatus,
+  type ConformanceReport,
+  type Exchange,
+  type Gate,
+  reportJsonSchema,
+  reportSchema,
+} from './report.js'
+export { toJson } from './reporters/json.js'
+export { escapeXml, toJUnit } from './reporters/junit.js'
+export { formatCheckLine, formatSummary, terminalProgress } from './reporters/terminal.js'
+export {
+  allChecks,
+  type ConformanceOptions,
+  ConformanceUsageError,
+  type ProgressEvent,
+  runConformance,
+} from './run.js'

@@ -1,0 +1,149 @@
+/**
+ * What the suite sees of a seller: one probe recorded as redacted evidence, and the 402 read in
+ * both dialects with the library's own decoders (leniently for x402, so that each rule is judged by
+ * its own check).
+ *
+ * @module
+ */
+import { z } from 'zod'
+import { type Challenge, parseChallenges, suiChargeRequestSchema } from '../src/mpp.js'
+import { paymentRequiredSchema, paymentRequirementSchema } from '../src/x402.js'
+import { type ProbeOptions, type ProbeResponse, probe } from './probe.js'
+import type { Exchange } from './report.js'
+
+/** Headers whose values are payment credentials or receipts: shortened in evidence. */
+const secretHeaders =
+  /^(x-payment|authorization|x-payment-response|payment-receipt|cookie|set-cookie)$/i
+const maxEvidenceBody = 2048
+
+/** Shortens a credential to its first characters and length: enough to tell two apart, no more. */
+export function redactValue(value: string): string {
+  return value.length <= 16
+    ? '[redacted]'
+    : `${value.slice(0, 10)}…[redacted, ${value.length} chars]`
+}
+
+function redactHeaders(headers: Record<string, string>): Record<string, string> {
+  const out: Record<string, string> = {}
+  for (const [name, value] of Object.entries(headers)) {
+    out[name.toLowerCase()] = secretHeaders.test(name) ? redactValue(value) : value
+  }
+  return out
+}
+
+function clip(body: string): string {
+  return body.length <= maxEvidenceBody
+    ? body
+    : `${body.slice(0, maxEvidenceBody)}…[${body.length - maxEvidenceBody} more chars]`
+}
+
+/** A probe and its redacted record. */
+export type Observation = { exchange: Exchange; response?: ProbeResponse; error?: unknown }
+
+/** Sends a request through {@link probe} and records it as redacted evidence (never throws). */
+export async function observe(url: string, options: ProbeOptions): Promise<Observation> {
+  const started = performance.now()
+  const request = {
+    method: options.method ?? 'GET',
+    url,
+    headers: redactHeaders(options.headers ?? {}),
+    ...(options.body === undefined ? {} : { body: clip(options.body) }),
+  }
+  try {
+    const response = await probe(url, options)
+    return {
+      response,
+      exchange: {
+        request,
+        response: {
+          status: response.status,
+          headers: redactHeaders(response.headers),
+          body: clip(response.body),
+        },
+        durationMs: Math.round(performance.now() - started),
+      },
+    }
+  } catch (error) {
+    return {
+      error,
+      exchange: {
+        request,
+        error: (error as Error).message ?? String(error),
+        durationMs: Math.round(performance.now() - started),
+      },
+    }
+  }
+}
+
+/** An x402 requirement read leniently: amount and timeout are judged by their own checks. */
+export const lenientRequirementSchema = paymentRequirementSchema.extend({
+  maxAmountRequired: z.string().max(80),
+  maxTimeoutSeconds: z.unknown().optional(),
+})
+
+/** An x402 requirement read leniently. */
+export type LenientRequirement = z.infer<typeof lenientRequirementSchema>
+
+const lenientEnvelopeSchema = paymentRequiredSchema.extend({
+  accepts: z.array(lenientRequirementSchema).min(1).max(32),
+})
+
+/** The x402 side of a 402. */
+export type X402Reading =
+  | { status: 'absent' }
+  | { status: 'invalid'; reason: string }
+  | { status: 'ok'; accepts: LenientRequirement[] }
+
+/** The MPP side of a 402 (only `Payment` challenges of the `sui` method count). */
+export type MppReading =
+  | { status: 'absent' }
+  | { status: 'invalid'; reason: string }
+  | { status: 'ok'; challenges: Challenge[] }
+
+function issues(error: z.ZodError): string {
+  return error.issues
+    .slice(0, 3)
+    .map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`)
+    .join('; ')
+}
+
+/** Reads the x402 envelope of a response body, if the body tries to be one. */
+export function readX402(response: ProbeResponse): X402Reading {
+  let json: unknown
+  try {
+    json = JSON.parse(response.body)
+  } catch {
+    return { status: 'absent' }
+  }
+  if (json === null || typeof json !== 'object') return { status: 'absent' }
+  if (!('x402Version' in json) && !('accepts' in json)) return { status: 'absent' }
+  const parsed = lenientEnvelopeSchema.safeParse(json)
+  if (!parsed.success) return { status: 'invalid', reason: issues(parsed.error) }
+  return { status: 'ok', accepts: parsed.data.accepts }
+}
+
+/** Reads the MPP `Payment` challenges of `WWW-Authenticate`, with the `sui` charge request checked. */
+export function readMpp(response: ProbeResponse): MppReading {
+  const header = response.headers['www-authenticate']
+  if (header === undefined || !/(^|[\s,])payment(\s|$)/i.test(header)) return { status: 'absent' }
+  let challenges: Challenge[]
+  try {
+    challenges = parseChallenges(header)
+  } catch (error) {
+    return { status: 'invalid', reason: (error as Error).message }
+  }
+  const sui = challenges.filter((c) => c.method === 'sui')
+  if (sui.length === 0) return { status: 'invalid', reason: 'no challenge of the sui method' }
+  for (const c of sui) {
+    const request = suiChargeRequestSchema.safeParse(c.request)
+    if (!request.success) return { status: 'invalid', reason: `request: ${issues(request.error)}` }
+    if (c.intent !== 'charge')
+      return { status: 'invalid', reason: `intent ${c.intent} is not charge` }
+  }
+  return { status: 'ok', challenges: sui }
+}
+
+/** The charge request of a checked MPP challenge. */
+export function chargeOf(challenge: Challenge): z.infer<typeof suiChargeRequestSchema> {
+  return suiChargeRequestSchema.parse(challenge.request)
+}

@@ -1,0 +1,454 @@
+/**
+ * The `paid` checks: real payments from a funded test wallet against a test ledger — a correct
+ * payment in each offered dialect is served with a valid receipt whose digest is on the ledger,
+ * and every wrong payment (replayed, underpaid, wrong asset, wrong recipient, expired challenge) is
+ * answered 402 and not served.
+ *
+ * @module
+ */
+import type { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
+import { normalizeStructTag, normalizeSuiAddress } from '@mysten/sui/utils'
+import type { Ledger } from '../src/ledger/types.js'
+import { type Challenge, decodeReceipt } from '../src/mpp.js'
+import {
+  mppAuthorization,
+  type TestPaymentOptions,
+  x402PaymentHeader,
+} from '../src/testing/payments.js'
+import { baseUnitsSchema, decodeXPaymentResponse, type PaymentRequirement } from '../src/x402.js'
+import {
+  type CheckContext,
+  type CheckDefinition,
+  chargeOfSafe,
+  error,
+  fail,
+  pass,
+  skip,
+  type Verdict,
+} from './checks.js'
+import { type LenientRequirement, type Observation, observe, readMpp, readX402 } from './observe.js'
+import type { Exchange } from './report.js'
+
+/** What the paid checks need besides the read-only context. */
+export type PaidState = {
+  payer: Ed25519Keypair
+  ledger: Ledger
+  /** Longest wait for a challenge to expire; beyond it the expiry check is skipped. */
+  maxExpiryWaitMs: number
+  /** Filled as the checks go. */
+  x402Header?: string
+  mppAuthorization?: string
+  /** A challenge fetched at the start of the paid phase, used once it has expired. */
+  expiring?: { offer: Offer; expiresAtMs: number; exchange: Exchange } | undefined
+}
+
+/** One payable challenge. */
+type Offer =
+  | { dialect: 'x402'; requirement: LenientRequirement; amount: bigint }
+  | { dialect: 'mpp'; challenge: Challenge; amount: bigint }
+
+type Fresh = { x402?: Offer; mpp?: Offer; primary?: Offer; exchange: Exchange; issuedAtMs: number }
+
+/** Gets a fresh 402 and the payable challenges in it. */
+async function freshChallenge(context: CheckContext): Promise<Fresh> {
+  const issuedAtMs = Date.now()
+  const observation = await observe(context.url, {
+    ...context.probeOptions,
+    method: context.method,
+    headers: { 'content-type': 'application/json' },
+    body: context.body,
+  })
+  const out: Fresh = { exchange: observation.exchange, issuedAtMs }
+  const response = observation.response
+  if (response === undefined || response.status !== 402) return out
+  const x402 = readX402(response)
+  if (x402.status === 'ok') {
+    const requirement = x402.accepts.find((a) => a.network === context.network)
+    if (
+      requirement !== undefined &&
+      baseUnitsSchema.safeParse(requirement.maxAmountRequired).success
+    ) {
+      out.x402 = { dialect: 'x402', requirement, amount: BigInt(requirement.maxAmountRequired) }
+    }
+  }
+  const mpp = readMpp(response)
+  if (mpp.status === 'ok') {
+    const challenge = mpp.challenges.find(
+      (c) => chargeOfSafe(c)?.methodDetails.network === context.network,
+    )
+    const charge = challenge === undefined ? undefined : chargeOfSafe(challenge)
+    if (challenge !== undefined && charge !== undefined) {
+      out.mpp = { dialect: 'mpp', challenge, amount: BigInt(charge.amount) }
+    }
+  }
+  const primary = out.x402 ?? out.mpp
+  if (primary !== undefined) out.primary = primary
+  return out
+}
+
+/** Pays an offer (possibly wrongly) and presents the payment to the seller. */
+async function payAndPresent(
+  context: CheckContext,
+  state: PaidState,
+  offer: Offer,
+  overrides: TestPaymentOptions = {},
+): Promise<{ observation: Observation; credential: string; digest?: string }> {
+  const client = context.client
+  if (client === undefined) throw new Error('no ledger client')
+  const coinType = overrides.coinType ?? context.usdc
+  const amount = overrides.amount ?? offer.amount
+  const balance = await state.ledger.getBalance(state.payer.toSuiAddress(), coinType)
+  if (balance.coinBalance < amount) {
+    throw new Error(
+      `the test wallet holds ${balance.coinBalance} base units of ${coinType} in coins, ${amount} are needed (fund it)`,
+    )
+  }
+  let headers: Record<string, string>
+  let credential: string
+  let digest: string | undefined
+  if (offer.dialect === 'x402') {
+    const requirement = { ...offer.requirement, maxTimeoutSeconds: 60 } as PaymentRequirement
+    credential = await x402PaymentHeader(client, state.payer, requirement, overrides)
+    headers = { 'x-payment': credential }
+  } else {
+    const paid = await mppAuthorization(client, state.payer, offer.challenge, overrides)
+    credential = paid.authorization
+    digest = paid.digest
+    headers = { authorization: credential }
+  }
+  const observation = await observe(context.url, {
+    ...context.probeOptions,
+    method: context.method,
+    headers: { 'content-type': 'application/json', ...headers },
+    body: context.body,
+  })
+  return { observation, credential, ...(digest === undefined ? {} : { digest }) }
+}
+
+/** Whether the digest is on the ledger, succeeded, and moved at least `amount` USDC to `payTo`. */
+async function onLedger(
+  context: CheckContext,
+  state: PaidState,
+  digest: string,
+  payTo: string,
+  amount: bigint,
+): Promise<string | undefined> {
+  const found = await state.ledger.waitFor(digest, { timeoutMs: 5_000 })
+  if (found.status !== 'found') return `digest ${digest} is not on the ledger`
+  if (!found.transaction.success) return `transaction ${digest} failed on the ledger`
+  const to = normalizeSuiAddress(payTo)
+  const usdc = normalizeStructTag(context.usdc)
+  const received = found.transaction.balanceChanges
+    .filter((c) => c.address === to && c.coinType === usdc)
+    .reduce((sum, c) => sum + c.amount, 0n)
+  if (received < amount)
+    return `transaction ${digest} moved ${received} base units of USDC to ${to}, not ${amount}`
+  return undefined
+}
+
+function payToOf(offer: Offer): string {
+  return offer.dialect === 'x402'
+    ? offer.requirement.payTo
+    : (chargeOfSafe(offer.challenge)?.recipient ?? '')
+}
+
+function refused(observation: Observation, what: string): Verdict {
+  const evidence = [observation.exchange]
+  const response = observation.response
+  if (response === undefined) return error(`no answer: ${observation.exchange.error}`, { evidence })
+  if (response.status === 402) {
+    let code: unknown
+    try {
+      code = (JSON.parse(response.body) as { code?: unknown }).code
+    } catch {
+      code = undefined
+    }
+    return pass(`${what} was answered 402${typeof code === 'string' ? ` (${code})` : ''}`, {
+      evidence,
+    })
+  }
+  return fail(
+    `${what} was answered ${response.status}${response.status < 300 ? ' and served' : ''}`,
+    {
+      evidence,
+    },
+  )
+}
+
+type Needs = { state: PaidState } | { verdict: Verdict }
+
+function needs(context: CheckContext): Needs {
+  if (context.first?.observation.response?.status !== 402) {
+    return { verdict: skip('no well-formed 402 to pay (see gate b)') }
+  }
+  if (context.paid === undefined) {
+    return { verdict: error('paid mode needs a test ledger (ledger) and a funded wallet (wallet)') }
+  }
+  return { state: context.paid }
+}
+
+/** Runs a paid check with its prerequisites; ledger or signing failures are errors, not failures. */
+function paidCheck(
+  definition: Omit<CheckDefinition, 'mode' | 'run'>,
+  run: (context: CheckContext, state: PaidState) => Promise<Verdict>,
+): CheckDefinition {
+  return {
+    ...definition,
+    mode: 'paid',
+    async run(context) {
+      const ready = needs(context)
+      if ('verdict' in ready) return ready.verdict
+      try {
+        return await run(context, ready.state)
+      } catch (cause) {
+        return error(`could not pay: ${(cause as Error).message}`)
+      }
+    },
+  }
+}
+
+async function served(
+  context: CheckContext,
+  state: PaidState,
+  dialect: 'x402' | 'mpp',
+): Promise<Verdict> {
+  const fresh = await freshChallenge(context)
+  const offer = fresh[dialect]
+  if (offer === undefined)
+    return skip(
+      `no ${dialect === 'x402' ? 'x402' : 'MPP'} challenge for ${context.network} offered`,
+    )
+  const paid = await payAndPresent(context, state, offer)
+  const evidence = [fresh.exchange, paid.observation.exchange]
+  const response = paid.observation.response
+  if (response === undefined)
+    return error(`no answer: ${paid.observation.exchange.error}`, { evidence })
+  if (response.status < 200 || response.status > 299) {
+    return fail(`a correct payment was answered ${response.status}`, { evidence })
+  }
+  let digest: string
+  if (dialect === 'x402') {
+    state.x402Header = paid.credential
+    const header = response.headers['x-payment-response']
+    if (header === undefined)
+      return fail('served without an X-PAYMENT-RESPONSE header', { evidence })
+    try {
+      const receipt = decodeXPaymentResponse(header)
+      if (!receipt.success) return fail('X-PAYMENT-RESPONSE says success: false', { evidence })
+      if (receipt.network !== context.network) {
+        return fail(`X-PAYMENT-RESPONSE names network ${receipt.network}`, { evidence })
+      }
+      digest = receipt.transaction
+    } catch (cause) {
+      return fail(`X-PAYMENT-RESPONSE does not decode: ${(cause as Error).message}`, { evidence })
+    }
+  } else {
+    state.mppAuthorization = paid.credential
+    const header = response.headers['payment-receipt']
+    if (header === undefined) return fail('served without a Payment-Receipt header', { evidence })
+    try {
+      const receipt = decodeReceipt(header)
+      if (receipt.reference !== paid.digest) {
+        return fail(
+          `the receipt's reference ${receipt.reference} is not the paid digest ${paid.digest}`,
+          { evidence },
+        )
+      }
+      digest = receipt.reference
+    } catch (cause) {
+      return fail(`Payment-Receipt does not decode: ${(cause as Error).message}`, { evidence })
+    }
+  }
+  const problem = await onLedger(context, state, digest, payToOf(offer), offer.amount)
+  if (problem !== undefined) return fail(problem, { evidence, details: { digest } })
+  return pass(`served; digest ${digest} is on the ledger and paid ${payToOf(offer)}`, {
+    evidence,
+    details: { digest },
+  })
+}
+
+async function wrongPayment(
+  context: CheckContext,
+  state: PaidState,
+  what: string,
+  overrides: (offer: Offer) => Promise<TestPaymentOptions | Verdict>,
+): Promise<Verdict> {
+  const fresh = await freshChallenge(context)
+  const offer = fresh.primary
+  if (offer === undefined) return skip(`no payable challenge for ${context.network}`)
+  const chosen = await overrides(offer)
+  if ('status' in chosen) return chosen
+  const paid = await payAndPresent(context, state, offer, chosen)
+  const verdict = refused(paid.observation, what)
+  return { ...verdict, evidence: [fresh.exchange, ...(verdict.evidence ?? [])] }
+}
+
+/**
+ * Fetches the challenge the expiry check pays once it has expired, at the start of the paid phase
+ * (so that the wait overlaps the other checks).
+ */
+export async function prepareExpiry(context: CheckContext, state: PaidState): Promise<void> {
+  const fresh = await freshChallenge(context)
+  const offer = fresh.primary
+  if (offer === undefined) return
+  let expiresAtMs: number | undefined
+  const mppExpiry = (challenge: Challenge | undefined) =>
+    challenge?.expires === undefined ? undefined : Date.parse(challenge.expires)
+  if (offer.dialect === 'mpp') {
+    expiresAtMs = mppExpiry(offer.challenge)
+  } else if (
+    fresh.mpp?.dialect === 'mpp' &&
+    fresh.mpp.challenge.id === offer.requirement.extra?.challengeId
+  ) {
+    // Both dialects share one challenge: MPP states its exact expiry.
+    expiresAtMs = mppExpiry(fresh.mpp.challenge)
+  }
+  if (expiresAtMs === undefined && offer.dialect === 'x402') {
+    const seconds = Number(offer.requirement.maxTimeoutSeconds)
+    if (Number.isInteger(seconds) && seconds > 0)
+      expiresAtMs = fresh.issuedAtMs + 2 * seconds * 1000
+  }
+  if (expiresAtMs === undefined) return
+  // One second of margin for clocks that tick at different moments.
+  state.expiring = { offer, expiresAtMs: expiresAtMs + 1_000, exchange: fresh.exchange }
+}
+
+/** The paid checks, in report order. */
+export const paidChecks: readonly CheckDefinition[] = [
+  paidCheck(
+    {
+      id: 'paid.x402-served',
+      gate: 'protocol',
+      title: 'a correct x402 payment is served with X-PAYMENT-RESPONSE',
+      hint: 'Settle the X-PAYMENT transaction, check its effects, then serve with X-PAYMENT-RESPONSE: base64 {"success":true,"transaction":<digest>,"network":"sui:mainnet","payer":…}.',
+    },
+    (context, state) => served(context, state, 'x402'),
+  ),
+  paidCheck(
+    {
+      id: 'paid.x402-replay',
+      gate: 'protocol',
+      title: 'the same x402 payment replayed gets 402',
+      hint: 'Record every settled digest in a shared store and refuse a digest the second time (replay).',
+    },
+    async (context, state) => {
+      if (state.x402Header === undefined) return skip('no served x402 payment to replay')
+      const observation = await observe(context.url, {
+        ...context.probeOptions,
+        method: context.method,
+        headers: { 'content-type': 'application/json', 'x-payment': state.x402Header },
+        body: context.body,
+      })
+      return refused(observation, 'the replayed payment')
+    },
+  ),
+  paidCheck(
+    {
+      id: 'paid.mpp-served',
+      gate: 'protocol',
+      title: 'a correct MPP credential (digest + proof) is served with Payment-Receipt',
+      hint: 'Look the digest up on the ledger, check the proof signature by the sender, then serve with Payment-Receipt (reference = digest).',
+    },
+    (context, state) => served(context, state, 'mpp'),
+  ),
+  paidCheck(
+    {
+      id: 'paid.mpp-replay',
+      gate: 'protocol',
+      title: 'the same MPP credential replayed gets 402',
+      hint: 'Claim each digest once in a shared store; a second presentation is a replay.',
+    },
+    async (context, state) => {
+      if (state.mppAuthorization === undefined) return skip('no served MPP payment to replay')
+      const observation = await observe(context.url, {
+        ...context.probeOptions,
+        method: context.method,
+        headers: { 'content-type': 'application/json', authorization: state.mppAuthorization },
+        body: context.body,
+      })
+      return refused(observation, 'the replayed credential')
+    },
+  ),
+  paidCheck(
+    {
+      id: 'paid.underpayment',
+      gate: 'protocol',
+      title: 'an underpayment gets 402 and is not served',
+      hint: 'Compare the USDC balance change to payTo with maxAmountRequired after settlement (bigint, base units).',
+    },
+    (context, state) =>
+      wrongPayment(context, state, 'a payment one base unit short', async (offer) =>
+        offer.amount <= 1n
+          ? skip('the price is too small to underpay')
+          : { amount: offer.amount - 1n },
+      ),
+  ),
+  paidCheck(
+    {
+      id: 'paid.wrong-asset',
+      gate: 'protocol',
+      title: 'a payment in another coin gets 402 and is not served',
+      hint: 'Accept only the USDC coin type (compare with normalizeStructTag); wUSDC and other coins are not USDC.',
+    },
+    (context, state) =>
+      wrongPayment(context, state, 'a payment in another coin', async (offer) => {
+        const coinType = await otherCoin(context, state, offer.amount)
+        return coinType === undefined
+          ? skip(
+              'the wallet holds no coin other than USDC and SUI to pay with (fund it with wUSDC)',
+            )
+          : { coinType }
+      }),
+  ),
+  paidCheck(
+    {
+      id: 'paid.wrong-recipient',
+      gate: 'protocol',
+      title: 'a payment to someone else gets 402 and is not served',
+      hint: 'Check that the USDC balance change went to payTo, not merely that the transaction succeeded.',
+    },
+    (context, state) =>
+      wrongPayment(context, state, 'a payment to another address', async () => ({
+        to: normalizeSuiAddress(`0x${'c0ffee'.padStart(64, '0')}`),
+      })),
+  ),
+  paidCheck(
+    {
+      id: 'paid.expired-challenge',
+      gate: 'protocol',
+      title: 'a payment for an expired challenge gets 402 and is not served',
+      hint: 'Bind an expiry into each challenge id and refuse a payment presented after it (challenge_expired).',
+    },
+    async (context, state) => {
+      const expiring = state.expiring
+      if (expiring === undefined) return skip('no challenge with a known expiry was offered')
+      const waitMs = expiring.expiresAtMs - Date.now()
+      if (waitMs > state.maxExpiryWaitMs) {
+        return skip(
+          `the challenge expires in ${Math.ceil(waitMs / 1000)} s, beyond the ${state.maxExpiryWaitMs} ms wait allowed`,
+        )
+      }
+      if (waitMs > 0) await new Promise((resolve) => setTimeout(resolve, waitMs))
+      const paid = await payAndPresent(context, state, expiring.offer)
+      const verdict = refused(paid.observation, 'a payment for an expired challenge')
+      return { ...verdict, evidence: [expiring.exchange, ...(verdict.evidence ?? [])] }
+    },
+  ),
+]
+
+async function otherCoin(
+  context: CheckContext,
+  state: PaidState,
+  amount: bigint,
+): Promise<string | undefined> {
+  const client = context.client
+  if (client === undefined) return undefined
+  const { balances } = await client.core.listBalances({ owner: state.payer.toSuiAddress() })
+  const usdc = normalizeStructTag(context.usdc)
+  const sui = normalizeStructTag('0x2::sui::SUI')
+  const found = balances.find((b) => {
+    const type = normalizeStructTag(b.coinType)
+    return type !== usdc && type !== sui && BigInt(b.coinBalance) >= amount
+  })
+  return found?.coinType
+}
