@@ -1,0 +1,608 @@
+/**
+ * The gateway end to end, for EVERY catalog endpoint: unpaid → 402 with the spec price in both
+ * dialects; an invalid body → 400 naming the field, nothing charged; paid → the exact upstream request
+ * (URL, method, auth header, body mapping, asserted with nock) and the mapped JSON answer; upstream
+ * 5xx or timeout → the payment refunded exactly once (the payer's balance is back). One ledger
+ * emulator and one gateway (real HTTP, real Sui client) are shared by every test.
+ */
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { SuiGrpcClient } from '@mysten/sui/grpc'
+import type { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
+import nock from 'nock'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { readOffers } from '../src/client/select.js'
+import type { SellerEvent } from '../src/seller.js'
+import { type StartedLedger, startLedger } from '../src/testing/ledger/index.js'
+import { x402PaymentHeader } from '../src/testing/payments.js'
+import { parsePaymentRequired, x402Headers } from '../src/x402.js'
+import { type CatalogEntry, type PaidEndpoint, paidEntries, priceOf } from './catalog/catalog.js'
+import { defaultCatalog } from './catalog/default.js'
+import { parseConfig } from './config.js'
+import { type RunningGateway, startGateway } from './server.js'
+import { capturedForm } from './upstreams/test-helpers.js'
+
+const catalog = defaultCatalog()
+const entries = paidEntries(catalog)
+const keyOf = (credential: string) => `key-of-${credential.toLowerCase()}`
+const providerKeys = Object.fromEntries(
+  catalog.services.map((s) => [s.upstream.credential, keyOf(s.upstream.credential)]),
+)
+
+let chain: StartedLedger
+let client: SuiGrpcClient
+let gateway: RunningGateway
+let folder: string
+const events: SellerEvent[] = []
+/** Payers whose failed call was refunded, checked once more at the end (exactly once). */
+const refundedPayers: { address: string; before: bigint }[] = []
+
+beforeAll(async () => {
+  nock.disableNetConnect()
+  nock.enableNetConnect((host) => host.startsWith('127.0.0.1'))
+  chain = await startLedger({ latencyMs: 0 })
+  client = new SuiGrpcClient({ network: 'mainnet', baseUrl: chain.url })
+  const operator = chain.createTestWallet({ usdc: '50', sui: '10' })
+  folder = mkdtempSync(join(tmpdir(), 'tollgate-gateway-'))
+  gateway = await startGateway({
+    config: parseConfig({
+      port: 0,
+      ledgerUrl: chain.url,
+      operatorKey: operator.getSecretKey(),
+      challengeSecrets: 'a-test-secret-of-at-least-thirty-two-bytes',
+      store: 'sqlite',
+      dataDir: folder,
+      upstreams: 'real',
+      providerKeys,
+      upstreamUrls: { open: 'https://inference.test/v1' },
+      upstreamTimeoutMs: 5_000,
+      refundIntervalMs: 250,
+      logLevel: 'silent',
+    }),
+    onEvent: (event) => events.push(event),
+  })
+})
+
+afterAll(async () => {
+  await gateway?.stop()
+  await chain?.stop()
+  nock.cleanAll()
+  nock.enableNetConnect()
+  if (folder) rmSync(folder, { recursive: true, force: true })
+})
+
+function post(path: string, body: unknown, headers: Record<string, string> = {}) {
+  return fetch(`${gateway.url}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  })
+}
+
+async function usdc(address: string): Promise<bigint> {
+  const { balance } = await client.core.getBalance({ owner: address, coinType: chain.usdcType })
+  return BigInt(balance.balance)
+}
+
+async function paidCall(entry: CatalogEntry<PaidEndpoint>, payer: Ed25519Keypair, body: unknown) {
+  const challenge = await post(entry.endpoint.path, body)
+  expect(challenge.status).toBe(402)
+  const requirement = parsePaymentRequired(await challenge.json()).accepts[0]
+  if (!requirement) throw new Error('no x402 requirement')
+  const header = await x402PaymentHeader(client, payer, requirement)
+  return post(entry.endpoint.path, body, { [x402Headers.payment]: header })
+}
+
+async function until(check: () => Promise<boolean>, ms = 10_000) {
+  const deadline = Date.now() + ms
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error('timed out waiting')
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+}
+
+/** A JSON body nock must see exactly (deep equality). */
+const matches = (body: unknown) => body as nock.RequestBodyMatcher
+const json = (value: unknown) => ({ 'content-type': 'application/json', ...(value as object) })
+const png = Buffer.from('89504e470d0a1a0a0000000d49484452', 'hex')
+const mp3 = Buffer.from('494433030000000000', 'hex')
+
+/** Per endpoint: the exact upstream request nock expects, its answer, and what the buyer must get. */
+type Expectation = {
+  /** Installs the interceptors for a successful call of `body` (the shape's example). */
+  mock(body: Record<string, unknown>): nock.Scope[]
+  /** Checks the mapped answer. */
+  answer(json: Record<string, unknown>, body: Record<string, unknown>): Promise<void> | void
+  /** Installs a first upstream request that fails with `status`. */
+  fail(status: number): nock.Scope
+}
+
+function chatLike(origin: string, path: string, credential: string, model?: string): Expectation {
+  const reply = { id: 'chatcmpl-1', object: 'chat.completion', choices: [{ index: 0 }] }
+  return {
+    mock: (body) => [
+      nock(origin, { reqheaders: { authorization: `Bearer ${keyOf(credential)}` } })
+        .post(path, matches(model === undefined ? body : { model, ...body }))
+        .reply(200, reply),
+    ],
+    answer: (out) => expect(out).toEqual(reply),
+    fail: (status) => nock(origin).post(path).reply(status, { error: 'down' }),
+  }
+}
+
+function transcriptionLike(origin: string, path: string, credential: string, model: string) {
+  return {
+    mock: () => [
+      nock('https://example.com')
+        .get('/audio/hello.mp3')
+        .reply(200, mp3, json({ 'content-type': 'audio/mpeg' })),
+      nock(origin, { reqheaders: { authorization: `Bearer ${keyOf(credential)}` } })
+        .post(path, () => true)
+        .reply(async function (_uri, body) {
+          const form = await capturedForm(body, String(this.req.headers['content-type']))
+          const file = form.get('file') as File
+          const ok =
+            form.get('model') === model &&
+            form.get('language') === 'en' &&
+            form.get('response_format') === 'json' &&
+            Buffer.from(await file.arrayBuffer()).equals(mp3)
+          return ok ? [200, { text: 'hello' }] : [418, { wrong: 'multipart' }]
+        }),
+    ],
+    answer: (out: Record<string, unknown>) => expect(out).toEqual({ text: 'hello' }),
+    fail: (status: number) => {
+      nock('https://example.com')
+        .get('/audio/hello.mp3')
+        .reply(200, mp3, json({ 'content-type': 'audio/mpeg' }))
+      return nock(origin).post(path).reply(status, {})
+    },
+  } satisfies Expectation
+}
+
+async function blob(url: unknown): Promise<Buffer> {
+  expect(String(url).startsWith(`${gateway.publicBaseUrl}/blobs/`)).toBe(true)
+  const response = await fetch(String(url))
+  expect(response.status).toBe(200)
+  return Buffer.from(await response.arrayBuffer())
+}
+
+function falImage(model: string): Expectation {
+  return {
+    mock: (body) => [
+      nock('https://fal.run', { reqheaders: { authorization: `Key ${keyOf('FAL_KEY')}` } })
+        .post(`/${model}`, matches(body))
+        .reply(200, {
+          images: [{ url: 'https://v3.fal.media/files/a.png', width: 8, height: 8 }],
+          seed: 7,
+        }),
+      nock('https://v3.fal.media')
+        .get('/files/a.png')
+        .reply(200, png, { 'content-type': 'image/png' }),
+    ],
+    async answer(out) {
+      const images = out.images as { url: string; width: number }[]
+      expect(images).toHaveLength(1)
+      expect(images[0]?.width).toBe(8)
+      expect(await blob(images[0]?.url)).toEqual(png)
+      expect(out.seed).toBe(7)
+    },
+    fail: (status) => nock('https://fal.run').post(`/${model}`).reply(status, {}),
+  }
+}
+
+function brave(kind: string): Expectation {
+  const origin = 'https://api.search.brave.com'
+  const headers = { reqheaders: { 'x-subscription-token': keyOf('BRAVE_API_KEY') } }
+  if (kind === 'summarizer') {
+    return {
+      mock: (body) => [
+        nock(origin, headers)
+          .get('/res/v1/web/search')
+          .query({ q: String(body.q), summary: '1' })
+          .reply(200, { summarizer: { key: 'sum-1' } }),
+        nock(origin, headers)
+          .get('/res/v1/summarizer/search')
+          .query({ key: 'sum-1', entity_info: '1' })
+          .reply(200, { type: 'summarizer', summary: [{ data: 'A summary' }] }),
+      ],
+      answer: (out) =>
+        expect(out).toEqual({ type: 'summarizer', summary: [{ data: 'A summary' }] }),
+      fail: (status) => nock(origin).get('/res/v1/web/search').query(true).reply(status, {}),
+    }
+  }
+  return {
+    mock: (body) => [
+      nock(origin, headers)
+        .get(`/res/v1/${kind}/search`)
+        .query({ q: String(body.q) })
+        .reply(200, { type: 'search', results: [kind] }),
+    ],
+    answer: (out) => expect(out).toEqual({ type: 'search', results: [kind] }),
+    fail: (status) => nock(origin).get(`/res/v1/${kind}/search`).query(true).reply(status, {}),
+  }
+}
+
+function firecrawl(op: 'scrape' | 'map' | 'crawl' | 'extract'): Expectation {
+  const origin = 'https://api.firecrawl.dev'
+  const headers = { reqheaders: { authorization: `Bearer ${keyOf('FIRECRAWL_API_KEY')}` } }
+  const requestBody = (body: Record<string, unknown>) =>
+    op === 'scrape'
+      ? { url: body.url, formats: ['markdown'] }
+      : op === 'map'
+        ? { url: body.url }
+        : op === 'crawl'
+          ? { url: body.url, limit: 10, scrapeOptions: { formats: ['markdown'] } }
+          : { urls: [body.url], schema: body.schema }
+  const done = { status: 'completed', data: [{ markdown: '# Example' }] }
+  return {
+    mock: (body) =>
+      op === 'scrape' || op === 'map'
+        ? [
+            nock(origin, headers)
+              .post(`/v1/${op}`, matches(requestBody(body)))
+              .reply(200, { success: true, op }),
+          ]
+        : [
+            nock(origin, headers)
+              .post(`/v1/${op}`, matches(requestBody(body)))
+              .reply(200, { success: true, id: 'job-1' }),
+            nock(origin, headers).get(`/v1/${op}/job-1`).reply(200, done),
+          ],
+    answer: (out) =>
+      expect(out).toEqual(op === 'scrape' || op === 'map' ? { success: true, op } : done),
+    fail: (status) => nock(origin).post(`/v1/${op}`).reply(status, {}),
+  }
+}
+
+function gemini(model: string, method: 'generateContent' | 'embedContent'): Expectation {
+  const origin = 'https://generativelanguage.googleapis.com'
+  const path = `/v1beta/models/${model}:${method}`
+  const reply =
+    method === 'embedContent' ? { embedding: { values: [0.5] } } : { candidates: [{ index: 0 }] }
+  return {
+    mock: (body) => [
+      nock(origin, { reqheaders: { 'x-goog-api-key': keyOf('GEMINI_API_KEY') } })
+        .post(
+          path,
+          matches(
+            method === 'embedContent'
+              ? { model: `models/${model}`, content: body.content }
+              : { contents: body.contents },
+          ),
+        )
+        .reply(200, reply),
+    ],
+    answer: (out) => expect(out).toEqual(reply),
+    fail: (status) => nock(origin).post(path).reply(status, {}),
+  }
+}
+
+const expectations: Record<string, Expectation> = {
+  '/openai/v1/chat/completions': chatLike(
+    'https://api.openai.com',
+    '/v1/chat/completions',
+    'OPENAI_API_KEY',
+    'gpt-4o-mini',
+  ),
+  '/openai/v1/embeddings': {
+    mock: (body) => [
+      nock('https://api.openai.com', {
+        reqheaders: { authorization: `Bearer ${keyOf('OPENAI_API_KEY')}` },
+      })
+        .post('/v1/embeddings', { model: 'text-embedding-3-small', ...body })
+        .reply(200, { object: 'list', data: [{ embedding: [0.1] }] }),
+    ],
+    answer: (out) => expect(out).toEqual({ object: 'list', data: [{ embedding: [0.1] }] }),
+    fail: (status) => nock('https://api.openai.com').post('/v1/embeddings').reply(status, {}),
+  },
+  '/openai/v1/images/generations': {
+    mock: (body) => [
+      nock('https://api.openai.com', {
+        reqheaders: { authorization: `Bearer ${keyOf('OPENAI_API_KEY')}` },
+      })
+        .post('/v1/images/generations', { model: 'dall-e-3', ...body, response_format: 'b64_json' })
+        .reply(200, {
+          created: 1,
+          data: [{ b64_json: png.toString('base64'), revised_prompt: 'r' }],
+        }),
+    ],
+    async answer(out) {
+      const data = out.data as { url: string; revised_prompt: string }[]
+      expect(data[0]?.revised_prompt).toBe('r')
+      expect(await blob(data[0]?.url)).toEqual(png)
+    },
+    fail: (status) =>
+      nock('https://api.openai.com').post('/v1/images/generations').reply(status, {}),
+  },
+  '/openai/v1/audio/transcriptions': transcriptionLike(
+    'https://api.openai.com',
+    '/v1/audio/transcriptions',
+    'OPENAI_API_KEY',
+    'whisper-1',
+  ),
+  '/openai/v1/audio/speech': {
+    mock: (body) => [
+      nock('https://api.openai.com', {
+        reqheaders: { authorization: `Bearer ${keyOf('OPENAI_API_KEY')}` },
+      })
+        .post('/v1/audio/speech', { model: 'tts-1', ...body, response_format: 'mp3' })
+        .reply(200, mp3, { 'content-type': 'audio/mpeg' }),
+    ],
+    async answer(out) {
+      expect(out.content_type).toBe('audio/mpeg')
+      expect(await blob(out.url)).toEqual(mp3)
+    },
+    fail: (status) => nock('https://api.openai.com').post('/v1/audio/speech').reply(status, {}),
+  },
+  '/anthropic/v1/messages': {
+    mock: (body) => [
+      nock('https://api.anthropic.com', {
+        reqheaders: { 'x-api-key': keyOf('ANTHROPIC_API_KEY'), 'anthropic-version': '2023-06-01' },
+        badheaders: ['authorization'],
+      })
+        .post('/v1/messages', matches(body))
+        .reply(200, { id: 'msg_1', type: 'message' }),
+    ],
+    answer: (out) => expect(out).toEqual({ id: 'msg_1', type: 'message' }),
+    fail: (status) => nock('https://api.anthropic.com').post('/v1/messages').reply(status, {}),
+  },
+  '/open/v1/chat/completions': chatLike(
+    'https://inference.test',
+    '/v1/chat/completions',
+    'INFERENCE_API_KEY',
+  ),
+  '/fal/fal-ai/flux/dev': falImage('fal-ai/flux/dev'),
+  '/fal/fal-ai/flux-pro': falImage('fal-ai/flux-pro'),
+  '/fal/fal-ai/flux-realism': falImage('fal-ai/flux-realism'),
+  '/fal/fal-ai/recraft-20b': falImage('fal-ai/recraft-20b'),
+  '/fal/fal-ai/whisper': {
+    mock: (body) => [
+      nock('https://fal.run', { reqheaders: { authorization: `Key ${keyOf('FAL_KEY')}` } })
+        .post('/fal-ai/whisper', matches({ audio_url: body.audio_url, task: 'transcribe' }))
+        .reply(200, { text: 'hello', chunks: [] }),
+    ],
+    answer: (out) => expect(out).toEqual({ text: 'hello', chunks: [] }),
+    fail: (status) => nock('https://fal.run').post('/fal-ai/whisper').reply(status, {}),
+  },
+  '/fal/fal-ai/stable-audio-25/text-to-audio': {
+    mock: (body) => [
+      nock('https://fal.run', { reqheaders: { authorization: `Key ${keyOf('FAL_KEY')}` } })
+        .post('/fal-ai/stable-audio-25/text-to-audio', matches(body))
+        .reply(200, { audio: { url: 'https://v3.fal.media/files/m.mp3' } }),
+      nock('https://v3.fal.media')
+        .get('/files/m.mp3')
+        .reply(200, mp3, { 'content-type': 'audio/mpeg' }),
+    ],
+    async answer(out) {
+      const audio = out.audio as { url: string; content_type: string }
+      expect(audio.content_type).toBe('audio/mpeg')
+      expect(await blob(audio.url)).toEqual(mp3)
+    },
+    fail: (status) =>
+      nock('https://fal.run').post('/fal-ai/stable-audio-25/text-to-audio').reply(status, {}),
+  },
+  '/firecrawl/v1/scrape': firecrawl('scrape'),
+  '/firecrawl/v1/crawl': firecrawl('crawl'),
+  '/firecrawl/v1/map': firecrawl('map'),
+  '/firecrawl/v1/extract': firecrawl('extract'),
+  '/gemini/v1beta/models/gemini-2.5-flash': gemini('gemini-2.5-flash', 'generateContent'),
+  '/gemini/v1beta/models/gemini-2.5-pro': gemini('gemini-2.5-pro', 'generateContent'),
+  '/gemini/v1beta/models/gemini-embedding-001': gemini('gemini-embedding-001', 'embedContent'),
+  '/groq/v1/chat/completions': chatLike(
+    'https://api.groq.com',
+    '/openai/v1/chat/completions',
+    'GROQ_API_KEY',
+    'llama-3.3-70b-versatile',
+  ),
+  '/groq/v1/audio/transcriptions': transcriptionLike(
+    'https://api.groq.com',
+    '/openai/v1/audio/transcriptions',
+    'GROQ_API_KEY',
+    'whisper-large-v3-turbo',
+  ),
+  '/perplexity/v1/chat/completions': chatLike(
+    'https://api.perplexity.ai',
+    '/chat/completions',
+    'PERPLEXITY_API_KEY',
+    'sonar',
+  ),
+  '/brave/v1/web/search': brave('web'),
+  '/brave/v1/images/search': brave('images'),
+  '/brave/v1/news/search': brave('news'),
+  '/brave/v1/videos/search': brave('videos'),
+  '/brave/v1/summarizer/search': brave('summarizer'),
+  '/deepseek/v1/chat/completions': chatLike(
+    'https://api.deepseek.com',
+    '/chat/completions',
+    'DEEPSEEK_API_KEY',
+    'deepseek-chat',
+  ),
+  '/resend/v1/emails': {
+    mock: (body) => [
+      nock('https://api.resend.com', {
+        reqheaders: {
+          authorization: `Bearer ${keyOf('RESEND_API_KEY')}`,
+          'idempotency-key': /^\w{32,}$/,
+        },
+      })
+        .post('/emails', matches(body))
+        .reply(200, { id: 'email-1' }),
+    ],
+    answer: (out) => expect(out).toEqual({ id: 'email-1' }),
+    fail: (status) => nock('https://api.resend.com').post('/emails').reply(status, {}),
+  },
+}
+
+/** A body that breaks the shape, and the field the 400 must name. */
+function invalidBody(entry: CatalogEntry<PaidEndpoint>): { body: unknown; field: string } {
+  const example = entry.endpoint.shape.example as Record<string, unknown>
+  const [first] = Object.keys(example)
+  const { [first as string]: _dropped, ...rest } = example
+  return { body: rest, field: first as string }
+}
+
+it('covers every paid endpoint of the catalog', () => {
+  expect(Object.keys(expectations).sort()).toEqual(entries.map((e) => e.endpoint.path).sort())
+  expect(entries).toHaveLength(30)
+})
+
+describe.each(entries.map((entry) => [entry.endpoint.path, entry] as const))(
+  'POST %s',
+  (path, entry) => {
+    const expectation = expectations[path] as Expectation
+    const example = entry.endpoint.shape.example as Record<string, unknown>
+
+    it('unpaid: 402 with the spec price in both dialects', async () => {
+      const response = await post(path, example)
+      expect(response.status).toBe(402)
+      const { offers } = readOffers({
+        bodyText: await response.text(),
+        wwwAuthenticate: response.headers.get('www-authenticate'),
+      })
+      expect(offers.map((o) => o.dialect).sort()).toEqual(['mpp', 'x402'])
+      for (const offer of offers) {
+        expect(offer.amount).toBe(priceOf(entry.endpoint))
+        expect(offer.payTo).toBe(gateway.payTo)
+      }
+    })
+
+    it('invalid body: 400 naming the field, nothing charged', async () => {
+      const payer = chain.createTestWallet({ usdc: '1', sui: '1' })
+      const before = await usdc(payer.toSuiAddress())
+      const { body, field } = invalidBody(entry)
+      // Even with a payment attached, the body is refused before anything is settled.
+      const requirement = parsePaymentRequired(await (await post(path, example)).json()).accepts[0]
+      const header = await x402PaymentHeader(client, payer, requirement as never)
+      const response = await post(path, body, { [x402Headers.payment]: header })
+      expect(response.status).toBe(400)
+      expect(JSON.stringify(await response.json())).toContain(field)
+      expect(await usdc(payer.toSuiAddress())).toBe(before)
+    })
+
+    it('paid: the exact upstream request, and the mapped answer', async () => {
+      const scopes = expectation.mock(example)
+      const payer = chain.createTestWallet({ usdc: '1', sui: '1' })
+      const before = await usdc(payer.toSuiAddress())
+      const response = await paidCall(entry, payer, example)
+      const out = (await response.json()) as Record<string, unknown>
+      expect(response.status, JSON.stringify(out)).toBe(200)
+      expect(response.headers.get(x402Headers.paymentResponse)).toBeTruthy()
+      await expectation.answer(out, example)
+      for (const scope of scopes) scope.done()
+      expect(await usdc(payer.toSuiAddress())).toBe(before - priceOf(entry.endpoint))
+    })
+
+    it('upstream 5xx: the payment is refunded exactly once', async () => {
+      // 501 is not retried, so exactly one upstream request is made.
+      const scope = expectation.fail(501)
+      const payer = chain.createTestWallet({ usdc: '1', sui: '1' })
+      const before = await usdc(payer.toSuiAddress())
+      const response = await paidCall(entry, payer, example)
+      expect(response.status).toBe(502)
+      const out = (await response.json()) as { error: { code: string; message: string } }
+      expect(out.error.code).toBe('upstream_failed')
+      expect(JSON.stringify(out)).not.toContain('key-of-')
+      scope.done()
+      await until(async () => (await usdc(payer.toSuiAddress())) === before)
+      refundedPayers.push({ address: payer.toSuiAddress(), before })
+    })
+  },
+)
+
+describe('refunds are paid exactly once', () => {
+  it('every refunded payer got exactly one refund, and still has exactly its balance back', async () => {
+    expect(refundedPayers).toHaveLength(entries.length)
+    // Give a second refund every chance to happen (several worker runs); it must not.
+    await new Promise((resolve) => setTimeout(resolve, 1_000))
+    for (const { address, before } of refundedPayers) {
+      expect(await usdc(address)).toBe(before)
+      expect(events.filter((e) => e.type === 'refunded' && e.payer === address)).toHaveLength(1)
+    }
+  })
+})
+
+describe('upstream failures beyond one 5xx', () => {
+  it('a 503 is retried within the budget, then refunded', async () => {
+    const entry = entries.find(
+      (e) => e.endpoint.path === '/anthropic/v1/messages',
+    ) as CatalogEntry<PaidEndpoint>
+    const scope = nock('https://api.anthropic.com').post('/v1/messages').times(3).reply(503, {})
+    const payer = chain.createTestWallet({ usdc: '1', sui: '1' })
+    const before = await usdc(payer.toSuiAddress())
+    const response = await paidCall(entry, payer, entry.endpoint.shape.example)
+    expect(response.status).toBe(504)
+    scope.done()
+    await until(async () => (await usdc(payer.toSuiAddress())) === before)
+  })
+
+  it('a timeout is refunded', async () => {
+    const entry = entries.find(
+      (e) => e.endpoint.path === '/resend/v1/emails',
+    ) as CatalogEntry<PaidEndpoint>
+    nock('https://api.resend.com').post('/emails').times(3).delay(6_000).reply(200, { id: 'late' })
+    const payer = chain.createTestWallet({ usdc: '1', sui: '1' })
+    const before = await usdc(payer.toSuiAddress())
+    const started = Date.now()
+    const response = await paidCall(entry, payer, entry.endpoint.shape.example)
+    expect(response.status).toBeGreaterThanOrEqual(502)
+    expect(Date.now() - started).toBeLessThan(9_000)
+    await until(async () => (await usdc(payer.toSuiAddress())) === before)
+    nock.abortPendingRequests()
+  })
+})
+
+describe('limits and free routes', () => {
+  it('a body over the size limit is 413, before any payment', async () => {
+    const response = await post('/openai/v1/chat/completions', {
+      messages: [{ role: 'user', content: 'x'.repeat(1024 * 1024 + 10) }],
+    })
+    expect(response.status).toBe(413)
+  })
+
+  it('an empty body is 400', async () => {
+    const response = await post('/openai/v1/embeddings', '')
+    expect(response.status).toBe(400)
+  })
+
+  it('GET /open/v1/models is free and answered from the upstream', async () => {
+    const scope = nock('https://inference.test', {
+      reqheaders: { authorization: `Bearer ${keyOf('INFERENCE_API_KEY')}` },
+    })
+      .get('/v1/models')
+      .reply(200, { object: 'list', data: [{ id: 'llama-3.3-70b' }] })
+    const response = await fetch(`${gateway.url}/open/v1/models`)
+    expect(response.status).toBe(200)
+    expect(await response.json()).toEqual({ object: 'list', data: [{ id: 'llama-3.3-70b' }] })
+    scope.done()
+  })
+
+  it('healthz, readyz and metrics', async () => {
+    const health = (await (await fetch(`${gateway.url}/healthz`)).json()) as Record<string, unknown>
+    expect(health.ledger).toEqual({ url: chain.url, network: 'sui:mainnet', emulated: false })
+    expect(health.store).toBe('sqlite')
+    const ready = await fetch(`${gateway.url}/readyz`)
+    expect(ready.status).toBe(200)
+    const metrics = await (await fetch(`${gateway.url}/metrics`)).text()
+    expect(metrics).toMatch(
+      /gateway_http_requests_total\{route="\/openai\/v1\/chat\/completions",method="POST",status="402"\} \d+/,
+    )
+    expect(metrics).toMatch(/gateway_payments_settled_total\{dialect="x402"\} \d+/)
+    expect(metrics).toContain('gateway_settlement_duration_seconds_bucket')
+    expect(metrics).not.toContain('key-of-')
+  })
+
+  it('echoes a request id, or makes one', async () => {
+    const given = await fetch(`${gateway.url}/healthz`, { headers: { 'x-request-id': 'abc-123' } })
+    expect(given.headers.get('x-request-id')).toBe('abc-123')
+    const made = await fetch(`${gateway.url}/healthz`)
+    expect(made.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/)
+  })
+
+  it('unknown routes and other spellings of a paid route are 404, never served unpaid', async () => {
+    for (const path of ['/openai/v1/chat/completions/', '/OPENAI/v1/chat/completions', '/nope']) {
+      const response = await post(path, {})
+      expect(response.status, path).toBe(404)
+    }
+  })
+})
