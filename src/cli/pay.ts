@@ -65,8 +65,8 @@ function pretty(text: string): string {
 export function payCommand(): Command {
   return new Command('pay')
     .description('Call a paid HTTP endpoint, paying its 402 in USDC with the local wallet')
-    .argument('[method]', 'HTTP method (default GET, or POST with -d)')
-    .argument('<url>', 'the URL to call')
+    .argument('<method-or-url>', 'HTTP method (default GET, or POST with -d), or the URL')
+    .argument('[url]', 'the URL, when a method is given first')
     .option('-d, --data <json>', 'JSON request body (sent as application/json)')
     .option(
       '-H, --header <header>',

@@ -118,9 +118,14 @@ export async function startSellers(): Promise<Sellers> {
   const calls = new Map<string, number>()
   const seen: Sellers['seen'] = new Map()
   const count = (path: string) => calls.set(path, (calls.get(path) ?? 0) + 1)
-  const answer = (path: string) => (_request: Request, paid: { body: unknown }) => {
+  const answer = (path: string) => async (request: Request, paid: { body: unknown }) => {
     count(path)
-    return Response.json({ ok: true, path, body: paid.body ?? null })
+    let body = paid.body
+    if (body === undefined) {
+      const text = await request.text().catch(() => '')
+      body = text ? JSON.parse(text) : null
+    }
+    return Response.json({ ok: true, path, body: body ?? null })
   }
   const route = (price: string, extra: Partial<PaidRoute> = {}): PaidRoute => ({ price, ...extra })
   const cheap = route('0.02')
