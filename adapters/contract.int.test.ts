@@ -169,9 +169,16 @@ describe.each(frameworks)('%s adapter', (framework) => {
     const payer = chain.createTestWallet({ usdc: '1' })
     const before = await usdcOf(seller.toSuiAddress())
     const header = await x402For(payer, '/v1/things/7')
-    const response = await post('/v1/things/7', { [x402Headers.payment]: header })
+    const sent = JSON.stringify({ note: 'read by the handler itself' })
+    const response = await post('/v1/things/7', { [x402Headers.payment]: header }, sent)
     expect(response.status).toBe(200)
-    expect(await response.json()).toEqual({ ok: true, id: '7', payer: payer.toSuiAddress() })
+    // A route without a body schema leaves the body unread for the handler's own parser.
+    expect(await response.json()).toEqual({
+      ok: true,
+      id: '7',
+      payer: payer.toSuiAddress(),
+      received: sent,
+    })
     const receipt = decodeXPaymentResponse(response.headers.get(x402Headers.paymentResponse) ?? '')
     expect(receipt).toMatchObject({ success: true, payer: payer.toSuiAddress() })
     expect(await usdcOf(seller.toSuiAddress())).toBe(before + 20_000n)

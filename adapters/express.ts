@@ -10,10 +10,11 @@
  * app.post('/v1/quote', paid.pay('0.01'), handler)   // or per route
  * ```
  *
- * What a paid handler sees: `res.locals.tollgate` (`{ payment, body }`), and `req.body` set to the
- * parsed (validated, when the route has a schema) JSON body unless a body parser already set it —
- * the body stream was read once by the paywall, so later body parsers skip it. Unpriced requests
- * are not touched at all.
+ * What a paid handler sees: `res.locals.tollgate` (`{ payment, body }`). On a route with a body
+ * schema, the paywall read the body once (to validate it before payment): `req.body` is the
+ * validated value (unless a body parser before the paywall already set it) and later body parsers
+ * skip the request. On a route without a schema the body is not read: use your body parser as
+ * usual. Unpriced requests are not touched at all.
  *
  * The outcome of a paid call is the status Express sends: ≥ 500 (what Express answers for a thrown
  * error or `next(err)` by default) or a status the route lists in `failedStatuses` is refunded; any
@@ -25,7 +26,7 @@ import type { NextFunction, Request, RequestHandler, Response } from 'express'
 import {
   attachPaidResponse,
   readNodeBody,
-  sendWebResponse,
+  sendPlain,
   toWebRequest,
 } from '../src/internal/nodeHttp.js'
 import type { PriceInput } from '../src/money.js'
@@ -71,13 +72,17 @@ export function paywall(options: ExpressPaywallOptions): ExpressPaywall {
   async function run(route: PaidRoute, req: Request, res: Response, next: NextFunction) {
     handled.add(req)
     const parsed = (req as { body?: unknown }).body
-    const bytes = await readNodeBody(req, seller.maxBodyBytes(route), parsed)
+    // Only a route with a body schema needs the body before payment; others leave it unread.
+    const bytes =
+      route.body === undefined
+        ? undefined
+        : await readNodeBody(req, seller.maxBodyBytes(route), parsed)
     const decision = await seller.engine.handle(toWebRequest(req, req.originalUrl, bytes), route)
-    if (decision.status === 'respond') return sendWebResponse(res, decision.response)
+    if (decision.status === 'respond') return sendPlain(res, decision.plain)
     attachPaidResponse(res, decision)
     const info: PaidRequestInfo = { payment: decision.payment, body: decision.body }
     res.locals.tollgate = info
-    if (parsed === undefined && decision.body !== undefined) {
+    if (route.body !== undefined && parsed === undefined) {
       ;(req as { body?: unknown }).body = decision.body
       ;(req as { _body?: boolean })._body = true
     }

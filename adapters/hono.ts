@@ -72,8 +72,9 @@ export function paywall(options: HonoPaywallOptions): HonoPaywall {
     c: Context<TollgateEnv>,
     next: Next,
   ): Promise<Response | undefined> {
-    handled.add(c.req.raw)
-    const decision = await seller.engine.handle(c.req.raw, route)
+    const raw = c.req.raw
+    handled.add(raw)
+    const decision = await seller.engine.handle(raw, route)
     if (decision.status === 'respond') return decision.response
     c.set('tollgate', { payment: decision.payment, body: decision.body })
     await next()

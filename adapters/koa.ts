@@ -10,10 +10,11 @@
  * router.post('/v1/quote', paid.pay('0.01'), handler)  // or per route, with @koa/router
  * ```
  *
- * What a paid handler sees: `ctx.state.tollgate` (`{ payment, body }`), and `ctx.request.body` set
- * to the parsed (validated, when the route has a schema) JSON body unless a body parser already set
- * it, with `ctx.request.rawBody` holding the text — the body stream was read once by the paywall, so
- * `@koa/bodyparser` later skips it. Unpriced requests are not touched at all.
+ * What a paid handler sees: `ctx.state.tollgate` (`{ payment, body }`). On a route with a body
+ * schema, the paywall read the body once (to validate it before payment): `ctx.request.body` is the
+ * validated value and `ctx.request.rawBody` its text (unless a body parser before the paywall
+ * already set them), and `@koa/bodyparser` later skips the request. On a route without a schema the
+ * body is not read: use your body parser as usual. Unpriced requests are not touched at all.
  *
  * The outcome of a paid call: a throw from downstream middleware is refunded (and re-thrown for
  * Koa's error handling); otherwise the status sent decides: ≥ 500 or a status the route lists in
@@ -23,12 +24,7 @@
  * @module
  */
 import type { Context, Middleware, Next } from 'koa'
-import {
-  attachPaidResponse,
-  plainResponse,
-  readNodeBody,
-  toWebRequest,
-} from '../src/internal/nodeHttp.js'
+import { attachPaidResponse, readNodeBody, toWebRequest } from '../src/internal/nodeHttp.js'
 import type { PriceInput } from '../src/money.js'
 import type { PaidRoute } from '../src/paywall.js'
 import {
@@ -75,22 +71,26 @@ export function paywall(options: KoaPaywallOptions): KoaPaywall {
     handled.add(ctx.req)
     const request = ctx.request as typeof ctx.request & BodyRequest
     const parsed = request.body
-    const bytes = await readNodeBody(ctx.req, seller.maxBodyBytes(route), parsed)
+    // Only a route with a body schema needs the body before payment; others leave it unread.
+    const bytes =
+      route.body === undefined
+        ? undefined
+        : await readNodeBody(ctx.req, seller.maxBodyBytes(route), parsed)
     const decision = await seller.engine.handle(
       toWebRequest(ctx.req, ctx.originalUrl, bytes),
       route,
     )
     if (decision.status === 'respond') {
-      const plain = await plainResponse(decision.response)
+      const { plain } = decision
       ctx.status = plain.status
-      for (const [name, value] of plain.headers) ctx.set(name, value)
-      ctx.body = plain.body
+      for (const [name, value] of Object.entries(plain.headers)) ctx.set(name, value)
+      ctx.body = Buffer.from(plain.body, 'utf8')
       return
     }
     attachPaidResponse(ctx.res, decision)
     const info: PaidRequestInfo = { payment: decision.payment, body: decision.body }
     ctx.state.tollgate = info
-    if (parsed === undefined && decision.body !== undefined) {
+    if (route.body !== undefined && parsed === undefined) {
       request.body = decision.body
       request.rawBody = bytes === undefined ? '' : Buffer.from(bytes).toString('utf8')
     }

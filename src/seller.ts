@@ -106,7 +106,7 @@ export type SellerOptions = {
 export type PaidRequestInfo = {
   /** The settled payment. */
   payment: PaymentInfo
-  /** The validated body (when the route has a validator), else the parsed JSON body, if any. */
+  /** The validated body when the route has a body schema; otherwise `undefined` (read it yourself). */
   body: unknown
 }
 

@@ -66,9 +66,10 @@ export async function startApp(
     const paid = expressPaywall(all)
     const app = express()
     app.use(paid)
-    app.post('/v1/things/:id', (req, res) => {
+    app.post('/v1/things/:id', express.text({ type: '*/*' }), (req, res) => {
       count('/v1/things')
-      res.json({ ok: true, id: req.params.id, payer: res.locals.tollgate.payment.payer })
+      const payer = res.locals.tollgate.payment.payer
+      res.json({ ok: true, id: req.params.id, payer, received: req.body ?? '' })
     })
     app.post('/v1/echo', (req, res) => {
       count('/v1/echo')
@@ -115,9 +116,13 @@ export async function startApp(
     const app = new Koa()
     const router = new Router()
     app.use(paid)
-    router.post('/v1/things/:id', (ctx) => {
+    router.post('/v1/things/:id', async (ctx) => {
       count('/v1/things')
-      ctx.body = { ok: true, id: ctx.params.id, payer: ctx.state.tollgate.payment.payer }
+      const chunks: Buffer[] = []
+      for await (const chunk of ctx.req) chunks.push(chunk as Buffer)
+      const payer = ctx.state.tollgate.payment.payer
+      const received = Buffer.concat(chunks).toString('utf8')
+      ctx.body = { ok: true, id: ctx.params.id, payer, received }
     })
     router.post('/v1/echo', (ctx) => {
       count('/v1/echo')
@@ -171,9 +176,10 @@ export async function startApp(
   const paid = honoPaywall(all)
   const app = new Hono<TollgateEnv>()
   app.use(paid)
-  app.post('/v1/things/:id', (c) => {
+  app.post('/v1/things/:id', async (c) => {
     count('/v1/things')
-    return c.json({ ok: true, id: c.req.param('id'), payer: c.get('tollgate').payment.payer })
+    const payer = c.get('tollgate').payment.payer
+    return c.json({ ok: true, id: c.req.param('id'), payer, received: await c.req.text() })
   })
   app.post('/v1/echo', async (c) => {
     count('/v1/echo')

@@ -6,7 +6,7 @@
  * @module
  */
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http'
-import type { PaidDecision } from '../paywall.js'
+import type { PaidDecision, PlainResponse } from '../paywall.js'
 
 /**
  * Reads a request body once, keeping at most `limit + 1` bytes (one more than the limit is enough for
@@ -100,23 +100,13 @@ function pathOfAbsolute(rawUrl: string): string {
   }
 }
 
-/** The bytes, status and headers of a small engine response (400/402/413/503). */
-export type PlainResponse = { status: number; headers: [string, string][]; body: Buffer }
-
-/** Reads an engine response whole (they are small: problem documents and 402 bodies). */
-export async function plainResponse(response: Response): Promise<PlainResponse> {
-  const body = Buffer.from(await response.arrayBuffer())
-  const headers = [...response.headers]
-  headers.push(['content-length', String(body.byteLength)])
-  return { status: response.status, headers, body }
-}
-
-/** Writes an engine response to a Node response. */
-export async function sendWebResponse(target: ServerResponse, response: Response): Promise<void> {
-  const plain = await plainResponse(response)
+/** Writes an engine answer (400/402/413/503) to a Node response, with its exact bytes. */
+export function sendPlain(target: ServerResponse, plain: PlainResponse): void {
+  const body = Buffer.from(plain.body, 'utf8')
   target.statusCode = plain.status
-  for (const [name, value] of plain.headers) target.setHeader(name, value)
-  target.end(plain.body)
+  for (const [name, value] of Object.entries(plain.headers)) target.setHeader(name, value)
+  target.setHeader('Content-Length', body.byteLength)
+  target.end(body)
 }
 
 /**

@@ -1,0 +1,177 @@
+/**
+ * The servers of the adapter benchmark, in their own process (so that autocannon does not share
+ * its event loop): each framework bare and behind `tollgate/<framework>`, and the peer middlewares
+ * (`x402-express` v1, `@x402/express` v2 with a local facilitator stub, `mppx/express`). Prints
+ * `{ name: baseUrl }` as one JSON line, then serves until killed.
+ */
+import { createServer, type RequestListener } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { serve } from '@hono/node-server'
+import Router from '@koa/router'
+import { HTTPFacilitatorClient, x402ResourceServer } from '@x402/core/server'
+import { paymentMiddleware as x402v2 } from '@x402/express'
+import express from 'express'
+import { Hono } from 'hono'
+import Koa from 'koa'
+import { paymentMiddleware as x402v1 } from 'x402-express'
+import { paywall as expressPaywall } from '../../adapters/express.js'
+import { paywall as honoPaywall } from '../../adapters/hono.js'
+import { paywall as koaPaywall } from '../../adapters/koa.js'
+import { createMemoryStore } from '../../src/stores/memory.js'
+
+const payTo = '0x5a1e4c0b4f0d7c8e9f2a3b4c5d6e7f8091a2b3c4d5e6f708192a3b4c5d6e7f80'
+const evmPayTo = '0x209693Bc6afc0C5328bA36FaF03C514EF312287C'
+const secret = 'a-challenge-secret-of-at-least-32-bytes!'
+/** A realistic table: the priced route among others. The 402 path never touches the ledger. */
+const routes = {
+  'POST /paid': { price: '0.02', description: 'a paid answer' },
+  'POST /v1/chat/completions': '0.01',
+  'POST /v1/images/:id': '0.05',
+  'GET /v1/search': '0.002',
+  'GET /v1/files/*': '0.001',
+}
+const options = () => ({
+  routes,
+  payTo,
+  ledger: 'http://127.0.0.1:9',
+  store: createMemoryStore(),
+  secrets: [secret],
+})
+const payload = { ok: true, answer: 42 }
+
+function listen(handler: RequestListener): Promise<string> {
+  const server = createServer(handler)
+  return new Promise((resolve) =>
+    server.listen(0, '127.0.0.1', () =>
+      resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`),
+    ),
+  )
+}
+
+function expressApp(paid?: express.RequestHandler) {
+  const app = express()
+  if (paid !== undefined) app.use(paid)
+  app.get('/free', (_req, res) => {
+    res.json(payload)
+  })
+  app.post('/paid', (_req, res) => {
+    res.json(payload)
+  })
+  return app
+}
+
+function koaApp(paid?: Koa.Middleware) {
+  const app = new Koa()
+  const router = new Router()
+  if (paid !== undefined) app.use(paid)
+  router.get('/free', (ctx) => {
+    ctx.body = payload
+  })
+  router.post('/paid', (ctx) => {
+    ctx.body = payload
+  })
+  app.use(router.routes())
+  return app.callback()
+}
+
+async function honoApp(paid?: ReturnType<typeof honoPaywall>): Promise<string> {
+  const app = new Hono()
+  if (paid !== undefined) app.use(paid)
+  app.get('/free', (c) => c.json(payload))
+  app.post('/paid', (c) => c.json(payload))
+  const server = serve({ port: 0, hostname: '127.0.0.1', fetch: app.fetch })
+  await new Promise((resolve) => server.once('listening', resolve))
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+}
+
+async function facilitatorStub(): Promise<string> {
+  const supported = JSON.stringify({
+    kinds: [{ x402Version: 2, scheme: 'exact', network: 'eip155:84532' }],
+    extensions: [],
+    signers: {},
+  })
+  return listen((req, res) => {
+    if (req.url?.startsWith('/supported')) {
+      res.setHeader('content-type', 'application/json')
+      res.end(supported)
+    } else {
+      res.statusCode = 404
+      res.end()
+    }
+  })
+}
+
+async function peers(): Promise<Record<string, string>> {
+  const out: Record<string, string> = {}
+  const v1 = express()
+  v1.use(x402v1(evmPayTo, { 'POST /paid': { price: '$0.02', network: 'base-sepolia' } }))
+  v1.post('/paid', (_req, res) => {
+    res.json(payload)
+  })
+  out['x402-express (v1)'] = await listen(v1)
+
+  // @x402/express v2 needs a facilitator (GET /supported at start-up) and a scheme server: both
+  // are minimal local stubs; the 402 path calls neither per request.
+  const scheme = {
+    scheme: 'exact',
+    defaultAssetTransferMethod: 'default',
+    paymentFlows: { default: { supported: ['upfront'], default: 'upfront' } },
+    parsePrice: async () => ({
+      amount: '20000',
+      asset: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
+      extra: { name: 'USDC', version: '2' },
+    }),
+    enhancePaymentRequirements: async (requirements: unknown) => requirements,
+  }
+  const server = new x402ResourceServer(
+    new HTTPFacilitatorClient({ url: await facilitatorStub() }),
+  ).register('eip155:84532', scheme as never)
+  const v2 = express()
+  v2.use(
+    x402v2(
+      {
+        'POST /paid': {
+          accepts: { scheme: 'exact', price: '$0.02', network: 'eip155:84532', payTo: evmPayTo },
+          description: 'a paid answer',
+        },
+      },
+      server,
+    ),
+  )
+  v2.post('/paid', (_req, res) => {
+    res.json(payload)
+  })
+  out['@x402/express (v2)'] = await listen(v2)
+
+  try {
+    const { Mppx, tempo } = await import('mppx/express')
+    const mppx = Mppx.create({
+      methods: [
+        tempo({
+          currency: '0x20c0000000000000000000000000000000000001',
+          recipient: evmPayTo,
+        } as never),
+      ],
+      secretKey: secret,
+    } as never) as unknown as { charge(options: { amount: string }): express.RequestHandler }
+    const m = express()
+    m.post('/paid', mppx.charge({ amount: '0.02' }), (_req, res) => {
+      res.json(payload)
+    })
+    out['mppx/express'] = await listen(m)
+  } catch {
+    // mppx's express middleware is optional in this comparison.
+  }
+  return out
+}
+
+const urls: Record<string, string> = {
+  'express bare': await listen(expressApp()),
+  'express tollgate': await listen(expressApp(expressPaywall(options()))),
+  'koa bare': await listen(koaApp()),
+  'koa tollgate': await listen(koaApp(koaPaywall(options()))),
+  'hono bare': await honoApp(),
+  'hono tollgate': await honoApp(honoPaywall(options())),
+  ...(await peers()),
+}
+process.stdout.write(`${JSON.stringify(urls)}\n`)
