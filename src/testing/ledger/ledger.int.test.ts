@@ -1,5 +1,6 @@
 import { SuiGrpcClient } from '@mysten/sui/grpc'
 import { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
+import { Transaction } from '@mysten/sui/transactions'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { transactionDigest } from '../../internal/suiSignature.js'
 import { type StartedLedger, startLedger } from './index.js'
@@ -314,5 +315,55 @@ describe('reading transactions', () => {
       (await binary.core.getBalance({ owner: wallet.toSuiAddress(), coinType: ledger.usdcType }))
         .balance.balance,
     ).toBe('2000000')
+  })
+})
+
+describe('gas from the address balance, and epochs', () => {
+  it('charges gas to the SUI address balance when no gas coin is given', async () => {
+    const buyer = ledger.createTestWallet({ usdc: '1', sui: '0' })
+    ledger.faucet({ address: buyer.toSuiAddress(), usdc: '0', sui: '1', into: 'addressBalance' })
+    const seller = Ed25519Keypair.generate().toSuiAddress()
+    const [coin] = await coinRefs(client, buyer.toSuiAddress(), ledger.usdcType)
+    const tx = new Transaction()
+    tx.setSender(buyer.toSuiAddress())
+    tx.setGasPrice(1000)
+    tx.setGasBudget(10_000_000)
+    tx.setGasPayment([])
+    tx.setExpiration({
+      ValidDuring: {
+        minEpoch: '0',
+        maxEpoch: '1',
+        minTimestamp: null,
+        maxTimestamp: null,
+        chain: ledger.chainId,
+        nonce: 1,
+      },
+    })
+    const [paid] = tx.splitCoins(tx.objectRef(coin!), [tx.pure.u64(20_000)])
+    tx.transferObjects([paid!], tx.pure.address(seller))
+    const bytes = await tx.build()
+    const result = await client.core.executeTransaction({
+      transaction: bytes,
+      signatures: [(await buyer.signTransaction(bytes)).signature],
+      include,
+    })
+    expect(result.$kind).toBe('Transaction')
+    expect(result.Transaction!.effects.gasObject).toBeNull()
+    const sui = result.Transaction!.balanceChanges.filter((c) => c.coinType === SUI_TYPE)
+    expect(sui).toHaveLength(1)
+    const after = await client.core.getBalance({ owner: buyer.toSuiAddress() })
+    expect(BigInt(after.balance.addressBalance)).toBe(1_000_000_000n + BigInt(sui[0]!.amount))
+  })
+
+  it('advances epochs on a timer, and reports them to the SDK', async () => {
+    const timed = await startLedger({ epochDurationMs: 50 })
+    try {
+      const timedClient = new SuiGrpcClient({ network: 'mainnet', baseUrl: timed.url })
+      await new Promise((resolve) => setTimeout(resolve, 250))
+      const { systemState } = await timedClient.core.getCurrentSystemState()
+      expect(Number(systemState.epoch)).toBeGreaterThanOrEqual(2)
+    } finally {
+      await timed.stop()
+    }
   })
 })
