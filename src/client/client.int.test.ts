@@ -79,6 +79,32 @@ describe('paying fetch against local sellers', () => {
     expect(seen.filter((r) => r.xPayment !== null)).toHaveLength(1)
   })
 
+  it('calls onChallenge and onPaid once each, and logs no key, signature or payment header', async () => {
+    const buyer = sellers.chain.createTestWallet({ usdc: '1' })
+    const logged: string[] = []
+    const record = (fields: Record<string, unknown>, message: string) =>
+      void logged.push(message + JSON.stringify(fields))
+    const challenges: string[] = []
+    const paid: bigint[] = []
+    const pay = client(buyer, {
+      logger: { debug: record, info: record, warn: record },
+      onChallenge: (event) => void challenges.push(event.selected.dialect),
+      onPaid: (payment) => void paid.push(payment.amount),
+    })
+    const response = await pay(`${sellers.base}/paid`, post())
+    expect(challenges).toEqual(['x402'])
+    expect(paid).toEqual([20_000n])
+    const header = (sellers.seen.get('/paid') ?? []).at(-1)?.xPayment ?? ''
+    const { transaction, signature } = decodeXPayment(header).payload
+    expect(logged.length).toBeGreaterThan(0)
+    for (const line of logged) {
+      for (const secret of [header, signature, transaction, buyer.getSecretKey()]) {
+        expect(line).not.toContain(secret)
+      }
+    }
+    expect(logged.join('\n')).toContain(paymentOf(response)?.digest ?? 'no digest')
+  })
+
   it('pays with the coin form when the wallet holds USDC coins', async () => {
     const buyer = sellers.chain.createTestWallet({ usdc: '1' })
     const response = await client(buyer)(`${sellers.base}/x402-only`, post())
