@@ -1,60 +1,29 @@
 import { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
-import { Transaction } from '@mysten/sui/transactions'
-import { toBase64 } from '@mysten/sui/utils'
+import type { Transaction } from '@mysten/sui/transactions'
 import { describe, expect, it } from 'vitest'
+import {
+  coinPayment,
+  gaslessPayment,
+  signOffline,
+  usdcType as usdc,
+  wusdcType as wusdc,
+} from './internal/offlinePayments.js'
 import { normalizeTerms, precheckPayment } from './precheck.js'
 
-const usdc = '0xdba34672e30cb065b1f93e3ab55318768fd6fef66c15942c9f7cb846e2f900e7::usdc::USDC'
-const wusdc = '0x5d4b302506645c37ff133b98c4b50a5ae14841659738d6d733d59d0d217a93bf::coin::COIN'
 const payTo = `0x${'33'.repeat(32)}`
-const ref = '4btiuiMPvEENsttpZC7CZ53DruC3MAgfznDbASZ7DR6S'
 const buyer = new Ed25519Keypair()
 const target = normalizeTerms({ payTo, asset: usdc, amount: 20_000n })
 
-function coinTx(amount: bigint, options: { to?: string; gasOwner?: string } = {}): Transaction {
-  const tx = new Transaction()
-  tx.setSender(buyer.toSuiAddress())
-  tx.setGasPrice(1000)
-  tx.setGasBudget(5_000_000)
-  if (options.gasOwner) tx.setGasOwner(options.gasOwner)
-  tx.setGasPayment([{ objectId: `0x${'11'.repeat(32)}`, version: '5', digest: ref }])
-  const [c] = tx.splitCoins(
-    tx.objectRef({ objectId: `0x${'22'.repeat(32)}`, version: '7', digest: ref }),
-    [amount],
-  )
-  tx.transferObjects([c!], options.to ?? payTo)
-  return tx
-}
-
-function gaslessTx(amount: bigint, type = usdc): Transaction {
-  const tx = new Transaction()
-  tx.setSender(buyer.toSuiAddress())
-  tx.setGasPrice(0)
-  tx.setGasBudget(0)
-  tx.setGasPayment([])
-  tx.setExpiration({
-    ValidDuring: {
-      minEpoch: '1',
-      maxEpoch: '2',
-      minTimestamp: null,
-      maxTimestamp: null,
-      chain: ref,
-      nonce: 1,
-    },
+const coinTx = (amount: bigint, options: { to?: string; gasOwner?: string } = {}) =>
+  coinPayment({
+    sender: buyer.toSuiAddress(),
+    to: options.to ?? payTo,
+    amount,
+    gasOwner: options.gasOwner,
   })
-  tx.moveCall({
-    target: '0x2::balance::send_funds',
-    typeArguments: [type],
-    arguments: [tx.balance({ type, balance: amount }), tx.pure.address(payTo)],
-  })
-  return tx
-}
-
-async function signed(tx: Transaction, signer = buyer) {
-  const bytes = await tx.build({ assumeSufficientAddressBalances: true } as never)
-  const { signature } = await signer.signTransaction(bytes)
-  return { transaction: toBase64(bytes), signature, bytes }
-}
+const gaslessTx = (amount: bigint, type = usdc) =>
+  gaslessPayment({ sender: buyer.toSuiAddress(), to: payTo, amount, type })
+const signed = (tx: Transaction, signer = buyer) => signOffline(tx, signer)
 
 async function codeOf(
   tx: Transaction,

@@ -1,16 +1,19 @@
 import { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
-import { Transaction } from '@mysten/sui/transactions'
-import { toBase64 } from '@mysten/sui/utils'
 import { describe, expect, it } from 'vitest'
+import {
+  coinPayment,
+  signOffline,
+  someDigest,
+  usdcType as usdc,
+} from './internal/offlinePayments.js'
 import type { ExecuteOutcome, LookupOutcome, Settlement } from './ledger/types.js'
 import { normalizeTerms } from './precheck.js'
 import { signProof } from './proof.js'
 import { resolvePending, type SettlementLedger, settleMpp, settleX402 } from './settle.js'
 import { createMemoryStore } from './stores/memory.js'
 
-const usdc = '0xdba34672e30cb065b1f93e3ab55318768fd6fef66c15942c9f7cb846e2f900e7::usdc::USDC'
 const payTo = `0x${'33'.repeat(32)}`
-const ref = '4btiuiMPvEENsttpZC7CZ53DruC3MAgfznDbASZ7DR6S'
+const ref = someDigest
 const buyer = new Ed25519Keypair()
 const terms = {
   ...normalizeTerms({ payTo, asset: usdc, amount: 20_000n }),
@@ -19,19 +22,13 @@ const terms = {
 }
 
 async function payment(amount = 20_000n) {
-  const tx = new Transaction()
-  tx.setSender(buyer.toSuiAddress())
-  tx.setGasPrice(1000)
-  tx.setGasBudget(5_000_000)
-  tx.setGasPayment([{ objectId: `0x${'11'.repeat(32)}`, version: '5', digest: ref }])
-  const [c] = tx.splitCoins(
-    tx.objectRef({ objectId: `0x${'22'.repeat(32)}`, version: '7', digest: ref }),
-    [amount],
-  )
-  tx.transferObjects([c!], payTo)
-  const bytes = await tx.build()
-  const { signature } = await buyer.signTransaction(bytes)
-  return { transaction: toBase64(bytes), signature, digest: await tx.getDigest() }
+  const tx = coinPayment({ sender: buyer.toSuiAddress(), to: payTo, amount })
+  const signed = await signOffline(tx, buyer)
+  return {
+    transaction: signed.transaction,
+    signature: signed.signature,
+    digest: await tx.getDigest(),
+  }
 }
 
 /** A scripted ledger: answers what the test says, and counts executions. */

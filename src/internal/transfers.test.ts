@@ -1,56 +1,21 @@
 import { bcs } from '@mysten/sui/bcs'
 import { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
-import { Transaction } from '@mysten/sui/transactions'
+import type { Transaction } from '@mysten/sui/transactions'
 import { normalizeStructTag } from '@mysten/sui/utils'
 import { describe, expect, it } from 'vitest'
+import { coinPayment, gaslessPayment, someDigest, usdcType, wusdcType } from './offlinePayments.js'
 import { analyseTransfers, paymentTo } from './transfers.js'
 
-const usdc = normalizeStructTag(
-  '0xdba34672e30cb065b1f93e3ab55318768fd6fef66c15942c9f7cb846e2f900e7::usdc::USDC',
-)
-const wusdc = normalizeStructTag(
-  '0x5d4b302506645c37ff133b98c4b50a5ae14841659738d6d733d59d0d217a93bf::coin::COIN',
-)
+const usdc = normalizeStructTag(usdcType)
+const wusdc = normalizeStructTag(wusdcType)
 const payTo = `0x${'33'.repeat(32)}`
 const other = `0x${'44'.repeat(32)}`
-const digest = '4btiuiMPvEENsttpZC7CZ53DruC3MAgfznDbASZ7DR6S'
+const digest = someDigest
 const sender = new Ed25519Keypair().toSuiAddress()
 
-function coinForm(amount: bigint, to = payTo): Transaction {
-  const tx = new Transaction()
-  tx.setSender(sender)
-  tx.setGasPrice(1000)
-  tx.setGasBudget(5_000_000)
-  tx.setGasPayment([{ objectId: `0x${'11'.repeat(32)}`, version: '5', digest }])
-  const coin = tx.objectRef({ objectId: `0x${'22'.repeat(32)}`, version: '7', digest })
-  const [c] = tx.splitCoins(coin, [amount])
-  tx.transferObjects([c!], to)
-  return tx
-}
-
-function gaslessForm(amount: bigint, type = usdc, to = payTo): Transaction {
-  const tx = new Transaction()
-  tx.setSender(sender)
-  tx.setGasPrice(0)
-  tx.setGasBudget(0)
-  tx.setGasPayment([])
-  tx.setExpiration({
-    ValidDuring: {
-      minEpoch: '1',
-      maxEpoch: '2',
-      minTimestamp: null,
-      maxTimestamp: null,
-      chain: digest,
-      nonce: 7,
-    },
-  })
-  tx.moveCall({
-    target: '0x2::balance::send_funds',
-    typeArguments: [type],
-    arguments: [tx.balance({ type, balance: amount }), tx.pure.address(to)],
-  })
-  return tx
-}
+const coinForm = (amount: bigint, to = payTo) => coinPayment({ sender, to, amount })
+const gaslessForm = (amount: bigint, type = usdc, to = payTo) =>
+  gaslessPayment({ sender, to, amount, type })
 
 async function analyse(tx: Transaction) {
   const bytes = await tx.build({ assumeSufficientAddressBalances: true } as never)
