@@ -10,16 +10,21 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { SuiGrpcClient } from '@mysten/sui/grpc'
 import type { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
+import { compileErrors, validate } from '@readme/openapi-parser'
 import nock from 'nock'
+import OpenAI from 'openai'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createPayingFetch, type Payment, paymentOf } from '../src/client/index.js'
 import { readOffers } from '../src/client/select.js'
+import { parseAmount } from '../src/money.js'
 import type { SellerEvent } from '../src/seller.js'
 import { type StartedLedger, startLedger } from '../src/testing/ledger/index.js'
 import { x402PaymentHeader } from '../src/testing/payments.js'
 import { parsePaymentRequired, x402Headers } from '../src/x402.js'
 import { type CatalogEntry, type PaidEndpoint, paidEntries, priceOf } from './catalog/catalog.js'
 import { defaultCatalog } from './catalog/default.js'
-import { parseConfig } from './config.js'
+import { loadConfig, parseConfig } from './config.js'
+import type { PaymentInfo } from './discovery/openapi.js'
 import { type RunningGateway, startGateway } from './server.js'
 import { capturedForm } from './upstreams/test-helpers.js'
 
@@ -604,5 +609,165 @@ describe('limits and free routes', () => {
       const response = await post(path, {})
       expect(response.status, path).toBe(404)
     }
+  })
+})
+
+describe('discovery matches the live 402s', () => {
+  it('/openapi.json passes the OpenAPI 3.1 validator, and every x-payment-info matches the live 402', async () => {
+    const doc = (await (await fetch(`${gateway.url}/openapi.json`)).json()) as {
+      openapi: string
+      info: { version: string }
+      paths: Record<string, Record<string, { 'x-payment-info'?: PaymentInfo }>>
+    }
+    expect(doc.openapi).toBe('3.1.0')
+    expect(doc.info.version).toBe('1.0.0')
+    const result = await validate(structuredClone(doc) as never)
+    if (!result.valid) throw new Error(compileErrors(result))
+    let checked = 0
+    for (const [path, item] of Object.entries(doc.paths)) {
+      const info = item.post?.['x-payment-info']
+      if (info === undefined) continue
+      const entry = entries.find((e) => e.endpoint.path === path) as CatalogEntry<PaidEndpoint>
+      const live = await post(path, entry.endpoint.shape.example)
+      expect(live.status).toBe(402)
+      const { offers } = readOffers({
+        bodyText: await live.text(),
+        wwwAuthenticate: live.headers.get('www-authenticate'),
+      })
+      expect(offers).toHaveLength(2)
+      expect(info.protocols).toEqual(['mpp', 'x402'])
+      for (const offer of offers) {
+        expect(offer.amount, path).toBe(parseAmount(info.price))
+        expect(offer.payTo).toBe(info.x402.payTo)
+        expect(offer.asset).toBe(info.x402.asset)
+        expect(offer.network).toBe(info.x402.network)
+        expect(offer.scheme).toBe(info.x402.scheme)
+      }
+      checked++
+    }
+    expect(checked).toBe(entries.length)
+  })
+})
+
+describe('streaming chat', () => {
+  const sse = [
+    'data: {"id":"c1","object":"chat.completion.chunk","created":1,"model":"gpt-4o-mini","choices":[{"index":0,"delta":{"role":"assistant","content":"Hello"},"finish_reason":null}]}\n\n',
+    'data: {"id":"c1","object":"chat.completion.chunk","created":1,"model":"gpt-4o-mini","choices":[{"index":0,"delta":{"content":", world"},"finish_reason":"stop"}]}\n\n',
+    'data: [DONE]\n\n',
+  ].join('')
+  const streamUpstream = () =>
+    nock('https://api.openai.com', {
+      reqheaders: { authorization: `Bearer ${keyOf('OPENAI_API_KEY')}` },
+    })
+      .post('/v1/chat/completions', (body: { stream?: boolean }) => body.stream === true)
+      .reply(200, sse, { 'content-type': 'text/event-stream' })
+
+  it('passes the upstream SSE through byte for byte after settlement', async () => {
+    const scope = streamUpstream()
+    const entry = entries.find(
+      (e) => e.endpoint.path === '/openai/v1/chat/completions',
+    ) as CatalogEntry<PaidEndpoint>
+    const payer = chain.createTestWallet({ usdc: '1', sui: '1' })
+    const response = await paidCall(entry, payer, {
+      messages: [{ role: 'user', content: 'hi' }],
+      stream: true,
+    })
+    expect(response.status).toBe(200)
+    expect(response.headers.get('content-type')).toMatch(/^text\/event-stream/)
+    expect(response.headers.get(x402Headers.paymentResponse)).toBeTruthy()
+    expect(await response.text()).toBe(sse)
+    scope.done()
+  })
+
+  it('the official openai SDK with the paying fetch streams a chat completion', async () => {
+    const scope = streamUpstream()
+    const payer = chain.createTestWallet({ usdc: '1', sui: '1' })
+    const paid: Payment[] = []
+    const openai = new OpenAI({
+      apiKey: 'not-needed-payment-is-the-credential',
+      baseURL: `${gateway.url}/openai/v1`,
+      maxRetries: 0,
+      fetch: createPayingFetch({
+        signer: payer,
+        ledger: chain.url,
+        maxPrice: '0.05',
+        limits: { file: join(folder, 'spending.json') },
+        onPaid: (payment) => {
+          paid.push(payment)
+        },
+      }),
+    })
+    const stream = await openai.chat.completions.create({
+      model: 'gpt-4o-mini',
+      messages: [{ role: 'user', content: 'hi' }],
+      stream: true,
+    })
+    let text = ''
+    for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? ''
+    expect(text).toBe('Hello, world')
+    expect(paid).toHaveLength(1)
+    expect(paid[0]?.amount).toBe(20_000n)
+    scope.done()
+  })
+})
+
+describe('the main job on embedded defaults (no configuration)', () => {
+  let embedded: RunningGateway
+  let dataDir: string
+  beforeAll(async () => {
+    dataDir = mkdtempSync(join(tmpdir(), 'tollgate-embedded-'))
+    embedded = await startGateway({
+      config: loadConfig({
+        env: {},
+        overrides: { port: 0, dataDir, emulatorLatencyMs: 0, logLevel: 'silent' },
+      }),
+    })
+  })
+  afterAll(async () => {
+    await embedded?.stop()
+    rmSync(dataDir, { recursive: true, force: true })
+  })
+
+  it('runs on SQLite, the local emulator and the stub upstreams, and says so', async () => {
+    const health = (await (await fetch(`${embedded.url}/healthz`)).json()) as Record<
+      string,
+      unknown
+    >
+    expect(health.ledger).toEqual({
+      url: embedded.emulator?.url,
+      network: 'sui:mainnet',
+      emulated: true,
+    })
+    expect(health).toMatchObject({ store: 'sqlite', upstreams: 'stub' })
+  })
+
+  it('a paid call is answered by the stub upstream; shutdown finishes an in-flight paid call', async () => {
+    const emulator = embedded.emulator as StartedLedger
+    const payer = emulator.createTestWallet({ usdc: '1', sui: '1' })
+    const pay = createPayingFetch({
+      signer: payer,
+      ledger: emulator.url,
+      maxPrice: '0.05',
+      limits: { file: join(dataDir, 'spending.json') },
+    })
+    embedded.stubs?.delayNext('/anthropic/', 800)
+    const call = pay(`${embedded.url}/anthropic/v1/messages`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        model: 'claude-sonnet-4-5',
+        max_tokens: 16,
+        messages: [{ role: 'user', content: 'hi' }],
+      }),
+    })
+    // Stop while the paid call waits on its upstream: it still completes, paid and served.
+    await until(async () => embedded.gateway.paidInFlight() > 0)
+    const stopped = embedded.stop()
+    const response = await call
+    expect(response.status).toBe(200)
+    expect(((await response.json()) as { type: string }).type).toBe('message')
+    expect(paymentOf(response)?.digest).toBeTruthy()
+    await stopped
+    await expect(fetch(`${embedded.url}/healthz`)).rejects.toThrow()
   })
 })
