@@ -158,3 +158,33 @@ describe('transactions built with the SDK intents', () => {
     expect((await usdcOf(seller)).addressBalance).toBe('25000')
   })
 })
+
+describe('untrusted requests', () => {
+  const call = (path: string, body: BodyInit, type = 'application/grpc-web+proto') =>
+    fetch(`${ledger.url}/${path}`, { method: 'POST', headers: { 'content-type': type }, body })
+
+  it('answers malformed bodies INVALID_ARGUMENT and unknown services UNIMPLEMENTED', async () => {
+    const garbage = await call(
+      'sui.rpc.v2.LedgerService/GetTransaction',
+      Uint8Array.of(0, 0, 0, 0, 9, 1),
+    )
+    expect(garbage.headers.get('grpc-status')).toBe('3')
+    const unknown = await call('sui.rpc.v2.NameService/LookupName', Uint8Array.of(0, 0, 0, 0, 0))
+    expect(unknown.headers.get('grpc-status')).toBe('12')
+    const notGrpc = await call(
+      'sui.rpc.v2.LedgerService/GetEpoch',
+      'not base64 at all',
+      'application/grpc-web-text',
+    )
+    expect(notGrpc.headers.get('grpc-status')).toBe('3')
+  })
+
+  it('refuses bodies over the size limit', async () => {
+    const huge = new Uint8Array(2 * 1024 * 1024)
+    const response = await call(
+      'sui.rpc.v2.TransactionExecutionService/ExecuteTransaction',
+      huge,
+    ).catch(() => undefined)
+    expect(response === undefined || response.headers.get('grpc-status') === '3').toBe(true)
+  })
+})
