@@ -4,6 +4,7 @@
  *
  * @module
  */
+export { hasCode, isPaymentError, PaymentError, type PaymentErrorCode } from '../errors.js'
 export {
   type ChallengeEvent,
   type ClientLogger,
