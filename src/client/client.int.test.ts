@@ -133,6 +133,27 @@ describe('paying fetch against local sellers', () => {
     expect(await sellers.usdcOf(sellers.payTo)).toBe(before + 20_000n)
   })
 
+  it('MPP: a ledger answer lost after commit is found by digest; it pays once and is served', async () => {
+    const buyer = sellers.chain.createTestWallet({ usdc: '1', into: 'addressBalance' })
+    sellers.chain.faults.loseNextResponses = 1
+    const response = await client(buyer)(`${sellers.base}/mpp-only`, post())
+    expect(response.status).toBe(200)
+    expect(await sellers.usdcOf(buyer.toSuiAddress())).toBe(1_000_000n - 20_000n)
+  })
+
+  it('MPP: a submission with no outcome is settlement_pending, names the digest, stays counted', async () => {
+    const buyer = sellers.chain.createTestWallet({ usdc: '1', into: 'addressBalance' })
+    const calls = sellers.calls.get('/mpp-only') ?? 0
+    const pay = client(buyer)
+    sellers.chain.faults.failNextExecutions = 1
+    const error = await refusal(pay(`${sellers.base}/mpp-only`, post()))
+    expect(error.code).toBe('settlement_pending')
+    expect(error.details.digest).toMatch(/^[1-9A-HJ-NP-Za-km-z]{32,44}$/)
+    // Not knowing whether money moved, the limits keep counting it; the seller served nothing.
+    expect(await pay.limits?.spentToday()).toBe(20_000n)
+    expect(sellers.calls.get('/mpp-only') ?? 0).toBe(calls)
+  })
+
   it('uses the preferred dialect when a 402 offers both, and keeps an existing Authorization', async () => {
     const buyer = sellers.chain.createTestWallet({ usdc: '1' })
     const pay = client(buyer, { prefer: 'mpp' })
