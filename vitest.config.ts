@@ -20,6 +20,17 @@ export default defineConfig({
           hookTimeout: 60_000,
         },
       },
+      {
+        test: {
+          name: 'types',
+          include: [],
+          typecheck: {
+            enabled: true,
+            only: true,
+            include: roots.map((r) => `${r}/**/*.test-d.ts`),
+          },
+        },
+      },
     ],
     benchmark: { include: ['bench/**/*.bench.ts'] },
   },
