@@ -1,0 +1,155 @@
+/**
+ * Two `tollgate gateway` processes (the real CLI, configured by environment variables only) share
+ * one PostgreSQL database or one Redis: both serve paid calls, and a payment accepted by one is
+ * rejected as a replay by the other — also when both receive it at the same moment.
+ */
+import { type ChildProcess, fork } from 'node:child_process'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { SuiGrpcClient } from '@mysten/sui/grpc'
+import type { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { serviceUrl, uniqueName } from '../src/stores/contract.js'
+import { type StartedLedger, startLedger } from '../src/testing/ledger/index.js'
+import { x402PaymentHeader } from '../src/testing/payments.js'
+import { parsePaymentRequired, x402Headers } from '../src/x402.js'
+
+const cli = fileURLToPath(new URL('../src/cli.ts', import.meta.url))
+const databaseUrl = serviceUrl('DATABASE_URL')
+const redisUrl = serviceUrl('REDIS_URL')
+const publicBaseUrl = 'http://gateway.test'
+const path = '/openai/v1/chat/completions'
+const body = JSON.stringify({ messages: [{ role: 'user', content: 'hi' }] })
+
+let chain: StartedLedger
+let client: SuiGrpcClient
+let operatorKey: string
+let folder: string
+const children = new Set<ChildProcess>()
+
+beforeAll(async () => {
+  chain = await startLedger({ latencyMs: 20 })
+  client = new SuiGrpcClient({ network: 'mainnet', baseUrl: chain.url })
+  operatorKey = chain.createTestWallet({ usdc: '10', sui: '10' }).getSecretKey()
+  folder = mkdtempSync(join(tmpdir(), 'tollgate-gateways-'))
+})
+
+afterAll(async () => {
+  for (const child of children) child.kill('SIGKILL')
+  await chain?.stop()
+  if (folder) rmSync(folder, { recursive: true, force: true })
+})
+
+type Gateway = { url: string; child: ChildProcess; exited: Promise<number | null> }
+
+function startGatewayProcess(env: Record<string, string>): Promise<Gateway> {
+  const child = fork(cli, ['gateway', '--port', '0'], {
+    execArgv: ['--import', 'tsx'],
+    env: {
+      PATH: process.env.PATH ?? '',
+      LEDGER_URL: chain.url,
+      OPERATOR_KEY: operatorKey,
+      CHALLENGE_SECRETS: 'one-secret-shared-by-both-gateway-processes',
+      PUBLIC_BASE_URL: publicBaseUrl,
+      UPSTREAMS: 'stub',
+      LOG_LEVEL: 'warn',
+      DATA_DIR: folder,
+      NO_COLOR: '1',
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
+  })
+  children.add(child)
+  const exited = new Promise<number | null>((resolve) =>
+    child.once('exit', (code) => {
+      children.delete(child)
+      resolve(code)
+    }),
+  )
+  return new Promise((resolve, reject) => {
+    let out = ''
+    child.stdout?.on('data', (chunk: Buffer) => {
+      out += chunk.toString()
+      const match = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(out)
+      if (match?.[1]) resolve({ url: match[1], child, exited })
+    })
+    child.once('exit', (code) => reject(new Error(`gateway exited early (${code}): ${out}`)))
+  })
+}
+
+function post(gateway: Gateway, headers: Record<string, string> = {}) {
+  return fetch(`${gateway.url}${path}`, {
+    method: 'POST',
+    // The public URL both processes share (they sit behind one load balancer).
+    headers: { 'content-type': 'application/json', ...headers },
+    body,
+  })
+}
+
+async function payment(gateway: Gateway, payer: Ed25519Keypair) {
+  const challenge = await post(gateway)
+  expect(challenge.status).toBe(402)
+  const requirement = parsePaymentRequired(await challenge.json()).accepts[0]
+  if (!requirement) throw new Error('no requirement')
+  expect(requirement.resource).toBe(`${publicBaseUrl}${path}`)
+  return { [x402Headers.payment]: await x402PaymentHeader(client, payer, requirement) }
+}
+
+const stores = [
+  { name: 'PostgreSQL', url: databaseUrl, env: (url: string) => ({ DATABASE_URL: url }) },
+  { name: 'Redis', url: redisUrl, env: (url: string) => ({ REDIS_URL: url, STORE: 'redis' }) },
+]
+
+for (const store of stores) {
+  // Skipped without the service URL (DATABASE_URL / REDIS_URL unset); CI_REQUIRE_SERVICES=1 fails instead.
+  describe.skipIf(store.url === undefined)(`two gateway processes on one ${store.name}`, () => {
+    let a: Gateway
+    let b: Gateway
+    beforeAll(async () => {
+      const env = {
+        ...store.env(store.url as string),
+        STORE_PREFIX: uniqueName('gw').toLowerCase(),
+      }
+      ;[a, b] = await Promise.all([startGatewayProcess(env), startGatewayProcess(env)])
+    })
+    afterAll(async () => {
+      for (const g of [a, b]) g?.child.kill('SIGTERM')
+      await Promise.all([a?.exited, b?.exited])
+    })
+
+    it('both serve paid calls, and a payment served by one is a rejected replay at the other', async () => {
+      for (const [first, second] of [
+        [a, b],
+        [b, a],
+      ] as const) {
+        const payer = chain.createTestWallet({ usdc: '1', sui: '1' })
+        const headers = await payment(first, payer)
+        const paid = await post(first, headers)
+        expect(paid.status).toBe(200)
+        expect(((await paid.json()) as { object: string }).object).toBe('chat.completion')
+        const replay = await post(second, headers)
+        expect(replay.status).toBe(402)
+        const again = await post(first, headers)
+        expect(again.status).toBe(402)
+      }
+    })
+
+    it('one payment sent to both at once is served exactly once', async () => {
+      for (let round = 0; round < 3; round++) {
+        const payer = chain.createTestWallet({ usdc: '1', sui: '1' })
+        const headers = await payment(a, payer)
+        const answers = await Promise.all([
+          post(a, headers),
+          post(b, headers),
+          post(a, headers),
+          post(b, headers),
+        ])
+        const statuses = answers.map((r) => r.status).sort()
+        expect(statuses.filter((s) => s === 200)).toHaveLength(1)
+        expect(statuses.filter((s) => s !== 200 && s !== 402 && s !== 409)).toEqual([])
+      }
+    })
+  })
+}
