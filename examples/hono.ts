@@ -1,0 +1,33 @@
+/**
+ * A paid Hono route on Node. Run: `npx tsx examples/hono.ts` (add `--once` to exit after the
+ * demo). In your app, import from `tollgate/hono` and `tollgate` instead of the relative paths.
+ */
+import { serve } from '@hono/node-server'
+import { Hono } from 'hono'
+import { paywall, type TollgateEnv } from '../adapters/hono.js'
+import { createMemoryStore } from '../src/index.js'
+import { startLocal } from './local.js'
+
+const local = await startLocal()
+
+const paid = paywall({
+  routes: { 'GET /v1/joke': { price: '0.01', description: 'A joke, freshly told' } },
+  payTo: local.seller.toSuiAddress(),
+  ledger: local.ledger.url,
+  store: createMemoryStore(),
+  secrets: [local.secret],
+  refundSigner: local.seller,
+})
+
+const app = new Hono<TollgateEnv>()
+app.use(paid)
+app.get('/v1/joke', (c) =>
+  c.json({ joke: 'A SQL query walks into a bar…', paidBy: c.get('tollgate').payment.payer }),
+)
+
+const server = serve({ port: local.port, hostname: '127.0.0.1', fetch: app.fetch }, () => {
+  void local.demo(`http://127.0.0.1:${local.port}/v1/joke`, () => {
+    server.close()
+    void paid.close()
+  })
+})

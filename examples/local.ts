@@ -1,0 +1,56 @@
+/**
+ * What every example shares: a local ledger emulator started in-process (payments on it are NOT
+ * real), a funded seller wallet, and a buyer that pays with `tollgate/client` to show the route
+ * working. In your own app you only need the `paywall(...)` part of each example.
+ */
+import type { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
+import { createPayingFetch } from '../src/client/index.js'
+import { type StartedLedger, startLedger } from '../src/testing/index.js'
+
+/** The local setting of an example. */
+export type Local = {
+  ledger: StartedLedger
+  /** The seller: receives payments and, as refund signer, pays refunds back. */
+  seller: Ed25519Keypair
+  /** A challenge secret for this run (in production: from your secret store, ≥ 32 bytes). */
+  secret: string
+  /** The port to listen on: `PORT` or 3000. */
+  port: number
+  /** Pays for `url` once as a buyer would, prints what happened, and keeps serving (or exits with `--once`). */
+  demo(url: string, close: () => void): Promise<void>
+}
+
+/** Starts the emulator and the wallets. */
+export async function startLocal(): Promise<Local> {
+  const ledger = await startLedger()
+  console.log(`Local ledger emulator at ${ledger.url} (test money only, not real).`)
+  const seller = ledger.createTestWallet({ usdc: '1' })
+  const buyer = ledger.createTestWallet({ usdc: '5' })
+  const secret = `example-secret-${crypto.randomUUID()}`
+  return {
+    ledger,
+    seller,
+    secret,
+    port: Number(process.env.PORT ?? 3000),
+    async demo(url, close) {
+      const unpaid = await fetch(url)
+      console.log(`\nGET ${url} without paying → ${unpaid.status}`)
+      console.log(`  WWW-Authenticate: ${unpaid.headers.get('www-authenticate')?.slice(0, 72)}…`)
+      console.log(`  body: ${(await unpaid.text()).slice(0, 160)}…`)
+
+      const pay = createPayingFetch({ signer: buyer, ledger: ledger.url, limits: false })
+      const paid = await pay(url)
+      console.log(
+        `\nThe same request paid by ${buyer.toSuiAddress().slice(0, 10)}… → ${paid.status}`,
+      )
+      console.log(`  X-PAYMENT-RESPONSE: ${paid.headers.get('x-payment-response')?.slice(0, 60)}…`)
+      console.log(`  body: ${await paid.text()}`)
+      if (process.argv.includes('--once')) {
+        close()
+        await ledger.stop()
+        return
+      }
+      console.log(`\nServing ${url} — try: curl -i ${url}   (Ctrl-C to stop)`)
+    },
+  }
+}
