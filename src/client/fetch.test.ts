@@ -5,7 +5,7 @@ import { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
 import { describe, expect, it } from 'vitest'
 import { hasCode } from '../errors.js'
 import type { Ledger } from '../ledger/index.js'
-import { createPayingFetch, type PayingFetchOptions, paymentOf } from './fetch.js'
+import { createPayingFetch, isRefusal, type PayingFetchOptions, paymentOf } from './fetch.js'
 
 /** A ledger that fails the test if anything touches it: these cases must never pay. */
 const untouchable = new Proxy({} as Ledger, {
@@ -98,6 +98,8 @@ describe('paying fetch without a payment', () => {
     const { pay } = withServer([new Response('pay me', { status: 402 })])
     const error = await pay('http://127.0.0.1:1/a').catch((e: unknown) => e)
     expect(hasCode(error, 'NO_PAYABLE_REQUIREMENT')).toBe(true)
+    expect(isRefusal(error)).toBe(true)
+    expect(isRefusal(new TypeError('fetch failed'))).toBe(false)
   })
 
   it('rejects a network with no known USDC at creation', () => {

@@ -23,9 +23,9 @@ import type { Dialect } from '../negotiate.js'
 import { decodeXPaymentResponse, type XPaymentResponse, x402Headers } from '../x402.js'
 import { createWalletLimits, type WalletLimits, type WalletLimitsOptions } from './limits.js'
 import { makePayment } from './pay.js'
+import { readBounded, reasonOf, template } from './request.js'
 import { type RetryOptions, retryDelay, transientStatuses } from './retry.js'
 import {
-  maxChallengeBodyBytes,
   type PayableOffer,
   type PaymentOffer,
   readOffers,
@@ -154,73 +154,6 @@ const payments = new WeakMap<Response, Payment>()
  */
 export function paymentOf(response: Response): Payment | undefined {
   return payments.get(response)
-}
-
-function isJsonText(text: string): boolean {
-  const first = text.trimStart()[0]
-  if (first !== '{' && first !== '[') return false
-  try {
-    JSON.parse(text)
-    return true
-  } catch {
-    return false
-  }
-}
-
-/** The request, made replayable: its body read once, so each attempt is a fresh `Request`. */
-async function template(input: string | URL | Request, init: RequestInit | undefined) {
-  const callerHeaders = new Headers(
-    init?.headers ?? (input instanceof Request ? input.headers : undefined),
-  )
-  const original = new Request(input, init)
-  const body = original.body === null ? undefined : new Uint8Array(await original.arrayBuffer())
-  const headers = new Headers(original.headers)
-  if (
-    !callerHeaders.has('content-type') &&
-    typeof init?.body === 'string' &&
-    isJsonText(init.body)
-  ) {
-    headers.set('content-type', 'application/json')
-  }
-  const make = (extra: Record<string, string> = {}) => {
-    const h = new Headers(headers)
-    for (const [name, value] of Object.entries(extra)) {
-      const existing = name === 'authorization' ? h.get('authorization') : null
-      h.set(name, existing ? `${existing}, ${value}` : value)
-    }
-    return new Request(original.url, {
-      method: original.method,
-      headers: h,
-      ...(body === undefined ? {} : { body }),
-      signal: original.signal,
-      redirect: original.redirect,
-    })
-  }
-  return { url: original.url, method: original.method, signal: original.signal, make }
-}
-
-function reasonOf(bodyText: string): { code?: string; reason?: string } {
-  try {
-    const body = JSON.parse(bodyText) as Record<string, unknown>
-    const code = typeof body.code === 'string' ? body.code.slice(0, 64) : undefined
-    const text = [body.detail, body.error, body.title].find((v) => typeof v === 'string')
-    return {
-      ...(code === undefined ? {} : { code }),
-      ...(typeof text === 'string' ? { reason: text.slice(0, 300) } : {}),
-    }
-  } catch {
-    return {}
-  }
-}
-
-async function readBounded(response: Response): Promise<string> {
-  const length = Number(response.headers.get('content-length') ?? '0')
-  if (length > maxChallengeBodyBytes) {
-    await response.body?.cancel()
-    return ''
-  }
-  const text = await response.text()
-  return text.length > maxChallengeBodyBytes ? '' : text
 }
 
 function decodeReceiptOf(response: Response, dialect: Dialect): Payment['receipt'] {
