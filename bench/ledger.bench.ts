@@ -107,7 +107,15 @@ describe('local ledger: coin-form USDC transfers through SuiGrpcClient, latency 
   bench(
     `${BATCH} in flight (executions/s = hz x ${BATCH})`,
     async () => {
-      await Promise.all(Array.from({ length: BATCH }, execute))
+      await Promise.all(Array.from({ length: BATCH }, () => execute()))
+    },
+    { time: 3_000, iterations: 30 },
+  )
+
+  bench(
+    `${BATCH} in flight, grpc-web+proto (executions/s = hz x ${BATCH})`,
+    async () => {
+      await Promise.all(Array.from({ length: BATCH }, () => execute(binaryClient)))
     },
     { time: 3_000, iterations: 30 },
   )
