@@ -94,6 +94,11 @@ export type ProbeOptions = {
   timeoutMs?: number | undefined
   /** Body size cap in bytes. Default 256 KiB; a longer body is an error. */
   maxBodyBytes?: number | undefined
+  /**
+   * Decides which resolved addresses may be reached; default: anything not internal (see
+   * {@link isInternalAddress}), or everything with `allowPrivateNetwork`.
+   */
+  allowAddress?: ((address: string) => boolean) | undefined
   /** Redirects followed (each hop checked). Default 5. */
   maxRedirects?: number | undefined
 }
@@ -109,7 +114,10 @@ export type ProbeResponse = {
 
 type Resolved = { address: string; family: 4 | 6 }
 
-async function resolveChecked(hostname: string, allowPrivate: boolean): Promise<Resolved> {
+async function resolveChecked(
+  hostname: string,
+  allowed: (address: string) => boolean,
+): Promise<Resolved> {
   const host = hostname.replace(/^\[|\]$/g, '')
   let addresses: Resolved[]
   const literal = isIP(host)
@@ -124,8 +132,8 @@ async function resolveChecked(hostname: string, allowPrivate: boolean): Promise<
     }
   }
   if (addresses.length === 0) throw new ProbeError('network', `cannot resolve ${host}`)
-  if (!allowPrivate) {
-    const bad = addresses.find((a) => isInternalAddress(a.address))
+  {
+    const bad = addresses.find((a) => !allowed(a.address))
     if (bad !== undefined) {
       throw new ProbeError(
         'blocked_address',
@@ -218,6 +226,9 @@ export async function probe(url: string, options: ProbeOptions = {}): Promise<Pr
   const maxBytes = options.maxBodyBytes ?? 256 * 1024
   const maxRedirects = options.maxRedirects ?? 5
   const signal = AbortSignal.timeout(timeoutMs)
+  const allowed =
+    options.allowAddress ??
+    (options.allowPrivateNetwork === true ? () => true : (a: string) => !isInternalAddress(a))
   let current: URL
   try {
     current = new URL(url)
@@ -237,7 +248,7 @@ export async function probe(url: string, options: ProbeOptions = {}): Promise<Pr
     if (current.username !== '' || current.password !== '') {
       throw new ProbeError('bad_url', 'URLs with credentials are not probed')
     }
-    const target = await resolveChecked(current.hostname, options.allowPrivateNetwork === true)
+    const target = await resolveChecked(current.hostname, allowed)
     let answer: Awaited<ReturnType<typeof once>>
     try {
       answer = await once(current, target, { ...options, method, body, headers }, signal, maxBytes)

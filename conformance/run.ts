@@ -61,6 +61,9 @@ export class ConformanceUsageError extends Error {
   override readonly name = 'ConformanceUsageError'
 }
 
+const errorHint =
+  'The check could not be judged: make sure the URL is reachable from here (a local seller needs allowPrivateNetwork), the ledger answers, and the wallet is funded.'
+
 /** Every check this version knows, in report order. */
 export const allChecks: readonly CheckDefinition[] = [...readOnlyChecks, ...paidChecks]
 
@@ -168,7 +171,9 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
       status: verdict.status,
       message: verdict.message,
       hint:
-        verdict.status === 'pass' || verdict.status === 'skip' ? '' : (verdict.hint ?? check.hint),
+        verdict.status === 'pass' || verdict.status === 'skip'
+          ? ''
+          : (verdict.hint ?? (verdict.status === 'error' ? errorHint : check.hint)),
       evidence: verdict.evidence ?? [],
       ...(verdict.details === undefined ? {} : { details: verdict.details }),
       durationMs: Math.round(performance.now() - t0),

@@ -1,5 +1,6 @@
 import { Command } from 'commander'
 import pkg from '../package.json' with { type: 'json' }
+import { conformanceCommand } from './cli/conformance.js'
 import { gatewayCommand } from './cli/gateway.js'
 import { ledgerCommand } from './cli/ledger.js'
 import { payCommand } from './cli/pay.js'
@@ -17,5 +18,6 @@ program.addCommand(gatewayCommand())
 program.addCommand(refundsCommand())
 program.addCommand(walletCommand())
 program.addCommand(payCommand())
+program.addCommand(conformanceCommand())
 
 await program.parseAsync(process.argv)
