@@ -1,0 +1,103 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, describe, expect, it } from 'vitest'
+import { ConfigError, describeConfig, loadConfig } from './config.js'
+
+const folder = mkdtempSync(join(tmpdir(), 'tollgate-config-'))
+afterAll(() => rmSync(folder, { recursive: true, force: true }))
+
+function problems(run: () => unknown): string[] {
+  try {
+    run()
+  } catch (error) {
+    if (error instanceof ConfigError) return [...error.problems]
+    throw error
+  }
+  throw new Error('expected a ConfigError')
+}
+
+describe('loadConfig', () => {
+  it('has embedded defaults for everything', () => {
+    const config = loadConfig({ env: {} })
+    expect(config).toMatchObject({
+      port: 4020,
+      host: '127.0.0.1',
+      store: 'auto',
+      upstreams: 'auto',
+      dataDir: '.data/gateway',
+      maxBodyBytes: 1024 * 1024,
+      network: 'sui:mainnet',
+    })
+    expect(config.ledgerUrl).toBeUndefined()
+    expect(config.providerKeys).toEqual({})
+  })
+
+  it('reads environment variables, provider keys and upstream URL overrides', () => {
+    const config = loadConfig({
+      env: {
+        PORT: '8080',
+        LEDGER_URL: 'https://fullnode.mainnet.sui.io:443',
+        CHALLENGE_SECRETS: 'a'.repeat(32) + ', ' + 'b'.repeat(40),
+        OPENAI_API_KEY: 'sk-1',
+        FAL_KEY: 'fal-1',
+        UPSTREAM_URL_OPENAI: 'https://proxy.internal/v1',
+        TRUST_PROXY: 'yes',
+        HOME: '/root',
+      },
+    })
+    expect(config.port).toBe(8080)
+    expect(config.challengeSecrets).toEqual(['a'.repeat(32), 'b'.repeat(40)])
+    expect(config.providerKeys).toEqual({ OPENAI_API_KEY: 'sk-1', FAL_KEY: 'fal-1' })
+    expect(config.upstreamUrls).toEqual({ openai: 'https://proxy.internal/v1' })
+    expect(config.trustProxy).toBe(true)
+  })
+
+  it('merges a JSON file under the environment, and overrides over both', () => {
+    const file = join(folder, 'settings.json')
+    writeFileSync(file, JSON.stringify({ port: 5000, host: '0.0.0.0', logLevel: 'warn' }))
+    const config = loadConfig({ env: { PORT: '6000' }, file, overrides: { logLevel: 'debug' } })
+    expect(config).toMatchObject({ port: 6000, host: '0.0.0.0', logLevel: 'debug' })
+  })
+
+  it('names each bad setting by its variable and key, never echoing a secret', () => {
+    const found = problems(() =>
+      loadConfig({
+        env: { PORT: '70000', OPERATOR_KEY: 'hunter2-secret', STORE: 'mongo' },
+      }),
+    )
+    expect(found.some((p) => p.startsWith('PORT (port):'))).toBe(true)
+    expect(found.some((p) => p.startsWith('OPERATOR_KEY (operatorKey):'))).toBe(true)
+    expect(found.some((p) => p.startsWith('STORE (store):'))).toBe(true)
+    expect(found.join('\n')).not.toContain('hunter2')
+  })
+
+  it('refuses short challenge secrets and unknown file keys', () => {
+    expect(problems(() => loadConfig({ env: { CHALLENGE_SECRETS: 'short' } }))[0]).toMatch(
+      /^CHALLENGE_SECRETS \(challengeSecrets\.0\): each secret must be at least 32 bytes/,
+    )
+    const file = join(folder, 'typo.json')
+    writeFileSync(file, JSON.stringify({ prot: 1 }))
+    expect(problems(() => loadConfig({ env: {}, file }))[0]).toMatch(/unknown setting\(s\) prot/)
+  })
+
+  it('says when the file is missing or not JSON', () => {
+    expect(problems(() => loadConfig({ env: {}, file: join(folder, 'absent.json') }))[0]).toMatch(
+      /cannot read/,
+    )
+    const file = join(folder, 'bad.json')
+    writeFileSync(file, '{ nope')
+    expect(problems(() => loadConfig({ env: {}, file }))[0]).toMatch(/not valid JSON/)
+  })
+
+  it('describeConfig hides secrets and key values', () => {
+    const shown = describeConfig(
+      loadConfig({
+        env: { DATABASE_URL: 'postgres://u:pw@db/x', OPENAI_API_KEY: 'sk-secret' },
+      }),
+    )
+    expect(JSON.stringify(shown)).not.toContain('pw@db')
+    expect(JSON.stringify(shown)).not.toContain('sk-secret')
+    expect(shown.providerKeys).toEqual(['OPENAI_API_KEY'])
+  })
+})
