@@ -1,0 +1,125 @@
+/**
+ * `tollgate conformance` as a subprocess against local sellers and the ledger emulator: exit codes
+ * 0 (gates pass), 1 (a gate fails), 2 (usage or network error), JSON on stdout, JUnit to a file.
+ */
+import { execFile } from 'node:child_process'
+import { mkdtempSync, readFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { SuiGrpcClient } from '@mysten/sui/grpc'
+import { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { type StartedLedger, startLedger } from '../src/testing/index.js'
+import { registerAgent } from './fixtures/agent.js'
+import { brokenSellers, type RunningSeller, startSeller } from './fixtures/sellers.js'
+import type { ConformanceReport } from './report.js'
+import { checkWellFormedXml } from './xmlCheck.js'
+
+const root = new URL('..', import.meta.url).pathname
+const tsx = join(root, 'node_modules/.bin/tsx')
+let chain: StartedLedger
+let agent: string
+let good: RunningSeller
+let free: RunningSeller
+
+beforeAll(async () => {
+  chain = await startLedger({ latencyMs: 0 })
+  const client = new SuiGrpcClient({ network: 'mainnet', baseUrl: chain.url })
+  const seller = chain.createTestWallet({ usdc: '0' })
+  await registerAgent(client, seller, chain.modulesPackage)
+  agent = seller.toSuiAddress()
+  const env = {
+    ledgerUrl: chain.url,
+    wallet: agent,
+    stranger: new Ed25519Keypair().toSuiAddress(),
+  }
+  good = await startSeller(env)
+  const noPaywall = brokenSellers.find((f) => f.name.startsWith('no 402'))
+  free = await (noPaywall as NonNullable<typeof noPaywall>).start(env)
+})
+
+afterAll(async () => {
+  await Promise.all([good?.close(), free?.close()])
+  await chain?.stop()
+})
+
+function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(
+      tsx,
+      [join(root, 'src/cli.ts'), 'conformance', ...args],
+      { cwd: root, timeout: 90_000, env: { ...process.env, NO_COLOR: '1' } },
+      (error, stdout, stderr) => {
+        const code = error === null ? 0 : typeof error.code === 'number' ? error.code : -1
+        resolve({ code, stdout, stderr })
+      },
+    )
+  })
+}
+
+const local = () => [
+  '--agent',
+  agent,
+  '--ledger',
+  chain.url,
+  '--registry-package',
+  chain.modulesPackage,
+  '--allow-private-network',
+]
+
+describe('tollgate conformance (subprocess)', () => {
+  it('exits 0 for a good seller, prints the JSON report and writes JUnit', async () => {
+    const junit = join(mkdtempSync(join(tmpdir(), 'conformance-')), 'report.xml')
+    const { code, stdout, stderr } = await cli([good.url, ...local(), '--json', '--junit', junit])
+    expect(code, stderr).toBe(0)
+    const report = JSON.parse(stdout) as ConformanceReport
+    expect(report.listable).toBe(true)
+    expect(report.summary.fail).toBe(0)
+    expect(stderr).toContain('PASS  (b) gate.live-402')
+    expect(stderr).toContain('LISTABLE')
+    const testcases = checkWellFormedXml(readFileSync(junit, 'utf8')).filter(
+      (e) => e === 'testcase',
+    )
+    expect(testcases).toHaveLength(report.checks.length)
+  })
+
+  it('exits 1 when a gate fails', async () => {
+    const [noAgent, noPaywall] = await Promise.all([
+      cli([good.url, '--wallet-address', agent, '--allow-private-network']),
+      cli([free.url, ...local()]),
+    ])
+    expect(noAgent.code, noAgent.stderr).toBe(1)
+    expect(noAgent.stderr).toContain('FAIL  (a) gate.agent-identity')
+    expect(noPaywall.code, noPaywall.stderr).toBe(1)
+    expect(noPaywall.stderr).toContain('FAIL  (b) gate.live-402')
+  })
+
+  it('exits 2 on a refused address, a bad option or a bad body', async () => {
+    const [blocked, ...usage] = await Promise.all([
+      cli([good.url, '--agent', agent, '--ledger', chain.url]),
+      cli([good.url, '--mode', 'bogus']),
+      cli([good.url, '--body', '{not json', '--allow-private-network']),
+      cli(['not a url']),
+      cli([good.url, '--mode', 'paid', '--allow-private-network']),
+    ])
+    expect(blocked?.code).toBe(2)
+    expect(blocked?.stderr).toContain('internal address')
+    expect(usage.map((u) => u.code)).toEqual([2, 2, 2, 2])
+  })
+
+  it('runs the paid checks with a faucet-funded wallet', async () => {
+    const { code, stdout, stderr } = await cli([
+      good.url,
+      ...local(),
+      '--mode',
+      'paid',
+      '--faucet',
+      '--json',
+    ])
+    expect(code, stderr).toBe(0)
+    const report = JSON.parse(stdout) as ConformanceReport
+    const notPassed = report.checks.filter((c) => c.status !== 'pass').map((c) => c.id)
+    // The HTTP faucet mints USDC and SUI only, so there is no second coin for the wrong-asset check.
+    expect(notPassed).toEqual(['paid.wrong-asset'])
+  })
+})
