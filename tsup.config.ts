@@ -11,6 +11,7 @@ export const entries = {
   express: 'adapters/express.ts',
   koa: 'adapters/koa.ts',
   hono: 'adapters/hono.ts',
+  conformance: 'conformance/index.ts',
 }
 
 export default defineConfig([
