@@ -231,7 +231,8 @@ async function start(
   })
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject)
-    server.listen(config.port, config.host, () => {
+    // A deep accept queue: bursts of buyers are queued, not reset.
+    server.listen({ port: config.port, host: config.host, backlog: 4096 }, () => {
       server.off('error', reject)
       resolve()
     })

@@ -21,7 +21,7 @@ import { SuiGrpcClient } from '@mysten/sui/grpc'
 import { loadConfig } from '../../reference-gateway/config.js'
 import { type RunningGateway, startGateway } from '../../reference-gateway/server.js'
 import type { SellerEvent } from '../../src/seller.js'
-import { x402PaymentHeader } from '../../src/testing/payments.js'
+import { signTestPayment, x402PaymentHeader } from '../../src/testing/payments.js'
 import { createTestWallet } from '../../src/testing/wallet.js'
 import { parsePaymentRequired, x402Headers } from '../../src/x402.js'
 
@@ -173,6 +173,29 @@ const rows: [string, string][] = []
       200,
     ),
   )
+  // The ledger alone: the same kind of signed transfers executed directly, same concurrency.
+  const usdcType = '0xdba34672e30cb065b1f93e3ab55318768fd6fef66c15942c9f7cb846e2f900e7::usdc::USDC'
+  const transfers = await Promise.all(
+    Array.from({ length: paidCalls }, async () => {
+      const { keypair } = await createTestWallet({ url: s.chain.url, usdc: '1', sui: '1' })
+      return signTestPayment(s.client, keypair, {
+        to: s.gateway.payTo,
+        amount: 20_000n,
+        coinType: usdcType,
+      })
+    }),
+  )
+  const ledgerMs = await pool(paidCalls, concurrency, async (i) => {
+    const signed = transfers[i] as { bytes: Uint8Array; signature: string }
+    await s.client.core.executeTransaction({
+      transaction: signed.bytes,
+      signatures: [signed.signature],
+    })
+  })
+  rows.push([
+    'ledger emulator alone: signed transfers executed/s',
+    ((paidCalls / ledgerMs) * 1000).toFixed(0),
+  ])
   const directRate = (directCalls / directMs) * 1000
   const paidRate = (paidCalls / paidMs) * 1000
   rows.push(['direct stub upstream, calls/s', directRate.toFixed(0)])
