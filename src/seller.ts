@@ -181,11 +181,22 @@ export function createSellerPaywall(options: SellerOptions): SellerPaywall {
   // Fail at start-up, not on the first request, on a bad price.
   for (const compiled of routes.routes) checkPrice(compiled.route)
   const defaultLimit = options.maxBodyBytes ?? defaultMaxBodyBytes
+  const matches = new Map<string, PaidRoute | null>()
   return {
     engine,
     routes,
     refunder,
-    match: (method, rawUrl) => matchRoute(routes, method, rawUrl),
+    match(method, rawUrl) {
+      // Most traffic repeats a few URLs: remember recent answers (bounded; long URLs not kept).
+      const key = `${method} ${rawUrl}`
+      let found = matches.get(key)
+      if (found === undefined) {
+        found = matchRoute(routes, method, rawUrl) ?? null
+        if (matches.size >= 4096) matches.clear()
+        if (rawUrl.length <= 256) matches.set(key, found)
+      }
+      return found ?? undefined
+    },
     route(price, routeOptions = {}) {
       const route = { ...routeOptions, price }
       checkPrice(route)

@@ -2,7 +2,7 @@
  * The servers of the adapter benchmark, in their own process (so that autocannon does not share
  * its event loop): each framework bare and behind `tollgate/<framework>`, and the peer middlewares
  * (`x402-express` v1, `@x402/express` v2 with a local facilitator stub, `mppx/express`). Prints
- * `{ name: baseUrl }` as one JSON line, then serves until killed.
+ * `{ name: baseUrl }` as one JSON line, answers CPU-usage requests over IPC, and serves until killed.
  */
 import { createServer, type RequestListener } from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -175,3 +175,8 @@ const urls: Record<string, string> = {
   ...(await peers()),
 }
 process.stdout.write(`${JSON.stringify(urls)}\n`)
+// The runner asks for this process's CPU time around each measurement (IPC): CPU per request is
+// far steadier than requests/s on a machine that is busy with other work.
+process.on('message', () => {
+  process.send?.(process.cpuUsage())
+})
