@@ -69,28 +69,30 @@ export type CheckDefinition = {
   run(context: CheckContext): Promise<Verdict>
 }
 
-const pass = (message: string, extra: Partial<Verdict> = {}): Verdict => ({
+/** A passing verdict. */
+export const pass = (message: string, extra: Partial<Verdict> = {}): Verdict => ({
   status: 'pass',
   message,
   ...extra,
 })
-const fail = (message: string, extra: Partial<Verdict> = {}): Verdict => ({
+/** A failing verdict (the seller breaks the rule). */
+export const fail = (message: string, extra: Partial<Verdict> = {}): Verdict => ({
   status: 'fail',
   message,
   ...extra,
 })
-const skip = (message: string, extra: Partial<Verdict> = {}): Verdict => ({
+/** A skipped verdict (not applicable, or not judgeable after an earlier failure). */
+export const skip = (message: string, extra: Partial<Verdict> = {}): Verdict => ({
   status: 'skip',
   message,
   ...extra,
 })
-const error = (message: string, extra: Partial<Verdict> = {}): Verdict => ({
+/** An error verdict (the suite could not judge: network, ledger, inputs). */
+export const error = (message: string, extra: Partial<Verdict> = {}): Verdict => ({
   status: 'error',
   message,
   ...extra,
 })
-
-export { error, fail, pass, skip }
 
 /** The Sui entries of an x402 envelope (entries for other chains are not judged). */
 export function suiEntries(reading: X402Reading): LenientRequirement[] {
