@@ -175,16 +175,17 @@ const rows: [string, string][] = []
   )
   // The ledger alone: the same kind of signed transfers executed directly, same concurrency.
   const usdcType = '0xdba34672e30cb065b1f93e3ab55318768fd6fef66c15942c9f7cb846e2f900e7::usdc::USDC'
-  const transfers = await Promise.all(
-    Array.from({ length: paidCalls }, async () => {
-      const { keypair } = await createTestWallet({ url: s.chain.url, usdc: '1', sui: '1' })
-      return signTestPayment(s.client, keypair, {
+  const transfers: { bytes: Uint8Array; signature: string }[] = []
+  for (let i = 0; i < paidCalls; i++) {
+    const { keypair } = await createTestWallet({ url: s.chain.url, usdc: '1', sui: '1' })
+    transfers.push(
+      await signTestPayment(s.client, keypair, {
         to: s.gateway.payTo,
         amount: 20_000n,
         coinType: usdcType,
-      })
-    }),
-  )
+      }),
+    )
+  }
   const ledgerMs = await pool(paidCalls, concurrency, async (i) => {
     const signed = transfers[i] as { bytes: Uint8Array; signature: string }
     await s.client.core.executeTransaction({
