@@ -26,6 +26,13 @@ export {
   WORMHOLE_USDC_TYPE,
 } from './ledger/state.js'
 export {
+  mppAuthorization,
+  type SignedTestPayment,
+  signTestPayment,
+  type TestPaymentOptions,
+  x402PaymentHeader,
+} from './payments.js'
+export {
   type StubCall,
   type StubProvider,
   type StubUpstreams,
