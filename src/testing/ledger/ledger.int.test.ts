@@ -1,26 +1,24 @@
 import { SuiGrpcClient } from '@mysten/sui/grpc'
 import { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
 import { Transaction } from '@mysten/sui/transactions'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { transactionDigest } from '../../internal/suiSignature.js'
 import { type StartedLedger, startLedger } from './index.js'
 import { SUI_TYPE, WORMHOLE_USDC_TYPE } from './state.js'
 import { buildCoinTransfer, buildGaslessTransfer, coinRefs, sumByType } from './testHelpers.js'
+import { usdcBalanceOf, useTestLedger } from './testSetup.js'
 
 let ledger: StartedLedger
 let client: SuiGrpcClient
 
-beforeAll(async () => {
-  ledger = await startLedger()
-  client = new SuiGrpcClient({ network: 'mainnet', baseUrl: ledger.url })
+useTestLedger((started, c) => {
+  ledger = started
+  client = c
 })
-afterAll(() => ledger.stop())
 
 const include = { balanceChanges: true, effects: true, events: true } as const
 
-async function usdcOf(address: string) {
-  return (await client.core.getBalance({ owner: address, coinType: ledger.usdcType })).balance
-}
+const usdcOf = (address: string) => usdcBalanceOf(client, ledger, address)
 
 describe('transaction forms through SuiGrpcClient', () => {
   it('answers the mainnet chain id and USDC type by default', async () => {

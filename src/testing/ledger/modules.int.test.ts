@@ -1,18 +1,18 @@
-import { SuiGrpcClient } from '@mysten/sui/grpc'
+import type { SuiGrpcClient } from '@mysten/sui/grpc'
 import type { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
 import { Transaction } from '@mysten/sui/transactions'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type StartedLedger, startLedger } from './index.js'
+import { describe, expect, it } from 'vitest'
+import type { StartedLedger } from './index.js'
 import { coinRefs } from './testHelpers.js'
+import { useTestLedger } from './testSetup.js'
 
 let ledger: StartedLedger
 let client: SuiGrpcClient
 
-beforeAll(async () => {
-  ledger = await startLedger()
-  client = new SuiGrpcClient({ network: 'mainnet', baseUrl: ledger.url })
+useTestLedger((started, c) => {
+  ledger = started
+  client = c
 })
-afterAll(() => ledger.stop())
 
 async function call(signer: Ed25519Keypair, build: (tx: Transaction) => void) {
   const tx = new Transaction()

@@ -2,19 +2,19 @@ import { SuiGrpcClient } from '@mysten/sui/grpc'
 import { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
 import { Transaction } from '@mysten/sui/transactions'
 import { fromBase64, toBase64 } from '@mysten/sui/utils'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { type StartedLedger, startLedger } from './index.js'
 import { WORMHOLE_USDC_TYPE } from './state.js'
 import { buildCoinTransfer, buildGaslessTransfer, coinRefs } from './testHelpers.js'
+import { useTestLedger } from './testSetup.js'
 
 let ledger: StartedLedger
 let client: SuiGrpcClient
 
-beforeAll(async () => {
-  ledger = await startLedger()
-  client = new SuiGrpcClient({ network: 'mainnet', baseUrl: ledger.url })
+useTestLedger((started, c) => {
+  ledger = started
+  client = c
 })
-afterAll(() => ledger.stop())
 
 /** Submits and expects a rejection (gRPC error, nothing executed) whose message matches. */
 async function expectRejected(bytes: Uint8Array, signatures: string[], message: RegExp) {

@@ -1,19 +1,19 @@
-import { SuiGrpcClient } from '@mysten/sui/grpc'
+import type { SuiGrpcClient } from '@mysten/sui/grpc'
 import { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
 import { coinWithBalance, Transaction } from '@mysten/sui/transactions'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type StartedLedger, startLedger } from './index.js'
+import { describe, expect, it } from 'vitest'
+import type { StartedLedger } from './index.js'
 import { SUI_TYPE } from './state.js'
 import { coinRefs, sumByType } from './testHelpers.js'
+import { useTestLedger } from './testSetup.js'
 
 let ledger: StartedLedger
 let client: SuiGrpcClient
 
-beforeAll(async () => {
-  ledger = await startLedger()
-  client = new SuiGrpcClient({ network: 'mainnet', baseUrl: ledger.url })
+useTestLedger((started, c) => {
+  ledger = started
+  client = c
 })
-afterAll(() => ledger.stop())
 
 async function run(tx: Transaction, signer: Ed25519Keypair) {
   const bytes = await tx.build({ client })
