@@ -150,58 +150,34 @@ describe('replay under load across processes', () => {
 describe('crashes (SIGKILL) lose nothing and charge once', () => {
   const leases = { claimLeaseMs: 300, serveLeaseMs: 300 }
 
-  it('after the claim, before submission: the payment is settled once when presented again', async () => {
-    const store: SellerConfig['store'] = { kind: 'sqlite', file: join(folder, 'claim.db') }
-    const seller = new Ed25519Keypair().toSuiAddress()
-    const doomed = await startSeller({
-      payTo: seller,
-      store,
-      storeOptions: leases,
-      crashAt: 'claimed',
-    })
-    const payer = chain.createTestWallet({ usdc: '1' })
-    const headers = await paymentFor(doomed, payer)
-    await expect(post(doomed, '/paid', headers)).rejects.toThrow()
-    expect(await doomed.exited).toBe(null)
-    expect(await usdc(seller)).toBe(0n)
+  it.each([
+    ['claimed', 'after the claim, before submission', 0n],
+    ['settled', 'after settlement, before serving', 20_000n],
+  ] as const)(
+    'SIGKILL %s (%s): the same payment presented again is served once, charged once',
+    async (crashAt, _when, paidBeforeRestart) => {
+      const store: SellerConfig['store'] = { kind: 'sqlite', file: join(folder, `${crashAt}.db`) }
+      const seller = new Ed25519Keypair().toSuiAddress()
+      const doomed = await startSeller({ payTo: seller, store, storeOptions: leases, crashAt })
+      const payer = chain.createTestWallet({ usdc: '1' })
+      const headers = await paymentFor(doomed, payer)
+      await expect(post(doomed, '/paid', headers)).rejects.toThrow()
+      expect(await doomed.exited).toBe(null) // killed by its own crash point
+      expect(await usdc(seller)).toBe(paidBeforeRestart)
 
-    const next = await startSeller({ payTo: seller, store, storeOptions: leases })
-    try {
-      await new Promise((r) => setTimeout(r, 400)) // the dead process's claim lease runs out
-      expect((await post(next, '/paid', headers)).status).toBe(200)
-      expect(await codes([await post(next, '/paid', headers)])).toEqual({ replay: 1 })
-      expect(await usdc(seller)).toBe(20_000n)
-    } finally {
-      await stop([next])
-    }
-  })
-
-  it('after settlement, before serving: the same payment is served once later, not charged again', async () => {
-    const store: SellerConfig['store'] = { kind: 'sqlite', file: join(folder, 'settled.db') }
-    const seller = new Ed25519Keypair().toSuiAddress()
-    const doomed = await startSeller({
-      payTo: seller,
-      store,
-      storeOptions: leases,
-      crashAt: 'settled',
-    })
-    const payer = chain.createTestWallet({ usdc: '1' })
-    const headers = await paymentFor(doomed, payer)
-    await expect(post(doomed, '/paid', headers)).rejects.toThrow()
-    expect(await usdc(seller)).toBe(20_000n)
-
-    const next = await startSeller({ payTo: seller, store, storeOptions: leases })
-    try {
-      await new Promise((r) => setTimeout(r, 400))
-      const resumed = await post(next, '/paid', headers)
-      expect(resumed.status).toBe(200)
-      expect(resumed.headers.get(x402Headers.paymentResponse)).toBeTruthy()
-      expect(await codes([await post(next, '/paid', headers)])).toEqual({ replay: 1 })
-      expect(await usdc(seller)).toBe(20_000n)
-    } finally {
-      await stop([next])
-    }
-  })
+      const next = await startSeller({ payTo: seller, store, storeOptions: leases })
+      try {
+        await new Promise((r) => setTimeout(r, 400)) // the dead process's lease runs out
+        const again = await post(next, '/paid', headers)
+        expect(again.status).toBe(200)
+        expect(again.headers.get(x402Headers.paymentResponse)).toBeTruthy()
+        expect(await codes([await post(next, '/paid', headers)])).toEqual({ replay: 1 })
+        expect(await usdc(seller)).toBe(20_000n)
+      } finally {
+        await stop([next])
+      }
+    },
+  )
 
   it.each(['refund-recorded', 'refund-submitted'] as const)(
     'during a refund (%s): the refund is paid exactly once after restart',
