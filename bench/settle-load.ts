@@ -6,9 +6,14 @@
  * 2. 500 concurrent buyers at settlement latency 400 ms: total wall time against the 400 ms the
  *    ledger itself takes (target: all 500 done in under 1.5 s — no serialisation behind the ledger).
  *
+ * Both report the CPU each paid request costs the seller (this process) and the ledger (its own
+ * process). Payments are signed and their HTTP requests built before the clock starts: that is the
+ * buyers' work, not the seller's.
+ *
  * Run: npx tsx bench/settle-load.ts
  */
 import { spawn } from 'node:child_process'
+import { readFileSync } from 'node:fs'
 import { createInterface } from 'node:readline'
 import { SuiGrpcClient } from '@mysten/sui/grpc'
 import { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
@@ -18,19 +23,45 @@ import { createMemoryStore } from '../src/stores/memory.js'
 import { buildCoinTransfer } from '../src/testing/ledger/testHelpers.js'
 import { encodeXPayment, x402Headers } from '../src/x402.js'
 
-type Chain = { url: string; usdcType: string; stop(): void }
+type Chain = { url: string; usdcType: string; cpuMs(): number; stop(): void }
+
+/** CPU time (user + system, ms) of another process, from `/proc` (Linux). */
+function processCpuMs(pid: number | undefined): number {
+  if (pid === undefined) return Number.NaN
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100
+  } catch {
+    return Number.NaN
+  }
+}
+
+const ownCpuMs = () => {
+  const { user, system } = process.cpuUsage()
+  return (user + system) / 1000
+}
 
 async function startChain(latencyMs: number): Promise<Chain> {
   const child = spawn(
     process.execPath,
-    ['--import', 'tsx', new URL('./ledger-server.ts', import.meta.url).pathname],
+    [
+      ...(process.env.PROF_CHILD ? ['--cpu-prof', '--cpu-prof-dir=/tmp/prof/ledger'] : []),
+      '--import',
+      'tsx',
+      new URL('./ledger-server.ts', import.meta.url).pathname,
+    ],
     { stdio: ['pipe', 'pipe', 'inherit'], env: { ...process.env, LATENCY_MS: String(latencyMs) } },
   )
   const line = await new Promise<string>((resolve) =>
     createInterface({ input: child.stdout! }).once('line', resolve),
   )
   const { url, usdcType } = JSON.parse(line) as { url: string; usdcType: string }
-  return { url, usdcType, stop: () => child.kill('SIGTERM') }
+  return {
+    url,
+    usdcType,
+    cpuMs: () => processCpuMs(child.pid),
+    stop: () => child.kill('SIGTERM'),
+  }
 }
 
 type Signed = { bytes: Uint8Array; transaction: string; signature: string }
@@ -56,6 +87,16 @@ async function prebuild(chain: Chain, to: string, count: number): Promise<Signed
     out.push({ bytes, transaction: Buffer.from(bytes).toString('base64'), signature })
   }
   return out
+}
+
+/** Runs `work` and reports the CPU per item it cost this process and the ledger's. */
+async function measured<T>(chain: Chain, count: number, work: () => Promise<T>) {
+  const seller0 = ownCpuMs()
+  const ledger0 = chain.cpuMs()
+  const result = await work()
+  const perItem = (ms: number) => `${((ms * 1000) / count).toFixed(0)} µs`
+  const cpu = `CPU per paid request: seller ${perItem(ownCpuMs() - seller0)}, ledger ${perItem(chain.cpuMs() - ledger0)}`
+  return { result, cpu }
 }
 
 async function inFlight<T>(items: T[], concurrency: number, run: (item: T) => Promise<void>) {
@@ -117,16 +158,19 @@ async function throughput() {
       if (!r.Transaction) throw new Error('direct execution failed')
     })
     const id = await challengeId(handler)
-    const paidMs = await inFlight(paid, 64, async (p) => {
-      const r = await handler(paidRequest(id, p))
-      if (r.status !== 200) throw new Error(`paid request answered ${r.status}`)
-      await r.arrayBuffer()
-    })
+    const requests = paid.map((p) => paidRequest(id, p))
+    const { result: paidMs, cpu } = await measured(chain, count, () =>
+      inFlight(requests, 64, async (request) => {
+        const r = await handler(request)
+        if (r.status !== 200) throw new Error(`paid request answered ${r.status}`)
+        await r.arrayBuffer()
+      }),
+    )
     const directRate = (count / directMs) * 1000
     const paidRate = (count / paidMs) * 1000
     console.log(`latency 0 — direct ledger executions: ${directRate.toFixed(0)}/s (baseline)`)
     console.log(
-      `latency 0 — paid requests through the paywall: ${paidRate.toFixed(0)}/s = ${(paidRate / directRate).toFixed(2)}x baseline`,
+      `latency 0 — paid requests through the paywall: ${paidRate.toFixed(0)}/s = ${(paidRate / directRate).toFixed(2)}x baseline (${cpu})`,
     )
   } finally {
     chain.stop()
@@ -140,18 +184,21 @@ async function concurrentBuyers() {
     const { payTo, handler } = seller(chain)
     const payments = await prebuild(chain, payTo, 500)
     const id = await challengeId(handler)
+    const requests = payments.map((p) => paidRequest(id, p))
     const started = performance.now()
-    const statuses = await Promise.all(
-      payments.map(async (p) => {
-        const r = await handler(paidRequest(id, p))
-        await r.arrayBuffer()
-        return r.status
-      }),
+    const { result: statuses, cpu } = await measured(chain, requests.length, () =>
+      Promise.all(
+        requests.map(async (request) => {
+          const r = await handler(request)
+          await r.arrayBuffer()
+          return r.status
+        }),
+      ),
     )
     const total = performance.now() - started
     const served = statuses.filter((s) => s === 200).length
     console.log(
-      `latency ${latency} ms — 500 concurrent buyers: ${served} served in ${total.toFixed(0)} ms = ${(total / latency).toFixed(2)}x the ledger latency (target < 1500 ms)`,
+      `latency ${latency} ms — 500 concurrent buyers: ${served} served in ${total.toFixed(0)} ms = ${(total / latency).toFixed(2)}x the ledger latency (target < 1500 ms; ${cpu})`,
     )
   } finally {
     chain.stop()

@@ -6,10 +6,10 @@
  *
  * @module
  */
-import { bcs } from '@mysten/sui/bcs'
 import { normalizeStructTag, normalizeSuiAddress } from '@mysten/sui/utils'
 import { PaymentError, type PaymentErrorCode } from './errors.js'
-import { transactionDigest, verifyTransactionSigner } from './internal/suiSignature.js'
+import { verifyTransactionSigner } from './internal/suiSignature.js'
+import { parseTransactionData, transactionDigest } from './internal/transactionData.js'
 import { analyseTransfers, paymentTo, type RawTransactionData } from './internal/transfers.js'
 
 /**
@@ -98,7 +98,7 @@ export async function precheckPayment(
     if (txBytes.length === 0 || txBytes.length > maxBytes) {
       return reject('invalid_transaction', 'The transaction is empty or too large.')
     }
-    data = bcs.TransactionData.parse(txBytes).V1
+    data = parseTransactionData(txBytes).V1
   } catch {
     return reject('invalid_transaction', 'The transaction bytes do not decode.')
   }

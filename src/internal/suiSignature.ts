@@ -9,7 +9,6 @@
  * @module
  */
 import { createPublicKey, type KeyObject, verify as nodeVerify } from 'node:crypto'
-import { TransactionDataBuilder } from '@mysten/sui/transactions'
 import { fromBase64, normalizeSuiAddress, toHex } from '@mysten/sui/utils'
 import { verifyTransactionSignature } from '@mysten/sui/verify'
 import { blake2b } from '@noble/hashes/blake2.js'
@@ -121,12 +120,4 @@ export async function verifyTransactionSigner(
   }
 }
 
-/**
- * The transaction digest (base58) of BCS `TransactionData` bytes. It depends only on the bytes, so
- * it is known before submission and is the replay key.
- *
- * @param txBytes - BCS `TransactionData` bytes.
- */
-export function transactionDigest(txBytes: Uint8Array): string {
-  return TransactionDataBuilder.getDigestFromBytes(txBytes)
-}
+export { transactionDigest } from './transactionData.js'

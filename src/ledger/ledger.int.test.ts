@@ -37,31 +37,39 @@ describe('createLedger over the emulator URL', () => {
     expectTypeOf<Ledger>().toMatchTypeOf<RefundLedger>()
   })
 
-  it('executes and reports normalised balance changes, sender and digest', async () => {
-    const ledger = createLedger({ url: emulator.url })
-    const { buyer, seller, bytes, signature } = await signedPayment()
-    const outcome = await ledger.execute(bytes, [signature])
-    expect(outcome.status).toBe('executed')
-    if (outcome.status !== 'executed') return
-    expect(outcome.transaction).toMatchObject({
-      digest: transactionDigest(bytes),
-      success: true,
-      sender: buyer.toSuiAddress(),
-    })
-    expect(outcome.transaction.balanceChanges).toContainEqual({
-      address: seller,
-      coinType: emulator.usdcType,
-      amount: 20_000n,
-    })
-    const found = await ledger.getTransaction(outcome.transaction.digest)
-    expect(found).toEqual({ status: 'found', transaction: outcome.transaction })
-    expect(await ledger.getBalance(seller, emulator.usdcType)).toEqual({
-      total: 20_000n,
-      coinBalance: 20_000n,
-      addressBalance: 0n,
-    })
-    expect(await ledger.chainIdentifier()).toBe(emulator.chainId)
-  })
+  it.each([
+    ['Node http (the default on Node)', undefined],
+    ['the Web fetch (other runtimes)', globalThis.fetch],
+  ])(
+    'executes and reports normalised balance changes, sender and digest over %s',
+    async (_, fetch) => {
+      const ledger = createLedger({ url: emulator.url, ...(fetch === undefined ? {} : { fetch }) })
+      const { buyer, seller, bytes, signature } = await signedPayment()
+      const outcome = await ledger.execute(bytes, [signature])
+      expect(outcome.status).toBe('executed')
+      if (outcome.status !== 'executed') return
+      expect(outcome.transaction).toMatchObject({
+        digest: transactionDigest(bytes),
+        success: true,
+        sender: buyer.toSuiAddress(),
+      })
+      expect(outcome.transaction.balanceChanges).toContainEqual({
+        address: seller,
+        coinType: emulator.usdcType,
+        amount: 20_000n,
+      })
+      // The execution's answer (sender from the submitted bytes) equals the look-up's (sender from
+      // the bytes the node returns).
+      const found = await ledger.getTransaction(outcome.transaction.digest)
+      expect(found).toEqual({ status: 'found', transaction: outcome.transaction })
+      expect(await ledger.getBalance(seller, emulator.usdcType)).toEqual({
+        total: 20_000n,
+        coinBalance: 20_000n,
+        addressBalance: 0n,
+      })
+      expect(await ledger.chainIdentifier()).toBe(emulator.chainId)
+    },
+  )
 
   it('reports a failed execution as executed with success false and the error', async () => {
     const ledger = createLedger({ url: emulator.url })

@@ -5,13 +5,13 @@
  *
  * @module
  */
-import { bcs } from '@mysten/sui/bcs'
 import type { ClientWithCoreApi, SuiClientTypes } from '@mysten/sui/client'
 import type { Signer } from '@mysten/sui/cryptography'
 import { SuiGrpcClient } from '@mysten/sui/grpc'
 import { normalizeStructTag, normalizeSuiAddress } from '@mysten/sui/utils'
 import { PaymentError } from '../errors.js'
-import { transactionDigest } from '../internal/suiSignature.js'
+import { parseTransactionData, transactionDigest } from '../internal/transactionData.js'
+import { nodeFetch } from './nodeFetch.js'
 import { buildTransfer } from './transfer.js'
 import type { Ledger, LedgerBalance, LookupOutcome, Settlement } from './types.js'
 
@@ -22,6 +22,11 @@ export type LedgerOptions = (
       url: string
       /** Network name given to the SDK. Default `'mainnet'`. */
       network?: SuiClientTypes.Network
+      /**
+       * The `fetch` the gRPC-web calls use. Default: on Node, keep-alive `http`/`https` requests
+       * (`nodeFetch`, cheaper per call than undici's `fetch`); elsewhere `globalThis.fetch`.
+       */
+      fetch?: typeof fetch
     }
   | { client: ClientWithCoreApi }
 ) & {
@@ -49,6 +54,11 @@ const REJECTION_CODES = new Set([
   'ALREADY_EXISTS',
 ])
 
+/** Node's `http` module is there (Node, and runtimes that emulate it faithfully enough). */
+const onNode =
+  typeof (globalThis as { process?: { versions?: { node?: unknown } } }).process?.versions?.node ===
+  'string'
+
 function codeOf(error: unknown): string | undefined {
   const code = (error as { code?: unknown } | null)?.code
   return typeof code === 'string' ? code : undefined
@@ -61,24 +71,35 @@ function messageOf(error: unknown): string {
 function senderOf(bytes: Uint8Array | undefined): string {
   if (!bytes) return ''
   try {
-    return normalizeSuiAddress(bcs.TransactionData.parse(bytes).V1?.sender ?? '')
+    return normalizeSuiAddress(parseTransactionData(bytes).V1?.sender ?? '')
   } catch {
     return ''
   }
 }
 
-type Include = { balanceChanges: true; events: true; bcs: true }
-const include: Include = { balanceChanges: true, events: true, bcs: true }
+type Include = { balanceChanges: true; events: true; bcs?: true }
+/** A look-up needs the transaction's bytes for its sender. */
+const lookupInclude: Include = { balanceChanges: true, events: true, bcs: true }
+/** An execution already has the bytes it submitted: the answer need not repeat them. */
+const executeInclude: Include = { balanceChanges: true, events: true }
 
-/** Normalises an SDK transaction result into a {@link Settlement}. */
-export function toSettlement(result: SuiClientTypes.TransactionResult<Include>): Settlement {
+/**
+ * Normalises an SDK transaction result into a {@link Settlement}.
+ *
+ * @param result - the SDK's answer, with balance changes and events.
+ * @param txBytes - the transaction's bytes when the result does not carry them (`bcs`).
+ */
+export function toSettlement(
+  result: SuiClientTypes.TransactionResult<Include>,
+  txBytes?: Uint8Array,
+): Settlement {
   const tx = result.Transaction ?? result.FailedTransaction
   if (!tx) throw new Error('transaction result without a transaction')
   return {
     digest: tx.digest,
     success: tx.status.success,
     error: tx.status.success ? undefined : (tx.status.error?.message ?? 'transaction failed'),
-    sender: senderOf(tx.bcs),
+    sender: senderOf(txBytes ?? tx.bcs),
     balanceChanges: tx.balanceChanges.map((c) => ({
       address: normalizeSuiAddress(c.address),
       coinType: normalizeStructTag(c.coinType),
@@ -110,7 +131,13 @@ export function createLedger(options: LedgerOptions): Ledger {
   const client: ClientWithCoreApi =
     'client' in options
       ? options.client
-      : new SuiGrpcClient({ network: options.network ?? 'mainnet', baseUrl: options.url })
+      : new SuiGrpcClient({
+          network: options.network ?? 'mainnet',
+          baseUrl: options.url,
+          // Binary frames: no base64 on either side. Full nodes and the emulator accept both.
+          format: 'binary',
+          fetch: options.fetch ?? (onNode ? nodeFetch : globalThis.fetch),
+        })
   const timeoutMs = options.timeoutMs ?? 15_000
   const usdcType = normalizeStructTag(options.usdcType ?? DEFAULT_USDC)
   let chainId: Promise<string> | undefined
@@ -119,7 +146,7 @@ export function createLedger(options: LedgerOptions): Ledger {
     try {
       const result = await client.core.getTransaction({
         digest,
-        include,
+        include: lookupInclude,
         signal: AbortSignal.timeout(timeoutMs),
       })
       return { status: 'found', transaction: toSettlement(result) }
@@ -144,10 +171,10 @@ export function createLedger(options: LedgerOptions): Ledger {
         const result = await client.core.executeTransaction({
           transaction: txBytes,
           signatures: [...signatures],
-          include,
+          include: executeInclude,
           signal: AbortSignal.timeout(timeoutMs),
         })
-        return { status: 'executed', transaction: toSettlement(result) }
+        return { status: 'executed', transaction: toSettlement(result, txBytes) }
       } catch (error) {
         const code = codeOf(error)
         if (code && REJECTION_CODES.has(code))

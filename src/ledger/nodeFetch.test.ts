@@ -1,0 +1,80 @@
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { nodeFetch } from './nodeFetch.js'
+
+let server: Server
+let base: string
+const seen: { method: string | undefined; headers: Record<string, unknown>; body: string }[] = []
+
+beforeAll(async () => {
+  server = createServer((req, res) => {
+    const chunks: Buffer[] = []
+    req.on('data', (c: Buffer) => chunks.push(c))
+    req.on('end', () => {
+      seen.push({
+        method: req.method,
+        headers: req.headers,
+        body: Buffer.concat(chunks).toString(),
+      })
+      if (req.url === '/empty') {
+        res.statusCode = 204
+        res.end()
+      } else if (req.url === '/slow') {
+        setTimeout(() => res.end('late'), 2_000)
+      } else if (req.url === '/big') {
+        res.write(Buffer.alloc(10 * 1024 * 1024))
+        res.end(Buffer.alloc(10 * 1024 * 1024))
+      } else {
+        res.setHeader('grpc-status', '0')
+        res.setHeader('set-cookie', ['a=1', 'b=2'])
+        res.statusCode = 200
+        res.end(Buffer.from([0, 1, 2, 255]))
+      }
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+})
+afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())))
+
+describe('nodeFetch', () => {
+  it('sends method, headers and bytes, and answers status, headers and the exact bytes', async () => {
+    const response = await nodeFetch(`${base}/call`, {
+      method: 'POST',
+      headers: new Headers({ 'content-type': 'application/grpc-web+proto', 'x-one': '1' }),
+      body: new Uint8Array([104, 105]),
+    })
+    expect(response.status).toBe(200)
+    expect(response.headers.get('grpc-status')).toBe('0')
+    expect(response.headers.get('set-cookie')).toBe('a=1, b=2')
+    expect([...new Uint8Array(await response.arrayBuffer())]).toEqual([0, 1, 2, 255])
+    const request = seen.at(-1)!
+    expect(request.method).toBe('POST')
+    expect(request.headers).toMatchObject({
+      'content-type': 'application/grpc-web+proto',
+      'x-one': '1',
+    })
+    expect(request.body).toBe('hi')
+  })
+
+  it('answers a status that carries no body with a null body', async () => {
+    const response = await nodeFetch(`${base}/empty`)
+    expect(response.status).toBe(204)
+    expect(response.body).toBeNull()
+  })
+
+  it('rejects with the abort reason when the signal fires (timeouts become unknown outcomes)', async () => {
+    const started = Date.now()
+    await expect(nodeFetch(`${base}/slow`, { signal: AbortSignal.timeout(100) })).rejects.toThrow()
+    expect(Date.now() - started).toBeLessThan(1_500)
+  })
+
+  it('refuses a response over 16 MiB instead of holding it', async () => {
+    await expect(nodeFetch(`${base}/big`)).rejects.toThrow(/too large/)
+  })
+
+  it('rejects when nothing listens', async () => {
+    await expect(nodeFetch('http://127.0.0.1:9/')).rejects.toThrow()
+  })
+})
