@@ -369,7 +369,7 @@ describe.each(frameworks)('%s adapter', (framework) => {
     const before = app.calls.get('/v1/things')
     const response = await rawRequest(app.url, 'POST', path)
     // @hono/node-server itself refuses a backslash in the path with 400, before any app code runs.
-    const refusedByServer = framework === 'hono' && path.includes('\\')
+    const refusedByServer = framework.startsWith('hono') && path.includes('\\')
     expect(response.status).toBe(refusedByServer ? 400 : 402)
     expect(app.calls.get('/v1/things')).toBe(before)
   })
@@ -382,6 +382,18 @@ describe.each(frameworks)('%s adapter', (framework) => {
     })
     expect(parsePaymentRequired(await trusted.json()).accepts[0]?.resource).toBe(
       'https://shop.example/v1/things/1',
+    )
+    // Resources are remembered per URL: other forwarded values for the same URL are not mixed up.
+    const other = await fetch(`${trusting.url}/v1/things/1`, {
+      method: 'POST',
+      headers: { 'x-forwarded-proto': 'http', 'x-forwarded-host': 'other.example:8080' },
+    })
+    expect(parsePaymentRequired(await other.json()).accepts[0]?.resource).toBe(
+      'http://other.example:8080/v1/things/1',
+    )
+    const direct = await fetch(`${trusting.url}/v1/things/1`, { method: 'POST' })
+    expect(parsePaymentRequired(await direct.json()).accepts[0]?.resource).toBe(
+      `${trusting.url}/v1/things/1`,
     )
     const ignored = await fetch(`${plain.url}/v1/things/1`, { method: 'POST', headers: forwarded })
     expect(parsePaymentRequired(await ignored.json()).accepts[0]?.resource).toBe(

@@ -25,9 +25,9 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express'
 import {
   attachPaidResponse,
+  nodeRequestView,
   readNodeBody,
   sendPlain,
-  toWebRequest,
 } from '../src/internal/nodeHttp.js'
 import type { PriceInput } from '../src/money.js'
 import type { PaidRoute } from '../src/paywall.js'
@@ -77,7 +77,7 @@ export function paywall(options: ExpressPaywallOptions): ExpressPaywall {
       route.body === undefined
         ? undefined
         : await readNodeBody(req, seller.maxBodyBytes(route), parsed)
-    const decision = await seller.engine.handle(toWebRequest(req, req.originalUrl, bytes), route)
+    const decision = await seller.engine.handle(nodeRequestView(req, req.originalUrl, bytes), route)
     if (decision.status === 'respond') return sendPlain(res, decision.plain)
     attachPaidResponse(res, decision)
     const info: PaidRequestInfo = { payment: decision.payment, body: decision.body }
@@ -89,10 +89,20 @@ export function paywall(options: ExpressPaywallOptions): ExpressPaywall {
     next()
   }
 
+  /** An unpaid request is answered at once; anything else goes through the engine's `handle`. */
+  function dispatch(route: PaidRoute, req: Request, res: Response, next: NextFunction) {
+    const plain =
+      route.body === undefined
+        ? seller.engine.unpaid(nodeRequestView(req, req.originalUrl, undefined), route)
+        : undefined
+    if (plain !== undefined) return sendPlain(res, plain)
+    run(route, req, res, next).catch(next)
+  }
+
   const middleware: RequestHandler = (req, res, next) => {
     const route = handled.has(req) ? undefined : seller.match(req.method, req.originalUrl)
     if (route === undefined) return next()
-    run(route, req, res, next).catch(next)
+    dispatch(route, req, res, next)
   }
 
   return Object.assign(middleware, {
@@ -100,7 +110,7 @@ export function paywall(options: ExpressPaywallOptions): ExpressPaywall {
       const route = seller.route(price, routeOptions)
       return (req, res, next) => {
         if (handled.has(req)) return next()
-        run(route, req, res, next).catch(next)
+        dispatch(route, req, res, next)
       }
     },
     seller,

@@ -7,13 +7,19 @@
  * import { paywall } from 'tollgate/hono'
  *
  * const paid = paywall({ routes: { 'POST /v1/answer': '0.02' }, payTo, ledger, store, secrets })
- * app.use(paid)                                       // the route table
+ * app.use(paid)                                       // the route table, as middleware
  * app.post('/v1/quote', paid.pay('0.01'), handler)    // or per route
+ * serve({ fetch: paid.front(app) })                   // or the route table in front of the app
  * ```
  *
- * What a paid handler sees: `c.get('tollgate')` (`{ payment, body }`); the request body is
- * untouched (the engine reads a clone), so `await c.req.json()` works as usual. Unpriced requests
- * are not touched at all.
+ * What a paid handler sees: `c.get('tollgate')` (`{ payment, body }`), or `tollgateOf(c)` (which
+ * also works in front of the app); the request body is untouched (the engine reads a clone), so
+ * `await c.req.json()` works as usual. Unpriced requests are not touched at all.
+ *
+ * Middleware or front? Both give the same answers. As middleware, every request of the app goes
+ * through Hono's middleware dispatch, which costs a cheap route a measurable share of its time
+ * (`npm run bench:adapters`); in front, an unpriced request costs one route-table look-up before
+ * the app sees it, and a 402 never reaches the app.
  *
  * The outcome of a paid call: a thrown error (Hono's `c.error`) is refunded; otherwise the status
  * decides: ≥ 500 or a status the route lists in `failedStatuses` is refunded, anything else (4xx
@@ -22,9 +28,12 @@
  *
  * @module
  */
+import type { IncomingMessage } from 'node:http'
 import type { Context, MiddlewareHandler, Next } from 'hono'
+import { encodePlain, nodeRequestView } from '../src/internal/nodeHttp.js'
 import type { PriceInput } from '../src/money.js'
-import { finishResponse, type PaidRoute } from '../src/paywall.js'
+import { finishResponse, type PaidRoute, type PlainResponse } from '../src/paywall.js'
+import type { EngineRequest } from '../src/requestView.js'
 import {
   createSellerPaywall,
   type PaidRequestInfo,
@@ -41,10 +50,43 @@ export type HonoPaywallOptions = SellerOptions
 /** Hono context variables set on paid requests: `c.get('tollgate')`. */
 export type TollgateEnv = { Variables: { tollgate: PaidRequestInfo } }
 
+/** A Web-standard `fetch` handler, as `app.fetch` of a Hono app (env and execution context passed on). */
+export type FetchHandler<Env = unknown, ExecutionContext = unknown> = (
+  request: Request,
+  env?: Env,
+  executionCtx?: ExecutionContext,
+) => Response | Promise<Response>
+
+/** Payment information of the requests paid in front of an app, by request. */
+const frontPaid = new WeakMap<Request, PaidRequestInfo>()
+
+/**
+ * The payment of a paid request in a handler, whichever way the paywall is mounted (middleware,
+ * `pay()`, or `front()`); `undefined` on a request that was not paid.
+ *
+ * @example
+ * ```ts
+ * app.post('/v1/answer', (c) => c.json({ paidBy: tollgateOf(c)?.payment.payer }))
+ * ```
+ */
+export function tollgateOf(c: Context): PaidRequestInfo | undefined {
+  return (c.get('tollgate') as PaidRequestInfo | undefined) ?? frontPaid.get(c.req.raw)
+}
+
 /** The configured paywall: middleware for the route table, with the per-route form attached. */
 export type HonoPaywall = MiddlewareHandler<TollgateEnv> & {
   /** Middleware pricing one route: `app.post('/x', paid.pay('0.02'), handler)`. */
   pay(price: PriceInput, routeOptions?: PayRouteOptions): MiddlewareHandler<TollgateEnv>
+  /**
+   * The route table in front of a whole app: `serve({ fetch: paid.front(app) })`, or
+   * `export default { fetch: paid.front(app) }` on a Web-standard runtime. Unpriced requests go to
+   * the app untouched, unpaid ones are answered 402 without reaching it, paid ones reach it with
+   * `tollgateOf(c)` set, and its response is finished like the middleware's (success header,
+   * outcome recorded, 5xx refunded).
+   */
+  front<Env, ExecutionContext>(
+    app: { fetch: FetchHandler<Env, ExecutionContext> } | FetchHandler<Env, ExecutionContext>,
+  ): FetchHandler<Env, ExecutionContext>
   /** The engine, route table and refund worker behind it. */
   readonly seller: SellerPaywall
   /** Stops the refund worker's timer. */
@@ -67,6 +109,22 @@ export function paywall(options: HonoPaywallOptions): HonoPaywall {
   const seller = createSellerPaywall(options)
   const handled = new WeakSet<Request>()
 
+  /**
+   * What the engine reads. On Node (@hono/node-server), a route that needs no body is decided from
+   * the Node request itself: reading `raw.headers` there would build a whole Web Request first.
+   */
+  function engineRequest(route: PaidRoute, raw: Request, env: unknown): EngineRequest {
+    const incoming = route.body === undefined ? nodeIncoming(env) : undefined
+    return incoming === undefined ? raw : nodeRequestView(incoming, incoming.url ?? '/', undefined)
+  }
+
+  /** An engine answer as a Response (on Node, with bytes and headers encoded once per answer). */
+  function respond(plain: PlainResponse, onNode: boolean): Response {
+    if (!onNode) return new Response(plain.body, { status: plain.status, headers: plain.headers })
+    const { headers, body } = encodePlain(plain)
+    return new Response(body as Uint8Array<ArrayBuffer>, { status: plain.status, headers })
+  }
+
   async function run(
     route: PaidRoute,
     c: Context<TollgateEnv>,
@@ -74,7 +132,7 @@ export function paywall(options: HonoPaywallOptions): HonoPaywall {
   ): Promise<Response | undefined> {
     const raw = c.req.raw
     handled.add(raw)
-    const decision = await seller.engine.handle(raw, route)
+    const decision = await seller.engine.handle(engineRequest(route, raw, c.env), route)
     if (decision.status === 'respond') return decision.response
     c.set('tollgate', { payment: decision.payment, body: decision.body })
     await next()
@@ -86,19 +144,74 @@ export function paywall(options: HonoPaywallOptions): HonoPaywall {
     return undefined
   }
 
-  const middleware: MiddlewareHandler<TollgateEnv> = async (c, next) => {
+  /** An unpaid request is answered at once; anything else goes through the engine's `handle`. */
+  async function dispatch(route: PaidRoute, c: Context<TollgateEnv>, next: Next) {
+    const request = engineRequest(route, c.req.raw, c.env)
+    const plain = seller.engine.unpaid(request, route)
+    return plain === undefined ? run(route, c, next) : respond(plain, request !== c.req.raw)
+  }
+
+  async function paidInFront<Env, ExecutionContext>(
+    route: PaidRoute,
+    request: Request,
+    env: Env | undefined,
+    executionCtx: ExecutionContext | undefined,
+    app: FetchHandler<Env, ExecutionContext>,
+  ): Promise<Response> {
+    handled.add(request)
+    const decision = await seller.engine.handle(engineRequest(route, request, env), route)
+    if (decision.status === 'respond') return decision.response
+    frontPaid.set(request, { payment: decision.payment, body: decision.body })
+    let response: Response
+    try {
+      response = await app(request, env, executionCtx)
+    } catch (error) {
+      void decision.complete({ error }).catch(() => {})
+      throw error
+    }
+    return finishResponse(response, decision)
+  }
+
+  function front<Env, ExecutionContext>(
+    target: { fetch: FetchHandler<Env, ExecutionContext> } | FetchHandler<Env, ExecutionContext>,
+  ): FetchHandler<Env, ExecutionContext> {
+    const app: FetchHandler<Env, ExecutionContext> =
+      typeof target === 'function' ? target : (request, env, ctx) => target.fetch(request, env, ctx)
+    return (request, env, executionCtx) => {
+      const route = seller.match(request.method, request.url)
+      if (route === undefined) return app(request, env, executionCtx)
+      const view = engineRequest(route, request, env)
+      const plain = seller.engine.unpaid(view, route)
+      if (plain !== undefined) return respond(plain, view !== request)
+      return paidInFront(route, request, env, executionCtx, app)
+    }
+  }
+
+  // Not async: an unpriced request costs one look-up and no promise of its own.
+  const middleware: MiddlewareHandler<TollgateEnv> = (c, next) => {
     const raw = c.req.raw
     const route = handled.has(raw) ? undefined : seller.match(raw.method, raw.url)
-    if (route === undefined) return next()
-    return run(route, c, next)
+    return route === undefined ? next() : dispatch(route, c, next)
   }
 
   return Object.assign(middleware, {
     pay(price: PriceInput, routeOptions?: PayRouteOptions): MiddlewareHandler<TollgateEnv> {
       const route = seller.route(price, routeOptions)
-      return async (c, next) => (handled.has(c.req.raw) ? next() : run(route, c, next))
+      return async (c, next) => (handled.has(c.req.raw) ? next() : dispatch(route, c, next))
     },
+    front,
     seller,
     close: () => seller.close(),
   })
+}
+
+/** The Node request behind a Hono context on `@hono/node-server` (its `env.incoming`), if any. */
+function nodeIncoming(env: unknown): IncomingMessage | undefined {
+  const incoming = (env as { incoming?: unknown } | undefined)?.incoming
+  return incoming !== null &&
+    typeof incoming === 'object' &&
+    typeof (incoming as IncomingMessage).headers === 'object' &&
+    Array.isArray((incoming as IncomingMessage).rawHeaders)
+    ? (incoming as IncomingMessage)
+    : undefined
 }

@@ -24,9 +24,14 @@
  * @module
  */
 import type { Context, Middleware, Next } from 'koa'
-import { attachPaidResponse, readNodeBody, toWebRequest } from '../src/internal/nodeHttp.js'
+import {
+  attachPaidResponse,
+  encodePlain,
+  nodeRequestView,
+  readNodeBody,
+} from '../src/internal/nodeHttp.js'
 import type { PriceInput } from '../src/money.js'
-import type { PaidRoute } from '../src/paywall.js'
+import type { PaidRoute, PlainResponse } from '../src/paywall.js'
 import {
   createSellerPaywall,
   type PaidRequestInfo,
@@ -77,16 +82,10 @@ export function paywall(options: KoaPaywallOptions): KoaPaywall {
         ? undefined
         : await readNodeBody(ctx.req, seller.maxBodyBytes(route), parsed)
     const decision = await seller.engine.handle(
-      toWebRequest(ctx.req, ctx.originalUrl, bytes),
+      nodeRequestView(ctx.req, ctx.originalUrl, bytes),
       route,
     )
-    if (decision.status === 'respond') {
-      const { plain } = decision
-      ctx.status = plain.status
-      for (const [name, value] of Object.entries(plain.headers)) ctx.set(name, value)
-      ctx.body = Buffer.from(plain.body, 'utf8')
-      return
-    }
+    if (decision.status === 'respond') return answer(ctx, decision.plain)
     attachPaidResponse(ctx.res, decision)
     const info: PaidRequestInfo = { payment: decision.payment, body: decision.body }
     ctx.state.tollgate = info
@@ -102,15 +101,34 @@ export function paywall(options: KoaPaywallOptions): KoaPaywall {
     }
   }
 
+  /** Sets an engine answer as the Koa response (Koa writes it, after the middleware above). */
+  function answer(ctx: Context, plain: PlainResponse): void {
+    const { headers, body } = encodePlain(plain)
+    ctx.status = plain.status
+    ctx.set(headers)
+    ctx.body = body
+  }
+
+  /** An unpaid request is answered at once; anything else goes through the engine's `handle`. */
+  function dispatch(route: PaidRoute, ctx: Context, next: Next): Promise<void> | undefined {
+    const plain =
+      route.body === undefined
+        ? seller.engine.unpaid(nodeRequestView(ctx.req, ctx.originalUrl, undefined), route)
+        : undefined
+    if (plain === undefined) return run(route, ctx, next)
+    answer(ctx, plain)
+    return undefined
+  }
+
   const middleware: Middleware = (ctx, next) => {
     const route = handled.has(ctx.req) ? undefined : seller.match(ctx.method, ctx.originalUrl)
-    return route === undefined ? next() : run(route, ctx, next)
+    return route === undefined ? next() : dispatch(route, ctx, next)
   }
 
   return Object.assign(middleware, {
     pay(price: PriceInput, routeOptions?: PayRouteOptions): Middleware {
       const route = seller.route(price, routeOptions)
-      return (ctx, next) => (handled.has(ctx.req) ? next() : run(route, ctx, next))
+      return (ctx, next) => (handled.has(ctx.req) ? next() : dispatch(route, ctx, next))
     },
     seller,
     close: () => seller.close(),

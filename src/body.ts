@@ -7,6 +7,7 @@
  *
  * @module
  */
+import { type EngineRequest, isRequestView } from './requestView.js'
 
 /** A Standard Schema v1 validator (the subset used here). */
 export type StandardSchema = {
@@ -45,13 +46,14 @@ export const defaultMaxBodyBytes = 1024 * 1024
  * Reads a request's body (from a clone, so the original stays readable), enforcing `maxBytes` on the
  * declared length and on the bytes actually read, parses it as JSON and validates it.
  *
- * @param request - the incoming request (its body is not consumed).
+ * @param request - the incoming request (a `Request`'s body is not consumed: a clone is read), or
+ *   an adapter's view with the body bytes it read.
  * @param validator - schema or function; without one the body is not read at all (only its declared
  *   length is checked), so unvalidated routes pay nothing for bodies on the 402 path.
  * @param maxBytes - limit in bytes; default {@link defaultMaxBodyBytes}.
  */
 export async function readBody(
-  request: Request,
+  request: EngineRequest,
   validator: BodyValidator | undefined,
   maxBytes = defaultMaxBodyBytes,
 ): Promise<BodyRead> {
@@ -60,7 +62,15 @@ export async function readBody(
   // Without a validator nothing needs the body before payment: leave it to the handler.
   if (validator === undefined) return { status: 'ok', body: undefined, text: '' }
   let text = ''
-  if (request.body !== null) {
+  if (isRequestView(request)) {
+    const bytes = request.bodyBytes
+    if (bytes !== undefined && bytes.byteLength > maxBytes)
+      return { status: 'too_large', limit: maxBytes }
+    text =
+      bytes === undefined
+        ? ''
+        : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8')
+  } else if (request.body !== null) {
     const read = await readCapped(request.clone().body as ReadableStream<Uint8Array>, maxBytes)
     if (read === undefined) return { status: 'too_large', limit: maxBytes }
     text = read

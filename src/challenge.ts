@@ -28,6 +28,7 @@ import { type PreparedTerms, prepareTerms, type RouteTerms } from './internal/te
 import { formatAmount } from './money.js'
 import { formatChallenge, paymentRequiredProblem } from './mpp.js'
 import { type Offer, offered } from './negotiate.js'
+import type { HeaderLookup } from './requestView.js'
 import { type PaymentRequirement, x402Version } from './x402.js'
 
 export type { ChallengeSecret } from './internal/challengeId.js'
@@ -320,7 +321,7 @@ function firstValue(value: string | null): string | undefined {
  * ```
  */
 export function resourceUrl(
-  request: { readonly url: string; readonly headers: Headers },
+  request: { readonly url: string; readonly headers: HeaderLookup },
   options: ResourceUrlOptions = {},
 ): string {
   const url = new URL(request.url)

@@ -5,6 +5,7 @@
  */
 import { findScheme } from './internal/authParams.js'
 import { paymentScheme } from './mpp.js'
+import type { HeaderLookup } from './requestView.js'
 import { x402Headers } from './x402.js'
 
 /** The payment dialects. `x402`: body challenge + `X-PAYMENT`; `mpp`: `WWW-Authenticate: Payment`. */
@@ -22,8 +23,8 @@ export type Classification =
   /** No payment at all. */
   | { dialect: 'none' }
 
-/** Anything with Web-standard headers: a `Request`, or `{ headers }`. */
-export type HasHeaders = { readonly headers: Headers }
+/** Anything with Web-standard headers: a `Request`, an adapter's view, or `{ headers }`. */
+export type HasHeaders = { readonly headers: HeaderLookup }
 
 /**
  * Classifies a request by the payment it carries. `Authorization` may list several schemes

@@ -18,6 +18,7 @@
 import { type BodyValidator, defaultMaxBodyBytes, readBody } from './body.js'
 import {
   buildChallenge,
+  type ChallengePieces,
   type ChallengeSecret,
   prepareTerms,
   type RouteTerms,
@@ -29,6 +30,7 @@ import { type PriceInput, parseAmount } from './money.js'
 import { encodeReceipt, mppHeaders, parseCredential, suiChargePayload } from './mpp.js'
 import { classifyRequest, type Offer } from './negotiate.js'
 import { normalizeTerms, type PrecheckOptions } from './precheck.js'
+import type { EngineRequest } from './requestView.js'
 import {
   type SettleContext,
   type SettlementLedger,
@@ -170,8 +172,19 @@ export type PaywallOptions = {
 
 /** The paywall engine. */
 export type Paywall = {
-  /** Decides what to do with a request for a priced route. Never throws for bad input. */
-  handle(request: Request, route: PaidRoute): Promise<Decision>
+  /**
+   * Decides what to do with a request for a priced route. Never throws for bad input. Takes a Web
+   * `Request`, or an adapter's cheaper view of its own request (`RequestView`).
+   */
+  handle(request: EngineRequest, route: PaidRoute): Promise<Decision>
+  /**
+   * The answer to a request that carries no payment, decided at once with no I/O: the 402 (or a 413
+   * when the declared body is over the limit). `undefined` when the request needs {@link handle}:
+   * it carries a payment, or its route validates the body first (an invalid body is a 400 before
+   * any 402). Adapters call it first, so the common unpaid request costs no promise and no
+   * `Request`; `handle` gives the same answers.
+   */
+  unpaid(request: EngineRequest, route: PaidRoute): PlainResponse | undefined
   /**
    * Wraps a Web-standard handler: `(request) => Response`, paid. The success header is set on the
    * handler's response, and a streamed body is passed through as it comes; the outcome is recorded
@@ -185,7 +198,12 @@ export type Paywall = {
   readonly options: Readonly<PaywallOptions>
 }
 
-type PreparedRoute = { price: bigint; base: Omit<RouteTerms, 'resource'> }
+type PreparedRoute = {
+  price: bigint
+  base: Omit<RouteTerms, 'resource'>
+  /** Terms per resource URL, so that challenge precomputation is reused (bounded). */
+  terms: Map<string, RouteTerms>
+}
 
 const defaultFailed = (status: number) => status >= 500
 
@@ -200,7 +218,9 @@ const defaultFailed = (status: number) => status >= 500
  */
 export function createPaywall(options: PaywallOptions): Paywall {
   const routes = new WeakMap<PaidRoute, PreparedRoute>()
-  const termsCache = new Map<string, RouteTerms>()
+  const resources = new Map<string, string>()
+  /** Unpaid 402s are the same bytes until the challenge's expiry bucket moves on. */
+  const plain402s = new WeakMap<ChallengePieces, PlainResponse>()
   const now = options.now ?? Date.now
   const emit = (event: PaywallEvent) => {
     try {
@@ -216,6 +236,7 @@ export function createPaywall(options: PaywallOptions): Paywall {
       const price = parseAmount(route.price)
       p = {
         price,
+        terms: new Map(),
         base: {
           price,
           payTo: options.payTo,
@@ -237,15 +258,48 @@ export function createPaywall(options: PaywallOptions): Paywall {
 
   /** Terms objects are cached per (route, resource) so that challenge precomputation is reused. */
   function termsFor(route: PaidRoute, resource: string): RouteTerms {
-    const p = prepared(route)
-    const key = `${p.price}|${route.description ?? ''}|${route.maxTimeoutSeconds ?? ''}|${resource}`
-    let terms = termsCache.get(key)
+    const cache = prepared(route).terms
+    let terms = cache.get(resource)
     if (terms === undefined) {
-      if (termsCache.size >= 1024) termsCache.delete(termsCache.keys().next().value as string)
-      terms = { ...p.base, resource }
-      termsCache.set(key, terms)
+      if (cache.size >= 1024) cache.delete(cache.keys().next().value as string)
+      terms = { ...prepared(route).base, resource }
+      cache.set(resource, terms)
     }
     return terms
+  }
+
+  function bodyLimit(route: PaidRoute): number {
+    return route.maxBodyBytes ?? options.maxBodyBytes ?? defaultMaxBodyBytes
+  }
+
+  function unpaid(request: EngineRequest, route: PaidRoute): PlainResponse | undefined {
+    if (route.body !== undefined || classifyRequest(request).dialect !== 'none') return undefined
+    const limit = bodyLimit(route)
+    if (Number(request.headers.get('content-length') ?? '0') > limit) return tooLarge(limit)
+    const resource = resourceOf(request)
+    if (options.onEvent !== undefined) emit({ type: 'challenged', resource })
+    return challenge(termsFor(route, resource))
+  }
+
+  /**
+   * The resource URL of a request, remembered per URL (and forwarded headers, when trusted): the
+   * same few URLs repeat, and parsing one costs more than the rest of a 402.
+   */
+  function resourceOf(request: EngineRequest): string {
+    const trustProxy = options.trustProxy === true && options.publicBaseUrl === undefined
+    const key = trustProxy
+      ? `${request.url}\n${request.headers.get('x-forwarded-proto')}\n${request.headers.get('x-forwarded-host')}`
+      : request.url
+    let resource = resources.get(key)
+    if (resource === undefined) {
+      resource = resourceUrl(request, {
+        publicBaseUrl: options.publicBaseUrl,
+        trustProxy: options.trustProxy,
+      })
+      if (resources.size >= 1024) resources.clear()
+      if (key.length <= 1024) resources.set(key, resource)
+    }
+    return resource
   }
 
   function challenge(
@@ -271,6 +325,14 @@ export function createPaywall(options: PaywallOptions): Paywall {
       offer: options.offer,
       error,
     })
+    if (error === undefined && extraHeaders === undefined) {
+      let plain = plain402s.get(pieces)
+      if (plain === undefined) {
+        plain = Object.freeze({ status: 402, headers: pieces.headers, body: pieces.bodyText })
+        plain402s.set(pieces, plain)
+      }
+      return plain
+    }
     return {
       status: 402,
       headers: extraHeaders === undefined ? pieces.headers : { ...pieces.headers, ...extraHeaders },
@@ -278,7 +340,7 @@ export function createPaywall(options: PaywallOptions): Paywall {
     }
   }
 
-  async function settle(request: Request, terms: RouteTerms): Promise<SettlementResult> {
+  async function settle(request: EngineRequest, terms: RouteTerms): Promise<SettlementResult> {
     const p = prepareTerms(terms, { realm: options.realm })
     const settlementTerms: SettlementTerms = {
       ...normalizeTerms({ payTo: p.payTo, asset: p.asset, amount: p.price }),
@@ -339,27 +401,13 @@ export function createPaywall(options: PaywallOptions): Paywall {
     )
   }
 
-  async function handle(request: Request, route: PaidRoute): Promise<Decision> {
-    const resource = resourceUrl(request, {
-      publicBaseUrl: options.publicBaseUrl,
-      trustProxy: options.trustProxy,
-    })
+  async function handle(request: EngineRequest, route: PaidRoute): Promise<Decision> {
+    const early = unpaid(request, route)
+    if (early !== undefined) return respond(early)
+    const resource = resourceOf(request)
     const terms = termsFor(route, resource)
-    const read = await readBody(
-      request,
-      route.body,
-      route.maxBodyBytes ?? options.maxBodyBytes ?? defaultMaxBodyBytes,
-    )
-    if (read.status === 'too_large') {
-      return respond(
-        problem(
-          413,
-          'Payload Too Large',
-          `The request body is over ${read.limit} bytes.`,
-          'request_body_too_large',
-        ),
-      )
-    }
+    const read = await readBody(request, route.body, bodyLimit(route))
+    if (read.status === 'too_large') return respond(tooLarge(read.limit))
     if (read.status === 'invalid') {
       emit({ type: 'invalid_body', resource, field: read.field })
       return respond(
@@ -481,7 +529,7 @@ export function createPaywall(options: PaywallOptions): Paywall {
     }
   }
 
-  return { handle, protect, options }
+  return { handle, unpaid, protect, options }
 }
 
 /**
@@ -545,6 +593,15 @@ function refused(
   message: string,
 ): SettlementResult {
   return { status: 'rejected', error: new PaymentError(code, message) }
+}
+
+function tooLarge(limit: number): PlainResponse {
+  return problem(
+    413,
+    'Payload Too Large',
+    `The request body is over ${limit} bytes.`,
+    'request_body_too_large',
+  )
 }
 
 function problem(

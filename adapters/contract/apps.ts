@@ -17,14 +17,14 @@ import type { Refunder } from '../../src/refunds.js'
 import type { RouteTable } from '../../src/routes.js'
 import type { SellerOptions } from '../../src/seller.js'
 import { paywall as expressPaywall } from '../express.js'
-import { paywall as honoPaywall, type TollgateEnv } from '../hono.js'
+import { paywall as honoPaywall, type TollgateEnv, tollgateOf } from '../hono.js'
 import { paywall as koaPaywall } from '../koa.js'
 
-/** The frameworks under contract. */
-export type Framework = 'express' | 'koa' | 'hono'
+/** The frameworks under contract (`hono-front`: the Hono paywall mounted in front of the app). */
+export type Framework = 'express' | 'koa' | 'hono' | 'hono-front'
 
 /** Every framework, in the order the suite runs them. */
-export const frameworks: readonly Framework[] = ['express', 'koa', 'hono']
+export const frameworks: readonly Framework[] = ['express', 'koa', 'hono', 'hono-front']
 
 /** The priced routes every app serves (the per-route `POST /v1/quote` comes on top). */
 export const contractRoutes: RouteTable = {
@@ -175,10 +175,11 @@ export async function startApp(
   }
   const paid = honoPaywall(all)
   const app = new Hono<TollgateEnv>()
-  app.use(paid)
+  const inFront = framework === 'hono-front'
+  if (!inFront) app.use(paid)
   app.post('/v1/things/:id', async (c) => {
     count('/v1/things')
-    const payer = c.get('tollgate').payment.payer
+    const payer = tollgateOf(c)?.payment.payer
     return c.json({ ok: true, id: c.req.param('id'), payer, received: await c.req.text() })
   })
   app.post('/v1/echo', async (c) => {
@@ -222,7 +223,11 @@ export async function startApp(
     count('/free/echo')
     return c.json({ received: await c.req.text() })
   })
-  const server = serve({ port: 0, hostname: '127.0.0.1', fetch: app.fetch })
+  const server = serve({
+    port: 0,
+    hostname: '127.0.0.1',
+    fetch: inFront ? paid.front(app) : app.fetch,
+  })
   await new Promise((resolve) => server.once('listening', resolve))
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,

@@ -9,7 +9,7 @@ declare module 'autocannon' {
     headers?: Record<string, string>
   }
   type Result = {
-    requests: { average: number }
+    requests: { average: number; total: number }
     errors: number
     timeouts: number
     statusCodeStats?: Record<string, { count: number }>

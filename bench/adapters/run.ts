@@ -1,23 +1,33 @@
 /**
  * `npm run bench:adapters`: requests/s of each adapter against its framework's bare route and of the
- * 402 path against the peer middlewares, with autocannon, in one run. Servers run in a child process;
- * each measurement is a 1 s warm-up and a 3 s run at 50 connections. Prints markdown tables.
+ * 402 path against the peer middlewares, with autocannon, in one run. Servers run in a child process.
+ * Every target is warmed up once; then the targets compared with each other are measured in
+ * interleaved rounds (`BENCH_ROUNDS`, default 3, of `BENCH_SECONDS`, default 2 s, at 50
+ * connections), so that drift of the machine's speed during the run falls on all of them alike.
+ * Prints markdown tables.
  */
 import { spawn } from 'node:child_process'
+import { IncomingMessage } from 'node:http'
+import { Socket } from 'node:net'
 import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
 import autocannon from 'autocannon'
+import { nodeRequestView } from '../../src/internal/nodeHttp.js'
 import { compileRoutes, matchRoute } from '../../src/routes.js'
 import { createSellerPaywall } from '../../src/seller.js'
 import { createMemoryStore } from '../../src/stores/memory.js'
 
-const duration = Number(process.env.BENCH_SECONDS ?? 3)
+const duration = Number(process.env.BENCH_SECONDS ?? 2)
+const rounds = Number(process.env.BENCH_ROUNDS ?? 3)
 const connections = 50
 
 type Target = { url: string; method: 'GET' | 'POST'; expect: number }
 
 /** Requests/s, and the server process's CPU microseconds per request. */
 type Measurement = { rps: number; cpuUs: number }
+
+/** Totals of one target over the rounds. */
+type Totals = { requests: number; cpu: number; seconds: number }
 
 function serverCpu(): Promise<number> {
   return new Promise((resolve) => {
@@ -29,17 +39,15 @@ function serverCpu(): Promise<number> {
   })
 }
 
-async function measure(target: Target): Promise<Measurement> {
-  const run = (seconds: number) =>
-    autocannon({
-      url: target.url,
-      method: target.method,
-      connections,
-      duration: seconds,
-    })
-  await run(1)
+/** One run of `seconds` against a target: requests answered and server CPU µs spent. */
+async function runOnce(target: Target, seconds: number): Promise<Totals> {
   const before = await serverCpu()
-  const result = await run(duration)
+  const result = await autocannon({
+    url: target.url,
+    method: target.method,
+    connections,
+    duration: seconds,
+  })
   const cpu = (await serverCpu()) - before
   const codes = (result as unknown as { statusCodeStats?: Record<string, { count: number }> })
     .statusCodeStats
@@ -47,8 +55,22 @@ async function measure(target: Target): Promise<Measurement> {
   if (wrong.length > 0 || result.errors > 0 || result.timeouts > 0) {
     throw new Error(`${target.method} ${target.url}: unexpected ${JSON.stringify(codes)}`)
   }
-  const total = result.requests.average * duration
-  return { rps: result.requests.average, cpuUs: cpu / total }
+  return { requests: result.requests.total, cpu, seconds }
+}
+
+/** Measures targets in interleaved rounds; returns one measurement per target, in order. */
+async function measureTogether(targets: Target[]): Promise<Measurement[]> {
+  const totals = targets.map(() => ({ requests: 0, cpu: 0, seconds: 0 }))
+  for (const target of targets) await runOnce(target, 1)
+  for (let round = 0; round < rounds; round++) {
+    for (const [i, target] of targets.entries()) {
+      const t = await runOnce(target, duration)
+      totals[i]!.requests += t.requests
+      totals[i]!.cpu += t.cpu
+      totals[i]!.seconds += t.seconds
+    }
+  }
+  return totals.map((t) => ({ rps: t.requests / t.seconds, cpuUs: t.cpu / t.requests }))
 }
 
 const child = spawn(
@@ -107,21 +129,17 @@ const handleUs = await perCall(() =>
   ),
 )
 
-// Warm every server up once (JIT, sockets) so that the first measurement is not the coldest.
-for (const [name, url] of Object.entries(urls)) {
-  const post = !name.includes('bare') && !name.includes('tollgate')
-  await autocannon({
-    url: `${url}${post ? '/paid' : '/free'}`,
-    method: post ? 'POST' : 'GET',
-    connections,
-    duration: 1,
-  })
-}
+const view = nodeRequestView(
+  Object.assign(new IncomingMessage(new Socket()), { headers }),
+  '/paid',
+  undefined,
+)
+const unpaidUs = await perCall(() => seller.engine.unpaid(view, route), 200_000)
 
 try {
   const lines: string[] = []
   lines.push(
-    `autocannon, ${connections} connections, ${duration} s per measurement after a 1 s warm-up, Node ${process.version}.`,
+    `autocannon, ${connections} connections, ${rounds} interleaved rounds of ${duration} s per target after a 1 s warm-up, Node ${process.version}.`,
     'Each cell: requests/s · server CPU µs per request. Ratios use CPU per request (bare ÷ adapter),',
     'which stays meaningful when other work shares the machine; requests/s is shown as measured.',
     '',
@@ -130,45 +148,70 @@ try {
   )
   const tollgate402: Record<string, Measurement> = {}
   const only = process.env.BENCH_ONLY?.split(',')
+  const cell = (m: Measurement) => `${fmt(m.rps)} · ${us(m)} µs`
+  const notes: string[] = []
   for (const framework of ['express', 'koa', 'hono']) {
     if (only !== undefined && !only.includes(framework)) continue
     const bare = urls[`${framework} bare`]!
-    const paid = urls[`${framework} tollgate`]!
-    const bareGet = await measure({ url: `${bare}/free`, method: 'GET', expect: 200 })
-    const freeGet = await measure({ url: `${paid}/free`, method: 'GET', expect: 200 })
-    const barePost = await measure({ url: `${bare}/paid`, method: 'POST', expect: 200 })
-    const challenge = await measure({ url: `${paid}/paid`, method: 'POST', expect: 402 })
-    tollgate402[framework] = challenge
-    const cell = (m: Measurement) => `${fmt(m.rps)} · ${us(m)} µs`
-    lines.push(
-      `| ${framework} | ${cell(bareGet)} | ${cell(freeGet)} | ${verdict(speed(freeGet, bareGet), 0.97)} | ${cell(barePost)} | ${cell(challenge)} | ${verdict(speed(challenge, barePost), 0.85)} |`,
-    )
+    const mounts = framework === 'hono' ? ['', ' (front)'] : ['']
+    const targets: Target[] = [
+      { url: `${bare}/free`, method: 'GET', expect: 200 },
+      { url: `${bare}/paid`, method: 'POST', expect: 200 },
+    ]
+    for (const mount of mounts) {
+      const paid = urls[`${framework}${mount} tollgate`]!
+      targets.push(
+        { url: `${paid}/free`, method: 'GET', expect: 200 },
+        { url: `${paid}/paid`, method: 'POST', expect: 402 },
+      )
+    }
+    const noop = urls[`${framework} no-op middleware`]
+    if (noop !== undefined) targets.push({ url: `${noop}/free`, method: 'GET', expect: 200 })
+    const [bareGet, barePost, ...rest] = await measureTogether(targets)
+    for (const [i, mount] of mounts.entries()) {
+      const freeGet = rest[2 * i]!
+      const challenge = rest[2 * i + 1]!
+      if (mount === '') tollgate402[framework] = challenge
+      lines.push(
+        `| ${framework}${mount} | ${cell(bareGet!)} | ${cell(freeGet)} | ${verdict(speed(freeGet, bareGet!), 0.97)} | ${cell(barePost!)} | ${cell(challenge)} | ${verdict(speed(challenge, barePost!), 0.85)} |`,
+      )
+    }
+    if (noop !== undefined) {
+      const noopGet = rest[2 * mounts.length]!
+      notes.push(
+        `${framework} with a no-op middleware (\`app.use((c, next) => next())\`), GET: ${cell(noopGet)} = ${speed(noopGet, bareGet!).toFixed(2)}× bare: the framework's own cost of any middleware.`,
+      )
+    }
   }
-  const ours = tollgate402.express
-  if (ours !== undefined) {
+  if (notes.length > 0) lines.push('', ...notes)
+  if (only === undefined || only.includes('peers')) {
+    const peers = ['x402-express (v1)', '@x402/express (v2)', 'mppx/express']
+    const started = peers.filter((peer) => urls[peer] !== undefined)
+    const [ours, ...values] = await measureTogether(
+      [urls['express tollgate']!, ...started.map((peer) => urls[peer]!)].map((url) => ({
+        url: `${url}/paid`,
+        method: 'POST' as const,
+        expect: 402,
+      })),
+    )
     lines.push(
       '',
       '| 402 path on Express | req/s · CPU µs/request | tollgate ÷ peer (≥ 1.0) |',
       '|---|---:|---:|',
-      `| tollgate/express | ${fmt(ours.rps)} · ${us(ours)} µs | — |`,
+      `| tollgate/express | ${cell(ours!)} | — |`,
     )
-    for (const peer of ['x402-express (v1)', '@x402/express (v2)', 'mppx/express']) {
-      const url = urls[peer]
-      if (url === undefined) {
-        lines.push(`| ${peer} | not measured (did not start) | — |`)
-        continue
-      }
-      const value = await measure({ url: `${url}/paid`, method: 'POST', expect: 402 })
-      lines.push(
-        `| ${peer} | ${fmt(value.rps)} · ${us(value)} µs | ${verdict(speed(ours, value), 1)} |`,
-      )
+    for (const peer of peers) {
+      const i = started.indexOf(peer)
+      if (i < 0) lines.push(`| ${peer} | not measured (did not start) | — |`)
+      else lines.push(`| ${peer} | ${cell(values[i]!)} | ${verdict(speed(ours!, values[i]!), 1)} |`)
     }
   }
   lines.push(
     '',
     `In-process, no HTTP: route-table lookup of an unpriced path ${(matchUs * 1000).toFixed(0)} ns`,
     `(${(cachedMatchUs * 1000).toFixed(0)} ns for a recently seen URL, what the adapters call);`,
-    `the engine's whole 402 decision (Request construction included) ${handleUs.toFixed(1)} µs.`,
+    `the engine's whole 402 decision from a Web \`Request\` (its construction included) ${handleUs.toFixed(1)} µs,`,
+    `from a Node adapter's request view ${unpaidUs.toFixed(2)} µs.`,
   )
   process.stdout.write(`${lines.join('\n')}\n`)
 } finally {

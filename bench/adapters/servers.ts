@@ -48,6 +48,8 @@ function listen(handler: RequestListener): Promise<string> {
   )
 }
 
+const noop = (_req: unknown, _res: unknown, next: () => void) => next()
+
 function expressApp(paid?: express.RequestHandler) {
   const app = express()
   if (paid !== undefined) app.use(paid)
@@ -74,12 +76,18 @@ function koaApp(paid?: Koa.Middleware) {
   return app.callback()
 }
 
-async function honoApp(paid?: ReturnType<typeof honoPaywall>): Promise<string> {
+/** Hono bare, with the paywall as middleware, in front of the app, or with a no-op middleware. */
+async function honoApp(
+  paid?: ReturnType<typeof honoPaywall>,
+  mount: 'middleware' | 'front' | 'noop' = 'middleware',
+): Promise<string> {
   const app = new Hono()
-  if (paid !== undefined) app.use(paid)
+  if (mount === 'noop') app.use((_c, next) => next())
+  if (paid !== undefined && mount === 'middleware') app.use(paid)
   app.get('/free', (c) => c.json(payload))
   app.post('/paid', (c) => c.json(payload))
-  const server = serve({ port: 0, hostname: '127.0.0.1', fetch: app.fetch })
+  const fetch = paid !== undefined && mount === 'front' ? paid.front(app) : app.fetch
+  const server = serve({ port: 0, hostname: '127.0.0.1', fetch })
   await new Promise((resolve) => server.once('listening', resolve))
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`
 }
@@ -168,10 +176,14 @@ async function peers(): Promise<Record<string, string>> {
 const urls: Record<string, string> = {
   'express bare': await listen(expressApp()),
   'express tollgate': await listen(expressApp(expressPaywall(options()))),
+  'express no-op middleware': await listen(expressApp(noop)),
   'koa bare': await listen(koaApp()),
   'koa tollgate': await listen(koaApp(koaPaywall(options()))),
+  'koa no-op middleware': await listen(koaApp((_ctx, next) => next())),
   'hono bare': await honoApp(),
   'hono tollgate': await honoApp(honoPaywall(options())),
+  'hono (front) tollgate': await honoApp(honoPaywall(options()), 'front'),
+  'hono no-op middleware': await honoApp(undefined, 'noop'),
   ...(await peers()),
 }
 process.stdout.write(`${JSON.stringify(urls)}\n`)

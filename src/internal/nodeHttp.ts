@@ -5,8 +5,14 @@
  *
  * @module
  */
-import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http'
+import type {
+  IncomingHttpHeaders,
+  IncomingMessage,
+  OutgoingHttpHeaders,
+  ServerResponse,
+} from 'node:http'
 import type { PaidDecision, PlainResponse } from '../paywall.js'
+import type { RequestView } from '../requestView.js'
 
 /**
  * Reads a request body once, keeping at most `limit + 1` bytes (one more than the limit is enough for
@@ -51,37 +57,59 @@ export async function readNodeBody(
 }
 
 /**
- * A Web `Request` for the engine: method, URL (`http(s)://Host` + the request target as received),
- * headers in their received order from `rawHeaders`, and the body bytes.
+ * The engine's view of a Node request: its absolute URL (`http(s)://Host` + the request target as
+ * received), a header look-up over Node's parsed headers, and the body bytes when they were read.
+ * No Web `Request` is built: on the 402 path that construction cost more than the decision itself.
  */
-export function toWebRequest(
+export function nodeRequestView(
   request: IncomingMessage,
   rawUrl: string,
-  body: Uint8Array | undefined,
-): Request {
-  const headers = new Headers()
-  const raw = request.rawHeaders
-  for (let i = 0; i + 1 < raw.length; i += 2) {
-    const name = raw[i]!
-    if (name.startsWith(':')) continue
-    try {
-      headers.append(name, raw[i + 1]!)
-    } catch {
-      // A header value the Fetch API refuses cannot matter to a payment: leave it out.
-    }
-  }
+  bodyBytes: Uint8Array | undefined,
+): RequestView {
   const scheme = (request.socket as { encrypted?: boolean }).encrypted === true ? 'https' : 'http'
-  const method = request.method ?? 'GET'
-  const init: RequestInit = { method, headers }
-  if (body !== undefined && method !== 'GET' && method !== 'HEAD')
-    init.body = body as Uint8Array<ArrayBuffer>
-  return new Request(urlOf(scheme, request.headers.host, rawUrl), init)
+  const { headers } = request
+  return {
+    url: absoluteUrl(scheme, headers.host ?? (headers[':authority'] as string | undefined), rawUrl),
+    headers: new NodeHeaders(headers),
+    bodyBytes,
+  }
 }
+
+/** `Headers.get` over Node's parsed headers (lower-case names; repeated values joined). */
+class NodeHeaders {
+  readonly #headers: IncomingHttpHeaders
+  constructor(headers: IncomingHttpHeaders) {
+    this.#headers = headers
+  }
+  get(name: string): string | null {
+    const value = this.#headers[name.toLowerCase()]
+    return value === undefined ? null : Array.isArray(value) ? value.join(', ') : value
+  }
+}
+
+/** Recently seen absolute URLs by scheme, host and target (bounded). */
+const absoluteUrls = new Map<string, string>()
+
+function absoluteUrl(scheme: string, host: string | undefined, rawUrl: string): string {
+  const key = `${scheme} ${host} ${rawUrl}`
+  let url = absoluteUrls.get(key)
+  if (url === undefined) {
+    url = urlOf(scheme, host, rawUrl)
+    if (absoluteUrls.size >= 1024) absoluteUrls.clear()
+    if (key.length <= 1024) absoluteUrls.set(key, url)
+  }
+  return url
+}
+
+/** A host name or IP literal with an optional port; anything else in `Host` is not used. */
+const hostPattern =
+  /^(?:[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.?|\[[0-9A-Fa-f:.]{2,45}\])(?::[0-9]{1,5})?$/
 
 function urlOf(scheme: string, host: string | undefined, rawUrl: string): string {
   const target = rawUrl.startsWith('/') ? rawUrl : pathOfAbsolute(rawUrl)
+  const authority = host !== undefined && hostPattern.test(host) ? host : 'localhost'
   try {
-    return new URL(`${scheme}://${host ?? 'localhost'}${target}`).href
+    return new URL(`${scheme}://${authority}${target}`).href
   } catch {
     try {
       return new URL(`${scheme}://localhost${target}`).href
@@ -100,12 +128,27 @@ function pathOfAbsolute(rawUrl: string): string {
   }
 }
 
+/** An engine answer ready to write: its headers with `Content-Length`, and its bytes. */
+export type EncodedPlain = { headers: Readonly<Record<string, string>>; body: Buffer }
+
+/** Encoded answers, per answer object: the engine hands out the same 402 until its expiry moves. */
+const encoded = new WeakMap<PlainResponse, EncodedPlain>()
+
+/** The bytes and full headers of an engine answer (remembered per answer object). */
+export function encodePlain(plain: PlainResponse): EncodedPlain {
+  let out = encoded.get(plain)
+  if (out === undefined) {
+    const body = Buffer.from(plain.body, 'utf8')
+    out = { headers: { ...plain.headers, 'Content-Length': String(body.byteLength) }, body }
+    encoded.set(plain, out)
+  }
+  return out
+}
+
 /** Writes an engine answer (400/402/413/503) to a Node response, with its exact bytes. */
 export function sendPlain(target: ServerResponse, plain: PlainResponse): void {
-  const body = Buffer.from(plain.body, 'utf8')
-  target.statusCode = plain.status
-  for (const [name, value] of Object.entries(plain.headers)) target.setHeader(name, value)
-  target.setHeader('Content-Length', body.byteLength)
+  const { headers, body } = encodePlain(plain)
+  target.writeHead(plain.status, headers)
   target.end(body)
 }
 
