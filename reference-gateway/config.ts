@@ -26,6 +26,7 @@ export const settingVariables = {
   emulatorState: 'EMULATOR_STATE',
   store: 'STORE',
   dataDir: 'DATA_DIR',
+  sqliteSynchronous: 'SQLITE_SYNCHRONOUS',
   databaseUrl: 'DATABASE_URL',
   redisUrl: 'REDIS_URL',
   storePrefix: 'STORE_PREFIX',
@@ -109,6 +110,11 @@ export const gatewayConfigSchema = z
     store: z.enum(['auto', 'sqlite', 'postgres', 'redis', 'memory']).default('auto'),
     /** Data folder (SQLite file, blobs). Default `.data/gateway`. */
     dataDir: z.string().min(1).default('.data/gateway'),
+    /**
+     * When the SQLite store's commits reach the disk: `normal` (survives a killed process; a power
+     * loss can lose the last commits, never a refund owed or being paid) or `full` (every commit).
+     */
+    sqliteSynchronous: z.enum(['normal', 'full']).default('normal'),
     databaseUrl: z
       .string()
       .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL')

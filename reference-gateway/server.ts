@@ -373,6 +373,7 @@ async function openStore(
       return createSqliteStore({
         database: join(config.dataDir, 'payments.db'),
         table: config.storePrefix,
+        synchronous: config.sqliteSynchronous,
       })
     }
     case 'postgres': {

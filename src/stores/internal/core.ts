@@ -30,6 +30,12 @@ export type Transition = {
   set: Partial<Row>
   /** An extra condition: `column` must be null or one of `absentOr`. */
   guard?: { column: Column; absentOr: readonly string[] } | undefined
+  /**
+   * The write must reach stable storage before the call returns, even where the backend relaxes
+   * that for speed (SQLite's `synchronous = NORMAL`): money leaves the seller after it (a refund
+   * owed, a refund transaction about to be submitted).
+   */
+  durable?: boolean | undefined
 }
 
 /** What a backend answers to a {@link Transition}. */
@@ -294,6 +300,7 @@ export function createStore(engine: StoreEngine, options: StoreOptions = {}): Pa
       const t = now()
       return transition(digest, {
         operation: 'owe a refund',
+        durable: true,
         from: ['settled'],
         to: 'refund_due',
         set: {
@@ -319,6 +326,7 @@ export function createStore(engine: StoreEngine, options: StoreOptions = {}): Pa
       }
       return transition(digest, {
         operation: 'record the refund transaction',
+        durable: true,
         from: ['refund_due'],
         to: 'refund_due',
         set: {
