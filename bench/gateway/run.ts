@@ -1,26 +1,23 @@
 /**
- * `npx tsx bench/gateway/run.ts`: the reference gateway under load. The gateway, its stub upstreams
- * and the buyers share one process; the ledger emulator runs in its own (as a full node would).
+ * `npx tsx bench/gateway/run.ts`: the reference gateway under load. Four processes, as in
+ * production: the ledger emulator (a full node), the stub upstreams (the providers' APIs,
+ * `bench/gateway/stubs.ts`), the gateway (`bench/gateway/server.ts`), and the buyers (this process).
  *
  * 1. Paid calls per second through the gateway (ledger latency 0, stub upstream with no delay) vs
- *    the same stub upstream called directly, at the same concurrency.
+ *    the same stub upstream called directly, at the same concurrency; the gateway's CPU per paid call.
  * 2. SSE time to first byte added by the gateway after settlement: (first byte at the buyer −
- *    the moment the payment settled) − the direct upstream's time to first byte; medians.
+ *    the moment the payment settled in the gateway) − the direct upstream's time to first byte;
+ *    medians.
  * 3. 1 000 concurrent paid calls at 400 ms settlement latency: wall time until all are answered.
- * 4. Peak RSS of the process (gateway, stubs and buyers; the ledger runs in its own process).
+ * 4. Peak RSS of the gateway process.
  *
  * Payments are signed before each timed run (one fresh wallet per payment), so buyer-side signing is
- * not measured. Prints a markdown table.
+ * not measured. `BENCH_STORE` picks the gateway's store (sqlite, memory, postgres, redis). Prints a
+ * markdown table.
  */
-import { spawn } from 'node:child_process'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { type ChildProcess, spawn } from 'node:child_process'
 import { createInterface } from 'node:readline'
 import { SuiGrpcClient } from '@mysten/sui/grpc'
-import { loadConfig } from '../../reference-gateway/config.js'
-import { type RunningGateway, startGateway } from '../../reference-gateway/server.js'
-import type { SellerEvent } from '../../src/seller.js'
 import { signTestPayment, x402PaymentHeader } from '../../src/testing/payments.js'
 import { createTestWallet } from '../../src/testing/wallet.js'
 import { parsePaymentRequired, x402Headers } from '../../src/x402.js'
@@ -36,61 +33,80 @@ const chatBody = JSON.stringify({ messages: [{ role: 'user', content: 'hi' }] })
 const stubAuth = { authorization: 'Bearer stub-key' }
 const streamBody = JSON.stringify({ messages: [{ role: 'user', content: 'hi' }], stream: true })
 
-type Chain = { url: string; stop(): void }
-
-/** The ledger emulator in its own process (as a full node is in production). */
-async function startChain(latencyMs: number): Promise<Chain> {
-  const child = spawn(
+/** Starts a child process running `script` and reads the JSON line it prints first. */
+async function child<T>(script: string, env: Record<string, string>, ipc = false) {
+  const process_ = spawn(
     process.execPath,
-    ['--import', 'tsx', new URL('../ledger-server.ts', import.meta.url).pathname],
-    { stdio: ['pipe', 'pipe', 'inherit'], env: { ...process.env, LATENCY_MS: String(latencyMs) } },
+    ['--import', 'tsx', new URL(script, import.meta.url).pathname],
+    {
+      stdio: ['pipe', 'pipe', 'inherit', ...(ipc ? (['ipc'] as const) : [])],
+      env: { ...process.env, ...env },
+    },
   )
   const line = await new Promise<string>((resolve) =>
-    createInterface({ input: child.stdout as NodeJS.ReadableStream }).once('line', resolve),
+    createInterface({ input: process_.stdout as NodeJS.ReadableStream }).once('line', resolve),
   )
-  const { url } = JSON.parse(line) as { url: string }
-  return { url, stop: () => child.kill('SIGTERM') }
+  return { process: process_, info: JSON.parse(line) as T }
+}
+
+type Gateway = {
+  url: string
+  payTo: string
+  process: ChildProcess
+  settledAt: number[]
+  usage(): Promise<{ cpuMs: number; maxRssMiB: number }>
 }
 
 type Setup = {
-  chain: Chain
+  chainUrl: string
   client: SuiGrpcClient
-  gateway: RunningGateway
-  folder: string
-  settledAt: number[]
+  gateway: Gateway
+  /** The stub upstreams' base URLs by provider segment. */
+  stubs: Record<string, string>
+  stop(): void
 }
 
 async function setup(latencyMs: number): Promise<Setup> {
-  const chain = await startChain(latencyMs)
-  const client = new SuiGrpcClient({ network: 'mainnet', baseUrl: chain.url })
-  const folder = mkdtempSync(join(tmpdir(), 'tollgate-bench-gateway-'))
-  const settledAt: number[] = []
-  const gateway = await startGateway({
-    config: loadConfig({
-      env: {},
-      overrides: {
-        port: 0,
-        ledgerUrl: chain.url,
-        operatorKey: (
-          await createTestWallet({ url: chain.url, usdc: '10', sui: '10' })
-        ).keypair.getSecretKey(),
-        upstreams: 'stub',
-        store: (process.env.BENCH_STORE ?? 'sqlite') as 'sqlite',
-        dataDir: folder,
-        logLevel: 'silent',
-      },
-    }),
-    onEvent: (event: SellerEvent) => {
-      if (event.type === 'settled') settledAt.push(performance.now())
-    },
+  const chain = await child<{ url: string }>('../ledger-server.ts', {
+    LATENCY_MS: String(latencyMs),
   })
-  return { chain, client, gateway, folder, settledAt }
-}
-
-async function teardown(s: Setup) {
-  await s.gateway.stop()
-  s.chain.stop()
-  rmSync(s.folder, { recursive: true, force: true })
+  const stubs = await child<{ baseUrls: Record<string, string> }>('./stubs.ts', {})
+  const started = await child<{ url: string; payTo: string }>(
+    './server.ts',
+    { LEDGER_URL: chain.info.url, UPSTREAM_URLS: JSON.stringify(stubs.info.baseUrls) },
+    true,
+  )
+  const settledAt: number[] = []
+  started.process.on('message', (message) => {
+    const settled = (message as { settled?: number }).settled
+    if (settled !== undefined) settledAt.push(settled)
+  })
+  const gateway: Gateway = {
+    ...started.info,
+    process: started.process,
+    settledAt,
+    usage: () =>
+      new Promise((resolve) => {
+        const onMessage = (message: unknown) => {
+          if ((message as { cpuMs?: number }).cpuMs === undefined) return
+          started.process.off('message', onMessage)
+          resolve(message as { cpuMs: number; maxRssMiB: number })
+        }
+        started.process.on('message', onMessage)
+        started.process.send('cpu')
+      }),
+  }
+  return {
+    chainUrl: chain.info.url,
+    client: new SuiGrpcClient({ network: 'mainnet', baseUrl: chain.info.url }),
+    gateway,
+    stubs: stubs.info.baseUrls,
+    stop() {
+      started.process.kill('SIGTERM')
+      stubs.process.kill('SIGTERM')
+      chain.process.kill('SIGTERM')
+    },
+  }
 }
 
 function post(url: string, body: string, headers: Record<string, string> = {}) {
@@ -112,7 +128,7 @@ async function presign(s: Setup, count: number, body = chatBody): Promise<string
         const challenge = await post(url, body)
         const requirement = parsePaymentRequired(await challenge.json()).accepts[0]
         if (!requirement) throw new Error('no requirement')
-        const { keypair: payer } = await createTestWallet({ url: s.chain.url, usdc: '1', sui: '1' })
+        const { keypair: payer } = await createTestWallet({ url: s.chainUrl, usdc: '1', sui: '1' })
         return x402PaymentHeader(s.client, payer, requirement)
       }),
     )
@@ -158,7 +174,7 @@ const rows: [string, string][] = []
 // 1 + 2: throughput and SSE at ledger latency 0.
 {
   const s = await setup(0)
-  const direct = `${s.gateway.stubs?.baseUrls.openai}/chat/completions`
+  const direct = `${s.stubs.openai}/chat/completions`
   await pool(200, concurrency, async () =>
     expectStatus(await post(direct, chatBody, stubAuth), 200),
   )
@@ -167,17 +183,19 @@ const rows: [string, string][] = []
   )
   const payments = await presign(s, paidCalls)
   const gatewayUrl = `${s.gateway.url}${chatPath}`
+  const cpuBefore = (await s.gateway.usage()).cpuMs
   const paidMs = await pool(paidCalls, concurrency, async (i) =>
     expectStatus(
       await post(gatewayUrl, chatBody, { [x402Headers.payment]: payments[i] as string }),
       200,
     ),
   )
+  const cpuPerCall = ((await s.gateway.usage()).cpuMs - cpuBefore) / paidCalls
   // The ledger alone: the same kind of signed transfers executed directly, same concurrency.
   const usdcType = '0xdba34672e30cb065b1f93e3ab55318768fd6fef66c15942c9f7cb846e2f900e7::usdc::USDC'
   const transfers: { bytes: Uint8Array; signature: string }[] = []
   for (let i = 0; i < paidCalls; i++) {
-    const { keypair } = await createTestWallet({ url: s.chain.url, usdc: '1', sui: '1' })
+    const { keypair } = await createTestWallet({ url: s.chainUrl, usdc: '1', sui: '1' })
     transfers.push(
       await signTestPayment(s.client, keypair, {
         to: s.gateway.payTo,
@@ -201,6 +219,7 @@ const rows: [string, string][] = []
   const paidRate = (paidCalls / paidMs) * 1000
   rows.push(['direct stub upstream, calls/s', directRate.toFixed(0)])
   rows.push(['paid calls/s through the gateway (ledger latency 0)', paidRate.toFixed(0)])
+  rows.push(["gateway process's CPU per paid call (ms)", cpuPerCall.toFixed(2)])
 
   const directTtfb: number[] = []
   for (let i = 0; i < sseRounds; i++) {
@@ -218,9 +237,9 @@ const rows: [string, string][] = []
     })
     if (response.status !== 200) throw new Error(`stream answered ${response.status}`)
     const at = await firstByte(response)
-    const settled = s.settledAt.at(-1) as number
+    const settled = s.gateway.settledAt.at(-1) as number
     total.push(at - started)
-    added.push(at - settled)
+    added.push(performance.timeOrigin + at - settled)
   }
   const directMedian = median(directTtfb)
   rows.push(['SSE TTFB direct (median, ms)', directMedian.toFixed(2)])
@@ -232,7 +251,7 @@ const rows: [string, string][] = []
     'SSE TTFB added by the gateway after settlement (median, ms; target ≤ 2)',
     (median(added) - directMedian).toFixed(2),
   ])
-  await teardown(s)
+  s.stop()
 }
 
 // 3: a burst of concurrent paid calls at 400 ms settlement latency.
@@ -240,6 +259,7 @@ const rows: [string, string][] = []
   const s = await setup(400)
   const payments = await presign(s, burst)
   const gatewayUrl = `${s.gateway.url}${chatPath}`
+  const cpuBefore = (await s.gateway.usage()).cpuMs
   const started = performance.now()
   const statuses = await Promise.all(
     payments.map(async (payment) => {
@@ -249,20 +269,20 @@ const rows: [string, string][] = []
     }),
   )
   const wall = performance.now() - started
+  const usage = await s.gateway.usage()
   const ok = statuses.filter((code) => code === 200).length
   rows.push([
     `${burst} concurrent paid calls at 400 ms settlement: wall time (ms; target ≤ 2 500)`,
     `${wall.toFixed(0)} (${ok}/${burst} answered 200)`,
   ])
-  await teardown(s)
+  rows.push(["gateway process's CPU during the burst (ms)", (usage.cpuMs - cpuBefore).toFixed(0)])
+  rows.push(['peak RSS of the gateway process (MiB)', usage.maxRssMiB.toFixed(0)])
+  s.stop()
 }
 
-rows.push([
-  'peak RSS of the whole process (MiB)',
-  (process.resourceUsage().maxRSS / 1024).toFixed(0),
-])
-
-console.log(`Node ${process.version}, ${concurrency} concurrent buyers, one process\n`)
+console.log(
+  `Node ${process.version}, ${concurrency} concurrent buyers; ledger, stub upstreams, gateway and buyers in four processes\n`,
+)
 console.log('| measurement | value |')
 console.log('|---|---:|')
 for (const [name, value] of rows) console.log(`| ${name} | ${value} |`)
