@@ -12,8 +12,8 @@
  * 4. Peak RSS of the gateway process.
  *
  * Payments are signed before each timed run (one fresh wallet per payment), so buyer-side signing is
- * not measured. `BENCH_STORE` picks the gateway's store (sqlite, memory, postgres, redis). Prints a
- * markdown table.
+ * not measured. `BENCH_STORE` picks the gateway's store (sqlite or memory) and
+ * `BENCH_SQLITE_SYNCHRONOUS` the SQLite store's commits (normal, full). Prints a markdown table.
  */
 import { type ChildProcess, spawn } from 'node:child_process'
 import { createInterface } from 'node:readline'

@@ -1,7 +1,8 @@
 /**
  * The gateway of the gateway benchmark, in its own process (as in production: buyers, the full
  * node and the upstream APIs elsewhere). Env: `LEDGER_URL`, `UPSTREAM_URLS` (JSON, provider segment →
- * base URL of the stub upstreams' process), `BENCH_STORE` (default sqlite). Prints `{ url, payTo }`
+ * base URL of the stub upstreams' process), `BENCH_STORE` (default sqlite),
+ * `BENCH_SQLITE_SYNCHRONOUS` (normal or full; default normal). Prints `{ url, payTo }`
  * as one JSON line; answers IPC `cpu` with its CPU time and peak RSS,
  * and sends `{ settled: epochMs }` for every settled payment (for the SSE measurement).
  */
@@ -28,6 +29,7 @@ const gateway = await startGateway({
       upstreams: 'stub',
       upstreamUrls: JSON.parse(process.env.UPSTREAM_URLS ?? '{}') as Record<string, string>,
       store: (process.env.BENCH_STORE ?? 'sqlite') as 'sqlite',
+      sqliteSynchronous: (process.env.BENCH_SQLITE_SYNCHRONOUS ?? 'normal') as 'normal',
       dataDir: folder,
       logLevel: 'silent',
     },
