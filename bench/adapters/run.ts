@@ -6,7 +6,7 @@
  * connections), so that drift of the machine's speed during the run falls on all of them alike.
  * Prints markdown tables.
  */
-import { spawn } from 'node:child_process'
+import { type ChildProcess, spawn } from 'node:child_process'
 import { IncomingMessage } from 'node:http'
 import { Socket } from 'node:net'
 import { createInterface } from 'node:readline'
@@ -21,7 +21,7 @@ const duration = Number(process.env.BENCH_SECONDS ?? 2)
 const rounds = Number(process.env.BENCH_ROUNDS ?? 3)
 const connections = 50
 
-type Target = { url: string; method: 'GET' | 'POST'; expect: number }
+type Target = { server: string; path: string; method: 'GET' | 'POST'; expect: number }
 
 /** Requests/s, and the server process's CPU microseconds per request. */
 type Measurement = { rps: number; cpuUs: number }
@@ -29,31 +29,65 @@ type Measurement = { rps: number; cpuUs: number }
 /** Totals of one target over the rounds. */
 type Totals = { requests: number; cpu: number; seconds: number }
 
-function serverCpu(): Promise<number> {
+/** The servers, one process each (the names of `bench/adapters/servers.ts`). */
+const serverNames = [
+  'express bare',
+  'express tollgate',
+  'express no-op middleware',
+  'koa bare',
+  'koa tollgate',
+  'koa no-op middleware',
+  'hono bare',
+  'hono tollgate',
+  'hono (front) tollgate',
+  'hono no-op middleware',
+  'x402-express (v1)',
+  '@x402/express (v2)',
+  'mppx/express',
+]
+
+type Server = { url: string; process: ChildProcess }
+
+async function startServer(name: string): Promise<Server | undefined> {
+  const process_ = spawn(
+    process.execPath,
+    ['--import', 'tsx', fileURLToPath(new URL('./servers.ts', import.meta.url))],
+    { stdio: ['ignore', 'pipe', 'inherit', 'ipc'], env: { ...process.env, BENCH_SERVER: name } },
+  )
+  const urls = await new Promise<Record<string, string>>((resolve, reject) => {
+    process_.once('exit', (code) => reject(new Error(`server ${name} exited with ${code}`)))
+    createInterface({ input: process_.stdout! }).once('line', (line) => resolve(JSON.parse(line)))
+  })
+  const url = urls[name]
+  if (url === undefined) {
+    process_.kill()
+    return undefined
+  }
+  return { url, process: process_ }
+}
+
+function serverCpu(server: Server): Promise<number> {
   return new Promise((resolve) => {
-    child.once('message', (usage) => {
+    server.process.once('message', (usage) => {
       const { user, system } = usage as NodeJS.CpuUsage
       resolve(user + system)
     })
-    child.send('cpu')
+    server.process.send('cpu')
   })
 }
 
 /** One run of `seconds` against a target: requests answered and server CPU µs spent. */
 async function runOnce(target: Target, seconds: number): Promise<Totals> {
-  const before = await serverCpu()
-  const result = await autocannon({
-    url: target.url,
-    method: target.method,
-    connections,
-    duration: seconds,
-  })
-  const cpu = (await serverCpu()) - before
+  const server = servers[target.server]!
+  const url = `${server.url}${target.path}`
+  const before = await serverCpu(server)
+  const result = await autocannon({ url, method: target.method, connections, duration: seconds })
+  const cpu = (await serverCpu(server)) - before
   const codes = (result as unknown as { statusCodeStats?: Record<string, { count: number }> })
     .statusCodeStats
   const wrong = Object.entries(codes ?? {}).filter(([code]) => Number(code) !== target.expect)
   if (wrong.length > 0 || result.errors > 0 || result.timeouts > 0) {
-    throw new Error(`${target.method} ${target.url}: unexpected ${JSON.stringify(codes)}`)
+    throw new Error(`${target.method} ${url}: unexpected ${JSON.stringify(codes)}`)
   }
   return { requests: result.requests.total, cpu, seconds }
 }
@@ -73,15 +107,14 @@ async function measureTogether(targets: Target[]): Promise<Measurement[]> {
   return totals.map((t) => ({ rps: t.requests / t.seconds, cpuUs: t.cpu / t.requests }))
 }
 
-const child = spawn(
-  process.execPath,
-  ['--import', 'tsx', fileURLToPath(new URL('./servers.ts', import.meta.url))],
-  { stdio: ['ignore', 'pipe', 'inherit', 'ipc'] },
-)
-const urls = await new Promise<Record<string, string>>((resolve, reject) => {
-  child.once('exit', (code) => reject(new Error(`servers exited with ${code}`)))
-  createInterface({ input: child.stdout! }).once('line', (line) => resolve(JSON.parse(line)))
-})
+const servers: Record<string, Server> = {}
+for (const name of serverNames) {
+  const server = await startServer(name)
+  if (server !== undefined) servers[name] = server
+}
+const stopAll = () => {
+  for (const server of Object.values(servers)) server.process.kill()
+}
 
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US')
 const us = (m: Measurement) => m.cpuUs.toFixed(0)
@@ -152,21 +185,27 @@ try {
   const notes: string[] = []
   for (const framework of ['express', 'koa', 'hono']) {
     if (only !== undefined && !only.includes(framework)) continue
-    const bare = urls[`${framework} bare`]!
+    const bare = `${framework} bare`
     const mounts = framework === 'hono' ? ['', ' (front)'] : ['']
     const targets: Target[] = [
-      { url: `${bare}/free`, method: 'GET', expect: 200 },
-      { url: `${bare}/paid`, method: 'POST', expect: 200 },
+      { server: bare, path: '/free', method: 'GET', expect: 200 },
+      { server: bare, path: '/paid', method: 'POST', expect: 200 },
     ]
     for (const mount of mounts) {
-      const paid = urls[`${framework}${mount} tollgate`]!
+      const paid = `${framework}${mount} tollgate`
       targets.push(
-        { url: `${paid}/free`, method: 'GET', expect: 200 },
-        { url: `${paid}/paid`, method: 'POST', expect: 402 },
+        { server: paid, path: '/free', method: 'GET', expect: 200 },
+        { server: paid, path: '/paid', method: 'POST', expect: 402 },
       )
     }
-    const noop = urls[`${framework} no-op middleware`]
-    if (noop !== undefined) targets.push({ url: `${noop}/free`, method: 'GET', expect: 200 })
+    const noop = servers[`${framework} no-op middleware`]
+    if (noop !== undefined)
+      targets.push({
+        server: `${framework} no-op middleware`,
+        path: '/free',
+        method: 'GET',
+        expect: 200,
+      })
     const [bareGet, barePost, ...rest] = await measureTogether(targets)
     for (const [i, mount] of mounts.entries()) {
       const freeGet = rest[2 * i]!
@@ -186,10 +225,11 @@ try {
   if (notes.length > 0) lines.push('', ...notes)
   if (only === undefined || only.includes('peers')) {
     const peers = ['x402-express (v1)', '@x402/express (v2)', 'mppx/express']
-    const started = peers.filter((peer) => urls[peer] !== undefined)
+    const started = peers.filter((peer) => servers[peer] !== undefined)
     const [ours, ...values] = await measureTogether(
-      [urls['express tollgate']!, ...started.map((peer) => urls[peer]!)].map((url) => ({
-        url: `${url}/paid`,
+      ['express tollgate', ...started].map((server) => ({
+        server,
+        path: '/paid',
         method: 'POST' as const,
         expect: 402,
       })),
@@ -215,5 +255,5 @@ try {
   )
   process.stdout.write(`${lines.join('\n')}\n`)
 } finally {
-  child.kill()
+  stopAll()
 }

@@ -1,8 +1,10 @@
 /**
- * The servers of the adapter benchmark, in their own process (so that autocannon does not share
- * its event loop): each framework bare and behind `tollgate/<framework>`, and the peer middlewares
- * (`x402-express` v1, `@x402/express` v2 with a local facilitator stub, `mppx/express`). Prints
- * `{ name: baseUrl }` as one JSON line, answers CPU-usage requests over IPC, and serves until killed.
+ * The servers of the adapter benchmark, each in its own process (so that autocannon does not share
+ * its event loop and each server's CPU time is its own): each framework bare, with a no-op
+ * middleware and behind `tollgate/<framework>` (Hono also in front of the app), and the peer
+ * middlewares (`x402-express` v1, `@x402/express` v2 with a local facilitator stub, `mppx/express`).
+ * `BENCH_SERVER` names the server to run. Prints `{ name: baseUrl }` as one JSON line, answers
+ * CPU-usage requests over IPC, and serves until killed.
  */
 import { createServer, type RequestListener } from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -109,15 +111,16 @@ async function facilitatorStub(): Promise<string> {
   })
 }
 
-async function peers(): Promise<Record<string, string>> {
-  const out: Record<string, string> = {}
+async function x402v1Server(): Promise<string> {
   const v1 = express()
   v1.use(x402v1(evmPayTo, { 'POST /paid': { price: '$0.02', network: 'base-sepolia' } }))
   v1.post('/paid', (_req, res) => {
     res.json(payload)
   })
-  out['x402-express (v1)'] = await listen(v1)
+  return listen(v1)
+}
 
+async function x402v2Server(): Promise<string> {
   // @x402/express v2 needs a facilitator (GET /supported at start-up) and a scheme server: both
   // are minimal local stubs; the 402 path calls neither per request.
   const scheme = {
@@ -149,42 +152,58 @@ async function peers(): Promise<Record<string, string>> {
   v2.post('/paid', (_req, res) => {
     res.json(payload)
   })
-  out['@x402/express (v2)'] = await listen(v2)
-
-  try {
-    const { Mppx, tempo } = await import('mppx/express')
-    const mppx = Mppx.create({
-      methods: [
-        tempo({
-          currency: '0x20c0000000000000000000000000000000000001',
-          recipient: evmPayTo,
-        } as never),
-      ],
-      secretKey: secret,
-    } as never) as unknown as { charge(options: { amount: string }): express.RequestHandler }
-    const m = express()
-    m.post('/paid', mppx.charge({ amount: '0.02' }), (_req, res) => {
-      res.json(payload)
-    })
-    out['mppx/express'] = await listen(m)
-  } catch {
-    // mppx's express middleware is optional in this comparison.
-  }
-  return out
+  return listen(v2)
 }
 
-const urls: Record<string, string> = {
-  'express bare': await listen(expressApp()),
-  'express tollgate': await listen(expressApp(expressPaywall(options()))),
-  'express no-op middleware': await listen(expressApp(noop)),
-  'koa bare': await listen(koaApp()),
-  'koa tollgate': await listen(koaApp(koaPaywall(options()))),
-  'koa no-op middleware': await listen(koaApp((_ctx, next) => next())),
-  'hono bare': await honoApp(),
-  'hono tollgate': await honoApp(honoPaywall(options())),
-  'hono (front) tollgate': await honoApp(honoPaywall(options()), 'front'),
-  'hono no-op middleware': await honoApp(undefined, 'noop'),
-  ...(await peers()),
+async function mppxServer(): Promise<string> {
+  const { Mppx, tempo } = await import('mppx/express')
+  const mppx = Mppx.create({
+    methods: [
+      tempo({
+        currency: '0x20c0000000000000000000000000000000000001',
+        recipient: evmPayTo,
+      } as never),
+    ],
+    secretKey: secret,
+  } as never) as unknown as { charge(options: { amount: string }): express.RequestHandler }
+  const m = express()
+  m.post('/paid', mppx.charge({ amount: '0.02' }), (_req, res) => {
+    res.json(payload)
+  })
+  return listen(m)
+}
+
+/** Every server of the benchmark, by name. */
+const servers: Record<string, () => Promise<string>> = {
+  'express bare': () => listen(expressApp()),
+  'express tollgate': () => listen(expressApp(expressPaywall(options()))),
+  'express no-op middleware': () => listen(expressApp(noop)),
+  'koa bare': () => listen(koaApp()),
+  'koa tollgate': () => listen(koaApp(koaPaywall(options()))),
+  'koa no-op middleware': () => listen(koaApp((_ctx, next) => next())),
+  'hono bare': () => honoApp(),
+  'hono tollgate': () => honoApp(honoPaywall(options())),
+  'hono (front) tollgate': () => honoApp(honoPaywall(options()), 'front'),
+  'hono no-op middleware': () => honoApp(undefined, 'noop'),
+  'x402-express (v1)': x402v1Server,
+  '@x402/express (v2)': x402v2Server,
+  'mppx/express': mppxServer,
+}
+
+// BENCH_SERVER names the one server this process runs (the runner starts one process per server,
+// so that each one's CPU time is its own); without it, every server.
+const names =
+  process.env.BENCH_SERVER === undefined ? Object.keys(servers) : [process.env.BENCH_SERVER]
+const urls: Record<string, string> = {}
+for (const name of names) {
+  const start = servers[name]
+  if (start === undefined) throw new Error(`no server named ${name}`)
+  try {
+    urls[name] = await start()
+  } catch (error) {
+    // mppx's express middleware is optional in this comparison: reported as not measured.
+    if (name !== 'mppx/express') throw error
+  }
 }
 process.stdout.write(`${JSON.stringify(urls)}\n`)
 // The runner asks for this process's CPU time around each measurement (IPC): CPU per request is
