@@ -22,6 +22,7 @@ import pino from 'pino'
 import pkg from '../package.json' with { type: 'json' }
 import { usdcCoinTypes } from '../src/internal/terms.js'
 import { createLedger } from '../src/ledger/index.js'
+import { createNodeFetch } from '../src/ledger/nodeFetch.js'
 import type { SellerEvent } from '../src/seller.js'
 import { createMemoryStore } from '../src/stores/memory.js'
 import type { PaymentStore } from '../src/stores/types.js'
@@ -41,7 +42,10 @@ export type StartGatewayOptions = {
   logger?: GatewayLogger | undefined
   /** The catalog before upstream resolution. Default `defaultCatalog({ inferenceUrl })`. */
   catalog?: Catalog | undefined
-  /** Fetch for upstream calls (tests). Default `globalThis.fetch`. */
+  /**
+   * Fetch for upstream calls (tests). Default: keep-alive requests over Node's `http`/`https`
+   * (`createNodeFetch`; answers streamed unless JSON or text, those read up to 64 MiB).
+   */
   fetch?: typeof globalThis.fetch | undefined
   /** Observes payment and refund events (tests, the demo). */
   onEvent?: ((event: SellerEvent) => void) | undefined
@@ -296,7 +300,7 @@ async function start(
     },
     upstreamTimeoutMs: config.upstreamTimeoutMs,
     allowInternalHosts: upstreamMode === 'stub',
-    fetch: options.fetch,
+    fetch: options.fetch ?? createNodeFetch({ maxBufferedBytes: 64 * 1024 * 1024 }),
   })
   cleanups.push(() => gateway.paywall.close())
   handler = (request) => gateway.app.fetch(request)

@@ -229,7 +229,7 @@ export async function callUpstream(options: CallUpstreamOptions): Promise<Upstre
     }
     let answer: Response
     try {
-      answer = await fetchFn(new Request(built, { signal }))
+      answer = await fetchFn(built, { signal })
     } catch (error) {
       clearTimeout(timeout)
       const timedOut = timer.signal.aborted

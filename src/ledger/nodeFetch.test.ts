@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { nodeFetch } from './nodeFetch.js'
+import { createNodeFetch, nodeFetch } from './nodeFetch.js'
 
 let server: Server
 let base: string
@@ -22,6 +22,10 @@ beforeAll(async () => {
         res.end()
       } else if (req.url === '/slow') {
         setTimeout(() => res.end('late'), 2_000)
+      } else if (req.url === '/events') {
+        res.setHeader('content-type', 'text/event-stream')
+        res.write('data: 1\n\n')
+        setTimeout(() => res.end('data: 2\n\n'), 300)
       } else if (req.url === '/big') {
         res.write(Buffer.alloc(10 * 1024 * 1024))
         res.end(Buffer.alloc(10 * 1024 * 1024))
@@ -72,6 +76,41 @@ describe('nodeFetch', () => {
 
   it('refuses a response over 16 MiB instead of holding it', async () => {
     await expect(nodeFetch(`${base}/big`)).rejects.toThrow(/too large/)
+  })
+
+  it('sends a Request as it is: method, headers and its encoded body (FormData with its boundary)', async () => {
+    const form = new FormData()
+    form.append('model', 'whisper-1')
+    await nodeFetch(
+      new Request(`${base}/call`, { method: 'PUT', body: form, headers: { 'x-two': '2' } }),
+    )
+    const request = seen.at(-1)!
+    expect(request.method).toBe('PUT')
+    expect(request.headers['x-two']).toBe('2')
+    expect(String(request.headers['content-type'])).toMatch(/^multipart\/form-data; boundary=/)
+    expect(request.body).toContain('name="model"')
+    expect(request.body).toContain('whisper-1')
+    await nodeFetch(`${base}/call`, { method: 'POST', body: form })
+    expect(seen.at(-1)!.body).toContain('whisper-1')
+  })
+
+  it('streams an answer that is not JSON or text: the first event before the last is sent', async () => {
+    const started = Date.now()
+    const response = await nodeFetch(`${base}/events`)
+    const reader = (response.body as ReadableStream<Uint8Array>).getReader()
+    const first = await reader.read()
+    expect(new TextDecoder().decode(first.value)).toBe('data: 1\n\n')
+    expect(Date.now() - started).toBeLessThan(250)
+    let rest = ''
+    for (let next = await reader.read(); !next.done; next = await reader.read())
+      rest += new TextDecoder().decode(next.value)
+    expect(rest).toBe('data: 2\n\n')
+  })
+
+  it('caps what it reads whole at the size it was made with', async () => {
+    await expect(createNodeFetch({ maxBufferedBytes: 2 })(`${base}/call`)).rejects.toThrow(
+      /too large/,
+    )
   })
 
   it('rejects when nothing listens', async () => {

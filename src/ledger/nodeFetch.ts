@@ -1,16 +1,20 @@
 /**
- * A `fetch` for the ledger's gRPC-web calls over Node's `http`/`https` modules, with keep-alive
- * connections. The SDK's transport takes any `fetch`; on Node this one costs about a quarter less
- * CPU per call than the global (undici) `fetch`, which is most of what a seller spends per payment
- * besides the signature check (`bench/settle-load.ts`).
+ * A `fetch` over Node's `http`/`https` modules, with keep-alive connections: the ledger's gRPC-web
+ * calls and the reference gateway's upstream calls use it on Node, where it costs markedly less CPU
+ * per call than the global (undici) `fetch` (`bench/settle-load.ts`, `bench/gateway/run.ts`).
  *
- * Scope: unary calls, which are all the ledger makes. The response body is read whole before the
- * `Response` is returned, so it does not suit a server-streaming call.
+ * What it does: method, headers and body of a URL + init or of a `Request` (its body is read whole
+ * first, so `FormData` and the like are encoded as `fetch` would); `signal` (an aborted call rejects
+ * with the signal's reason, also mid-body). Answers whose type is JSON, gRPC or text are read whole
+ * (up to `maxBufferedBytes`) before the `Response` is returned; any other answer (`text/event-stream`,
+ * audio, images, …) is returned as soon as its headers arrive, its body streamed as it comes.
+ * Redirects are not followed (as `redirect: 'manual'`).
  *
  * @module
  */
 import http from 'node:http'
 import https from 'node:https'
+import { Readable } from 'node:stream'
 
 const agents = {
   'http:': new http.Agent({ keepAlive: true }),
@@ -20,58 +24,97 @@ const agents = {
 /** Statuses whose `Response` must not have a body. */
 const nullBodyStatuses = new Set([101, 103, 204, 205, 304])
 
-/** Largest response accepted (a transaction with its effects is a few KiB). */
-const MAX_RESPONSE_BYTES = 16 * 1024 * 1024
+/** Answer types read whole before the `Response` is returned. */
+const bufferedTypes = /json|grpc|^text\/(?!event-stream)/i
 
-/**
- * `fetch(url, init)` for unary gRPC-web calls. Honours `method`, `headers`, a byte or string
- * `body`, and `signal` (an aborted call rejects with the signal's `AbortError`).
- */
-export function nodeFetch(
-  input: string | URL | Request,
-  init: RequestInit = {},
-): Promise<Response> {
-  const url = new URL(typeof input === 'object' && 'url' in input ? input.url : String(input))
-  const agent = url.protocol === 'https:' ? agents['https:'] : agents['http:']
-  const module = url.protocol === 'https:' ? https : http
-  const headers: Record<string, string> = {}
-  new Headers(init.headers).forEach((value, name) => {
-    headers[name] = value
-  })
-  const body = init.body as Uint8Array | string | null | undefined
-  return new Promise((resolve, reject) => {
-    const request = module.request(
+/** Options of {@link createNodeFetch}. */
+export type NodeFetchOptions = {
+  /** Largest answer read whole; a larger one rejects. Default 16 MiB. */
+  maxBufferedBytes?: number | undefined
+}
+
+/** Creates a Node `fetch` (see the module's description). */
+export function createNodeFetch(options: NodeFetchOptions = {}): typeof fetch {
+  const maxBufferedBytes = options.maxBufferedBytes ?? 16 * 1024 * 1024
+  const nodeFetch: typeof fetch = async (input, init = {}) => {
+    const encoded = init.body
+    if (encoded != null && typeof encoded !== 'string' && !(encoded instanceof Uint8Array)) {
+      // FormData, Blob, streams …: let a Request encode it (with its content type), then send that.
+      return nodeFetch(new Request(input, init))
+    }
+    const request = input instanceof Request ? input : undefined
+    const url = new URL(request?.url ?? String(input))
+    const headers: Record<string, string> = {}
+    const given = init.headers === undefined ? request?.headers : new Headers(init.headers)
+    given?.forEach((value, name) => {
+      headers[name] = value
+    })
+    const signal = init.signal ?? request?.signal ?? undefined
+    let body = init.body as Uint8Array | string | null | undefined
+    if (body === undefined && request !== undefined && request.body !== null) {
+      body = new Uint8Array(await request.arrayBuffer())
+    }
+    return send(
       url,
-      { method: init.method ?? 'GET', headers, agent, signal: init.signal ?? undefined },
-      (response) => {
+      init.method ?? request?.method ?? 'GET',
+      headers,
+      body,
+      signal,
+      maxBufferedBytes,
+    )
+  }
+  return nodeFetch
+}
+
+function send(
+  url: URL,
+  method: string,
+  headers: Record<string, string>,
+  body: Uint8Array | string | null | undefined,
+  signal: AbortSignal | undefined,
+  maxBufferedBytes: number,
+): Promise<Response> {
+  const secure = url.protocol === 'https:'
+  return new Promise((resolve, reject) => {
+    const outgoing = (secure ? https : http).request(
+      url,
+      { method, headers, agent: secure ? agents['https:'] : agents['http:'], signal },
+      (incoming) => {
+        const status = incoming.statusCode ?? 502
+        const responseHeaders = new Headers()
+        const raw = incoming.rawHeaders
+        for (let i = 0; i + 1 < raw.length; i += 2) responseHeaders.append(raw[i]!, raw[i + 1]!)
+        const init = { status, statusText: incoming.statusMessage ?? '', headers: responseHeaders }
+        if (nullBodyStatuses.has(status)) {
+          incoming.resume()
+          resolve(new Response(null, init))
+          return
+        }
+        if (!bufferedTypes.test(responseHeaders.get('content-type') ?? 'text/plain')) {
+          resolve(new Response(Readable.toWeb(incoming) as ReadableStream<Uint8Array>, init))
+          return
+        }
         const chunks: Buffer[] = []
         let size = 0
-        response.on('data', (chunk: Buffer) => {
+        incoming.on('data', (chunk: Buffer) => {
           size += chunk.byteLength
-          if (size > MAX_RESPONSE_BYTES) {
-            response.destroy(new Error('the ledger response is too large'))
+          if (size > maxBufferedBytes) {
+            incoming.destroy(new Error('the response is too large'))
             return
           }
           chunks.push(chunk)
         })
-        response.once('error', reject)
-        response.once('end', () => {
-          const out = new Headers()
-          const raw = response.rawHeaders
-          for (let i = 0; i + 1 < raw.length; i += 2) out.append(raw[i]!, raw[i + 1]!)
-          const status = response.statusCode ?? 502
+        incoming.once('error', reject)
+        incoming.once('end', () => {
           const bytes = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size)
-          resolve(
-            new Response(nullBodyStatuses.has(status) ? null : (bytes as Uint8Array<ArrayBuffer>), {
-              status,
-              statusText: response.statusMessage ?? '',
-              headers: out,
-            }),
-          )
+          resolve(new Response(bytes as Uint8Array<ArrayBuffer>, init))
         })
       },
     )
-    request.once('error', reject)
-    request.end(body ?? undefined)
+    outgoing.once('error', reject)
+    outgoing.end(body ?? undefined)
   })
 }
+
+/** The ledger's `fetch`: answers (gRPC-web) up to 16 MiB, read whole. */
+export const nodeFetch: typeof fetch = createNodeFetch()
