@@ -91,10 +91,7 @@ export function paywall(options: ExpressPaywallOptions): ExpressPaywall {
 
   /** An unpaid request is answered at once; anything else goes through the engine's `handle`. */
   function dispatch(route: PaidRoute, req: Request, res: Response, next: NextFunction) {
-    const plain =
-      route.body === undefined
-        ? seller.engine.unpaid(nodeRequestView(req, req.originalUrl, undefined), route)
-        : undefined
+    const plain = seller.engine.unpaid(nodeRequestView(req, req.originalUrl, undefined), route)
     if (plain !== undefined) return sendPlain(res, plain)
     run(route, req, res, next).catch(next)
   }

@@ -111,10 +111,7 @@ export function paywall(options: KoaPaywallOptions): KoaPaywall {
 
   /** An unpaid request is answered at once; anything else goes through the engine's `handle`. */
   function dispatch(route: PaidRoute, ctx: Context, next: Next): Promise<void> | undefined {
-    const plain =
-      route.body === undefined
-        ? seller.engine.unpaid(nodeRequestView(ctx.req, ctx.originalUrl, undefined), route)
-        : undefined
+    const plain = seller.engine.unpaid(nodeRequestView(ctx.req, ctx.originalUrl, undefined), route)
     if (plain === undefined) return run(route, ctx, next)
     answer(ctx, plain)
     return undefined

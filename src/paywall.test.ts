@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { type CallOutcome, finishResponse, type PaidDecision } from './paywall.js'
+import { type CallOutcome, createPaywall, finishResponse, type PaidDecision } from './paywall.js'
+import { createMemoryStore } from './stores/memory.js'
 
 function decision(dialect: 'x402' | 'mpp') {
   const outcomes: CallOutcome[] = []
@@ -61,5 +62,42 @@ describe('finishResponse', () => {
     const response = finishResponse(new Response(null, { status: 404 }), paid)
     expect(response.headers.get('x-paid')).toBeNull()
     expect(outcomes).toEqual([{ status: 404 }])
+  })
+})
+
+describe('engine.unpaid', () => {
+  const untouchable = {
+    execute: () => Promise.reject(new Error('the ledger must not be called')),
+    getTransaction: () => Promise.reject(new Error('the ledger must not be called')),
+  }
+  const engine = createPaywall({
+    payTo: `0x${'ab'.repeat(32)}`,
+    ledger: untouchable,
+    store: createMemoryStore(),
+    secrets: ['a-challenge-secret-of-at-least-32-bytes!'],
+  })
+  const route = { price: '0.02', maxBodyBytes: 100 }
+  const post = (headers: Record<string, string> = {}) =>
+    new Request('http://shop.example/v1/x', { method: 'POST', headers })
+
+  it('answers the same 402 as handle, as one object while the challenge lasts', async () => {
+    const first = engine.unpaid(post(), route)
+    expect(first?.status).toBe(402)
+    expect(engine.unpaid(post(), route)).toBe(first)
+    const decision = await engine.handle(post(), route)
+    expect(decision.status === 'respond' && decision.plain).toBe(first)
+  })
+
+  it('answers 413 for a declared body over the limit, before any 402', () => {
+    expect(engine.unpaid(post({ 'content-length': '101' }), route)).toMatchObject({
+      status: 413,
+    })
+  })
+
+  it('leaves requests that carry a payment, and routes that validate a body, to handle', () => {
+    expect(engine.unpaid(post({ 'x-payment': 'e30=' }), route)).toBeUndefined()
+    expect(engine.unpaid(post({ authorization: 'Payment e30=' }), route)).toBeUndefined()
+    const validated = { ...route, body: () => ({ status: 'valid', body: {} }) as const }
+    expect(engine.unpaid(post(), validated)).toBeUndefined()
   })
 })

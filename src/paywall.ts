@@ -28,7 +28,7 @@ import {
 import { isPaymentError, PaymentError } from './errors.js'
 import { type PriceInput, parseAmount } from './money.js'
 import { encodeReceipt, mppHeaders, parseCredential, suiChargePayload } from './mpp.js'
-import { classifyRequest, type Offer } from './negotiate.js'
+import { type Classification, classifyRequest, type Offer } from './negotiate.js'
 import { normalizeTerms, type PrecheckOptions } from './precheck.js'
 import type { EngineRequest } from './requestView.js'
 import {
@@ -273,7 +273,16 @@ export function createPaywall(options: PaywallOptions): Paywall {
   }
 
   function unpaid(request: EngineRequest, route: PaidRoute): PlainResponse | undefined {
-    if (route.body !== undefined || classifyRequest(request).dialect !== 'none') return undefined
+    return answerUnpaid(request, route, classifyRequest(request))
+  }
+
+  /** The 402 (or 413) of an unpaid request on a route without a body validator; else undefined. */
+  function answerUnpaid(
+    request: EngineRequest,
+    route: PaidRoute,
+    presented: Classification,
+  ): PlainResponse | undefined {
+    if (route.body !== undefined || presented.dialect !== 'none') return undefined
     const limit = bodyLimit(route)
     if (Number(request.headers.get('content-length') ?? '0') > limit) return tooLarge(limit)
     const resource = resourceOf(request)
@@ -340,7 +349,10 @@ export function createPaywall(options: PaywallOptions): Paywall {
     }
   }
 
-  async function settle(request: EngineRequest, terms: RouteTerms): Promise<SettlementResult> {
+  async function settle(
+    presented: Exclude<Classification, { dialect: 'none' }>,
+    terms: RouteTerms,
+  ): Promise<SettlementResult> {
     const p = prepareTerms(terms, { realm: options.realm })
     const settlementTerms: SettlementTerms = {
       ...normalizeTerms({ payTo: p.payTo, asset: p.asset, amount: p.price }),
@@ -353,7 +365,6 @@ export function createPaywall(options: PaywallOptions): Paywall {
       precheck: options.precheck,
       onStep: options.onSettleStep,
     }
-    const presented = classifyRequest(request)
     const offer = options.offer ?? 'both'
     if (presented.dialect === 'x402') {
       if (offer === 'mpp')
@@ -373,7 +384,7 @@ export function createPaywall(options: PaywallOptions): Paywall {
     }
     if (offer === 'x402')
       return refused('method_unsupported', 'This route takes x402 payments only.')
-    const credential = parseCredential(presented.dialect === 'mpp' ? presented.header : '')
+    const credential = parseCredential(presented.header)
     const payload = suiChargePayload(credential)
     const verdict = verifyChallenge({
       id: credential.challenge.id,
@@ -402,7 +413,8 @@ export function createPaywall(options: PaywallOptions): Paywall {
   }
 
   async function handle(request: EngineRequest, route: PaidRoute): Promise<Decision> {
-    const early = unpaid(request, route)
+    const presented = classifyRequest(request)
+    const early = answerUnpaid(request, route, presented)
     if (early !== undefined) return respond(early)
     const resource = resourceOf(request)
     const terms = termsFor(route, resource)
@@ -414,14 +426,13 @@ export function createPaywall(options: PaywallOptions): Paywall {
         problem(400, 'Bad Request', read.message, 'invalid_request_body', { field: read.field }),
       )
     }
-    const presented = classifyRequest(request)
     if (presented.dialect === 'none') {
       emit({ type: 'challenged', resource })
       return respond(challenge(terms))
     }
     let result: SettlementResult
     try {
-      result = await settle(request, terms)
+      result = await settle(presented, terms)
     } catch (error) {
       if (!isPaymentError(error)) throw error
       result = { status: 'rejected', error }

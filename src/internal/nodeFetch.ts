@@ -45,7 +45,12 @@ export function createNodeFetch(options: NodeFetchOptions = {}): typeof fetch {
     const request = input instanceof Request ? input : undefined
     const url = new URL(request?.url ?? String(input))
     const headers: Record<string, string> = {}
-    const given = init.headers === undefined ? request?.headers : new Headers(init.headers)
+    const given =
+      init.headers === undefined
+        ? request?.headers
+        : init.headers instanceof Headers
+          ? init.headers
+          : new Headers(init.headers)
     given?.forEach((value, name) => {
       headers[name] = value
     })
