@@ -12,9 +12,7 @@
  *
  * Run: npx tsx bench/settle-load.ts
  */
-import { spawn } from 'node:child_process'
 import { readFileSync } from 'node:fs'
-import { createInterface } from 'node:readline'
 import { SuiGrpcClient } from '@mysten/sui/grpc'
 import { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
 import { createLedger } from '../src/ledger/index.js'
@@ -22,6 +20,7 @@ import { createPaywall } from '../src/paywall.js'
 import { createMemoryStore } from '../src/stores/memory.js'
 import { buildCoinTransfer } from '../src/testing/ledger/testHelpers.js'
 import { encodeXPayment, x402Headers } from '../src/x402.js'
+import { startScript } from './script.js'
 
 type Chain = { url: string; usdcType: string; cpuMs(): number; stop(): void }
 
@@ -42,20 +41,11 @@ const ownCpuMs = () => {
 }
 
 async function startChain(latencyMs: number): Promise<Chain> {
-  const child = spawn(
-    process.execPath,
-    [
-      ...(process.env.PROF_CHILD ? ['--cpu-prof', '--cpu-prof-dir=/tmp/prof/ledger'] : []),
-      '--import',
-      'tsx',
-      new URL('./ledger-server.ts', import.meta.url).pathname,
-    ],
-    { stdio: ['pipe', 'pipe', 'inherit'], env: { ...process.env, LATENCY_MS: String(latencyMs) } },
+  const { process: child, info } = await startScript<{ url: string; usdcType: string }>(
+    new URL('./ledger-server.ts', import.meta.url),
+    { LATENCY_MS: String(latencyMs) },
   )
-  const line = await new Promise<string>((resolve) =>
-    createInterface({ input: child.stdout! }).once('line', resolve),
-  )
-  const { url, usdcType } = JSON.parse(line) as { url: string; usdcType: string }
+  const { url, usdcType } = info
   return {
     url,
     usdcType,

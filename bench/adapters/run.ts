@@ -6,16 +6,15 @@
  * connections), so that drift of the machine's speed during the run falls on all of them alike.
  * Prints markdown tables.
  */
-import { type ChildProcess, spawn } from 'node:child_process'
+import type { ChildProcess } from 'node:child_process'
 import { IncomingMessage } from 'node:http'
 import { Socket } from 'node:net'
-import { createInterface } from 'node:readline'
-import { fileURLToPath } from 'node:url'
 import autocannon from 'autocannon'
 import { nodeRequestView } from '../../src/internal/nodeHttp.js'
 import { compileRoutes, matchRoute } from '../../src/routes.js'
 import { createSellerPaywall } from '../../src/seller.js'
 import { createMemoryStore } from '../../src/stores/memory.js'
+import { startScript } from '../script.js'
 
 const duration = Number(process.env.BENCH_SECONDS ?? 2)
 const rounds = Number(process.env.BENCH_ROUNDS ?? 3)
@@ -49,21 +48,17 @@ const serverNames = [
 type Server = { url: string; process: ChildProcess }
 
 async function startServer(name: string): Promise<Server | undefined> {
-  const process_ = spawn(
-    process.execPath,
-    ['--import', 'tsx', fileURLToPath(new URL('./servers.ts', import.meta.url))],
-    { stdio: ['ignore', 'pipe', 'inherit', 'ipc'], env: { ...process.env, BENCH_SERVER: name } },
+  const { process: child, info: urls } = await startScript<Record<string, string>>(
+    new URL('./servers.ts', import.meta.url),
+    { BENCH_SERVER: name },
+    true,
   )
-  const urls = await new Promise<Record<string, string>>((resolve, reject) => {
-    process_.once('exit', (code) => reject(new Error(`server ${name} exited with ${code}`)))
-    createInterface({ input: process_.stdout! }).once('line', (line) => resolve(JSON.parse(line)))
-  })
   const url = urls[name]
   if (url === undefined) {
-    process_.kill()
+    child.kill()
     return undefined
   }
-  return { url, process: process_ }
+  return { url, process: child }
 }
 
 function serverCpu(server: Server): Promise<number> {

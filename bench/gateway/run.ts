@@ -15,12 +15,12 @@
  * not measured. `BENCH_STORE` picks the gateway's store (sqlite or memory) and
  * `BENCH_SQLITE_SYNCHRONOUS` the SQLite store's commits (normal, full). Prints a markdown table.
  */
-import { type ChildProcess, spawn } from 'node:child_process'
-import { createInterface } from 'node:readline'
+import type { ChildProcess } from 'node:child_process'
 import { SuiGrpcClient } from '@mysten/sui/grpc'
 import { signTestPayment, x402PaymentHeader } from '../../src/testing/payments.js'
 import { createTestWallet } from '../../src/testing/wallet.js'
 import { parsePaymentRequired, x402Headers } from '../../src/x402.js'
+import { startScript } from '../script.js'
 
 const paidCalls = Number(process.env.BENCH_PAID ?? 300)
 const directCalls = Number(process.env.BENCH_DIRECT ?? 3000)
@@ -32,22 +32,6 @@ const chatPath = '/openai/v1/chat/completions'
 const chatBody = JSON.stringify({ messages: [{ role: 'user', content: 'hi' }] })
 const stubAuth = { authorization: 'Bearer stub-key' }
 const streamBody = JSON.stringify({ messages: [{ role: 'user', content: 'hi' }], stream: true })
-
-/** Starts a child process running `script` and reads the JSON line it prints first. */
-async function child<T>(script: string, env: Record<string, string>, ipc = false) {
-  const process_ = spawn(
-    process.execPath,
-    ['--import', 'tsx', new URL(script, import.meta.url).pathname],
-    {
-      stdio: ['pipe', 'pipe', 'inherit', ...(ipc ? (['ipc'] as const) : [])],
-      env: { ...process.env, ...env },
-    },
-  )
-  const line = await new Promise<string>((resolve) =>
-    createInterface({ input: process_.stdout as NodeJS.ReadableStream }).once('line', resolve),
-  )
-  return { process: process_, info: JSON.parse(line) as T }
-}
 
 type Gateway = {
   url: string
@@ -67,12 +51,17 @@ type Setup = {
 }
 
 async function setup(latencyMs: number): Promise<Setup> {
-  const chain = await child<{ url: string }>('../ledger-server.ts', {
-    LATENCY_MS: String(latencyMs),
-  })
-  const stubs = await child<{ baseUrls: Record<string, string> }>('./stubs.ts', {})
-  const started = await child<{ url: string; payTo: string }>(
-    './server.ts',
+  const chain = await startScript<{ url: string }>(
+    new URL('../ledger-server.ts', import.meta.url),
+    {
+      LATENCY_MS: String(latencyMs),
+    },
+  )
+  const stubs = await startScript<{ baseUrls: Record<string, string> }>(
+    new URL('./stubs.ts', import.meta.url),
+  )
+  const started = await startScript<{ url: string; payTo: string }>(
+    new URL('./server.ts', import.meta.url),
     { LEDGER_URL: chain.info.url, UPSTREAM_URLS: JSON.stringify(stubs.info.baseUrls) },
     true,
   )
