@@ -13,8 +13,11 @@
  * ```
  *
  * What a paid handler sees: `c.get('tollgate')` (`{ payment, body }`), or `tollgateOf(c)` (which
- * also works in front of the app); the request body is untouched (the engine reads a clone), so
- * `await c.req.json()` works as usual. Unpriced requests are not touched at all.
+ * also works in front of the app); the request body stays readable — `await c.req.json()` and
+ * `c.req.raw` work as usual (on Node the paywall reads the bytes once and hands them to
+ * `@hono/node-server` as `incoming.rawBody`; elsewhere it reads a clone). Unpriced requests are not
+ * touched at all. On Node a paid response is finished through the Node response (success headers
+ * when its status line is written, the outcome when it ends), so it passes through unwrapped.
  *
  * Middleware or front? Both give the same answers. As middleware, every request of the app goes
  * through Hono's middleware dispatch, which costs a cheap route a measurable share of its time
@@ -28,11 +31,21 @@
  *
  * @module
  */
-import type { IncomingMessage } from 'node:http'
-import type { Context, MiddlewareHandler, Next } from 'hono'
-import { encodePlain, nodeRequestView } from '../src/internal/nodeHttp.js'
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import type { Context, HonoRequest, MiddlewareHandler, Next } from 'hono'
+import {
+  attachPaidResponse,
+  encodePlain,
+  nodeRequestView,
+  readNodeBody,
+} from '../src/internal/nodeHttp.js'
 import type { PriceInput } from '../src/money.js'
-import { finishResponse, type PaidRoute, type PlainResponse } from '../src/paywall.js'
+import {
+  finishResponse,
+  type PaidDecision,
+  type PaidRoute,
+  type PlainResponse,
+} from '../src/paywall.js'
 import type { EngineRequest } from '../src/requestView.js'
 import {
   createSellerPaywall,
@@ -110,12 +123,50 @@ export function paywall(options: HonoPaywallOptions): HonoPaywall {
   const handled = new WeakSet<Request>()
 
   /**
-   * What the engine reads. On Node (@hono/node-server), a route that needs no body is decided from
-   * the Node request itself: reading `raw.headers` there would build a whole Web Request first.
+   * What the engine reads. A route without a body schema is decided from headers alone: on Node
+   * (@hono/node-server) from the Node request itself, since reading `raw.headers` there would build
+   * a Headers object first.
    */
-  function engineRequest(route: PaidRoute, raw: Request, env: unknown): EngineRequest {
-    const incoming = route.body === undefined ? nodeIncoming(env) : undefined
+  function headerView(raw: Request, env: unknown): EngineRequest {
+    const incoming = nodeIncoming(env)
     return incoming === undefined ? raw : nodeRequestView(incoming, incoming.url ?? '/', undefined)
+  }
+
+  /**
+   * A route with a body schema needs the body before payment. On Node its bytes are read from the
+   * Node request once and handed to @hono/node-server as `incoming.rawBody`, where `c.req.json()`,
+   * `c.req.text()` and `c.req.raw` find them later; no Web `Request` or stream is built for it. A
+   * body that a middleware before the paywall already read through `c.req` comes from Hono's body
+   * cache. Anything else (other runtimes, a body being read elsewhere) goes through the Web
+   * `Request`, of which the engine reads a clone.
+   */
+  async function bodyView(
+    route: PaidRoute,
+    raw: Request,
+    env: unknown,
+    honoRequest?: HonoRequest,
+  ): Promise<EngineRequest> {
+    const incoming = nodeIncoming(env)
+    if (incoming !== undefined) {
+      const url = incoming.url ?? '/'
+      const given = (incoming as { rawBody?: unknown }).rawBody
+      if (given instanceof Buffer) return nodeRequestView(incoming, url, given)
+      if (!incoming.readableDidRead && incoming.readableFlowing === null) {
+        const limit = seller.maxBodyBytes(route)
+        const bytes = await readNodeBody(incoming, limit, undefined)
+        if (bytes !== undefined && bytes.byteLength <= limit) {
+          ;(incoming as { rawBody?: Buffer }).rawBody = bytes as Buffer
+        }
+        return nodeRequestView(incoming, url, bytes)
+      }
+    }
+    if (honoRequest === undefined || !raw.bodyUsed) return raw
+    const bytes = new Uint8Array(await honoRequest.arrayBuffer())
+    return {
+      url: raw.url,
+      headers: raw.headers,
+      bodyBytes: bytes.byteLength === 0 ? undefined : bytes,
+    }
   }
 
   /** An engine answer as a Response (on Node, with bytes and headers encoded once per answer). */
@@ -125,14 +176,26 @@ export function paywall(options: HonoPaywallOptions): HonoPaywall {
     return new Response(body as Uint8Array<ArrayBuffer>, { status: plain.status, headers })
   }
 
+  /**
+   * Finishes a paid response: on Node through the `ServerResponse` (success headers when the status
+   * line is written, the outcome when it finishes or is torn down — the response passes through
+   * untouched), elsewhere by wrapping it ({@link finishResponse}).
+   */
+  function finish(response: Response, decision: PaidDecision, env: unknown): Response {
+    const outgoing = nodeOutgoing(env)
+    if (outgoing === undefined) return finishResponse(response, decision)
+    attachPaidResponse(outgoing, decision)
+    return response
+  }
+
   async function run(
     route: PaidRoute,
     c: Context<TollgateEnv>,
     next: Next,
+    request: EngineRequest | Promise<EngineRequest>,
   ): Promise<Response | undefined> {
-    const raw = c.req.raw
-    handled.add(raw)
-    const decision = await seller.engine.handle(engineRequest(route, raw, c.env), route)
+    handled.add(c.req.raw)
+    const decision = await seller.engine.handle(await request, route)
     if (decision.status === 'respond') return decision.response
     c.set('tollgate', { payment: decision.payment, body: decision.body })
     await next()
@@ -140,15 +203,18 @@ export function paywall(options: HonoPaywallOptions): HonoPaywall {
       void decision.complete({ error: c.error }).catch(() => {})
       return undefined
     }
-    c.res = finishResponse(c.res, decision)
+    c.res = finish(c.res, decision, c.env)
     return undefined
   }
 
   /** An unpaid request is answered at once; anything else goes through the engine's `handle`. */
   async function dispatch(route: PaidRoute, c: Context<TollgateEnv>, next: Next) {
-    const request = engineRequest(route, c.req.raw, c.env)
+    if (route.body !== undefined) return run(route, c, next, bodyView(route, c.req.raw, c.env, c.req))
+    const request = headerView(c.req.raw, c.env)
     const plain = seller.engine.unpaid(request, route)
-    return plain === undefined ? run(route, c, next) : respond(plain, request !== c.req.raw)
+    return plain === undefined
+      ? run(route, c, next, request)
+      : respond(plain, request !== c.req.raw)
   }
 
   async function paidInFront<Env, ExecutionContext>(
@@ -157,9 +223,10 @@ export function paywall(options: HonoPaywallOptions): HonoPaywall {
     env: Env | undefined,
     executionCtx: ExecutionContext | undefined,
     app: FetchHandler<Env, ExecutionContext>,
+    view: EngineRequest | Promise<EngineRequest>,
   ): Promise<Response> {
     handled.add(request)
-    const decision = await seller.engine.handle(engineRequest(route, request, env), route)
+    const decision = await seller.engine.handle(await view, route)
     if (decision.status === 'respond') return decision.response
     frontPaid.set(request, { payment: decision.payment, body: decision.body })
     let response: Response
@@ -169,7 +236,7 @@ export function paywall(options: HonoPaywallOptions): HonoPaywall {
       void decision.complete({ error }).catch(() => {})
       throw error
     }
-    return finishResponse(response, decision)
+    return finish(response, decision, env)
   }
 
   function front<Env, ExecutionContext>(
@@ -180,10 +247,14 @@ export function paywall(options: HonoPaywallOptions): HonoPaywall {
     return (request, env, executionCtx) => {
       const route = seller.match(request.method, request.url)
       if (route === undefined) return app(request, env, executionCtx)
-      const view = engineRequest(route, request, env)
+      if (route.body !== undefined) {
+        const view = bodyView(route, request, env)
+        return paidInFront(route, request, env, executionCtx, app, view)
+      }
+      const view = headerView(request, env)
       const plain = seller.engine.unpaid(view, route)
       if (plain !== undefined) return respond(plain, view !== request)
-      return paidInFront(route, request, env, executionCtx, app)
+      return paidInFront(route, request, env, executionCtx, app, view)
     }
   }
 
@@ -203,6 +274,17 @@ export function paywall(options: HonoPaywallOptions): HonoPaywall {
     seller,
     close: () => seller.close(),
   })
+}
+
+/** The Node response behind a Hono context on `@hono/node-server` (its `env.outgoing`), if any. */
+function nodeOutgoing(env: unknown): ServerResponse | undefined {
+  const outgoing = (env as { outgoing?: unknown } | undefined)?.outgoing
+  return outgoing !== null &&
+    typeof outgoing === 'object' &&
+    typeof (outgoing as ServerResponse).writeHead === 'function' &&
+    typeof (outgoing as ServerResponse).once === 'function'
+    ? (outgoing as ServerResponse)
+    : undefined
 }
 
 /** The Node request behind a Hono context on `@hono/node-server` (its `env.incoming`), if any. */

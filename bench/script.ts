@@ -6,15 +6,25 @@ import { type ChildProcess, spawn } from 'node:child_process'
 import { createInterface } from 'node:readline'
 
 /**
- * Runs `script` (a file URL) with `env` added; `ipc` opens an IPC channel. Rejects if the process
- * exits before printing its line.
+ * Runs `script` (a file URL) with `env` added; `ipc` opens an IPC channel; `wrapper` runs it under
+ * another command (`['valgrind', '--tool=callgrind', …]`). Rejects if the process
+ * exits before printing its line. `BENCH_PROFILE=<part of a script's path>` runs the matching
+ * scripts under `--cpu-prof` (profiles in `.data/profiles/`, written when the process exits).
  */
 export async function startScript<T>(
   script: URL,
   env: Record<string, string> = {},
   ipc = false,
+  wrapper: string[] = [],
 ): Promise<{ process: ChildProcess; info: T }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', script.pathname], {
+  const profile = process.env.BENCH_PROFILE
+  const profiling =
+    profile !== undefined && profile !== '' && script.pathname.includes(profile)
+      ? ['--cpu-prof', '--cpu-prof-dir=.data/profiles']
+      : []
+  const node = [process.execPath, ...profiling, '--import', 'tsx', script.pathname]
+  const [command, ...args] = [...wrapper, ...node]
+  const child = spawn(command as string, args, {
     stdio: ['pipe', 'pipe', 'inherit', ...(ipc ? (['ipc'] as const) : [])],
     env: { ...process.env, ...env },
   })

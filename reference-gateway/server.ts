@@ -225,9 +225,13 @@ async function start(
   const catalog = withBodyLimit(withUpstreams(base, { baseUrls }), config.maxBodyBytes)
 
   // Listen first, so the public URL is known when the app is built.
-  let handler: (request: Request) => Response | Promise<Response> = () =>
+  // The Node bindings (`env.incoming`, `env.outgoing`) are passed on: the paywall reads paid
+  // requests' bodies and finishes paid responses through them.
+  let handler: (request: Request, env: unknown) => Response | Promise<Response> = () =>
     new Response('starting', { status: 503 })
-  const server = createAdaptorServer({ fetch: (request: Request) => handler(request) }) as Server
+  const server = createAdaptorServer({
+    fetch: (request: Request, env: unknown) => handler(request, env),
+  }) as Server
   let httpInFlight = 0
   server.on('request', (_req, res) => {
     httpInFlight++
@@ -303,7 +307,7 @@ async function start(
     fetch: options.fetch ?? createNodeFetch({ maxBufferedBytes: 64 * 1024 * 1024 }),
   })
   cleanups.push(() => gateway.paywall.close())
-  handler = (request) => gateway.app.fetch(request)
+  handler = (request, env) => gateway.app.fetch(request, env as never)
 
   let stopping: Promise<void> | undefined
   async function stop(): Promise<void> {

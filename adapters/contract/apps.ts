@@ -176,7 +176,15 @@ export async function startApp(
   const paid = honoPaywall(all)
   const app = new Hono<TollgateEnv>()
   const inFront = framework === 'hono-front'
-  if (!inFront) app.use(paid)
+  if (!inFront) {
+    // A middleware before the paywall that reads the body (as a logger might): the paywall takes
+    // the bytes from Hono's body cache.
+    app.use('/v1/echo', async (c, next) => {
+      await c.req.text()
+      await next()
+    })
+    app.use(paid)
+  }
   app.post('/v1/things/:id', async (c) => {
     count('/v1/things')
     const payer = tollgateOf(c)?.payment.payer
@@ -184,7 +192,9 @@ export async function startApp(
   })
   app.post('/v1/echo', async (c) => {
     count('/v1/echo')
-    return c.json({ text: ((await c.req.json()) as { text: string }).text })
+    // In front of the app, the handler reads the Web Request itself: still whole after the paywall.
+    const body = (inFront ? await c.req.raw.json() : await c.req.json()) as { text: string }
+    return c.json({ text: body.text })
   })
   app.post('/v1/boom', () => {
     count('/v1/boom')

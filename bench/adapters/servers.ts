@@ -8,19 +8,13 @@
  */
 import { createServer, type RequestListener } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { serve } from '@hono/node-server'
-import Router from '@koa/router'
-import { HTTPFacilitatorClient, x402ResourceServer } from '@x402/core/server'
-import { paymentMiddleware as x402v2 } from '@x402/express'
-import express from 'express'
-import { Hono } from 'hono'
-import Koa from 'koa'
-import { paymentMiddleware as x402v1 } from 'x402-express'
-import { paywall as expressPaywall } from '../../adapters/express.js'
-import { paywall as honoPaywall } from '../../adapters/hono.js'
-import { paywall as koaPaywall } from '../../adapters/koa.js'
+import type express from 'express'
+import type Koa from 'koa'
+import type { paywall as honoPaywall } from '../../adapters/hono.js'
 import { createMemoryStore } from '../../src/stores/memory.js'
 
+// Each server's modules are imported when it starts, so that a process loads only its own framework
+// (quick to start, also under `valgrind`, which the instruction-count measurement uses).
 const payTo = '0x5a1e4c0b4f0d7c8e9f2a3b4c5d6e7f8091a2b3c4d5e6f708192a3b4c5d6e7f80'
 const evmPayTo = '0x209693Bc6afc0C5328bA36FaF03C514EF312287C'
 const secret = 'a-challenge-secret-of-at-least-32-bytes!'
@@ -52,7 +46,8 @@ function listen(handler: RequestListener): Promise<string> {
 
 const noop = (_req: unknown, _res: unknown, next: () => void) => next()
 
-function expressApp(paid?: express.RequestHandler) {
+async function expressApp(paid?: express.RequestHandler) {
+  const { default: express } = await import('express')
   const app = express()
   if (paid !== undefined) app.use(paid)
   app.get('/free', (_req, res) => {
@@ -64,7 +59,11 @@ function expressApp(paid?: express.RequestHandler) {
   return app
 }
 
-function koaApp(paid?: Koa.Middleware) {
+async function koaApp(paid?: Koa.Middleware) {
+  const [{ default: Koa }, { default: Router }] = await Promise.all([
+    import('koa'),
+    import('@koa/router'),
+  ])
   const app = new Koa()
   const router = new Router()
   if (paid !== undefined) app.use(paid)
@@ -83,6 +82,7 @@ async function honoApp(
   paid?: ReturnType<typeof honoPaywall>,
   mount: 'middleware' | 'front' | 'noop' = 'middleware',
 ): Promise<string> {
+  const [{ Hono }, { serve }] = await Promise.all([import('hono'), import('@hono/node-server')])
   const app = new Hono()
   if (mount === 'noop') app.use((_c, next) => next())
   if (paid !== undefined && mount === 'middleware') app.use(paid)
@@ -112,6 +112,10 @@ async function facilitatorStub(): Promise<string> {
 }
 
 async function x402v1Server(): Promise<string> {
+  const [{ default: express }, { paymentMiddleware: x402v1 }] = await Promise.all([
+    import('express'),
+    import('x402-express'),
+  ])
   const v1 = express()
   v1.use(x402v1(evmPayTo, { 'POST /paid': { price: '$0.02', network: 'base-sepolia' } }))
   v1.post('/paid', (_req, res) => {
@@ -121,6 +125,11 @@ async function x402v1Server(): Promise<string> {
 }
 
 async function x402v2Server(): Promise<string> {
+  const [
+    { default: express },
+    { HTTPFacilitatorClient, x402ResourceServer },
+    { paymentMiddleware: x402v2 },
+  ] = await Promise.all([import('express'), import('@x402/core/server'), import('@x402/express')])
   // @x402/express v2 needs a facilitator (GET /supported at start-up) and a scheme server: both
   // are minimal local stubs; the 402 path calls neither per request.
   const scheme = {
@@ -156,7 +165,10 @@ async function x402v2Server(): Promise<string> {
 }
 
 async function mppxServer(): Promise<string> {
-  const { Mppx, tempo } = await import('mppx/express')
+  const [{ default: express }, { Mppx, tempo }] = await Promise.all([
+    import('express'),
+    import('mppx/express'),
+  ])
   const mppx = Mppx.create({
     methods: [
       tempo({
@@ -175,15 +187,27 @@ async function mppxServer(): Promise<string> {
 
 /** Every server of the benchmark, by name. */
 const servers: Record<string, () => Promise<string>> = {
-  'express bare': () => listen(expressApp()),
-  'express tollgate': () => listen(expressApp(expressPaywall(options()))),
-  'express no-op middleware': () => listen(expressApp(noop)),
-  'koa bare': () => listen(koaApp()),
-  'koa tollgate': () => listen(koaApp(koaPaywall(options()))),
-  'koa no-op middleware': () => listen(koaApp((_ctx, next) => next())),
+  'express bare': async () => listen(await expressApp()),
+  'express tollgate': async () => {
+    const { paywall } = await import('../../adapters/express.js')
+    return listen(await expressApp(paywall(options())))
+  },
+  'express no-op middleware': async () => listen(await expressApp(noop)),
+  'koa bare': async () => listen(await koaApp()),
+  'koa tollgate': async () => {
+    const { paywall } = await import('../../adapters/koa.js')
+    return listen(await koaApp(paywall(options())))
+  },
+  'koa no-op middleware': async () => listen(await koaApp((_ctx, next) => next())),
   'hono bare': () => honoApp(),
-  'hono tollgate': () => honoApp(honoPaywall(options())),
-  'hono (front) tollgate': () => honoApp(honoPaywall(options()), 'front'),
+  'hono tollgate': async () => {
+    const { paywall } = await import('../../adapters/hono.js')
+    return honoApp(paywall(options()))
+  },
+  'hono (front) tollgate': async () => {
+    const { paywall } = await import('../../adapters/hono.js')
+    return honoApp(paywall(options()), 'front')
+  },
   'hono no-op middleware': () => honoApp(undefined, 'noop'),
   'x402-express (v1)': x402v1Server,
   '@x402/express (v2)': x402v2Server,

@@ -12,7 +12,8 @@
  * 4. Peak RSS of the gateway process.
  *
  * Payments are signed before each timed run (one fresh wallet per payment), so buyer-side signing is
- * not measured. `BENCH_STORE` picks the gateway's store (sqlite or memory) and
+ * not measured. `BENCH_PARTS` picks the parts (`rate` = 1 and 2, `burst` = 3; default both),
+ * `BENCH_STORE` picks the gateway's store (sqlite or memory) and
  * `BENCH_SQLITE_SYNCHRONOUS` the SQLite store's commits (normal, full). Prints a markdown table.
  */
 import type { ChildProcess } from 'node:child_process'
@@ -27,6 +28,8 @@ const directCalls = Number(process.env.BENCH_DIRECT ?? 3000)
 const concurrency = Number(process.env.BENCH_CONCURRENCY ?? 32)
 const sseRounds = Number(process.env.BENCH_SSE ?? 40)
 const burst = Number(process.env.BENCH_BURST ?? 1000)
+/** Which parts run: `rate` (1 and 2) and `burst` (3); both by default. */
+const parts = (process.env.BENCH_PARTS ?? 'rate,burst').split(',')
 
 const chatPath = '/openai/v1/chat/completions'
 const chatBody = JSON.stringify({ messages: [{ role: 'user', content: 'hi' }] })
@@ -37,7 +40,8 @@ type Gateway = {
   url: string
   payTo: string
   process: ChildProcess
-  settledAt: number[]
+  /** When the last payment settled in the gateway (epoch ms). */
+  lastSettled(): Promise<number>
   usage(): Promise<{ cpuMs: number; maxRssMiB: number }>
 }
 
@@ -65,25 +69,22 @@ async function setup(latencyMs: number): Promise<Setup> {
     { LEDGER_URL: chain.info.url, UPSTREAM_URLS: JSON.stringify(stubs.info.baseUrls) },
     true,
   )
-  const settledAt: number[] = []
-  started.process.on('message', (message) => {
-    const settled = (message as { settled?: number }).settled
-    if (settled !== undefined) settledAt.push(settled)
-  })
+  /** Sends `request` over IPC and resolves with the first answer that has `key`. */
+  const ask = <T>(request: string, key: string) =>
+    new Promise<T>((resolve) => {
+      const onMessage = (message: unknown) => {
+        if ((message as Record<string, unknown>)[key] === undefined) return
+        started.process.off('message', onMessage)
+        resolve(message as T)
+      }
+      started.process.on('message', onMessage)
+      started.process.send(request)
+    })
   const gateway: Gateway = {
     ...started.info,
     process: started.process,
-    settledAt,
-    usage: () =>
-      new Promise((resolve) => {
-        const onMessage = (message: unknown) => {
-          if ((message as { cpuMs?: number }).cpuMs === undefined) return
-          started.process.off('message', onMessage)
-          resolve(message as { cpuMs: number; maxRssMiB: number })
-        }
-        started.process.on('message', onMessage)
-        started.process.send('cpu')
-      }),
+    lastSettled: async () => (await ask<{ settled: number }>('settled', 'settled')).settled,
+    usage: () => ask('cpu', 'cpuMs'),
   }
   return {
     chainUrl: chain.info.url,
@@ -161,7 +162,7 @@ async function firstByte(response: Response): Promise<number> {
 const rows: [string, string][] = []
 
 // 1 + 2: throughput and SSE at ledger latency 0.
-{
+if (parts.includes('rate')) {
   const s = await setup(0)
   const direct = `${s.stubs.openai}/chat/completions`
   await pool(200, concurrency, async () =>
@@ -226,7 +227,7 @@ const rows: [string, string][] = []
     })
     if (response.status !== 200) throw new Error(`stream answered ${response.status}`)
     const at = await firstByte(response)
-    const settled = s.gateway.settledAt.at(-1) as number
+    const settled = await s.gateway.lastSettled()
     total.push(at - started)
     added.push(performance.timeOrigin + at - settled)
   }
@@ -244,7 +245,7 @@ const rows: [string, string][] = []
 }
 
 // 3: a burst of concurrent paid calls at 400 ms settlement latency.
-{
+if (parts.includes('burst')) {
   const s = await setup(400)
   const payments = await presign(s, burst)
   const gatewayUrl = `${s.gateway.url}${chatPath}`

@@ -4,7 +4,8 @@
  * base URL of the stub upstreams' process), `BENCH_STORE` (default sqlite),
  * `BENCH_SQLITE_SYNCHRONOUS` (normal or full; default normal). Prints `{ url, payTo }`
  * as one JSON line; answers IPC `cpu` with its CPU time and peak RSS,
- * and sends `{ settled: epochMs }` for every settled payment (for the SSE measurement).
+ * and IPC `settled` with `{ settled: epochMs }`, when the last payment settled (for the SSE
+ * measurement).
  */
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -15,6 +16,8 @@ import type { SellerEvent } from '../../src/seller.js'
 import { createTestWallet } from '../../src/testing/wallet.js'
 
 const ledgerUrl = process.env.LEDGER_URL as string
+/** When the last payment settled (epoch ms), for the SSE measurement. */
+let lastSettled = Number.NaN
 const folder = mkdtempSync(join(tmpdir(), 'tollgate-bench-gateway-'))
 const gateway = await startGateway({
   config: loadConfig({
@@ -35,12 +38,12 @@ const gateway = await startGateway({
     },
   }),
   onEvent: (event: SellerEvent) => {
-    if (event.type === 'settled')
-      process.send?.({ settled: performance.timeOrigin + performance.now() })
+    if (event.type === 'settled') lastSettled = performance.timeOrigin + performance.now()
   },
 })
 process.stdout.write(`${JSON.stringify({ url: gateway.url, payTo: gateway.payTo })}\n`)
 process.on('message', (message) => {
+  if (message === 'settled') process.send?.({ settled: lastSettled })
   if (message === 'cpu') {
     const { user, system } = process.cpuUsage()
     process.send?.({

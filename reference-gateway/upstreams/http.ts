@@ -5,6 +5,7 @@
  * @module
  */
 import { isIP } from 'node:net'
+import { takeBufferedBody } from '../../src/internal/nodeFetch.js'
 import type { UpstreamFailed, UpstreamResult } from './upstream.js'
 
 /** Largest JSON answer read from an upstream: 32 MiB. */
@@ -37,6 +38,15 @@ export async function readLimited(
   if (Number.isFinite(declared) && declared > max) {
     await response.body?.cancel().catch(() => {})
     return undefined
+  }
+  const whole = takeBufferedBody(response)
+  if (whole !== undefined) {
+    if (whole.byteLength > max) return undefined
+    return new Uint8Array(
+      whole.buffer,
+      whole.byteOffset,
+      whole.byteLength,
+    ) as Uint8Array<ArrayBuffer>
   }
   if (!response.body) return new Uint8Array(0)
   const reader = response.body.getReader()

@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createNodeFetch, nodeFetch } from './nodeFetch.js'
+import { createNodeFetch, nodeFetch, takeBufferedBody } from './nodeFetch.js'
 
 let server: Server
 let base: string
@@ -111,6 +111,18 @@ describe('nodeFetch', () => {
     await expect(createNodeFetch({ maxBufferedBytes: 2 })(`${base}/call`)).rejects.toThrow(
       /too large/,
     )
+  })
+
+  it('hands over the bytes of an answer read whole once, and none of a streamed answer', async () => {
+    const whole = await nodeFetch(`${base}/call`, { method: 'POST' })
+    expect([...(takeBufferedBody(whole) ?? [])]).toEqual([0, 1, 2, 255])
+    expect(takeBufferedBody(whole)).toBeUndefined()
+    // The Response itself still reads as usual.
+    expect([...new Uint8Array(await whole.arrayBuffer())]).toEqual([0, 1, 2, 255])
+    const streamed = await nodeFetch(`${base}/events`)
+    expect(takeBufferedBody(streamed)).toBeUndefined()
+    expect(await streamed.text()).toBe('data: 1\n\ndata: 2\n\n')
+    expect(takeBufferedBody(new Response('other'))).toBeUndefined()
   })
 
   it('rejects when nothing listens', async () => {

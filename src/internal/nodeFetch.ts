@@ -27,6 +27,21 @@ const nullBodyStatuses = new Set([101, 103, 204, 205, 304])
 /** Answer types read whole before the `Response` is returned. */
 const bufferedTypes = /json|grpc|^text\/(?!event-stream)/i
 
+/** The bytes of the answers read whole, by the `Response` that carries them. */
+const buffered = new WeakMap<Response, Uint8Array>()
+
+/**
+ * The whole body of an answer of this module's `fetch` that was read before it was returned, handed
+ * over once (the `Response` is consumed by this call in the reader's eyes: its own body stream is
+ * left unread); `undefined` for any other `Response`, whose body is then read as usual. Spares a
+ * consumer that wants the bytes the Web stream set up around them.
+ */
+export function takeBufferedBody(response: Response): Uint8Array | undefined {
+  const bytes = buffered.get(response)
+  if (bytes !== undefined) buffered.delete(response)
+  return bytes
+}
+
 /** Options of {@link createNodeFetch}. */
 export type NodeFetchOptions = {
   /** Largest answer read whole; a larger one rejects. Default 16 MiB. */
@@ -112,7 +127,9 @@ function send(
         incoming.once('error', reject)
         incoming.once('end', () => {
           const bytes = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size)
-          resolve(new Response(bytes as Uint8Array<ArrayBuffer>, init))
+          const response = new Response(bytes as Uint8Array<ArrayBuffer>, init)
+          buffered.set(response, bytes)
+          resolve(response)
         })
       },
     )
