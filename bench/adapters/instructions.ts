@@ -6,27 +6,32 @@
  * inside the noise of a throughput run.
  *
  * Each server of `servers.ts` (bundled once, so that valgrind does not also run the TypeScript
- * loader) runs under callgrind; after a warm-up of `BENCH_WARM` requests per path (default 2 000,
- * enough for the JIT to settle), the counters are zeroed, `BENCH_REQUESTS` requests (default 2 000)
- * are sent over keep-alive connections, and the counters are dumped. User-space instructions only:
- * the kernel's share of a request (reading and writing the socket) is the same for a bare route and
- * an adapter, so leaving it out makes every ratio a little stricter, never kinder.
+ * loader) runs under callgrind. Every path of a server is warmed up first (`BENCH_WARM` requests
+ * per path in all, default 8 000, interleaved: fewer leave the JIT still compiling during the
+ * measurement); then each path is measured `BENCH_REPEATS` times (default 3): counters zeroed,
+ * `BENCH_REQUESTS` requests (default 2 000) over keep-alive connections, counters dumped. A cell
+ * shows the fewest instructions per request of the repeats (a repeat that caught a major garbage
+ * collection counts more) and how far the repeats spread. `BENCH_ONLY=express,koa,hono` narrows
+ * the run. User-space instructions only: the kernel's share of a request (reading and writing the
+ * socket) is about the same for a bare route and an adapter, so leaving it out makes the ratios a
+ * little stricter, never kinder.
  *
  * Needs `valgrind` on the PATH. Takes several minutes (each server starts in about 40 s under
- * valgrind); `BENCH_PARALLEL` servers at a time (default 2).
+ * valgrind; about 15 minutes in all); `BENCH_PARALLEL` servers at a time (default 2).
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process'
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { Agent, request } from 'node:http'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { promisify } from 'node:util'
 import { build } from 'tsup'
 
-const warm = Number(process.env.BENCH_WARM ?? 2000)
+const warm = Number(process.env.BENCH_WARM ?? 8000)
 const measured = Number(process.env.BENCH_REQUESTS ?? 2000)
 const parallel = Number(process.env.BENCH_PARALLEL ?? 2)
+const repeats = Number(process.env.BENCH_REPEATS ?? 3)
+const only = process.env.BENCH_ONLY?.split(',')
 const connections = 8
 
 type Path = { method: 'GET' | 'POST'; path: string; expect: number }
@@ -48,7 +53,10 @@ const plan: Record<string, Path[]> = {
   'hono no-op middleware': [freeGet],
 }
 
-const folder = mkdtempSync(join(tmpdir(), 'tollgate-bench-instructions-'))
+// Inside the project, so that the bundle resolves the packages from its node_modules.
+const dataFolder = new URL('../../.data/', import.meta.url).pathname
+mkdirSync(dataFolder, { recursive: true })
+const folder = mkdtempSync(join(dataFolder, 'bench-instructions-'))
 await build({
   entry: { servers: new URL('./servers.ts', import.meta.url).pathname },
   outDir: folder,
@@ -67,12 +75,13 @@ async function start(name: string): Promise<{ url: string; child: ChildProcess }
     'valgrind',
     [
       '--tool=callgrind',
+      '--quiet',
       `--callgrind-out-file=${join(folder, `cg.${name.replace(/\W+/g, '_')}.%p`)}`,
       '--dump-instr=no',
       process.execPath,
       bundle,
     ],
-    { env: { ...process.env, BENCH_SERVER: name }, stdio: ['ignore', 'pipe', 'ignore'] },
+    { env: { ...process.env, BENCH_SERVER: name }, stdio: ['ignore', 'pipe', 'inherit'] },
   )
   const line = await new Promise<string>((resolve, reject) => {
     child.once('exit', (code) => reject(new Error(`${name} exited with ${code}`)))
@@ -111,25 +120,31 @@ async function load(url: string, target: Path, count: number): Promise<void> {
 
 const control = promisify(execFile)
 
-/** Instructions per request of one server on each of its paths. */
-async function measure(name: string): Promise<number[]> {
+/** Instructions per request of one server on each of its paths (each measured `repeats` times). */
+async function measure(name: string): Promise<number[][]> {
   const { url, child } = await start(name)
   const pid = String(child.pid)
+  const prefix = `cg.${name.replace(/\W+/g, '_')}.${pid}.`
+  const paths = plan[name] ?? []
   try {
-    const counts: number[] = []
-    for (const target of plan[name] ?? []) {
-      await load(url, target, warm)
-      await control('callgrind_control', ['-z', pid])
-      await load(url, target, measured)
-      await control('callgrind_control', ['-d', pid])
-      const prefix = `cg.${name.replace(/\W+/g, '_')}.${pid}.`
-      const dumps = readdirSync(folder)
-        .filter((file) => file.startsWith(prefix))
-        .sort((a, b) => Number(a.slice(prefix.length)) - Number(b.slice(prefix.length)))
-      const text = readFileSync(join(folder, dumps.at(-1) as string), 'utf8')
-      const summary = /^summary: (\d+)/m.exec(text)?.[1] ?? /^totals: (\d+)/m.exec(text)?.[1]
-      if (summary === undefined) throw new Error(`no instruction count for ${name}`)
-      counts.push(Number(summary) / measured)
+    // Warm every path before measuring any: the JIT's work on code the paths share is done by then.
+    for (let round = 0; round < 4; round++) {
+      for (const target of paths) await load(url, target, warm / 4)
+    }
+    const counts: number[][] = paths.map(() => [])
+    for (let repeat = 0; repeat < repeats; repeat++) {
+      for (const [i, target] of paths.entries()) {
+        await control('callgrind_control', ['-z', pid])
+        await load(url, target, measured)
+        await control('callgrind_control', ['-d', pid])
+        const dumps = readdirSync(folder)
+          .filter((file) => file.startsWith(prefix))
+          .sort((a, b) => Number(a.slice(prefix.length)) - Number(b.slice(prefix.length)))
+        const text = readFileSync(join(folder, dumps.at(-1) as string), 'utf8')
+        const summary = /^summary: (\d+)/m.exec(text)?.[1] ?? /^totals: (\d+)/m.exec(text)?.[1]
+        if (summary === undefined) throw new Error(`no instruction count for ${name}`)
+        counts[i]?.push(Number(summary) / measured)
+      }
     }
     return counts
   } finally {
@@ -137,9 +152,11 @@ async function measure(name: string): Promise<number[]> {
   }
 }
 
-const results: Record<string, number[]> = {}
+const results: Record<string, number[][]> = {}
 try {
-  const queue = Object.keys(plan)
+  const queue = Object.keys(plan).filter(
+    (name) => only === undefined || only.some((prefix) => name.startsWith(prefix)),
+  )
   await Promise.all(
     Array.from({ length: parallel }, async () => {
       for (let name = queue.shift(); name !== undefined; name = queue.shift()) {
@@ -148,26 +165,37 @@ try {
     }),
   )
 } finally {
-  rmSync(folder, { recursive: true, force: true })
+  // BENCH_KEEP=1 keeps the bundle and callgrind's dumps (for `callgrind_annotate`).
+  if (process.env.BENCH_KEEP === '1') process.stderr.write(`callgrind dumps kept in ${folder}\n`)
+  else rmSync(folder, { recursive: true, force: true })
 }
 
-const k = (n: number) => `${(n / 1000).toFixed(1)} k`
+/** The fewest instructions per request over the repeats (the least disturbed by GC and the JIT). */
+const least = (counts: number[] | undefined) => Math.min(...(counts ?? [Number.NaN]))
+/** A cell: the fewest, and how far the repeats spread. */
+const cell = (counts: number[] | undefined) => {
+  const values = counts ?? []
+  const spread = ((Math.max(...values) - Math.min(...values)) / Math.min(...values)) * 100
+  return `${(least(values) / 1000).toFixed(1)} k ±${spread.toFixed(1)} %`
+}
 const verdict = (value: number, target: number) =>
   `${value.toFixed(3)} ${value >= target ? 'yes' : 'NO'}`
 const lines = [
-  `callgrind, user-space instructions per request (k = thousand), ${measured} requests per path after ${warm} of warm-up, ${connections} keep-alive connections, Node ${process.version}.`,
+  `callgrind, user-space instructions per request (k = thousand; the fewest of ${repeats} measurements of ${measured} requests, ± how far they spread), after ${warm} requests of warm-up per path, ${connections} keep-alive connections, Node ${process.version}.`,
   'Ratios: bare ÷ adapter (how many adapter requests fit in the instructions of one bare request).',
   '',
   '| framework | bare JSON GET | unpriced GET via tollgate | unpriced ÷ bare (≥ 0.97) | bare JSON POST | 402 POST via tollgate | 402 ÷ bare (≥ 0.85) | no-op middleware GET ÷ bare |',
   '|---|---:|---:|---:|---:|---:|---:|---:|',
 ]
 for (const framework of ['express', 'koa', 'hono']) {
-  const [bareGet, barePostCount] = results[`${framework} bare`] as [number, number]
-  const noop = (results[`${framework} no-op middleware`] as [number])[0]
+  const bare = results[`${framework} bare`]
+  const noop = results[`${framework} no-op middleware`]
+  if (bare === undefined) continue
   for (const mount of framework === 'hono' ? ['', ' (front)'] : ['']) {
-    const [free, paid] = results[`${framework}${mount} tollgate`] as [number, number]
+    const paid = results[`${framework}${mount} tollgate`]
+    if (paid === undefined) continue
     lines.push(
-      `| ${framework}${mount} | ${k(bareGet)} | ${k(free)} | ${verdict(bareGet / free, 0.97)} | ${k(barePostCount)} | ${k(paid)} | ${verdict(barePostCount / paid, 0.85)} | ${(bareGet / noop).toFixed(3)} |`,
+      `| ${framework}${mount} | ${cell(bare[0])} | ${cell(paid[0])} | ${verdict(least(bare[0]) / least(paid[0]), 0.97)} | ${cell(bare[1])} | ${cell(paid[1])} | ${verdict(least(bare[1]) / least(paid[1]), 0.85)} | ${noop === undefined ? '—' : (least(bare[0]) / least(noop[0])).toFixed(3)} |`,
     )
   }
 }

@@ -232,6 +232,8 @@ for (const name of names) {
 process.stdout.write(`${JSON.stringify(urls)}\n`)
 // The runner asks for this process's CPU time around each measurement (IPC): CPU per request is
 // far steadier than requests/s on a machine that is busy with other work.
-process.on('message', () => {
+// `exit` ends the process normally (so that `BENCH_PROFILE` profiles are written).
+process.on('message', (message) => {
+  if (message === 'exit') process.exit(0)
   process.send?.(process.cpuUsage())
 })
