@@ -209,7 +209,8 @@ export function paywall(options: HonoPaywallOptions): HonoPaywall {
 
   /** An unpaid request is answered at once; anything else goes through the engine's `handle`. */
   async function dispatch(route: PaidRoute, c: Context<TollgateEnv>, next: Next) {
-    if (route.body !== undefined) return run(route, c, next, bodyView(route, c.req.raw, c.env, c.req))
+    if (route.body !== undefined)
+      return run(route, c, next, bodyView(route, c.req.raw, c.env, c.req))
     const request = headerView(c.req.raw, c.env)
     const plain = seller.engine.unpaid(request, route)
     return plain === undefined

@@ -38,16 +38,18 @@ type Path = { method: 'GET' | 'POST'; path: string; expect: number }
 const freeGet: Path = { method: 'GET', path: '/free', expect: 200 }
 const barePost: Path = { method: 'POST', path: '/paid', expect: 200 }
 const challenge: Path = { method: 'POST', path: '/paid', expect: 402 }
+/** A bare handler answering the 402's exact status, headers and bytes. */
+const sameBytes: Path = { method: 'POST', path: '/same-bytes', expect: 402 }
 
 /** What each server is measured on. */
 const plan: Record<string, Path[]> = {
-  'express bare': [freeGet, barePost],
+  'express bare': [freeGet, barePost, sameBytes],
   'express tollgate': [freeGet, challenge],
   'express no-op middleware': [freeGet],
-  'koa bare': [freeGet, barePost],
+  'koa bare': [freeGet, barePost, sameBytes],
   'koa tollgate': [freeGet, challenge],
   'koa no-op middleware': [freeGet],
-  'hono bare': [freeGet, barePost],
+  'hono bare': [freeGet, barePost, sameBytes],
   'hono tollgate': [freeGet, challenge],
   'hono (front) tollgate': [freeGet, challenge],
   'hono no-op middleware': [freeGet],
@@ -67,7 +69,10 @@ await build({
   silent: true,
   config: false,
 })
-const bundle = join(folder, readdirSync(folder).find((file) => /^servers\.m?js$/.test(file)) as string)
+const bundle = join(
+  folder,
+  readdirSync(folder).find((file) => /^servers\.m?js$/.test(file)) as string,
+)
 
 /** Starts `name` under callgrind; resolves with its URL once it listens. */
 async function start(name: string): Promise<{ url: string; child: ChildProcess }> {
@@ -184,8 +189,8 @@ const lines = [
   `callgrind, user-space instructions per request (k = thousand; the fewest of ${repeats} measurements of ${measured} requests, ± how far they spread), after ${warm} requests of warm-up per path, ${connections} keep-alive connections, Node ${process.version}.`,
   'Ratios: bare ÷ adapter (how many adapter requests fit in the instructions of one bare request).',
   '',
-  '| framework | bare JSON GET | unpriced GET via tollgate | unpriced ÷ bare (≥ 0.97) | bare JSON POST | 402 POST via tollgate | 402 ÷ bare (≥ 0.85) | no-op middleware GET ÷ bare |',
-  '|---|---:|---:|---:|---:|---:|---:|---:|',
+  "| framework | bare JSON GET | unpriced GET via tollgate | unpriced ÷ bare (≥ 0.97) | bare JSON POST | 402 POST via tollgate | 402 ÷ bare (≥ 0.85) | bare POST answering the 402's bytes | 402 ÷ that | no-op middleware GET ÷ bare |",
+  '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
 ]
 for (const framework of ['express', 'koa', 'hono']) {
   const bare = results[`${framework} bare`]
@@ -195,7 +200,7 @@ for (const framework of ['express', 'koa', 'hono']) {
     const paid = results[`${framework}${mount} tollgate`]
     if (paid === undefined) continue
     lines.push(
-      `| ${framework}${mount} | ${cell(bare[0])} | ${cell(paid[0])} | ${verdict(least(bare[0]) / least(paid[0]), 0.97)} | ${cell(bare[1])} | ${cell(paid[1])} | ${verdict(least(bare[1]) / least(paid[1]), 0.85)} | ${noop === undefined ? '—' : (least(bare[0]) / least(noop[0])).toFixed(3)} |`,
+      `| ${framework}${mount} | ${cell(bare[0])} | ${cell(paid[0])} | ${verdict(least(bare[0]) / least(paid[0]), 0.97)} | ${cell(bare[1])} | ${cell(paid[1])} | ${verdict(least(bare[1]) / least(paid[1]), 0.85)} | ${cell(bare[2])} | ${(least(bare[2]) / least(paid[1])).toFixed(3)} | ${noop === undefined ? '—' : (least(bare[0]) / least(noop[0])).toFixed(3)} |`,
     )
   }
 }

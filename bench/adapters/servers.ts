@@ -46,10 +46,36 @@ function listen(handler: RequestListener): Promise<string> {
 
 const noop = (_req: unknown, _res: unknown, next: () => void) => next()
 
+/**
+ * The 402 the paywall answers to an unpaid `POST /paid` (status, headers, bytes). The bare apps
+ * answer these same bytes from a plain handler at `POST /same-bytes`: a baseline that differs from
+ * the 402 path only in who decides the answer.
+ */
+async function challengeAnswer(): Promise<{
+  status: number
+  headers: Record<string, string>
+  body: Buffer
+}> {
+  const { createSellerPaywall } = await import('../../src/seller.js')
+  const seller = createSellerPaywall(options())
+  const url = 'http://127.0.0.1:3000/paid'
+  const route = seller.match('POST', url)
+  const plain = route && seller.engine.unpaid(new Request(url, { method: 'POST' }), route)
+  await seller.close()
+  if (plain === undefined) throw new Error('no 402 for POST /paid')
+  return { status: plain.status, headers: { ...plain.headers }, body: Buffer.from(plain.body) }
+}
+
 async function expressApp(paid?: express.RequestHandler) {
   const { default: express } = await import('express')
   const app = express()
   if (paid !== undefined) app.use(paid)
+  else {
+    const answer = await challengeAnswer()
+    app.post('/same-bytes', (_req, res) => {
+      res.status(answer.status).set(answer.headers).send(answer.body)
+    })
+  }
   app.get('/free', (_req, res) => {
     res.json(payload)
   })
@@ -67,6 +93,14 @@ async function koaApp(paid?: Koa.Middleware) {
   const app = new Koa()
   const router = new Router()
   if (paid !== undefined) app.use(paid)
+  else {
+    const answer = await challengeAnswer()
+    router.post('/same-bytes', (ctx) => {
+      ctx.status = answer.status
+      ctx.set(answer.headers)
+      ctx.body = answer.body
+    })
+  }
   router.get('/free', (ctx) => {
     ctx.body = payload
   })
@@ -86,6 +120,12 @@ async function honoApp(
   const app = new Hono()
   if (mount === 'noop') app.use((_c, next) => next())
   if (paid !== undefined && mount === 'middleware') app.use(paid)
+  if (paid === undefined && mount !== 'noop') {
+    const answer = await challengeAnswer()
+    app.post('/same-bytes', (c) =>
+      c.body(new Uint8Array(answer.body), answer.status as 402, answer.headers),
+    )
+  }
   app.get('/free', (c) => c.json(payload))
   app.post('/paid', (c) => c.json(payload))
   const fetch = paid !== undefined && mount === 'front' ? paid.front(app) : app.fetch
