@@ -20,11 +20,15 @@ import { paywall as expressPaywall } from '../express.js'
 import { paywall as honoPaywall, type TollgateEnv, tollgateOf } from '../hono.js'
 import { paywall as koaPaywall } from '../koa.js'
 
-/** The frameworks under contract (`hono-front`: the Hono paywall mounted in front of the app). */
-export type Framework = 'express' | 'koa' | 'hono' | 'hono-front'
+/**
+ * The frameworks under contract (`hono-front`: the Hono paywall mounted in front of the app;
+ * `hono-web`: Hono as on a Web-standard runtime — served without the Node bindings, so the paywall
+ * reads a clone of the Web `Request` and wraps the paid `Response`).
+ */
+export type Framework = 'express' | 'koa' | 'hono' | 'hono-front' | 'hono-web'
 
 /** Every framework, in the order the suite runs them. */
-export const frameworks: readonly Framework[] = ['express', 'koa', 'hono', 'hono-front']
+export const frameworks: readonly Framework[] = ['express', 'koa', 'hono', 'hono-front', 'hono-web']
 
 /** The priced routes every app serves (the per-route `POST /v1/quote` comes on top). */
 export const contractRoutes: RouteTable = {
@@ -236,7 +240,11 @@ export async function startApp(
   const server = serve({
     port: 0,
     hostname: '127.0.0.1',
-    fetch: inFront ? paid.front(app) : app.fetch,
+    fetch: inFront
+      ? paid.front(app)
+      : framework === 'hono-web'
+        ? (request: Request) => app.fetch(request)
+        : app.fetch,
   })
   await new Promise((resolve) => server.once('listening', resolve))
   return {
