@@ -169,11 +169,10 @@ export function paywall(options: HonoPaywallOptions): HonoPaywall {
     }
   }
 
-  /** An engine answer as a Response (on Node, with bytes and headers encoded once per answer). */
+  /** An engine answer as a Response (on Node, with its headers encoded once per answer). */
   function respond(plain: PlainResponse, onNode: boolean): Response {
-    if (!onNode) return new Response(plain.body, { status: plain.status, headers: plain.headers })
-    const { headers, body } = encodePlain(plain)
-    return new Response(body as Uint8Array<ArrayBuffer>, { status: plain.status, headers })
+    const headers = onNode ? encodePlain(plain).headers : plain.headers
+    return new Response(plain.body, { status: plain.status, headers })
   }
 
   /**
@@ -244,7 +243,7 @@ export function paywall(options: HonoPaywallOptions): HonoPaywall {
     target: { fetch: FetchHandler<Env, ExecutionContext> } | FetchHandler<Env, ExecutionContext>,
   ): FetchHandler<Env, ExecutionContext> {
     const app: FetchHandler<Env, ExecutionContext> =
-      typeof target === 'function' ? target : (request, env, ctx) => target.fetch(request, env, ctx)
+      typeof target === 'function' ? target : target.fetch.bind(target)
     return (request, env, executionCtx) => {
       const route = seller.match(request.method, request.url)
       if (route === undefined) return app(request, env, executionCtx)

@@ -103,10 +103,9 @@ export function paywall(options: KoaPaywallOptions): KoaPaywall {
 
   /** Sets an engine answer as the Koa response (Koa writes it, after the middleware above). */
   function answer(ctx: Context, plain: PlainResponse): void {
-    const { headers, body } = encodePlain(plain)
     ctx.status = plain.status
-    ctx.set(headers)
-    ctx.body = body
+    ctx.set(encodePlain(plain).headers)
+    ctx.body = plain.body
   }
 
   /** An unpaid request is answered at once; anything else goes through the engine's `handle`. */

@@ -7,7 +7,7 @@ import { createInterface } from 'node:readline'
 
 /**
  * Runs `script` (a file URL) with `env` added; `ipc` opens an IPC channel; `wrapper` runs it under
- * another command (`['valgrind', '--tool=callgrind', …]`). Rejects if the process
+ * another command (`['valgrind', '--tool=callgrind', …]`); `nodeFlags` go to Node. Rejects if the process
  * exits before printing its line. `BENCH_PROFILE=<part of a script's path>` runs the matching
  * scripts under `--cpu-prof` (profiles in `.data/profiles/`, written when the process exits).
  */
@@ -16,13 +16,14 @@ export async function startScript<T>(
   env: Record<string, string> = {},
   ipc = false,
   wrapper: string[] = [],
+  nodeFlags: string[] = [],
 ): Promise<{ process: ChildProcess; info: T }> {
   const profile = process.env.BENCH_PROFILE
   const profiling =
     profile !== undefined && profile !== '' && script.pathname.includes(profile)
       ? ['--cpu-prof', '--cpu-prof-dir=.data/profiles']
       : []
-  const node = [process.execPath, ...profiling, '--import', 'tsx', script.pathname]
+  const node = [process.execPath, ...nodeFlags, ...profiling, '--import', 'tsx', script.pathname]
   const [command, ...args] = [...wrapper, ...node]
   const child = spawn(command as string, args, {
     stdio: ['pipe', 'pipe', 'inherit', ...(ipc ? (['ipc'] as const) : [])],

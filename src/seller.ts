@@ -181,19 +181,25 @@ export function createSellerPaywall(options: SellerOptions): SellerPaywall {
   // Fail at start-up, not on the first request, on a bad price.
   for (const compiled of routes.routes) checkPrice(compiled.route)
   const defaultLimit = options.maxBodyBytes ?? defaultMaxBodyBytes
-  const matches = new Map<string, PaidRoute | null>()
+  /** Recent answers by method, then URL (no key is built per request: the URL string is the key). */
+  const matches = new Map<string, Map<string, PaidRoute | null>>()
   return {
     engine,
     routes,
     refunder,
     match(method, rawUrl) {
       // Most traffic repeats a few URLs: remember recent answers (bounded; long URLs not kept).
-      const key = `${method} ${rawUrl}`
-      let found = matches.get(key)
+      let byUrl = matches.get(method)
+      if (byUrl === undefined) {
+        byUrl = new Map()
+        // Methods come from clients: only the first few spellings get a map of their own.
+        if (matches.size < 32) matches.set(method, byUrl)
+      }
+      let found = byUrl.get(rawUrl)
       if (found === undefined) {
         found = matchRoute(routes, method, rawUrl) ?? null
-        if (matches.size >= 4096) matches.clear()
-        if (rawUrl.length <= 256) matches.set(key, found)
+        if (byUrl.size >= 4096) byUrl.clear()
+        if (rawUrl.length <= 256) byUrl.set(rawUrl, found)
       }
       return found ?? undefined
     },

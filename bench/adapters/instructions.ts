@@ -11,7 +11,10 @@
  * measurement); then each path is measured `BENCH_REPEATS` times (default 3): counters zeroed,
  * `BENCH_REQUESTS` requests (default 2 000) over keep-alive connections, counters dumped. A cell
  * shows the fewest instructions per request of the repeats (a repeat that caught a major garbage
- * collection counts more) and how far the repeats spread. `BENCH_ONLY=express,koa,hono` narrows
+ * collection counts more) and how far the repeats spread. V8's hash and random seeds are fixed
+ * (`BENCH_NODE_FLAGS`, default `--hash-seed=1 --random-seed=1`): with a seed of its own, each server
+ * process's count moved by up to 8 % between runs; with fixed seeds two processes of the same
+ * server agree within 0.3 %. `BENCH_ONLY=express,koa,hono` narrows
  * the run. User-space instructions only: the kernel's share of a request (reading and writing the
  * socket) is about the same for a bare route and an adapter, so leaving it out makes the ratios a
  * little stricter, never kinder.
@@ -32,6 +35,13 @@ const measured = Number(process.env.BENCH_REQUESTS ?? 2000)
 const parallel = Number(process.env.BENCH_PARALLEL ?? 2)
 const repeats = Number(process.env.BENCH_REPEATS ?? 3)
 const only = process.env.BENCH_ONLY?.split(',')
+/**
+ * V8's hash and random seeds, fixed: by default every process picks its own, which moves a
+ * server's instruction count by a few percent from one process to the next.
+ */
+const nodeFlags = (process.env.BENCH_NODE_FLAGS ?? '--hash-seed=1 --random-seed=1')
+  .split(' ')
+  .filter((flag) => flag !== '')
 const connections = 8
 
 type Path = { method: 'GET' | 'POST'; path: string; expect: number }
@@ -84,6 +94,7 @@ async function start(name: string): Promise<{ url: string; child: ChildProcess }
       `--callgrind-out-file=${join(folder, `cg.${name.replace(/\W+/g, '_')}.%p`)}`,
       '--dump-instr=no',
       process.execPath,
+      ...nodeFlags,
       bundle,
     ],
     { env: { ...process.env, BENCH_SERVER: name }, stdio: ['ignore', 'pipe', 'inherit'] },
@@ -205,3 +216,7 @@ for (const framework of ['express', 'koa', 'hono']) {
   }
 }
 process.stdout.write(`${lines.join('\n')}\n`)
+// Every count measured (instructions per request, per server and path, per repeat).
+process.stdout.write(
+  `\nAll counts: ${JSON.stringify(Object.fromEntries(Object.entries(results).map(([name, paths]) => [name, paths.map((repeats) => repeats.map(Math.round))])))}\n`,
+)

@@ -52,6 +52,10 @@ async function startServer(name: string): Promise<Server | undefined> {
     new URL('./servers.ts', import.meta.url),
     { BENCH_SERVER: name },
     true,
+    [],
+    // V8's hash and random seeds fixed, as in `bench:adapters:instructions`: otherwise each server
+    // process draws its own, one source of the per-process bias of these figures.
+    ['--hash-seed=1', '--random-seed=1'],
   )
   const url = urls[name]
   if (url === undefined) {

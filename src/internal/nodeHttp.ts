@@ -128,18 +128,22 @@ function pathOfAbsolute(rawUrl: string): string {
   }
 }
 
-/** An engine answer ready to write: its headers with `Content-Length`, and its bytes. */
-export type EncodedPlain = { headers: Readonly<Record<string, string>>; body: Buffer }
+/** The full headers of an engine answer, with `Content-Length` in bytes. */
+export type EncodedPlain = { headers: Readonly<Record<string, string>> }
 
 /** Encoded answers, per answer object: the engine hands out the same 402 until its expiry moves. */
 const encoded = new WeakMap<PlainResponse, EncodedPlain>()
 
-/** The bytes and full headers of an engine answer (remembered per answer object). */
+/**
+ * The full headers of an engine answer (remembered per answer object). The body is written as the
+ * string it is: Node then sends the status line, the headers and the body in one write, where a
+ * `Buffer` body would be a second chunk of a `writev`.
+ */
 export function encodePlain(plain: PlainResponse): EncodedPlain {
   let out = encoded.get(plain)
   if (out === undefined) {
-    const body = Buffer.from(plain.body, 'utf8')
-    out = { headers: { ...plain.headers, 'Content-Length': String(body.byteLength) }, body }
+    const length = String(Buffer.byteLength(plain.body, 'utf8'))
+    out = { headers: { ...plain.headers, 'Content-Length': length } }
     encoded.set(plain, out)
   }
   return out
@@ -147,9 +151,8 @@ export function encodePlain(plain: PlainResponse): EncodedPlain {
 
 /** Writes an engine answer (400/402/413/503) to a Node response, with its exact bytes. */
 export function sendPlain(target: ServerResponse, plain: PlainResponse): void {
-  const { headers, body } = encodePlain(plain)
-  target.writeHead(plain.status, headers)
-  target.end(body)
+  target.writeHead(plain.status, encodePlain(plain).headers)
+  target.end(plain.body, 'utf8')
 }
 
 /**
