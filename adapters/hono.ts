@@ -244,9 +244,12 @@ export function paywall(options: HonoPaywallOptions): HonoPaywall {
   ): FetchHandler<Env, ExecutionContext> {
     const app: FetchHandler<Env, ExecutionContext> =
       typeof target === 'function' ? target : target.fetch.bind(target)
-    return (request, env, executionCtx) => {
-      const route = seller.match(request.method, request.url)
-      if (route === undefined) return app(request, env, executionCtx)
+    const priced = (
+      route: PaidRoute,
+      request: Request,
+      env: Env | undefined,
+      executionCtx: ExecutionContext | undefined,
+    ) => {
       if (route.body !== undefined) {
         const view = bodyView(route, request, env)
         return paidInFront(route, request, env, executionCtx, app, view)
@@ -255,6 +258,13 @@ export function paywall(options: HonoPaywallOptions): HonoPaywall {
       const plain = seller.engine.unpaid(view, route)
       if (plain !== undefined) return respond(plain, view !== request)
       return paidInFront(route, request, env, executionCtx, app, view)
+    }
+    // The unpriced case stays a small function of its own: one look-up, then the app.
+    return (request, env, executionCtx) => {
+      const route = seller.match(request.method, request.url)
+      return route === undefined
+        ? app(request, env, executionCtx)
+        : priced(route, request, env, executionCtx)
     }
   }
 
