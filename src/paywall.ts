@@ -15,6 +15,7 @@
  *
  * @module
  */
+
 import { type BodyValidator, defaultMaxBodyBytes, readBody } from './body.js'
 import {
   buildChallenge,
@@ -26,6 +27,7 @@ import {
   verifyChallenge,
 } from './challenge.js'
 import { isPaymentError, PaymentError } from './errors.js'
+import { Recent } from './internal/recent.js'
 import { type PriceInput, parseAmount } from './money.js'
 import { encodeReceipt, mppHeaders, parseCredential, suiChargePayload } from './mpp.js'
 import { type Classification, classifyRequest, type Offer } from './negotiate.js'
@@ -202,7 +204,7 @@ type PreparedRoute = {
   price: bigint
   base: Omit<RouteTerms, 'resource'>
   /** Terms per resource URL, so that challenge precomputation is reused (bounded). */
-  terms: Map<string, RouteTerms>
+  terms: Recent<string, RouteTerms>
 }
 
 const defaultFailed = (status: number) => status >= 500
@@ -218,7 +220,7 @@ const defaultFailed = (status: number) => status >= 500
  */
 export function createPaywall(options: PaywallOptions): Paywall {
   const routes = new WeakMap<PaidRoute, PreparedRoute>()
-  const resources = new Map<string, string>()
+  const resources = new Recent<string, string>(1024, 1024)
   /** Unpaid 402s are the same bytes until the challenge's expiry bucket moves on. */
   const plain402s = new WeakMap<ChallengePieces, PlainResponse>()
   const now = options.now ?? Date.now
@@ -236,7 +238,7 @@ export function createPaywall(options: PaywallOptions): Paywall {
       const price = parseAmount(route.price)
       p = {
         price,
-        terms: new Map(),
+        terms: new Recent(1024),
         base: {
           price,
           payTo: options.payTo,
@@ -258,14 +260,8 @@ export function createPaywall(options: PaywallOptions): Paywall {
 
   /** Terms objects are cached per (route, resource) so that challenge precomputation is reused. */
   function termsFor(route: PaidRoute, resource: string): RouteTerms {
-    const cache = prepared(route).terms
-    let terms = cache.get(resource)
-    if (terms === undefined) {
-      if (cache.size >= 1024) cache.delete(cache.keys().next().value as string)
-      terms = { ...prepared(route).base, resource }
-      cache.set(resource, terms)
-    }
-    return terms
+    const { terms, base } = prepared(route)
+    return terms.get(resource) ?? terms.remember(resource, { ...base, resource })
   }
 
   function bodyLimit(route: PaidRoute): number {
@@ -299,16 +295,16 @@ export function createPaywall(options: PaywallOptions): Paywall {
     const key = trustProxy
       ? `${request.url}\n${request.headers.get('x-forwarded-proto')}\n${request.headers.get('x-forwarded-host')}`
       : request.url
-    let resource = resources.get(key)
-    if (resource === undefined) {
-      resource = resourceUrl(request, {
-        publicBaseUrl: options.publicBaseUrl,
-        trustProxy: options.trustProxy,
-      })
-      if (resources.size >= 1024) resources.clear()
-      if (key.length <= 1024) resources.set(key, resource)
-    }
-    return resource
+    return (
+      resources.get(key) ??
+      resources.remember(
+        key,
+        resourceUrl(request, {
+          publicBaseUrl: options.publicBaseUrl,
+          trustProxy: options.trustProxy,
+        }),
+      )
+    )
   }
 
   function challenge(

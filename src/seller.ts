@@ -5,9 +5,11 @@
  *
  * @module
  */
+
 import type { Signer } from '@mysten/sui/cryptography'
 import { defaultMaxBodyBytes } from './body.js'
 import type { ChallengeSecret } from './challenge.js'
+import { Recent } from './internal/recent.js'
 import { createLedger } from './ledger/index.js'
 import type { Ledger } from './ledger/types.js'
 import { type PriceInput, parseAmount } from './money.js'
@@ -181,26 +183,20 @@ export function createSellerPaywall(options: SellerOptions): SellerPaywall {
   // Fail at start-up, not on the first request, on a bad price.
   for (const compiled of routes.routes) checkPrice(compiled.route)
   const defaultLimit = options.maxBodyBytes ?? defaultMaxBodyBytes
-  /** Recent answers by method, then URL (no key is built per request: the URL string is the key). */
-  const matches = new Map<string, Map<string, PaidRoute | null>>()
+  /**
+   * Recent answers by method, then URL (no key is built per request: the URL string is the key).
+   * Methods come from clients: at most 32 spellings are remembered, 4 096 URLs of up to 256
+   * characters each.
+   */
+  const matches = new Recent<string, Recent<string, PaidRoute | null>>(32)
   return {
     engine,
     routes,
     refunder,
     match(method, rawUrl) {
-      // Most traffic repeats a few URLs: remember recent answers (bounded; long URLs not kept).
-      let byUrl = matches.get(method)
-      if (byUrl === undefined) {
-        byUrl = new Map()
-        // Methods come from clients: only the first few spellings get a map of their own.
-        if (matches.size < 32) matches.set(method, byUrl)
-      }
-      let found = byUrl.get(rawUrl)
-      if (found === undefined) {
-        found = matchRoute(routes, method, rawUrl) ?? null
-        if (byUrl.size >= 4096) byUrl.clear()
-        if (rawUrl.length <= 256) byUrl.set(rawUrl, found)
-      }
+      const byUrl = matches.get(method) ?? matches.remember(method, new Recent(4096, 256))
+      const found =
+        byUrl.get(rawUrl) ?? byUrl.remember(rawUrl, matchRoute(routes, method, rawUrl) ?? null)
       return found ?? undefined
     },
     route(price, routeOptions = {}) {

@@ -1,5 +1,8 @@
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
+import { nodeFetch } from '../../src/internal/nodeFetch.js'
 import { decodeBase64File, fetchMedia, isInternalHost, readLimited } from './http.js'
 import { redact } from './upstream.js'
 
@@ -73,6 +76,24 @@ describe('readLimited', () => {
     expect(await readLimited(new Response('abcde'), 4)).toBeUndefined()
     const declared = new Response('ab', { headers: { 'content-length': '999' } })
     expect(await readLimited(declared, 10)).toBeUndefined()
+  })
+
+  it('takes an answer the Node fetch read whole from its buffer, with the same limit', async () => {
+    const server = createServer((_req, res) => {
+      res.setHeader('content-type', 'application/json')
+      res.end('{"a":1}')
+    })
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`
+    try {
+      const whole = await nodeFetch(url)
+      expect(new TextDecoder().decode(await readLimited(whole, 7))).toBe('{"a":1}')
+      // The buffer was handed over: the Response itself is still unread and reads the same.
+      expect(await whole.text()).toBe('{"a":1}')
+      expect(await readLimited(await nodeFetch(url), 6)).toBeUndefined()
+    } finally {
+      await new Promise((resolve) => server.close(resolve))
+    }
   })
 })
 

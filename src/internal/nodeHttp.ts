@@ -13,6 +13,7 @@ import type {
 } from 'node:http'
 import type { PaidDecision, PlainResponse } from '../paywall.js'
 import type { RequestView } from '../requestView.js'
+import { Recent } from './recent.js'
 
 /**
  * Reads a request body once, keeping at most `limit + 1` bytes (one more than the limit is enough for
@@ -87,18 +88,12 @@ class NodeHeaders {
   }
 }
 
-/** Recently seen absolute URLs by scheme, host and target (bounded). */
-const absoluteUrls = new Map<string, string>()
+/** Recently seen absolute URLs by scheme, host and target. */
+const absoluteUrls = new Recent<string, string>(1024, 1024)
 
 function absoluteUrl(scheme: string, host: string | undefined, rawUrl: string): string {
   const key = `${scheme} ${host} ${rawUrl}`
-  let url = absoluteUrls.get(key)
-  if (url === undefined) {
-    url = urlOf(scheme, host, rawUrl)
-    if (absoluteUrls.size >= 1024) absoluteUrls.clear()
-    if (key.length <= 1024) absoluteUrls.set(key, url)
-  }
-  return url
+  return absoluteUrls.get(key) ?? absoluteUrls.remember(key, urlOf(scheme, host, rawUrl))
 }
 
 /** A host name or IP literal with an optional port; anything else in `Host` is not used. */

@@ -12,6 +12,7 @@ import { createPublicKey, type KeyObject, verify as nodeVerify } from 'node:cryp
 import { fromBase64, normalizeSuiAddress, toHex } from '@mysten/sui/utils'
 import { verifyTransactionSignature } from '@mysten/sui/verify'
 import { blake2b } from '@noble/hashes/blake2.js'
+import { Recent } from './recent.js'
 
 /** The outcome of checking one serialized signature over transaction bytes. */
 export type SignerCheck =
@@ -21,19 +22,15 @@ export type SignerCheck =
 const ED25519_FLAG = 0x00
 const ED25519_LENGTH = 1 + 64 + 32
 /** Imported keys by base64url public key: importing costs more than verifying, and payers repeat. */
-const keyCache = new Map<string, KeyObject>()
-const KEY_CACHE_SIZE = 10_000
+const keyCache = new Recent<string, KeyObject>(10_000)
 
 /** The raw 32-byte key as a node:crypto key (JWK import: an order of magnitude faster than DER). */
 function ed25519Key(publicKey: Uint8Array): KeyObject {
   const x = Buffer.from(publicKey).toString('base64url')
-  let key = keyCache.get(x)
-  if (!key) {
-    key = createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x }, format: 'jwk' })
-    if (keyCache.size >= KEY_CACHE_SIZE) keyCache.delete(keyCache.keys().next().value as string)
-    keyCache.set(x, key)
-  }
-  return key
+  return (
+    keyCache.get(x) ??
+    keyCache.remember(x, createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x }, format: 'jwk' }))
+  )
 }
 /** Intent scope TransactionData, version 0, app id Sui. */
 const TRANSACTION_INTENT = Uint8Array.from([0, 0, 0])

@@ -12,6 +12,7 @@ import { PaymentError } from '../errors.js'
 import { defaultMaxAmount } from '../money.js'
 import { encodeRequest } from '../mpp.js'
 import { type PaymentRequirement, suiAddressSchema } from '../x402.js'
+import { Recent } from './recent.js'
 import { parseWith } from './wire.js'
 
 /** USDC coin types by network (Circle native USDC; never the bridged wUSDC). */
@@ -109,10 +110,9 @@ function unchanged(p: PreparedTerms, t: RouteTerms, realm: string | undefined): 
 /**
  * Adapters typically build a fresh terms object per request (`{ ...route, resource }`), so besides
  * the per-object cache, terms without object-valued fields are also cached by value (bounded; the
- * resource may come from a request's Host header, so the cache is cleared when full).
+ * resource may come from a request's Host header, so the oldest entry makes room when full).
  */
-const byFingerprint = new Map<string, PreparedTerms>()
-const maxFingerprints = 1024
+const byFingerprint = new Recent<string, PreparedTerms>(1024)
 
 function fingerprint(t: RouteTerms, realm: string | undefined): string | undefined {
   if (t.escrow !== undefined || t.outputSchema !== undefined || typeof t.price !== 'bigint') {
@@ -206,8 +206,7 @@ export function prepareTerms(
   }
   prepared.set(raw, result)
   if (key !== undefined) {
-    if (byFingerprint.size >= maxFingerprints) byFingerprint.clear()
-    byFingerprint.set(key, result)
+    byFingerprint.remember(key, result)
   }
   return result
 }
