@@ -1,5 +1,13 @@
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
+import * as routeTable from './routes.js'
 import { createSellerPaywall, type SellerOptions } from './seller.js'
+
+// The route-table look-up, observed: a URL seen before is answered from memory.
+vi.mock('./routes.js', async (original) => {
+  const actual = await original<typeof import('./routes.js')>()
+  return { ...actual, matchRoute: vi.fn(actual.matchRoute) }
+})
+
 import { createMemoryStore } from './stores/memory.js'
 
 const options = (extra: Partial<SellerOptions> = {}): SellerOptions => ({
@@ -19,6 +27,20 @@ describe('createSellerPaywall', () => {
       expect(seller.match('GET', '/paid')).toBeUndefined()
       expect(seller.match('POST', '/free')).toBeUndefined()
     }
+  })
+
+  it('looks a URL up in the table once, priced or not, and remembers many method spellings', () => {
+    const seller = createSellerPaywall(options({ routes: { 'POST /paid': '0.02' } }))
+    const lookUps = vi.mocked(routeTable.matchRoute)
+    lookUps.mockClear()
+    for (let i = 0; i < 3; i++) {
+      seller.match('POST', 'http://x/paid')
+      seller.match('GET', 'http://x/free')
+    }
+    expect(lookUps).toHaveBeenCalledTimes(2)
+    // More spellings than are remembered still answer right.
+    for (let i = 0; i < 40; i++) expect(seller.match(`M${i}`, '/paid')).toBeUndefined()
+    expect(seller.match('post', '/paid')?.price).toBe('0.02')
   })
 
   it('refuses a bad or zero price at start-up, not on the first request', () => {

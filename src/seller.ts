@@ -195,8 +195,10 @@ export function createSellerPaywall(options: SellerOptions): SellerPaywall {
     refunder,
     match(method, rawUrl) {
       const byUrl = matches.get(method) ?? matches.remember(method, new Recent(4096, 256))
-      const found =
-        byUrl.get(rawUrl) ?? byUrl.remember(rawUrl, matchRoute(routes, method, rawUrl) ?? null)
+      // `null` is a remembered "unpriced": only `undefined` means not seen.
+      let found = byUrl.get(rawUrl)
+      if (found === undefined)
+        found = byUrl.remember(rawUrl, matchRoute(routes, method, rawUrl) ?? null)
       return found ?? undefined
     },
     route(price, routeOptions = {}) {
