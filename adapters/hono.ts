@@ -36,7 +36,7 @@ import type { Context, HonoRequest, MiddlewareHandler, Next } from 'hono'
 import {
   attachPaidResponse,
   encodePlain,
-  nodeRequestView,
+  nodeRequestViewAt,
   readNodeBody,
 } from '../src/internal/nodeHttp.js'
 import type { PriceInput } from '../src/money.js'
@@ -129,7 +129,7 @@ export function paywall(options: HonoPaywallOptions): HonoPaywall {
    */
   function headerView(raw: Request, env: unknown): EngineRequest {
     const incoming = nodeIncoming(env)
-    return incoming === undefined ? raw : nodeRequestView(incoming, incoming.url ?? '/', undefined)
+    return incoming === undefined ? raw : nodeRequestViewAt(incoming, raw.url, undefined)
   }
 
   /**
@@ -148,16 +148,16 @@ export function paywall(options: HonoPaywallOptions): HonoPaywall {
   ): Promise<EngineRequest> {
     const incoming = nodeIncoming(env)
     if (incoming !== undefined) {
-      const url = incoming.url ?? '/'
+      const url = raw.url
       const given = (incoming as { rawBody?: unknown }).rawBody
-      if (given instanceof Buffer) return nodeRequestView(incoming, url, given)
+      if (given instanceof Buffer) return nodeRequestViewAt(incoming, url, given)
       if (!incoming.readableDidRead && incoming.readableFlowing === null) {
         const limit = seller.maxBodyBytes(route)
         const bytes = await readNodeBody(incoming, limit, undefined)
         if (bytes !== undefined && bytes.byteLength <= limit) {
           ;(incoming as { rawBody?: Buffer }).rawBody = bytes as Buffer
         }
-        return nodeRequestView(incoming, url, bytes)
+        return nodeRequestViewAt(incoming, url, bytes)
       }
     }
     if (honoRequest === undefined || !raw.bodyUsed) return raw

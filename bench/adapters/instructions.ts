@@ -63,6 +63,7 @@ const plan: Record<string, Path[]> = {
   'hono tollgate': [freeGet, challenge],
   'hono (front) tollgate': [freeGet, challenge],
   'hono no-op middleware': [freeGet],
+  '@hono/node-server alone': [barePost, sameBytes],
 }
 
 // Inside the project, so that the bundle resolves the packages from its node_modules.

@@ -225,6 +225,31 @@ async function mppxServer(): Promise<string> {
   return listen(m)
 }
 
+/**
+ * No framework: `@hono/node-server` with a fetch handler that answers `POST /same-bytes` with the
+ * 402's exact bytes (headers as a plain object with their length, the cheapest answer it writes) and
+ * `POST /paid` with the bare JSON. The least any Hono server can spend on each answer: what is left
+ * between the two is the cost of the 402's size.
+ */
+async function nodeServerAlone(): Promise<string> {
+  const { serve } = await import('@hono/node-server')
+  const answer = await challengeAnswer()
+  const text = answer.body.toString('utf8')
+  const headers = { ...answer.headers, 'Content-Length': String(answer.body.byteLength) }
+  const json = JSON.stringify(payload)
+  const jsonHeaders = { 'content-type': 'application/json' }
+  const server = serve({
+    port: 0,
+    hostname: '127.0.0.1',
+    fetch: (request) =>
+      request.url.endsWith('/same-bytes')
+        ? new Response(text, { status: answer.status, headers })
+        : new Response(json, { headers: jsonHeaders }),
+  })
+  await new Promise((resolve) => server.once('listening', resolve))
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+}
+
 /** Every server of the benchmark, by name. */
 const servers: Record<string, () => Promise<string>> = {
   'express bare': async () => listen(await expressApp()),
@@ -249,6 +274,7 @@ const servers: Record<string, () => Promise<string>> = {
     return honoApp(paywall(options()), 'front')
   },
   'hono no-op middleware': () => honoApp(undefined, 'noop'),
+  '@hono/node-server alone': nodeServerAlone,
   'x402-express (v1)': x402v1Server,
   '@x402/express (v2)': x402v2Server,
   'mppx/express': mppxServer,

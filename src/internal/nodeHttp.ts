@@ -76,6 +76,19 @@ export function nodeRequestView(
   }
 }
 
+/**
+ * The engine's view of a Node request whose absolute URL a server already built (as
+ * `@hono/node-server` does for its `Request`): the same as {@link nodeRequestView} without working
+ * the URL out a second time.
+ */
+export function nodeRequestViewAt(
+  request: IncomingMessage,
+  url: string,
+  bodyBytes: Uint8Array | undefined,
+): RequestView {
+  return { url, headers: new NodeHeaders(request.headers), bodyBytes }
+}
+
 /** `Headers.get` over Node's parsed headers (lower-case names; repeated values joined). */
 class NodeHeaders {
   readonly #headers: IncomingHttpHeaders

@@ -18,6 +18,7 @@ import {
   openaiStub,
   resendStub,
   type StubHandler,
+  type StubRequest,
   stubError,
 } from './handlers.js'
 
@@ -73,6 +74,35 @@ export type StubUpstreams = {
   stop(): Promise<void>
 }
 
+/**
+ * A request as the stub handlers read it, straight from the Node request: headers looked up in
+ * Node's parsed headers, the body parsed from the bytes already read; `formData()` (multipart
+ * uploads) goes through a Web `Request`.
+ */
+function stubRequest(req: IncomingMessage, url: string, body: Buffer): StubRequest {
+  const method = req.method ?? 'GET'
+  return {
+    method,
+    url,
+    headers: {
+      get(name) {
+        const value = req.headers[name.toLowerCase()]
+        return value === undefined ? null : Array.isArray(value) ? value.join(', ') : value
+      },
+    },
+    json: async () => JSON.parse(body.toString('utf8')),
+    formData: () => {
+      const headers = new Headers()
+      for (const [name, value] of Object.entries(req.headers)) {
+        if (typeof value === 'string') headers.set(name, value)
+        else if (Array.isArray(value)) for (const v of value) headers.append(name, v)
+      }
+      const bytes = method === 'GET' || method === 'HEAD' ? null : new Uint8Array(body)
+      return new Request(url, { method, headers, body: bytes }).formData()
+    },
+  }
+}
+
 type Rule = { prefix: string; times: number; status?: number; delayMs?: number }
 
 /**
@@ -106,17 +136,8 @@ export async function startStubUpstreams(
       }
       chunks.push(chunk as Buffer)
     }
-    const headers = new Headers()
-    for (const [name, value] of Object.entries(req.headers)) {
-      if (typeof value === 'string') headers.set(name, value)
-      else if (Array.isArray(value)) for (const v of value) headers.append(name, v)
-    }
     const method = req.method ?? 'GET'
-    const request = new Request(`${origin}${req.url ?? '/'}`, {
-      method,
-      headers,
-      ...(method === 'GET' || method === 'HEAD' ? {} : { body: Buffer.concat(chunks) }),
-    })
+    const request = stubRequest(req, `${origin}${req.url ?? '/'}`, Buffer.concat(chunks))
 
     let provider: StubProvider | 'media' | undefined
     let response: Response
@@ -146,16 +167,23 @@ export async function startStubUpstreams(
     response.headers.forEach((value, name) => {
       out[name] = value
     })
-    res.writeHead(response.status, out)
-    if (response.body) {
+    if (response.body === null) {
+      res.writeHead(response.status, out).end()
+    } else if (/^text\/event-stream/i.test(out['content-type'] ?? '')) {
+      // Streamed answers are written as they come (the gateway's SSE pass-through is tested on them).
+      res.writeHead(response.status, out)
       const reader = response.body.getReader()
       for (;;) {
         const { done, value } = await reader.read()
         if (done) break
         res.write(value)
       }
+      res.end()
+    } else {
+      const bytes = Buffer.from(await response.arrayBuffer())
+      res.writeHead(response.status, { ...out, 'content-length': String(bytes.byteLength) })
+      res.end(bytes)
     }
-    res.end()
   }
 
   const server = createServer((req, res) => {
