@@ -15,14 +15,15 @@
  * 4. Peak RSS of the gateway process.
  *
  * Payments are signed before each timed run (one fresh wallet per payment), so buyer-side signing is
- * not measured. Before each timed part the gateway serves `BENCH_WARM` paid calls (default 300), as
- * the direct path is warmed up first too: a gateway in service has its code compiled, and the first
- * few hundred paid calls of a fresh process cost it up to twice the CPU of later ones. `BENCH_PARTS` picks the parts (`rate` = 1 and 2, `burst` = 3; default both),
+ * not measured. Before each timed part the gateway serves `BENCH_WARM` paid calls (default 3 000, 128
+ * at a time), as the direct path is warmed up first too: a gateway in service has its code compiled,
+ * and a fresh process's paid calls cost it more CPU for the first few thousand (in the burst: about
+ * 4.0–4.6 ms each after 300, 3.4 ms after 1 500, 2.8–3.3 ms after 3 000). `BENCH_PARTS` picks the parts (`rate` = 1 and 2, `burst` = 3; default both),
  * `BENCH_STORE` picks the gateway's store (sqlite or memory) and
  * `BENCH_SQLITE_SYNCHRONOUS` the SQLite store's commits (normal, full). Prints a markdown table.
  */
-import type { ChildProcess } from 'node:child_process'
-import { readFileSync } from 'node:fs'
+import { type ChildProcess, spawn } from 'node:child_process'
+import { mkdirSync, readFileSync } from 'node:fs'
 import { Agent, request as httpRequest } from 'node:http'
 import { availableParallelism } from 'node:os'
 import { SuiGrpcClient } from '@mysten/sui/grpc'
@@ -36,7 +37,7 @@ const directCalls = Number(process.env.BENCH_DIRECT ?? 3000)
 const concurrency = Number(process.env.BENCH_CONCURRENCY ?? 32)
 const sseRounds = Number(process.env.BENCH_SSE ?? 40)
 const burst = Number(process.env.BENCH_BURST ?? 1000)
-const warmCalls = Number(process.env.BENCH_WARM ?? 300)
+const warmCalls = Number(process.env.BENCH_WARM ?? 3000)
 /** Which parts run: `rate` (1 and 2) and `burst` (3); both by default. */
 const parts = (process.env.BENCH_PARTS ?? 'rate,burst').split(',')
 
@@ -119,8 +120,17 @@ function post(url: string, body: string, headers: Record<string, string> = {}) {
   })
 }
 
-/** Keep-alive connections of the buyers' timed calls, as many as are in flight. */
-const buyersAgent = new Agent({ keepAlive: true, maxSockets: Number.POSITIVE_INFINITY })
+/**
+ * Keep-alive connections of the buyers' timed calls, as many as are in flight; a fresh set for each
+ * timed run ({@link freshConnections}), so that none is reused just as the server closes it idle.
+ */
+let buyersAgent = new Agent({ keepAlive: true })
+
+/** Closes the buyers' idle connections; the next calls open new ones. */
+function freshConnections() {
+  buyersAgent.destroy()
+  buyersAgent = new Agent({ keepAlive: true })
+}
 
 /**
  * A timed call: POST over Node's `http` (the buyers' side is the load generator, not what is
@@ -128,7 +138,7 @@ const buyersAgent = new Agent({ keepAlive: true, maxSockets: Number.POSITIVE_INF
  * cores as the gateway). Answers the status once the whole body has arrived.
  */
 function call(url: string, body: string, headers: Record<string, string> = {}) {
-  return new Promise<{ status: number }>((resolve, reject) => {
+  return new Promise<{ status: number; body: string }>((resolve, reject) => {
     const sent = httpRequest(
       url,
       {
@@ -141,8 +151,17 @@ function call(url: string, body: string, headers: Record<string, string> = {}) {
         },
       },
       (response) => {
-        response.on('data', () => {})
-        response.on('end', () => resolve({ status: response.statusCode ?? 0 }))
+        // The body is kept only when the call failed, to say why.
+        const chunks: Buffer[] = []
+        response.on('data', (chunk: Buffer) => {
+          if (response.statusCode !== 200) chunks.push(chunk)
+        })
+        response.on('end', () =>
+          resolve({
+            status: response.statusCode ?? 0,
+            body: Buffer.concat(chunks).toString('utf8').slice(0, 300),
+          }),
+        )
         response.on('error', reject)
       },
     )
@@ -171,11 +190,38 @@ async function presign(s: Setup, count: number, body = chatBody): Promise<string
   return headers
 }
 
-/** Serves `warmCalls` paid calls through the gateway, `concurrency` at a time. */
+/**
+ * With `BENCH_PERF=1`, samples where the processes spend CPU during the burst with Linux `perf`
+ * (`cpu-clock`: only time on a core counts, unlike a V8 profile, which also samples a process that
+ * waits for a core or in a system call); the processes run with `--perf-basic-prof` for the
+ * JavaScript names (set `NODE_OPTIONS=--perf-basic-prof`). Writes `.data/profiles/burst.perf.data`:
+ * `perf report -i .data/profiles/burst.perf.data --no-children --sort comm,sym`.
+ */
+async function recordCpu(processes: ChildProcess[]) {
+  if (process.env.BENCH_PERF !== '1') return undefined
+  mkdirSync('.data/profiles', { recursive: true })
+  const perf = spawn(
+    'perf',
+    ['record', '-e', 'cpu-clock', '-F', '999', '-g', '-o', '.data/profiles/burst.perf.data'].concat(
+      ['-p', processes.map((child) => child.pid).join(',')],
+    ),
+    { stdio: 'ignore' },
+  )
+  await new Promise((resolve) => setTimeout(resolve, 300))
+  return {
+    stop: () =>
+      new Promise<void>((resolve) => {
+        perf.once('exit', () => resolve())
+        perf.kill('SIGINT')
+      }),
+  }
+}
+
+/** Serves `warmCalls` paid calls through the gateway, 128 at a time. */
 async function warmUp(s: Setup): Promise<void> {
   const payments = await presign(s, warmCalls)
   const url = `${s.gateway.url}${chatPath}`
-  await pool(warmCalls, concurrency, async (i) =>
+  await pool(warmCalls, 128, async (i) =>
     expectStatus(await call(url, chatBody, { [x402Headers.payment]: payments[i] as string }), 200),
   )
 }
@@ -197,6 +243,7 @@ const clockTicksPerSecond = 100
 
 /** Runs `tasks` with at most `limit` in flight; answers the wall time in ms. */
 async function pool(count: number, limit: number, task: (i: number) => Promise<void>) {
+  freshConnections()
   let next = 0
   const started = performance.now()
   await Promise.all(
@@ -207,8 +254,9 @@ async function pool(count: number, limit: number, task: (i: number) => Promise<v
   return performance.now() - started
 }
 
-function expectStatus(response: { status: number }, status: number) {
-  if (response.status !== status) throw new Error(`expected ${status}, got ${response.status}`)
+function expectStatus(response: { status: number; body?: string }, status: number) {
+  if (response.status !== status)
+    throw new Error(`expected ${status}, got ${response.status}: ${response.body ?? ''}`)
 }
 
 const median = (values: number[]) => {
@@ -326,21 +374,23 @@ if (parts.includes('burst')) {
   const gatewayUrl = `${s.gateway.url}${chatPath}`
   const cpuBefore = (await s.gateway.usage()).cpuMs
   const othersBefore = [cpuMsOf(s.helpers.ledger), cpuMsOf(s.helpers.stubs), buyersCpuMs()]
+  freshConnections()
+  const recording = await recordCpu([s.gateway.process, s.helpers.ledger, s.helpers.stubs])
   const started = performance.now()
-  const statuses = await Promise.all(
-    payments.map(async (payment) => {
-      const response = await call(gatewayUrl, chatBody, { [x402Headers.payment]: payment })
-      return response.status
-    }),
+  const answers = await Promise.all(
+    payments.map((payment) => call(gatewayUrl, chatBody, { [x402Headers.payment]: payment })),
   )
   const wall = performance.now() - started
+  await recording?.stop()
   const [ledgerCpu, stubsCpu, buyersCpu] = [
     cpuMsOf(s.helpers.ledger),
     cpuMsOf(s.helpers.stubs),
     buyersCpuMs(),
   ].map((after, i) => after - (othersBefore[i] as number)) as [number, number, number]
   const usage = await s.gateway.usage()
-  const ok = statuses.filter((code) => code === 200).length
+  const failed = answers.filter((answer) => answer.status !== 200)
+  const ok = burst - failed.length
+  for (const answer of failed.slice(0, 5)) console.error(`burst: ${answer.status} ${answer.body}`)
   rows.push([
     `${burst} concurrent paid calls at 400 ms settlement: wall time (ms; target ≤ 2 500)`,
     `${wall.toFixed(0)} (${ok}/${burst} answered 200)`,

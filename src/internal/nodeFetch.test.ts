@@ -129,3 +129,63 @@ describe('nodeFetch', () => {
     await expect(nodeFetch('http://127.0.0.1:9/')).rejects.toThrow()
   })
 })
+
+describe('nodeFetch and connections the server closed while idle', () => {
+  /**
+   * A server that answers the first request of each connection and closes the connection, without
+   * answering, on any later one: what a client sees when a server drops an idle kept-alive
+   * connection just as the client reuses it.
+   */
+  async function dropsReused(dropFirst = false) {
+    let connections = 0
+    let requests = 0
+    const served = new WeakSet<object>()
+    const dropping = createServer((req, res) => {
+      requests++
+      req.resume()
+      req.on('end', () => {
+        if (dropFirst || served.has(req.socket)) {
+          req.socket.destroy()
+          return
+        }
+        served.add(req.socket)
+        res.end(`ok ${requests}`)
+      })
+    })
+    dropping.on('connection', () => {
+      connections++
+    })
+    await new Promise<void>((resolve) => dropping.listen(0, '127.0.0.1', resolve))
+    return {
+      url: `http://127.0.0.1:${(dropping.address() as AddressInfo).port}/`,
+      counts: () => ({ connections, requests }),
+      close: () =>
+        new Promise<void>((resolve) => {
+          dropping.closeAllConnections()
+          dropping.close(() => resolve())
+        }),
+    }
+  }
+
+  it('sends a call again, once, on a new connection when a reused one was closed unanswered', async () => {
+    const server = await dropsReused()
+    try {
+      expect(await (await nodeFetch(server.url, { method: 'POST', body: 'a' })).text()).toBe('ok 1')
+      const again = await nodeFetch(server.url, { method: 'POST', body: 'b' })
+      expect(await again.text()).toBe('ok 3')
+      expect(server.counts()).toEqual({ connections: 2, requests: 3 })
+    } finally {
+      await server.close()
+    }
+  })
+
+  it('does not send again when a new connection is closed unanswered', async () => {
+    const server = await dropsReused(true)
+    try {
+      await expect(nodeFetch(server.url, { method: 'POST', body: 'a' })).rejects.toThrow()
+      expect(server.counts()).toEqual({ connections: 1, requests: 1 })
+    } finally {
+      await server.close()
+    }
+  })
+})

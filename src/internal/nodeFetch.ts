@@ -8,7 +8,8 @@
  * with the signal's reason, also mid-body). Answers whose type is JSON, gRPC or text are read whole
  * (up to `maxBufferedBytes`) before the `Response` is returned; any other answer (`text/event-stream`,
  * audio, images, …) is returned as soon as its headers arrive, its body streamed as it comes.
- * Redirects are not followed (as `redirect: 'manual'`).
+ * Redirects are not followed (as `redirect: 'manual'`). A call sent on a kept-alive connection that the
+ * server had closed before answering is sent once more on a new one.
  *
  * @module
  */
@@ -86,6 +87,17 @@ export function createNodeFetch(options: NodeFetchOptions = {}): typeof fetch {
   return nodeFetch
 }
 
+/**
+ * Whether a call failed because the kept-alive connection it was sent on had been closed by the
+ * server (idle, the usual race of keep-alive: the server gives up on a connection just as the client
+ * reuses it) before any answer came: then the server did not take the request, and it is sent once
+ * more on a new connection, as browsers do.
+ */
+function closedWhileIdle(outgoing: http.ClientRequest, error: unknown): boolean {
+  const code = (error as { code?: unknown } | undefined)?.code
+  return outgoing.reusedSocket && (code === 'ECONNRESET' || code === 'EPIPE')
+}
+
 function send(
   url: URL,
   method: string,
@@ -93,6 +105,7 @@ function send(
   body: Uint8Array | string | null | undefined,
   signal: AbortSignal | undefined,
   maxBufferedBytes: number,
+  retried = false,
 ): Promise<Response> {
   const secure = url.protocol === 'https:'
   return new Promise((resolve, reject) => {
@@ -133,7 +146,11 @@ function send(
         })
       },
     )
-    outgoing.once('error', reject)
+    outgoing.once('error', (error) => {
+      if (!retried && signal?.aborted !== true && closedWhileIdle(outgoing, error)) {
+        resolve(send(url, method, headers, body, signal, maxBufferedBytes, true))
+      } else reject(error)
+    })
     outgoing.end(body ?? undefined)
   })
 }
