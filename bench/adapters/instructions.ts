@@ -14,7 +14,9 @@
  * collection counts more) and how far the repeats spread. V8's hash and random seeds are fixed
  * (`BENCH_NODE_FLAGS`, default `--hash-seed=1 --random-seed=1`): with a seed of its own, each server
  * process's count moved by up to 8 % between runs; with fixed seeds two processes of the same
- * server agree within 0.3 %. `BENCH_ONLY=express,koa,hono` narrows
+ * server agree within 0.3 %, while from one run to the next a count still
+ * moves by up to about 12 % (when V8's background compiler finishes, and what it produces, is not
+ * fixed by the seeds). `BENCH_ONLY=express,koa,hono` narrows
  * the run. User-space instructions only: the kernel's share of a request (reading and writing the
  * socket) is about the same for a bare route and an adapter, so leaving it out makes the ratios a
  * little stricter, never kinder.
