@@ -194,7 +194,8 @@ async function presign(s: Setup, count: number, body = chatBody): Promise<string
  * With `BENCH_PERF=1`, samples where the processes spend CPU during the burst with Linux `perf`
  * (`cpu-clock`: only time on a core counts, unlike a V8 profile, which also samples a process that
  * waits for a core or in a system call); the processes run with `--perf-basic-prof` for the
- * JavaScript names (set `NODE_OPTIONS=--perf-basic-prof`). Writes `.data/profiles/burst.perf.data`:
+ * JavaScript names (set `NODE_OPTIONS=--perf-basic-prof`; V8 then also
+ * leaves `isolate-*-v8.log` files in the working folder, which git ignores). Writes `.data/profiles/burst.perf.data`:
  * `perf report -i .data/profiles/burst.perf.data --no-children --sort comm,sym`.
  */
 async function recordCpu(processes: ChildProcess[]) {
