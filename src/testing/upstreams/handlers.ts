@@ -1,7 +1,8 @@
 /**
- * Deterministic fake answers of every upstream family, as Web `Request` → `Response` functions.
- * Same input, same answer; no clock, no randomness. Auth headers are required as each provider
- * requires them (any non-empty key, or the configured one).
+ * Deterministic fake answers of every upstream family, as functions from a request (the parts of a
+ * Web `Request` they read) to a Web `Response`. Same input, same answer; no clock, no randomness.
+ * Auth headers are required as each provider requires them (any non-empty key, or the configured
+ * one).
  *
  * @module
  */
