@@ -18,9 +18,10 @@
  * not measured. Before each timed part the gateway serves `BENCH_WARM` paid calls (default 3 000, 128
  * at a time), as the direct path is warmed up first too: a gateway in service has its code compiled,
  * and a fresh process's paid calls cost it more CPU for the first few thousand (in the burst: about
- * 4.0–4.6 ms each after 300, 3.4 ms after 1 500, 2.8–3.3 ms after 3 000). `BENCH_PARTS` picks the parts (`rate` = 1 and 2, `burst` = 3; default both),
- * `BENCH_STORE` picks the gateway's store (sqlite or memory) and
- * `BENCH_SQLITE_SYNCHRONOUS` the SQLite store's commits (normal, full). Prints a markdown table.
+ * 4.0–4.6 ms each after 300, 3.4 ms after 1 500, 2.7–3.3 ms after 3 000). `BENCH_PARTS` picks
+ * the parts (`rate` = 1 and 2, `burst` = 3; default both), `BENCH_STORE` the gateway's store (sqlite
+ * or memory) and `BENCH_SQLITE_SYNCHRONOUS` the SQLite store's commits (normal, full). Prints a
+ * markdown table.
  */
 import { type ChildProcess, spawn } from 'node:child_process'
 import { mkdirSync, readFileSync } from 'node:fs'
@@ -194,9 +195,9 @@ async function presign(s: Setup, count: number, body = chatBody): Promise<string
  * With `BENCH_PERF=1`, samples where the processes spend CPU during the burst with Linux `perf`
  * (`cpu-clock`: only time on a core counts, unlike a V8 profile, which also samples a process that
  * waits for a core or in a system call); the processes run with `--perf-basic-prof` for the
- * JavaScript names (set `NODE_OPTIONS=--perf-basic-prof`; V8 then also
- * leaves `isolate-*-v8.log` files in the working folder, which git ignores). Writes `.data/profiles/burst.perf.data`:
- * `perf report -i .data/profiles/burst.perf.data --no-children --sort comm,sym`.
+ * JavaScript names (set `NODE_OPTIONS=--perf-basic-prof`; V8 then also leaves `isolate-*-v8.log`
+ * files in the working folder, which git ignores). Writes `.data/profiles/burst.perf.data`; read it
+ * with `perf report -i .data/profiles/burst.perf.data --no-children --sort pid,sym`.
  */
 async function recordCpu(processes: ChildProcess[]) {
   if (process.env.BENCH_PERF !== '1') return undefined
