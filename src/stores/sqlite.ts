@@ -23,7 +23,7 @@ import {
   schemaStatements,
   selectQuery,
 } from './internal/sql.js'
-import { openSqliteFile, syncedCommit } from './internal/sqliteFile.js'
+import { groupCommit, openSqliteFile, syncedCommit } from './internal/sqliteFile.js'
 import type { PaymentState, PaymentStore, StoreOptions } from './types.js'
 
 /** Options of {@link createSqliteStore}. */
@@ -133,14 +133,16 @@ export function createSqliteStore(options: SqliteStoreOptions): PaymentStore {
     },
   )
 
+  const commit = groupCommit(db)
   const engine: StoreEngine = {
-    async claim(row, times): Promise<ClaimOutcome> {
-      return claim.immediate(row, times)
-    },
+    claim: (row, times): Promise<ClaimOutcome> => commit(() => claim(row, times)),
     async apply(digest, transition) {
-      return relaxed && transition.durable === true
-        ? syncedCommit(db, () => apply.immediate(digest, transition))
-        : apply.immediate(digest, transition)
+      if (relaxed && transition.durable === true) {
+        // Synced at once, after whatever is waiting for the next group (in the order asked).
+        commit.flush()
+        return syncedCommit(db, () => apply.immediate(digest, transition))
+      }
+      return commit(() => apply(digest, transition))
     },
     async get(digest) {
       return select(digest)
@@ -161,6 +163,7 @@ export function createSqliteStore(options: SqliteStoreOptions): PaymentStore {
       return statement.run({ p1: cutoff }).changes
     },
     async close() {
+      commit.flush()
       statements.clear()
       if (owned && db.open) db.close()
     },

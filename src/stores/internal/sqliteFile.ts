@@ -35,3 +35,65 @@ export function syncedCommit<T>(db: Database.Database, commit: () => T): T {
     db.pragma('synchronous = NORMAL')
   }
 }
+
+/** Runs steps in shared commits: see {@link groupCommit}. */
+export type GroupCommit = {
+  /** Runs `step` in the next group's transaction; settles once that transaction committed. */
+  <T>(step: () => T): Promise<T>
+  /** Commits the waiting group now (before a step that must not wait behind it, or overtake it). */
+  flush(): void
+}
+
+/**
+ * Group commit: steps asked for in the same turn of the event loop run one after another in ONE
+ * `BEGIN IMMEDIATE` transaction, and every caller's promise settles once that transaction has
+ * committed. Each step sees the effects of the steps before it, as if they had committed one by one
+ * in that order; what changes is that a burst of payments pays for one commit (its write lock, WAL
+ * write and system calls) instead of one each. A step alone waits one `setImmediate` for company.
+ *
+ * Each step must be synchronous better-sqlite3 work wrapped in `db.transaction` (directly or by a
+ * function it calls): inside the group's transaction that makes it a savepoint, so a step that
+ * throws undoes only itself and rejects only its caller.
+ */
+export function groupCommit(db: Database.Database): GroupCommit {
+  type Waiting = {
+    step: () => unknown
+    resolve: (value: unknown) => void
+    reject: (error: unknown) => void
+    outcome?: { ok: true; value: unknown } | { ok: false; error: unknown }
+  }
+  let waiting: Waiting[] = []
+  const runAll = db.transaction((group: Waiting[]) => {
+    for (const item of group) {
+      try {
+        item.outcome = { ok: true, value: item.step() }
+      } catch (error) {
+        item.outcome = { ok: false, error }
+      }
+    }
+  })
+  const flush = () => {
+    if (waiting.length === 0) return
+    const group = waiting
+    waiting = []
+    try {
+      runAll.immediate(group)
+    } catch (error) {
+      // The group's own transaction failed (the file is busy, the disk is full…): nothing of it
+      // was committed, so every step fails.
+      for (const item of group) item.reject(error)
+      return
+    }
+    for (const item of group) {
+      const outcome = item.outcome
+      if (outcome?.ok === true) item.resolve(outcome.value)
+      else item.reject(outcome?.error)
+    }
+  }
+  const run = <T>(step: () => T) =>
+    new Promise<T>((resolve, reject) => {
+      if (waiting.length === 0) setImmediate(flush)
+      waiting.push({ step, resolve: resolve as (value: unknown) => void, reject })
+    })
+  return Object.assign(run, { flush })
+}
