@@ -1,7 +1,9 @@
 /**
  * The SQLite payment store (better-sqlite3): the embedded default. One file, WAL journal, safe for
- * several processes on one host that share the file (every step is one `BEGIN IMMEDIATE`
- * transaction; a busy file is waited for up to `busyTimeoutMs`).
+ * several processes on one host that share the file (every write runs in a `BEGIN IMMEDIATE`
+ * transaction; a busy file is waited for up to `busyTimeoutMs`). Writes asked for in the same turn
+ * of the event loop share one transaction, each in its own savepoint (group commit: a burst of
+ * payments pays for one commit instead of one each); every caller is answered once it committed.
  *
  * `better-sqlite3` is an optional peer dependency: install it to use this module.
  *
