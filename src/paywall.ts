@@ -15,7 +15,6 @@
  *
  * @module
  */
-
 import { type BodyValidator, defaultMaxBodyBytes, readBody } from './body.js'
 import {
   buildChallenge,

@@ -5,7 +5,6 @@
  *
  * @module
  */
-
 import type { Signer } from '@mysten/sui/cryptography'
 import { defaultMaxBodyBytes } from './body.js'
 import type { ChallengeSecret } from './challenge.js'

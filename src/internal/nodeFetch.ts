@@ -90,8 +90,10 @@ export function createNodeFetch(options: NodeFetchOptions = {}): typeof fetch {
 /**
  * Whether a call failed because the kept-alive connection it was sent on had been closed by the
  * server (idle, the usual race of keep-alive: the server gives up on a connection just as the client
- * reuses it) before any answer came: then the server did not take the request, and it is sent once
- * more on a new connection, as browsers do.
+ * reuses it) before any answer came. The server almost certainly did not take the request (a server
+ * that fails while handling one answers or times out, it does not reset a reused connection at
+ * once), so it is sent once more on a new connection, as browsers do; calls that reach the ledger
+ * are idempotent by digest, and the gateway's upstream calls are retried within a budget anyway.
  */
 function closedWhileIdle(outgoing: http.ClientRequest, error: unknown): boolean {
   const code = (error as { code?: unknown } | undefined)?.code

@@ -43,6 +43,50 @@ describe('sqlite store options', () => {
     }
   })
 
+  test('commits the writes still waiting for their group when it closes', async () => {
+    const folder = mkdtempSync(join(tmpdir(), 'tollgate-sqlite-'))
+    try {
+      const path = join(folder, 'p.db')
+      const store = createSqliteStore({ database: path })
+      const digest = 'A'.repeat(44)
+      const claimed = store.claim(digest, { resource: 'https://shop.example/x', dialect: 'x402' })
+      await store.close()
+      expect(await claimed).toMatchObject({ status: 'claimed' })
+      const reopened = createSqliteStore({ database: path })
+      expect(await reopened.get(digest)).toMatchObject({ state: 'claimed' })
+      await reopened.close()
+    } finally {
+      rmSync(folder, { recursive: true, force: true })
+    }
+  })
+
+  test('a synced write runs after the writes asked for before it, not ahead of them', async () => {
+    const folder = mkdtempSync(join(tmpdir(), 'tollgate-sqlite-'))
+    try {
+      const store = createSqliteStore({ database: join(folder, 'p.db') })
+      const digest = 'B'.repeat(44)
+      const resource = 'https://shop.example/x'
+      // Neither is awaited: both wait for the next group when the synced write is asked for.
+      const claimed = store.claim(digest, { resource, dialect: 'x402' })
+      const settled = store.settled(digest, {
+        payer: `0x${'a'.repeat(64)}`,
+        amount: 20_000n,
+        resource,
+        dialect: 'x402',
+        network: 'sui:mainnet',
+        asset: '0x2::usdc::USDC',
+        settledAt: new Date(),
+      })
+      expect(await store.oweRefund(digest, 'upstream failed')).toMatchObject({
+        state: 'refund_due',
+      })
+      await Promise.all([claimed, settled])
+      await store.close()
+    } finally {
+      rmSync(folder, { recursive: true, force: true })
+    }
+  })
+
   test('refuses a table name that is not a plain identifier', () => {
     expect(() => createSqliteStore({ database: ':memory:', table: 'x; DROP TABLE y' })).toThrow(
       expect.objectContaining({ code: 'invalid_config' }),

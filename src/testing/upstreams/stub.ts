@@ -136,7 +136,6 @@ export async function startStubUpstreams(
       }
       chunks.push(chunk as Buffer)
     }
-    const method = req.method ?? 'GET'
     const request = stubRequest(req, `${origin}${req.url ?? '/'}`, Buffer.concat(chunks))
 
     let provider: StubProvider | 'media' | undefined
@@ -161,7 +160,7 @@ export async function startStubUpstreams(
     } else {
       response = stubError(404, 'no stub upstream at this path')
     }
-    if (provider) calls.push({ provider, method, path, status: response.status })
+    if (provider) calls.push({ provider, method: request.method, path, status: response.status })
 
     const out: Record<string, string> = {}
     response.headers.forEach((value, name) => {
