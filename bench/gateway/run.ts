@@ -26,7 +26,7 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import { mkdirSync, readFileSync } from 'node:fs'
 import { Agent, request as httpRequest } from 'node:http'
-import { availableParallelism } from 'node:os'
+import { availableParallelism, loadavg } from 'node:os'
 import { SuiGrpcClient } from '@mysten/sui/grpc'
 import { signTestPayment, x402PaymentHeader } from '../../src/testing/payments.js'
 import { createTestWallet } from '../../src/testing/wallet.js'
@@ -284,6 +284,8 @@ async function firstByte(response: Response): Promise<number> {
 }
 
 const rows: [string, string][] = []
+/** The machine's one-minute load average when the run began: other work on the two cores shows here. */
+const startLoad = (loadavg()[0] ?? Number.NaN).toFixed(2)
 
 /** This process's (the buyers') CPU time so far, ms. */
 const buyersCpuMs = () => {
@@ -426,7 +428,7 @@ if (parts.includes('burst')) {
 }
 
 console.log(
-  `Node ${process.version}, ${concurrency} concurrent buyers; ledger, stub upstreams, gateway and buyers in four processes\n`,
+  `Node ${process.version}, ${concurrency} concurrent buyers; ledger, stub upstreams, gateway and buyers in four processes; load average before the run ${startLoad}\n`,
 )
 console.log('| measurement | value |')
 console.log('|---|---:|')
