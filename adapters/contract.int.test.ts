@@ -2,7 +2,7 @@
  * The adapter contract: the same scenarios through Express, Koa and Hono, each a real HTTP server
  * on 127.0.0.1, paid by a real buyer (real keys and signatures) on the ledger emulator.
  */
-import { request as httpRequest } from 'node:http'
+import { Agent, request as httpRequest } from 'node:http'
 import { SuiGrpcClient } from '@mysten/sui/grpc'
 import type { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -343,6 +343,51 @@ describe.each(frameworks)('%s adapter', (framework) => {
       (r) => r?.state === 'served',
     )
     expect(record?.state).toBe('served')
+  })
+
+  it('discards the unread body of an unpaid POST and keeps the connection for the next request', async () => {
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 })
+    let sockets = 0
+    const send = (method: string, path: string, body?: string) =>
+      new Promise<number>((resolve, reject) => {
+        const { port } = new URL(app.url)
+        const req = httpRequest(
+          {
+            host: '127.0.0.1',
+            port: Number(port),
+            method,
+            path,
+            agent,
+            headers: body === undefined ? {} : { 'content-type': 'application/json' },
+          },
+          (res) => {
+            res.resume()
+            res.on('end', () => resolve(res.statusCode ?? 0))
+          },
+        )
+        req.on('socket', (socket) => {
+          if (!(socket as { counted?: boolean }).counted) {
+            ;(socket as { counted?: boolean }).counted = true
+            sockets++
+          }
+        })
+        req.on('error', reject)
+        req.end(body)
+      })
+    const before = app.calls.get('/v1/things')
+    try {
+      // A small body, one of 256 KiB sent chunked, and none: each answered 402 unread.
+      expect(await send('POST', '/v1/things/1', '{"note":"unpaid"}')).toBe(402)
+      expect(
+        await send('POST', '/v1/things/1', JSON.stringify({ pad: 'x'.repeat(256 * 1024) })),
+      ).toBe(402)
+      expect(await send('POST', '/v1/things/1')).toBe(402)
+      expect(await send('GET', '/free')).toBe(200)
+      expect(sockets).toBe(1)
+      expect(app.calls.get('/v1/things')).toBe(before)
+    } finally {
+      agent.destroy()
+    }
   })
 
   it('leaves an unpriced route untouched: no payment headers, its body stream unread', async () => {

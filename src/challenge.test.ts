@@ -192,6 +192,25 @@ describe('verifying a challenge id', fuzzTime, () => {
     expect(verify({ secrets: [next] })).toBe('invalid')
   })
 
+  it('reads a secret list changed in place again: the new first secret signs from then on', () => {
+    const next = 'the-next-secret-with-at-least-32-bytes!!'
+    const list = [secret]
+    const before = buildChallenge(terms, { secrets: list, now: issuedAt })
+    expect(before.id).toBe(id)
+    list.unshift(next)
+    const after = buildChallenge(terms, { secrets: list, now: issuedAt })
+    const again = buildChallenge(terms, { secrets: list, now: issuedAt })
+    expect(after.id).not.toBe(id)
+    expect(again.id).toBe(after.id)
+    expect(verifyChallenge({ id: after.id, terms, secrets: [next], now: issuedAt }).status).toBe(
+      'valid',
+    )
+    list.splice(0, list.length, 'short')
+    expect(codeOf(() => buildChallenge(terms, { secrets: list, now: issuedAt }))).toBe(
+      'invalid_secret',
+    )
+  })
+
   it('lives between T and T + T/4 seconds, and verifies exactly that long (property)', () => {
     const anyTerms = fc.record({
       start: fc.integer({ min: 1_700_000_000_000, max: 1_900_000_000_000 }),

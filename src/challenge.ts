@@ -116,13 +116,18 @@ export function buildChallenge(
   const key = keyRing(options.secrets)[0] as Buffer
   const expiresAt = alignedExpiry(nowMs(options.now), p.maxTimeoutSeconds)
   const offer = options.offer ?? 'both'
-  const cacheKey = `${expiresAt}|${offer}`
+  const last = p.last
   let plain: ChallengePieces
-  if (p.last !== undefined && p.last.key === cacheKey && p.last.keyBytes === key) {
-    plain = p.last.pieces
+  if (
+    last !== undefined &&
+    last.expiresAt === expiresAt &&
+    last.offer === offer &&
+    last.keyBytes === key
+  ) {
+    plain = last.pieces
   } else {
     plain = assemble(p, key, expiresAt, offer)
-    p.last = { key: cacheKey, keyBytes: key, pieces: plain }
+    p.last = { expiresAt, offer, keyBytes: key, pieces: plain }
   }
   return options.error === undefined ? plain : explain(plain, options.error)
 }

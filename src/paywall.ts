@@ -27,6 +27,7 @@ import {
 } from './challenge.js'
 import { isPaymentError, PaymentError } from './errors.js'
 import { Recent } from './internal/recent.js'
+import type { PreparedTerms } from './internal/terms.js'
 import { type PriceInput, parseAmount } from './money.js'
 import { encodeReceipt, mppHeaders, parseCredential, suiChargePayload } from './mpp.js'
 import { type Classification, classifyRequest, type Offer } from './negotiate.js'
@@ -202,8 +203,8 @@ export type Paywall = {
 type PreparedRoute = {
   price: bigint
   base: Omit<RouteTerms, 'resource'>
-  /** Terms per resource URL, so that challenge precomputation is reused (bounded). */
-  terms: Recent<string, RouteTerms>
+  /** Prepared terms per resource URL, so that challenge precomputation is reused (bounded). */
+  terms: Recent<string, PreparedTerms>
 }
 
 const defaultFailed = (status: number) => status >= 500
@@ -222,6 +223,10 @@ export function createPaywall(options: PaywallOptions): Paywall {
   const resources = new Recent<string, string>(1024, 1024)
   /** Unpaid 402s are the same bytes until the challenge's expiry bucket moves on. */
   const plain402s = new WeakMap<ChallengePieces, PlainResponse>()
+  /** The last of them, checked first (most sellers' unpaid requests go to one route at a time). */
+  let last402: { pieces?: ChallengePieces; plain?: PlainResponse } = {}
+  /** The route prepared last, checked before the map for the same reason. */
+  let lastRoute: { route?: PaidRoute; prepared?: PreparedRoute } = {}
   const now = options.now ?? Date.now
   const emit = (event: PaywallEvent) => {
     try {
@@ -232,6 +237,7 @@ export function createPaywall(options: PaywallOptions): Paywall {
   }
 
   function prepared(route: PaidRoute): PreparedRoute {
+    if (route === lastRoute.route && lastRoute.prepared !== undefined) return lastRoute.prepared
     let p = routes.get(route)
     if (p === undefined) {
       const price = parseAmount(route.price)
@@ -254,13 +260,20 @@ export function createPaywall(options: PaywallOptions): Paywall {
       prepareTerms({ ...p.base, resource: 'http://localhost/' }, { realm: options.realm })
       routes.set(route, p)
     }
+    lastRoute = { route, prepared: p }
     return p
   }
 
-  /** Terms objects are cached per (route, resource) so that challenge precomputation is reused. */
-  function termsFor(route: PaidRoute, resource: string): RouteTerms {
+  /**
+   * Terms are prepared once per (route, resource) and cached, so that a 402 or a settlement reuses
+   * the validation and the precomputed challenge parts.
+   */
+  function termsFor(route: PaidRoute, resource: string): PreparedTerms {
     const { terms, base } = prepared(route)
-    return terms.get(resource) ?? terms.remember(resource, { ...base, resource })
+    return (
+      terms.get(resource) ??
+      terms.remember(resource, prepareTerms({ ...base, resource }, { realm: options.realm }))
+    )
   }
 
   function bodyLimit(route: PaidRoute): number {
@@ -307,7 +320,7 @@ export function createPaywall(options: PaywallOptions): Paywall {
   }
 
   function challenge(
-    terms: RouteTerms,
+    terms: PreparedTerms,
     error?: PaymentError,
     extraHeaders?: Readonly<Record<string, string>>,
   ): PlainResponse {
@@ -330,11 +343,13 @@ export function createPaywall(options: PaywallOptions): Paywall {
       error,
     })
     if (error === undefined && extraHeaders === undefined) {
+      if (pieces === last402.pieces && last402.plain !== undefined) return last402.plain
       let plain = plain402s.get(pieces)
       if (plain === undefined) {
         plain = Object.freeze({ status: 402, headers: pieces.headers, body: pieces.bodyText })
         plain402s.set(pieces, plain)
       }
+      last402 = { pieces, plain }
       return plain
     }
     return {
@@ -346,9 +361,8 @@ export function createPaywall(options: PaywallOptions): Paywall {
 
   async function settle(
     presented: Exclude<Classification, { dialect: 'none' }>,
-    terms: RouteTerms,
+    p: PreparedTerms,
   ): Promise<SettlementResult> {
-    const p = prepareTerms(terms, { realm: options.realm })
     const settlementTerms: SettlementTerms = {
       ...normalizeTerms({ payTo: p.payTo, asset: p.asset, amount: p.price }),
       network: p.network,

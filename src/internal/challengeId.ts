@@ -20,6 +20,8 @@ export const minSecretBytes = 32
 type KeyRing = { readonly snapshot: readonly ChallengeSecret[]; readonly keys: readonly Buffer[] }
 
 const rings = new WeakMap<readonly ChallengeSecret[], KeyRing>()
+let lastList: readonly ChallengeSecret[] | undefined
+let lastRing: KeyRing | undefined
 
 /**
  * The validated keys of a secret list, cached per list (re-validated if the list was changed).
@@ -27,8 +29,13 @@ const rings = new WeakMap<readonly ChallengeSecret[], KeyRing>()
  * @throws {PaymentError} `invalid_secret` for an empty list or a secret shorter than 32 bytes.
  */
 export function keyRing(secrets: readonly ChallengeSecret[]): readonly Buffer[] {
-  const cached = rings.get(secrets)
-  if (cached !== undefined && sameList(cached.snapshot, secrets)) return cached.keys
+  // Most processes have one secret list: the last one asked for is checked before the map.
+  const cached = lastList === secrets ? lastRing : rings.get(secrets)
+  if (cached !== undefined && sameList(cached.snapshot, secrets)) {
+    lastList = secrets
+    lastRing = cached
+    return cached.keys
+  }
   if (!Array.isArray(secrets) || secrets.length === 0) {
     throw new PaymentError('invalid_secret', 'At least one challenge secret is required.')
   }
@@ -44,7 +51,10 @@ export function keyRing(secrets: readonly ChallengeSecret[]): readonly Buffer[] 
     }
     return key
   })
-  rings.set(secrets, { snapshot: [...secrets], keys })
+  const ring = { snapshot: [...secrets], keys }
+  rings.set(secrets, ring)
+  lastList = secrets
+  lastRing = ring
   return keys
 }
 

@@ -44,6 +44,13 @@ describe('nodeRequestView', () => {
     expect(view.headers.get('X-PAYMENT')).toBe('abc')
     expect(view.headers.get('set-cookie')).toBe('a=1, b=2')
     expect(view.headers.get('authorization')).toBeNull()
+    // Asked again, and in other spellings (names are remembered lower-cased after the first time).
+    expect(view.headers.get('X-PAYMENT')).toBe('abc')
+    expect(view.headers.get('X-Payment')).toBe('abc')
+    expect(view.headers.get('Set-Cookie')).toBe('a=1, b=2')
+    // More distinct names than are remembered still look up correctly.
+    for (let i = 0; i < 100; i++) expect(view.headers.get(`X-Unknown-${i}`)).toBeNull()
+    expect(view.headers.get('x-PAYMENT')).toBe('abc')
   })
 
   it('hands the bytes it was given to body validation, with the size limit', async () => {

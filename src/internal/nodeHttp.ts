@@ -96,9 +96,24 @@ class NodeHeaders {
     this.#headers = headers
   }
   get(name: string): string | null {
-    const value = this.#headers[name.toLowerCase()]
+    const value = this.#headers[lowerCaseName(name)]
     return value === undefined ? null : Array.isArray(value) ? value.join(', ') : value
   }
+}
+
+/**
+ * Header names as Node keys them. The engine asks for the same few names on every request; their
+ * lower-case forms are remembered (a map look-up of a constant costs less than lower-casing it).
+ */
+const lowerCaseNames = new Map<string, string>()
+
+function lowerCaseName(name: string): string {
+  let lower = lowerCaseNames.get(name)
+  if (lower === undefined) {
+    lower = name.toLowerCase()
+    if (lowerCaseNames.size < 64) lowerCaseNames.set(name, lower)
+  }
+  return lower
 }
 
 /** Recently seen absolute URLs by scheme, host and target. */

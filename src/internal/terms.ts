@@ -85,7 +85,7 @@ export type PreparedTerms = {
   /** @internal */
   readonly sourceRealm: string | undefined
   /** @internal One-entry cache of the last plain challenge. */
-  last: { key: string; keyBytes: Buffer; pieces: ChallengePieces } | undefined
+  last: { expiresAt: number; offer: string; keyBytes: Buffer; pieces: ChallengePieces } | undefined
 }
 
 const prepared = new WeakMap<RouteTerms, PreparedTerms>()
