@@ -376,7 +376,8 @@ describe.each(frameworks)('%s adapter', (framework) => {
       })
     const before = app.calls.get('/v1/things')
     try {
-      // A small body, one of 256 KiB sent chunked, and none: each answered 402 unread.
+      // A small body, one of 256 KiB (more than the socket takes at once), and none: each
+      // answered 402 without the body being read.
       expect(await send('POST', '/v1/things/1', '{"note":"unpaid"}')).toBe(402)
       expect(
         await send('POST', '/v1/things/1', JSON.stringify({ pad: 'x'.repeat(256 * 1024) })),

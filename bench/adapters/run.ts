@@ -47,22 +47,24 @@ const serverNames = [
 
 type Server = { url: string; process: ChildProcess }
 
-async function startServer(name: string): Promise<Server | undefined> {
+/** Starts `names` in one process; answers those that started. */
+async function startServers(names: string[]): Promise<Record<string, Server>> {
   const { process: child, info: urls } = await startScript<Record<string, string>>(
     new URL('./servers.ts', import.meta.url),
-    { BENCH_SERVER: name },
+    { BENCH_SERVER: names.join('|') },
     true,
     [],
     // V8's hash and random seeds fixed, as in `bench:adapters:instructions`: otherwise each server
     // process draws its own, one source of the per-process bias of these figures.
     ['--hash-seed=1', '--random-seed=1'],
   )
-  const url = urls[name]
-  if (url === undefined) {
-    child.kill()
-    return undefined
+  const started: Record<string, Server> = {}
+  for (const name of names) {
+    const url = urls[name]
+    if (url !== undefined) started[name] = { url, process: child }
   }
-  return { url, process: child }
+  if (Object.keys(started).length === 0) child.kill()
+  return started
 }
 
 function serverCpu(server: Server): Promise<number> {
@@ -106,11 +108,21 @@ async function measureTogether(targets: Target[]): Promise<Measurement[]> {
   return totals.map((t) => ({ rps: t.requests / t.seconds, cpuUs: t.cpu / t.requests }))
 }
 
+/**
+ * `BENCH_SHARED=1`: each framework's servers (bare, no-op middleware, tollgate) share one process,
+ * so that a process's own bias (what its JIT made of the code, where its heap stands) falls on the
+ * bare route and the adapter alike; by default every server has a process of its own.
+ */
+const shared = process.env.BENCH_SHARED === '1'
+const groups = shared
+  ? ['express', 'koa', 'hono']
+      .map((framework) => serverNames.filter((name) => name.startsWith(`${framework} `)))
+      .concat(
+        serverNames.filter((name) => !/^(express|koa|hono) /.test(name)).map((name) => [name]),
+      )
+  : serverNames.map((name) => [name])
 const servers: Record<string, Server> = {}
-for (const name of serverNames) {
-  const server = await startServer(name)
-  if (server !== undefined) servers[name] = server
-}
+for (const group of groups) Object.assign(servers, await startServers(group))
 const stopAll = () => {
   for (const server of Object.values(servers)) server.process.kill()
 }

@@ -280,10 +280,13 @@ const servers: Record<string, () => Promise<string>> = {
   'mppx/express': mppxServer,
 }
 
-// BENCH_SERVER names the one server this process runs (the runner starts one process per server,
-// so that each one's CPU time is its own); without it, every server.
+// BENCH_SERVER names the server this process runs (the runner starts one process per server, so
+// that each one's CPU time is its own); without it, every server.
+// Several names separated by `|` share one process (`BENCH_SHARED=1` of the runner).
 const names =
-  process.env.BENCH_SERVER === undefined ? Object.keys(servers) : [process.env.BENCH_SERVER]
+  process.env.BENCH_SERVER === undefined
+    ? Object.keys(servers)
+    : process.env.BENCH_SERVER.split('|')
 const urls: Record<string, string> = {}
 for (const name of names) {
   const start = servers[name]
