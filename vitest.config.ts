@@ -1,6 +1,6 @@
 import { defineConfig } from 'vitest/config'
 
-const roots = ['src', 'adapters', 'reference-gateway', 'conformance']
+const roots = ['src', 'adapters', 'reference-gateway', 'conformance', 'bench']
 
 export default defineConfig({
   test: {

@@ -21,6 +21,9 @@
  * socket) is about the same for a bare route and an adapter, so leaving it out makes the ratios a
  * little stricter, never kinder.
  *
+ * `BENCH_SYMBOLS=N` adds, per server and path, the N functions with the most instructions of
+ * their own, JavaScript named (`symbols.ts`).
+ *
  * Needs `valgrind` on the PATH. Takes several minutes (each server starts in about 40 s under
  * valgrind; about 15 minutes in all); `BENCH_PARALLEL` servers at a time (default 2).
  */
@@ -31,6 +34,7 @@ import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { promisify } from 'node:util'
 import { build } from 'tsup'
+import { topFunctions } from './symbols.js'
 
 const warm = Number(process.env.BENCH_WARM ?? 8000)
 const measured = Number(process.env.BENCH_REQUESTS ?? 2000)
@@ -45,6 +49,13 @@ const nodeFlags = (process.env.BENCH_NODE_FLAGS ?? '--hash-seed=1 --random-seed=
   .split(' ')
   .filter((flag) => flag !== '')
 const connections = 8
+/**
+ * `BENCH_SYMBOLS=N`: also print, for each server and path, the N functions that executed the most
+ * instructions of their own in its last measurement, JavaScript and regular expressions named
+ * (`bench/adapters/symbols.ts`; the servers then run with `--perf-basic-prof`).
+ */
+const symbols = Number(process.env.BENCH_SYMBOLS ?? 0)
+const profiles: string[] = []
 
 type Path = { method: 'GET' | 'POST'; path: string; expect: number }
 const freeGet: Path = { method: 'GET', path: '/free', expect: 200 }
@@ -95,9 +106,12 @@ async function start(name: string): Promise<{ url: string; child: ChildProcess }
       '--tool=callgrind',
       '--quiet',
       `--callgrind-out-file=${join(folder, `cg.${name.replace(/\W+/g, '_')}.%p`)}`,
-      '--dump-instr=no',
+      ...(symbols > 0
+        ? ['--dump-instr=yes', '--compress-pos=no', '--compress-strings=no']
+        : ['--dump-instr=no']),
       process.execPath,
       ...nodeFlags,
+      ...(symbols > 0 ? ['--perf-basic-prof'] : []),
       bundle,
     ],
     { env: { ...process.env, BENCH_SERVER: name }, stdio: ['ignore', 'pipe', 'inherit'] },
@@ -159,7 +173,16 @@ async function measure(name: string): Promise<number[][]> {
         const dumps = readdirSync(folder)
           .filter((file) => file.startsWith(prefix))
           .sort((a, b) => Number(a.slice(prefix.length)) - Number(b.slice(prefix.length)))
-        const text = readFileSync(join(folder, dumps.at(-1) as string), 'utf8')
+        const dump = join(folder, dumps.at(-1) as string)
+        const text = readFileSync(dump, 'utf8')
+        if (symbols > 0 && repeat === repeats - 1) {
+          const top = topFunctions(dump, `/tmp/perf-${pid}.map`, measured, symbols)
+          profiles.push(
+            `${name}, ${target.method} ${target.path} (${target.expect}): instructions of their own per request`,
+            ...top.map((f) => `${f.perRequest.toFixed(0).padStart(8)}  ${f.name}`),
+            '',
+          )
+        }
         const summary = /^summary: (\d+)/m.exec(text)?.[1] ?? /^totals: (\d+)/m.exec(text)?.[1]
         if (summary === undefined) throw new Error(`no instruction count for ${name}`)
         counts[i]?.push(Number(summary) / measured)
@@ -168,6 +191,7 @@ async function measure(name: string): Promise<number[][]> {
     return counts
   } finally {
     child.kill('SIGKILL')
+    if (symbols > 0) rmSync(`/tmp/perf-${pid}.map`, { force: true })
   }
 }
 
@@ -223,3 +247,4 @@ process.stdout.write(`${lines.join('\n')}\n`)
 process.stdout.write(
   `\nAll counts: ${JSON.stringify(Object.fromEntries(Object.entries(results).map(([name, paths]) => [name, paths.map((repeats) => repeats.map(Math.round))])))}\n`,
 )
+if (profiles.length > 0) process.stdout.write(`\n${profiles.join('\n')}`)
