@@ -114,15 +114,14 @@ async function measureTogether(targets: Target[]): Promise<Measurement[]> {
  * bare route and the adapter alike; by default every server has a process of its own.
  */
 const shared = process.env.BENCH_SHARED === '1'
-const groups = shared
-  ? ['express', 'koa', 'hono']
-      .map((framework) => serverNames.filter((name) => name.startsWith(`${framework} `)))
-      .concat(
-        serverNames.filter((name) => !/^(express|koa|hono) /.test(name)).map((name) => [name]),
-      )
-  : serverNames.map((name) => [name])
+const groups = new Map<string, string[]>()
+for (const name of serverNames) {
+  const framework = ['express', 'koa', 'hono'].find((f) => name.startsWith(`${f} `))
+  const key = shared && framework !== undefined ? framework : name
+  groups.set(key, [...(groups.get(key) ?? []), name])
+}
 const servers: Record<string, Server> = {}
-for (const group of groups) Object.assign(servers, await startServers(group))
+for (const group of groups.values()) Object.assign(servers, await startServers(group))
 const stopAll = () => {
   for (const server of Object.values(servers)) server.process.kill()
 }

@@ -227,9 +227,10 @@ async function mppxServer(): Promise<string> {
 
 /**
  * No framework: `@hono/node-server` with a fetch handler that answers `POST /same-bytes` with the
- * 402's exact bytes (headers as a plain object with their length, the cheapest answer it writes) and
- * `POST /paid` with the bare JSON. The least any Hono server can spend on each answer: what is left
- * between the two is the cost of the 402's size.
+ * 402's exact bytes (headers as a plain object with their length) and `POST /paid` with the bare
+ * JSON, both returned at once: what is left between the two is the cost of the 402's size. (Not a
+ * floor of a Hono 402: an answer returned at once to a POST makes `@hono/node-server` drain the
+ * unread body itself, which an answer returned as a promise, like the paywall's, does not.)
  */
 async function nodeServerAlone(): Promise<string> {
   const { serve } = await import('@hono/node-server')

@@ -89,6 +89,11 @@ export function nodeRequestViewAt(
   return { url, headers: new NodeHeaders(request.headers), bodyBytes }
 }
 
+/** `Headers.get` over a Node request's parsed headers (any case; repeated values joined). */
+export function nodeHeaders(headers: IncomingHttpHeaders): Pick<Headers, 'get'> {
+  return new NodeHeaders(headers)
+}
+
 /** `Headers.get` over Node's parsed headers (lower-case names; repeated values joined). */
 class NodeHeaders {
   readonly #headers: IncomingHttpHeaders

@@ -7,6 +7,7 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { nodeHeaders } from '../../internal/nodeHttp.js'
 import {
   anthropicStub,
   braveStub,
@@ -84,12 +85,7 @@ function stubRequest(req: IncomingMessage, url: string, body: Buffer): StubReque
   return {
     method,
     url,
-    headers: {
-      get(name) {
-        const value = req.headers[name.toLowerCase()]
-        return value === undefined ? null : Array.isArray(value) ? value.join(', ') : value
-      },
-    },
+    headers: nodeHeaders(req.headers),
     json: async () => JSON.parse(body.toString('utf8')),
     formData: () => {
       const headers = new Headers()
