@@ -1,11 +1,20 @@
 import { defineConfig } from 'vitest/config'
+import { repositoryRoot, subpaths } from './scripts/subpaths.js'
 
-const roots = ['src', 'adapters', 'reference-gateway', 'conformance', 'bench']
+const roots = ['src', 'adapters', 'reference-gateway', 'conformance', 'bench', 'scripts']
+
+/** `tollgate`, `tollgate/express`, … → their source files (the tsconfig.json `paths` table). */
+const alias = Object.entries(subpaths).map(([name, file]) => ({
+  find: new RegExp(`^${name}$`),
+  replacement: `${repositoryRoot}${file}`,
+}))
 
 export default defineConfig({
+  resolve: { alias },
   test: {
     projects: [
       {
+        extends: true,
         test: {
           name: 'unit',
           include: roots.map((r) => `${r}/**/*.test.ts`),
@@ -13,6 +22,7 @@ export default defineConfig({
         },
       },
       {
+        extends: true,
         test: {
           name: 'integration',
           include: roots.map((r) => `${r}/**/*.int.test.ts`),
@@ -21,6 +31,7 @@ export default defineConfig({
         },
       },
       {
+        extends: true,
         test: {
           name: 'types',
           include: [],

@@ -3,10 +3,12 @@
  * on 127.0.0.1, paid by a real buyer (real keys and signatures) on the ledger emulator.
  */
 import { Agent, request as httpRequest } from 'node:http'
+import { connect, type Socket } from 'node:net'
 import { SuiGrpcClient } from '@mysten/sui/grpc'
 import type { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createLedger } from '../src/ledger/index.js'
+import type { Ledger } from '../src/ledger/types.js'
 import { decodeReceipt, parseChallenge } from '../src/mpp.js'
 import type { SellerEvent } from '../src/seller.js'
 import { createMemoryStore } from '../src/stores/memory.js'
@@ -15,6 +17,7 @@ import { type StartedLedger, startLedger } from '../src/testing/index.js'
 import { mppAuthorization, x402PaymentHeader } from '../src/testing/payments.js'
 import { decodeXPaymentResponse, parsePaymentRequired, x402Headers } from '../src/x402.js'
 import {
+  createGate,
   type Framework,
   frameworks,
   type StartedApp,
@@ -93,6 +96,52 @@ function rawRequest(
   })
 }
 
+/** A paid request sent on a raw socket, so that the test can hang up at any moment. */
+type RawCall = {
+  socket: Socket
+  /** The client's port: the server's name for this connection. */
+  localPort: number
+  /** Everything the server sent so far. */
+  received(): string
+  /** Resolves once the server has sent `text`. */
+  receivedText(text: string): Promise<void>
+}
+
+async function rawCall(
+  base: string,
+  method: string,
+  path: string,
+  headers: Record<string, string>,
+): Promise<RawCall> {
+  const { port } = new URL(base)
+  const socket = connect(Number(port), '127.0.0.1')
+  await new Promise<void>((resolve, reject) => {
+    socket.once('connect', resolve)
+    socket.once('error', reject)
+  })
+  socket.on('error', () => {})
+  let received = ''
+  const waiters: { text: string; resolve(): void }[] = []
+  socket.setEncoding('latin1')
+  socket.on('data', (chunk: string) => {
+    received += chunk
+    for (const waiter of waiters) if (received.includes(waiter.text)) waiter.resolve()
+  })
+  const lines = [`${method} ${path} HTTP/1.1`, 'Host: 127.0.0.1', 'Content-Length: 0']
+  for (const [name, value] of Object.entries(headers)) lines.push(`${name}: ${value}`)
+  socket.write(`${lines.join('\r\n')}\r\n\r\n`)
+  return {
+    socket,
+    localPort: socket.localPort ?? 0,
+    received: () => received,
+    receivedText: (text) =>
+      new Promise<void>((resolve) => {
+        if (received.includes(text)) resolve()
+        else waiters.push({ text, resolve })
+      }),
+  }
+}
+
 describe.each(frameworks)('%s adapter', (framework) => {
   let app: StartedApp
   let trusting: StartedApp
@@ -100,19 +149,50 @@ describe.each(frameworks)('%s adapter', (framework) => {
   let store: PaymentStore
   const events: SellerEvent[] = []
   const seen: Record<string, Snapshot> = {}
+  /** Holds the main app's settlements (the ledger's `execute`) until released, when armed. */
+  const settling = createGate()
+
+  /** Paid calls settled and not yet recorded served or refund due (the gateway's `paidInFlight`). */
+  const inFlight = () =>
+    events.filter((e) => e.type === 'settled').length -
+    events.filter((e) => e.type === 'served' || e.type === 'refund_due').length
+
+  /** The in-flight count once it has settled down (0), or after 10 s. */
+  const inFlightLater = () =>
+    eventually(
+      async () => inFlight(),
+      (n) => n === 0,
+    )
+
+  /** The events of one payer's payment. */
+  const eventsOf = (payer: Ed25519Keypair) =>
+    events.filter(
+      (e) =>
+        (e.type === 'settled' || e.type === 'served' || e.type === 'refund_due') &&
+        e.payment.payer === payer.toSuiAddress(),
+    )
 
   beforeAll(async () => {
     snapshots.set(framework, seen)
     store = createMemoryStore()
+    const ledger = createLedger({ url: chain.url })
+    const gated: Ledger = {
+      ...ledger,
+      async execute(...args) {
+        await settling.pass()
+        return ledger.execute(...args)
+      },
+    }
     const common = {
       payTo: seller.toSuiAddress(),
-      ledger: createLedger({ url: chain.url }),
+      ledger,
       store,
       secrets: [secret],
       now: () => clock,
     }
     app = await startApp(framework, {
       ...common,
+      ledger: gated,
       publicBaseUrl,
       refundSigner: seller,
       refundIntervalMs: 60_000,
@@ -343,6 +423,81 @@ describe.each(frameworks)('%s adapter', (framework) => {
       (r) => r?.state === 'served',
     )
     expect(record?.state).toBe('served')
+  })
+
+  it('refunds a buyer who hangs up before the answer starts, once; the late answer changes nothing', async () => {
+    const payer = chain.createTestWallet({ usdc: '1' })
+    const start = await usdcOf(payer.toSuiAddress())
+    const header = await x402For(payer, '/v1/slow')
+    const held = app.slow.arm()
+    const call = await rawCall(app.url, 'POST', '/v1/slow', { [x402Headers.payment]: header })
+    await held.entered
+    call.socket.destroy()
+    await app.connectionClosed(call.localPort)
+    // Recorded as a failed call while the handler still runs: nothing was sent.
+    const owed = await eventually(
+      async () => eventsOf(payer),
+      (list) => list.some((e) => e.type === 'refund_due'),
+    )
+    expect(owed.map((e) => e.type)).toEqual(['settled', 'refund_due'])
+    held.release()
+    const after = await eventually(
+      () => usdcOf(payer.toSuiAddress()),
+      (balance) => balance === start,
+    )
+    expect(after).toBe(start)
+    await app.refunder.runOnce()
+    const digest = (owed[0] as { payment: { digest: string } }).payment.digest
+    expect((await store.get(digest))?.state).toBe('refunded')
+    expect(eventsOf(payer).map((e) => e.type)).toEqual(['settled', 'refund_due'])
+    expect(
+      events.filter((e) => e.type === 'refunded' && e.payer === payer.toSuiAddress()),
+    ).toHaveLength(1)
+    expect(call.received()).toBe('')
+    expect(await inFlightLater()).toBe(0)
+  })
+
+  it('refunds a buyer who hangs up while the payment settles, and never runs the handler', async () => {
+    const payer = chain.createTestWallet({ usdc: '1' })
+    const start = await usdcOf(payer.toSuiAddress())
+    const header = await x402For(payer, '/v1/things/9')
+    const calls = app.calls.get('/v1/things')
+    const held = settling.arm()
+    const call = await rawCall(app.url, 'POST', '/v1/things/9', { [x402Headers.payment]: header })
+    await held.entered
+    call.socket.destroy()
+    await app.connectionClosed(call.localPort)
+    held.release()
+    const recorded = await eventually(
+      async () => eventsOf(payer),
+      (list) => list.some((e) => e.type === 'refund_due'),
+    )
+    expect(recorded.map((e) => e.type)).toEqual(['settled', 'refund_due'])
+    const after = await eventually(
+      () => usdcOf(payer.toSuiAddress()),
+      (balance) => balance === start,
+    )
+    expect(after).toBe(start)
+    expect(app.calls.get('/v1/things')).toBe(calls)
+    expect(await inFlightLater()).toBe(0)
+  })
+
+  it('serves a buyer who hangs up mid-stream', async () => {
+    const payer = chain.createTestWallet({ usdc: '1' })
+    const response = await fetch(`${app.url}/v1/stream`)
+    const requirement = parsePaymentRequired(await response.json()).accepts[0]!
+    const header = await x402PaymentHeader(client, payer, requirement)
+    const call = await rawCall(app.url, 'GET', '/v1/stream', { [x402Headers.payment]: header })
+    await call.receivedText('data: {"n":0}')
+    call.socket.destroy()
+    await app.connectionClosed(call.localPort)
+    const recorded = await eventually(
+      async () => eventsOf(payer),
+      (list) => list.length === 2,
+    )
+    expect(recorded.map((e) => e.type)).toEqual(['settled', 'served'])
+    expect(call.received()).toMatch(/^HTTP\/1\.1 200 /)
+    expect(await inFlightLater()).toBe(0)
   })
 
   it('discards the unread body of an unpaid POST and keeps the connection for the next request', async () => {

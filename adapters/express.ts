@@ -19,27 +19,56 @@
  * The outcome of a paid call is the status Express sends: ≥ 500 (what Express answers for a thrown
  * error or `next(err)` by default) or a status the route lists in `failedStatuses` is refunded; any
  * other status, 4xx included, is served. A response torn down with an error mid-stream is refunded.
+ * A buyer who hangs up before the status line is written is refunded (the handler's later answer
+ * changes nothing); one who hangs up mid-stream was served.
  *
  * @module
  */
 import type { NextFunction, Request, RequestHandler, Response } from 'express'
-import {
-  attachPaidResponse,
-  nodeRequestView,
-  readNodeBody,
-  sendPlain,
-} from '../src/internal/nodeHttp.js'
-import type { PriceInput } from '../src/money.js'
-import type { PaidRoute } from '../src/paywall.js'
+import type { PaidRoute, PriceInput } from 'tollgate'
 import {
   createSellerPaywall,
   type PaidRequestInfo,
   type PayRouteOptions,
   type SellerOptions,
   type SellerPaywall,
-} from '../src/seller.js'
+} from 'tollgate'
+import {
+  attachPaidResponse,
+  nodeFetch,
+  nodeRequestView,
+  readNodeBody,
+  sendPlain,
+} from 'tollgate/node'
 
-export type { PaidRequestInfo, PayRouteOptions, SellerOptions } from '../src/seller.js'
+export type { PaidRequestInfo, PayRouteOptions, SellerOptions } from 'tollgate'
+
+declare global {
+  namespace Express {
+    /**
+     * `res.locals.tollgate`: what the paywall settled, set on priced requests before your handler
+     * runs (`undefined` on unpriced ones). Handlers after `paid.pay(…)` see it without `undefined`.
+     */
+    interface Locals {
+      tollgate?: PaidRequestInfo
+    }
+  }
+}
+
+/** `res.locals` of a handler that runs after {@link ExpressPaywall.pay}: the payment is there. */
+export type PaidLocals = { tollgate: PaidRequestInfo }
+
+/**
+ * The middleware `paid.pay(price)` returns. Express infers the handlers after it in the same
+ * `app.post(path, …)` call from it, so they read `res.locals.tollgate` typed and never `undefined`.
+ */
+export type PaidHandler = RequestHandler<
+  Request['params'],
+  unknown,
+  Request['body'],
+  Request['query'],
+  PaidLocals
+>
 
 /** The options of {@link paywall}: the shared seller options. */
 export type ExpressPaywallOptions = SellerOptions
@@ -47,7 +76,7 @@ export type ExpressPaywallOptions = SellerOptions
 /** The configured paywall: middleware for the route table, with the per-route form attached. */
 export type ExpressPaywall = RequestHandler & {
   /** Middleware pricing one route: `app.post('/x', paid.pay('0.02'), handler)`. */
-  pay(price: PriceInput, routeOptions?: PayRouteOptions): RequestHandler
+  pay(price: PriceInput, routeOptions?: PayRouteOptions): PaidHandler
   /** The engine, route table and refund worker behind it. */
   readonly seller: SellerPaywall
   /** Stops the refund worker's timer. */
@@ -66,7 +95,7 @@ export type ExpressPaywall = RequestHandler & {
  * ```
  */
 export function paywall(options: ExpressPaywallOptions): ExpressPaywall {
-  const seller = createSellerPaywall(options)
+  const seller = createSellerPaywall(options, { ledgerFetch: nodeFetch })
   const handled = new WeakSet<Request>()
 
   async function run(route: PaidRoute, req: Request, res: Response, next: NextFunction) {
@@ -79,7 +108,8 @@ export function paywall(options: ExpressPaywallOptions): ExpressPaywall {
         : await readNodeBody(req, seller.maxBodyBytes(route), parsed)
     const decision = await seller.engine.handle(nodeRequestView(req, req.originalUrl, bytes), route)
     if (decision.status === 'respond') return sendPlain(res, decision.plain)
-    attachPaidResponse(res, decision)
+    // A buyer who hung up while the payment settled is refunded; the handler does not run.
+    if (!attachPaidResponse(res, decision)) return
     const info: PaidRequestInfo = { payment: decision.payment, body: decision.body }
     res.locals.tollgate = info
     if (route.body !== undefined && parsed === undefined) {
@@ -103,7 +133,7 @@ export function paywall(options: ExpressPaywallOptions): ExpressPaywall {
   }
 
   return Object.assign(middleware, {
-    pay(price: PriceInput, routeOptions?: PayRouteOptions): RequestHandler {
+    pay(price: PriceInput, routeOptions?: PayRouteOptions): PaidHandler {
       const route = seller.route(price, routeOptions)
       return (req, res, next) => {
         if (handled.has(req)) return next()

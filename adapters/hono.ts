@@ -1,6 +1,7 @@
 /**
  * `tollgate/hono`: paid routes in a Hono 4 app — on Node (`@hono/node-server`) and on Web-standard
- * runtimes alike, since the engine speaks `Request`/`Response`.
+ * runtimes alike, since the engine speaks `Request`/`Response` and loads no Node module (run under
+ * workerd by `webRuntime.int.test.ts`; what a Worker must provide: `docs/sellers.md` §10).
  *
  * ```ts
  * import { Hono } from 'hono'
@@ -27,35 +28,36 @@
  * The outcome of a paid call: a thrown error (Hono's `c.error`) is refunded; otherwise the status
  * decides: ≥ 500 or a status the route lists in `failedStatuses` is refunded, anything else (4xx
  * included) is served. A streamed body passes through chunk by chunk; the outcome is recorded when
- * it ends, and an error mid-stream is refunded.
+ * it ends, and an error mid-stream is refunded. A buyer who hangs up before the answer starts (on
+ * Node: before the status line is written; elsewhere: before the handler returned its response) is
+ * refunded, whatever the handler answers later; one who hangs up mid-stream was served.
  *
  * @module
  */
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Context, HonoRequest, MiddlewareHandler, Next } from 'hono'
+import type { EngineRequest, PriceInput } from 'tollgate'
+import {
+  createSellerPaywall,
+  finishResponse,
+  hungUpResponse,
+  type PaidDecision,
+  type PaidRequestInfo,
+  type PaidRoute,
+  type PayRouteOptions,
+  type PlainResponse,
+  type SellerOptions,
+  type SellerPaywall,
+  watchHangUp,
+} from 'tollgate'
 import {
   attachPaidResponse,
   encodePlain,
   nodeRequestViewAt,
   readNodeBody,
-} from '../src/internal/nodeHttp.js'
-import type { PriceInput } from '../src/money.js'
-import {
-  finishResponse,
-  type PaidDecision,
-  type PaidRoute,
-  type PlainResponse,
-} from '../src/paywall.js'
-import type { EngineRequest } from '../src/requestView.js'
-import {
-  createSellerPaywall,
-  type PaidRequestInfo,
-  type PayRouteOptions,
-  type SellerOptions,
-  type SellerPaywall,
-} from '../src/seller.js'
+} from 'tollgate/node/http'
 
-export type { PaidRequestInfo, PayRouteOptions, SellerOptions } from '../src/seller.js'
+export type { PaidRequestInfo, PayRouteOptions, SellerOptions } from 'tollgate'
 
 /** The options of {@link paywall}: the shared seller options. */
 export type HonoPaywallOptions = SellerOptions
@@ -176,15 +178,28 @@ export function paywall(options: HonoPaywallOptions): HonoPaywall {
   }
 
   /**
-   * Finishes a paid response: on Node through the `ServerResponse` (success headers when the status
-   * line is written, the outcome when it finishes or is torn down — the response passes through
-   * untouched), elsewhere by wrapping it ({@link finishResponse}).
+   * Watches a paid call from before its handler runs until its answer is out: on Node through the
+   * `ServerResponse` (success headers when the status line is written, the outcome when it finishes
+   * or is torn down — the response passes through untouched), elsewhere through the request's abort
+   * signal while the handler runs and by wrapping its response ({@link finishResponse}). A buyer who
+   * hangs up before the answer starts is refunded. Returns the function that finishes the handler's
+   * response, or `undefined` when the buyer is already gone (refunded; the handler must not run).
    */
-  function finish(response: Response, decision: PaidDecision, env: unknown): Response {
+  function watch(
+    decision: PaidDecision,
+    request: Request,
+    env: unknown,
+  ): ((response: Response) => Response) | undefined {
     const outgoing = nodeOutgoing(env)
-    if (outgoing === undefined) return finishResponse(response, decision)
-    attachPaidResponse(outgoing, decision)
-    return response
+    if (outgoing !== undefined) {
+      return attachPaidResponse(outgoing, decision) ? (response) => response : undefined
+    }
+    const stop = watchHangUp(request.signal, decision)
+    if (stop === undefined) return undefined
+    return (response) => {
+      stop()
+      return finishResponse(response, decision)
+    }
   }
 
   async function run(
@@ -196,13 +211,18 @@ export function paywall(options: HonoPaywallOptions): HonoPaywall {
     handled.add(c.req.raw)
     const decision = await seller.engine.handle(await request, route)
     if (decision.status === 'respond') return decision.response
+    const finish = watch(decision, c.req.raw, c.env)
+    if (finish === undefined) return hungUpResponse()
     c.set('tollgate', { payment: decision.payment, body: decision.body })
     await next()
     if (c.error !== undefined) {
       void decision.complete({ error: c.error }).catch(() => {})
       return undefined
     }
-    c.res = finish(c.res, decision, c.env)
+    // On Node the response passes through as it is (assigning c.res would copy it).
+    const response = c.res
+    const finished = finish(response)
+    if (finished !== response) c.res = finished
     return undefined
   }
 
@@ -228,6 +248,8 @@ export function paywall(options: HonoPaywallOptions): HonoPaywall {
     handled.add(request)
     const decision = await seller.engine.handle(await view, route)
     if (decision.status === 'respond') return decision.response
+    const finish = watch(decision, request, env)
+    if (finish === undefined) return hungUpResponse()
     frontPaid.set(request, { payment: decision.payment, body: decision.body })
     let response: Response
     try {
@@ -236,7 +258,7 @@ export function paywall(options: HonoPaywallOptions): HonoPaywall {
       void decision.complete({ error }).catch(() => {})
       throw error
     }
-    return finish(response, decision, env)
+    return finish(response)
   }
 
   function front<Env, ExecutionContext>(

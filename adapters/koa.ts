@@ -19,28 +19,43 @@
  * The outcome of a paid call: a throw from downstream middleware is refunded (and re-thrown for
  * Koa's error handling); otherwise the status sent decides: ≥ 500 or a status the route lists in
  * `failedStatuses` is refunded, anything else (4xx included) is served. A streamed body (`ctx.body
- * = stream`) passes through as it comes; the success header is added before its first byte.
+ * = stream`) passes through as it comes; the success header is added before its first byte. A buyer
+ * who hangs up before the status line is written is refunded; one who hangs up mid-stream was served.
  *
  * @module
  */
 import type { Context, Middleware, Next } from 'koa'
-import {
-  attachPaidResponse,
-  encodePlain,
-  nodeRequestView,
-  readNodeBody,
-} from '../src/internal/nodeHttp.js'
-import type { PriceInput } from '../src/money.js'
-import type { PaidRoute, PlainResponse } from '../src/paywall.js'
+import type { PaidRoute, PlainResponse, PriceInput } from 'tollgate'
 import {
   createSellerPaywall,
   type PaidRequestInfo,
   type PayRouteOptions,
   type SellerOptions,
   type SellerPaywall,
-} from '../src/seller.js'
+} from 'tollgate'
+import {
+  attachPaidResponse,
+  encodePlain,
+  nodeFetch,
+  nodeRequestView,
+  readNodeBody,
+} from 'tollgate/node'
 
-export type { PaidRequestInfo, PayRouteOptions, SellerOptions } from '../src/seller.js'
+export type { PaidRequestInfo, PayRouteOptions, SellerOptions } from 'tollgate'
+
+declare module 'koa' {
+  /**
+   * `ctx.state.tollgate`: what the paywall settled, set on priced requests before the middleware
+   * after it runs (`undefined` on unpriced ones). Middleware after `paid.pay(…)` (in a router, or
+   * `app.use(paid.pay(…))`) sees it without `undefined`.
+   */
+  interface DefaultState {
+    tollgate?: PaidRequestInfo
+  }
+}
+
+/** `ctx.state` after {@link KoaPaywall.pay}: the payment is there. */
+export type PaidState = { tollgate: PaidRequestInfo }
 
 /** The options of {@link paywall}: the shared seller options. */
 export type KoaPaywallOptions = SellerOptions
@@ -48,7 +63,7 @@ export type KoaPaywallOptions = SellerOptions
 /** The configured paywall: middleware for the route table, with the per-route form attached. */
 export type KoaPaywall = Middleware & {
   /** Middleware pricing one route: `router.post('/x', paid.pay('0.02'), handler)`. */
-  pay(price: PriceInput, routeOptions?: PayRouteOptions): Middleware
+  pay(price: PriceInput, routeOptions?: PayRouteOptions): Middleware<PaidState>
   /** The engine, route table and refund worker behind it. */
   readonly seller: SellerPaywall
   /** Stops the refund worker's timer. */
@@ -69,7 +84,7 @@ type BodyRequest = { body?: unknown; rawBody?: string }
  * ```
  */
 export function paywall(options: KoaPaywallOptions): KoaPaywall {
-  const seller = createSellerPaywall(options)
+  const seller = createSellerPaywall(options, { ledgerFetch: nodeFetch })
   const handled = new WeakSet<object>()
 
   async function run(route: PaidRoute, ctx: Context, next: Next): Promise<void> {
@@ -86,7 +101,8 @@ export function paywall(options: KoaPaywallOptions): KoaPaywall {
       route,
     )
     if (decision.status === 'respond') return answer(ctx, decision.plain)
-    attachPaidResponse(ctx.res, decision)
+    // A buyer who hung up while the payment settled is refunded; the handler does not run.
+    if (!attachPaidResponse(ctx.res, decision)) return
     const info: PaidRequestInfo = { payment: decision.payment, body: decision.body }
     ctx.state.tollgate = info
     if (route.body !== undefined && parsed === undefined) {
@@ -122,7 +138,7 @@ export function paywall(options: KoaPaywallOptions): KoaPaywall {
   }
 
   return Object.assign(middleware, {
-    pay(price: PriceInput, routeOptions?: PayRouteOptions): Middleware {
+    pay(price: PriceInput, routeOptions?: PayRouteOptions): Middleware<PaidState> {
       const route = seller.route(price, routeOptions)
       return (ctx, next) => (handled.has(ctx.req) ? next() : dispatch(route, ctx, next))
     },

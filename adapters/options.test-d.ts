@@ -1,3 +1,4 @@
+import Router from '@koa/router'
 import type { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
 import express from 'express'
 import { Hono } from 'hono'
@@ -6,12 +7,13 @@ import { describe, expectTypeOf, it } from 'vitest'
 import { z } from 'zod'
 import type { Ledger } from '../src/ledger/index.js'
 import type { PaymentInfo } from '../src/paywall.js'
-import type { SellerOptions } from '../src/seller.js'
+import type { PaidRequestInfo, SellerOptions } from '../src/seller.js'
 import { createMemoryStore } from '../src/stores/memory.js'
 import {
   type ExpressPaywall,
   type ExpressPaywallOptions,
   paywall as expressPaywall,
+  type PaidHandler,
 } from './express.js'
 import { paywall as honoPaywall, type TollgateEnv } from './hono.js'
 import { paywall as koaPaywall } from './koa.js'
@@ -83,11 +85,44 @@ describe('the one options object', () => {
   })
 })
 
+describe('what a paid handler reads', () => {
+  it('types res.locals.tollgate (Express): set on priced requests, never any', () => {
+    const paid = expressPaywall(base)
+    const app = express()
+    app.use(paid)
+    app.get('/table', (_req, res) => {
+      expectTypeOf(res.locals.tollgate).toEqualTypeOf<PaidRequestInfo | undefined>()
+      expectTypeOf(res.locals.tollgate?.payment).toEqualTypeOf<PaymentInfo | undefined>()
+    })
+    app.post('/route', paid.pay('0.01'), (_req, res) => {
+      expectTypeOf(res.locals.tollgate).toEqualTypeOf<PaidRequestInfo>()
+      expectTypeOf(res.locals.tollgate.payment.amount).toEqualTypeOf<bigint>()
+      // @ts-expect-error no such field on the payment
+      void res.locals.tollgate.payment.nonsense
+    })
+  })
+
+  it('types ctx.state.tollgate (Koa): set on priced requests, never any', () => {
+    const paid = koaPaywall(base)
+    new Koa().use(paid).use((ctx) => {
+      expectTypeOf(ctx.state.tollgate).toEqualTypeOf<PaidRequestInfo | undefined>()
+    })
+    new Koa().use(paid.pay('0.01')).use((ctx) => {
+      expectTypeOf(ctx.state.tollgate).toEqualTypeOf<PaidRequestInfo>()
+      // @ts-expect-error no such field on the payment
+      void ctx.state.tollgate.payment.nonsense
+    })
+    new Router().post('/route', paid.pay('0.01'), (ctx) => {
+      expectTypeOf(ctx.state.tollgate.payment).toEqualTypeOf<PaymentInfo>()
+    })
+  })
+})
+
 describe('the middleware shapes', () => {
   it('is a framework middleware with pay() of the same framework', () => {
     const paid = expressPaywall(base)
     expectTypeOf(paid).toExtend<express.RequestHandler>()
-    expectTypeOf(paid.pay('0.01')).toEqualTypeOf<express.RequestHandler>()
+    expectTypeOf(paid.pay('0.01')).toEqualTypeOf<PaidHandler>()
     express().post('/x', paid.pay('0.01', { description: 'x' }), (_req, res) => {
       res.json({})
     })

@@ -15,6 +15,7 @@
 import { readFileSync } from 'node:fs'
 import { SuiGrpcClient } from '@mysten/sui/grpc'
 import { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
+import { nodeFetch } from '../src/internal/nodeFetch.js'
 import { createLedger } from '../src/ledger/index.js'
 import { createPaywall } from '../src/paywall.js'
 import { createMemoryStore } from '../src/stores/memory.js'
@@ -104,7 +105,7 @@ function seller(chain: Chain) {
   const payTo = Ed25519Keypair.generate().toSuiAddress()
   const paywall = createPaywall({
     payTo,
-    ledger: createLedger({ url: chain.url }),
+    ledger: createLedger({ url: chain.url, fetch: nodeFetch }),
     store: createMemoryStore(),
     secrets: ['a-benchmark-secret-of-at-least-32-bytes'],
     publicBaseUrl: 'http://seller.bench',

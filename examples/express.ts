@@ -1,10 +1,10 @@
 /**
  * A paid Express route. Run: `npx tsx examples/express.ts` (add `--once` to exit after the demo).
- * In your app, import from `tollgate/express` and `tollgate` instead of the relative paths.
+ * The imports are the ones your app writes (in this repository, tsconfig.json `paths` maps them).
  */
 import express from 'express'
-import { paywall } from '../adapters/express.js'
-import { createMemoryStore } from '../src/index.js'
+import { createMemoryStore } from 'tollgate'
+import { paywall } from 'tollgate/express'
 import { startLocal } from './local.js'
 
 const local = await startLocal()
@@ -21,7 +21,8 @@ const paid = paywall({
 const app = express()
 app.use(paid)
 app.get('/v1/joke', (_req, res) => {
-  res.json({ joke: 'A SQL query walks into a bar…', paidBy: res.locals.tollgate.payment.payer })
+  // Set on priced requests (this route is priced in the table above); typed, possibly undefined.
+  res.json({ joke: 'A SQL query walks into a bar…', paidBy: res.locals.tollgate?.payment.payer })
 })
 
 const server = app.listen(local.port, '127.0.0.1', () => {

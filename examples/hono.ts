@@ -1,11 +1,11 @@
 /**
  * A paid Hono route on Node. Run: `npx tsx examples/hono.ts` (add `--once` to exit after the
- * demo). In your app, import from `tollgate/hono` and `tollgate` instead of the relative paths.
+ * demo). The imports are the ones your app writes.
  */
 import { serve } from '@hono/node-server'
 import { Hono } from 'hono'
-import { paywall, type TollgateEnv } from '../adapters/hono.js'
-import { createMemoryStore } from '../src/index.js'
+import { createMemoryStore } from 'tollgate'
+import { paywall, type TollgateEnv } from 'tollgate/hono'
 import { startLocal } from './local.js'
 
 const local = await startLocal()

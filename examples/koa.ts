@@ -1,11 +1,11 @@
 /**
  * A paid Koa route (with @koa/router). Run: `npx tsx examples/koa.ts` (add `--once` to exit after
- * the demo). In your app, import from `tollgate/koa` and `tollgate` instead of the relative paths.
+ * the demo). The imports are the ones your app writes.
  */
 import Router from '@koa/router'
 import Koa from 'koa'
-import { paywall } from '../adapters/koa.js'
-import { createMemoryStore } from '../src/index.js'
+import { createMemoryStore } from 'tollgate'
+import { paywall } from 'tollgate/koa'
 import { startLocal } from './local.js'
 
 const local = await startLocal()

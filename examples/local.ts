@@ -4,8 +4,8 @@
  * working. In your own app you only need the `paywall(...)` part of each example.
  */
 import type { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
-import { createPayingFetch } from '../src/client/index.js'
-import { type StartedLedger, startLedger } from '../src/testing/index.js'
+import { createPayingFetch } from 'tollgate/client'
+import { type StartedLedger, startLedger } from 'tollgate/testing'
 
 /** The local setting of an example. */
 export type Local = {

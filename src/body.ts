@@ -9,6 +9,9 @@
  */
 import { type EngineRequest, isRequestView } from './requestView.js'
 
+/** Request bodies are read as UTF-8 (a malformed sequence becomes U+FFFD, a BOM is kept). */
+const utf8 = new TextDecoder('utf-8', { ignoreBOM: true })
+
 /** A Standard Schema v1 validator (the subset used here). */
 export type StandardSchema = {
   readonly '~standard': {
@@ -66,10 +69,7 @@ export async function readBody(
     const bytes = request.bodyBytes
     if (bytes !== undefined && bytes.byteLength > maxBytes)
       return { status: 'too_large', limit: maxBytes }
-    text =
-      bytes === undefined
-        ? ''
-        : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8')
+    text = bytes === undefined ? '' : utf8.decode(bytes)
   } else if (request.body !== null) {
     const read = await readCapped(request.clone().body as ReadableStream<Uint8Array>, maxBytes)
     if (read === undefined) return { status: 'too_large', limit: maxBytes }
@@ -111,7 +111,13 @@ async function readCapped(
     }
     chunks.push(value)
   }
-  return Buffer.concat(chunks).toString('utf8')
+  const whole = new Uint8Array(size)
+  let offset = 0
+  for (const chunk of chunks) {
+    whole.set(chunk, offset)
+    offset += chunk.byteLength
+  }
+  return utf8.decode(whole)
 }
 
 /** Runs a validator and reduces its answer to a {@link BodyCheck} naming the first bad field. */

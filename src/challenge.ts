@@ -11,7 +11,6 @@
  *
  * @module
  */
-import type { Buffer } from 'node:buffer'
 import { PaymentError } from './errors.js'
 import {
   alignedExpiry,
@@ -21,6 +20,7 @@ import {
   idBytes,
   idText,
   keyRing,
+  type MacKey,
   mac,
   sameMac,
 } from './internal/challengeId.js'
@@ -68,6 +68,8 @@ export type ChallengeBody = {
   status: number
   detail: string
   code?: string
+  /** On a `replay` of a payment whose paid call failed: `{ status: 'owed' | 'refunded', refundDigest? }`. */
+  refund?: unknown
 }
 
 /** Everything a 402 is made of, for adapters and the engine. */
@@ -113,7 +115,7 @@ export function buildChallenge(
   options: ChallengeOptions,
 ): ChallengePieces {
   const p = prepareTerms(terms, { realm: options.realm })
-  const key = keyRing(options.secrets)[0] as Buffer
+  const key = keyRing(options.secrets)[0] as MacKey
   const expiresAt = alignedExpiry(nowMs(options.now), p.maxTimeoutSeconds)
   const offer = options.offer ?? 'both'
   const last = p.last
@@ -122,17 +124,17 @@ export function buildChallenge(
     last !== undefined &&
     last.expiresAt === expiresAt &&
     last.offer === offer &&
-    last.keyBytes === key
+    last.key === key
   ) {
     plain = last.pieces
   } else {
     plain = assemble(p, key, expiresAt, offer)
-    p.last = { expiresAt, offer, keyBytes: key, pieces: plain }
+    p.last = { expiresAt, offer, key, pieces: plain }
   }
   return options.error === undefined ? plain : explain(plain, options.error)
 }
 
-function assemble(p: PreparedTerms, key: Buffer, expiresAt: number, offer: Offer): ChallengePieces {
+function assemble(p: PreparedTerms, key: MacKey, expiresAt: number, offer: Offer): ChallengePieces {
   const expires = expiryText(expiresAt)
   const id = idText(mac(key, idInput(p, expires)))
   const dialects = offered(offer)
@@ -185,12 +187,15 @@ function assemble(p: PreparedTerms, key: Buffer, expiresAt: number, offer: Offer
 /** The same challenge, with the body explaining why an earlier payment was rejected. */
 function explain(plain: ChallengePieces, error: PaymentError): ChallengePieces {
   const problem = error.toProblem()
+  const refund = error.details.refund
   const why = {
     type: problem.type,
     title: problem.title,
     status: 402,
     detail: problem.detail,
     code: problem.code,
+    // A payment presented again after its paid call failed: whether it is refunded.
+    ...(refund === undefined ? {} : { refund }),
   }
   const body: ChallengeBody =
     plain.body.x402Version === undefined

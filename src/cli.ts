@@ -1,23 +1,65 @@
 import { Command } from 'commander'
 import pkg from '../package.json' with { type: 'json' }
-import { conformanceCommand } from './cli/conformance.js'
-import { gatewayCommand } from './cli/gateway.js'
-import { ledgerCommand } from './cli/ledger.js'
-import { payCommand } from './cli/pay.js'
-import { refundsCommand } from './cli/refunds.js'
-import { walletCommand } from './cli/wallet.js'
 
-/** The `tollgate` command line. Each sub-command lives in its own module under `src/cli/`. */
+/**
+ * The sub-commands, each in its own module under `src/cli/`, imported only when it runs (or its
+ * help is asked for): a sub-command loads nothing another one needs — `tollgate pay` never loads
+ * the gateway's Hono, pino or SQLite driver, which a buyer need not have installed. The one-line
+ * summaries are what `tollgate --help` lists without loading any of them.
+ */
+const subcommands: Record<string, { summary: string; load: () => Promise<Command> }> = {
+  ledger: {
+    summary: 'Run a local Sui ledger emulator with a faucet (payments on it are NOT real)',
+    load: async () => (await import('./cli/ledger.js')).ledgerCommand(),
+  },
+  gateway: {
+    summary: 'Run the reference gateway (the paid catalog over upstream APIs)',
+    load: async () => (await import('./cli/gateway.js')).gatewayCommand(),
+  },
+  keys: {
+    summary: 'API keys of the private inference API: create, list, revoke, credit',
+    load: async () => (await import('./cli/keys.js')).keysCommand(),
+  },
+  refunds: {
+    summary: 'List the refunds owed to buyers',
+    load: async () => (await import('./cli/refunds.js')).refundsCommand(),
+  },
+  wallet: {
+    summary: 'The buyer wallet: its key and spending limits',
+    load: async () => (await import('./cli/wallet.js')).walletCommand(),
+  },
+  pay: {
+    summary: 'Call a paid HTTP endpoint, paying its 402 in USDC',
+    load: async () => (await import('./cli/pay.js')).payCommand(),
+  },
+  job: {
+    summary: 'Escrowed jobs: fund, deliver, release, reject, refund, review',
+    load: async () => (await import('./cli/job.js')).jobCommand(),
+  },
+  agent: {
+    summary: 'Agent identity on the ledger: register, show',
+    load: async () => (await import('./cli/agent.js')).agentCommand(),
+  },
+  mcp: {
+    summary: "Run an MCP server exposing a gateway's catalog as paid tools (stdio or HTTP)",
+    load: async () => (await import('./cli/mcp.js')).mcpCommand(),
+  },
+  conformance: {
+    summary: 'Probe a seller endpoint against the listing gates and the x402/MPP rules',
+    load: async () => (await import('./cli/conformance.js')).conformanceCommand(),
+  },
+}
+
+/** The `tollgate` command line. */
 const program = new Command()
   .name('tollgate')
   .description('Per-request USDC payments on Sui for any HTTP route (x402 and MPP).')
   .version(pkg.version)
 
-program.addCommand(ledgerCommand())
-program.addCommand(gatewayCommand())
-program.addCommand(refundsCommand())
-program.addCommand(walletCommand())
-program.addCommand(payCommand())
-program.addCommand(conformanceCommand())
+const args = process.argv.slice(2)
+const chosen = args[0] === 'help' ? args[1] : args[0]
+for (const [name, { summary, load }] of Object.entries(subcommands)) {
+  program.addCommand(name === chosen ? await load() : new Command(name).summary(summary))
+}
 
 await program.parseAsync(process.argv)

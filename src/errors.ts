@@ -57,11 +57,15 @@ export type ClientErrorCode =
   | 'PRICE_ABOVE_MAX'
   | 'LIMIT_PER_TX'
   | 'LIMIT_PER_DAY'
+  /** An MCP session's budget (`tollgate mcp --session-budget`) would be exceeded. */
+  | 'LIMIT_PER_SESSION'
   | 'ESCROW_REQUIRED'
   | 'DIALECT_UNSUPPORTED'
   | 'INSUFFICIENT_BALANCE'
   | 'NO_PAYABLE_REQUIREMENT'
   | 'PAYMENT_REJECTED'
+  /** The paid call failed and the seller refunded (or owes back) the payment; nothing was served. */
+  | 'PAYMENT_REFUNDED'
 
 /** Codes for configuration and programming errors (never caused by a buyer). */
 export type ConfigErrorCode =
@@ -78,6 +82,26 @@ export type ServiceErrorCode =
   /** The paid call failed after settlement; the payment is refunded (HTTP 500). */
   | 'call_failed'
 
+/** Codes of escrowed jobs (see docs/escrow.md). */
+export type EscrowErrorCode =
+  /** No escrow job with that id on the ledger (HTTP 404). */
+  | 'job_not_found'
+  /** The job was not funded for this offer: other seller, amount, fee rate or deadlines (HTTP 409). */
+  | 'job_terms_mismatch'
+  /** The ledger refused or aborted the move (wrong party, state or time; HTTP 409). */
+  | 'job_move_failed'
+  /** A review the rules refuse: not the buyer, a self-purchase, refunded, not released (HTTP 403). */
+  | 'review_refused'
+
+/** Codes of the seller marketplace (see docs/marketplace.md). */
+export type MarketplaceErrorCode =
+  /** A catalog mutation whose signature or nonce does not hold, or by another address (HTTP 401). */
+  | 'mutation_refused'
+  /** No listing with that id (HTTP 404). */
+  | 'listing_not_found'
+  /** A submitted endpoint that failed one of the four listing gates (HTTP 422). */
+  | 'listing_refused'
+
 /** Every stable error code the library emits. */
 export type PaymentErrorCode =
   | WireErrorCode
@@ -85,6 +109,8 @@ export type PaymentErrorCode =
   | ClientErrorCode
   | ConfigErrorCode
   | ServiceErrorCode
+  | EscrowErrorCode
+  | MarketplaceErrorCode
 
 /** Default HTTP status of each code. */
 const statusOf: { readonly [K in PaymentErrorCode]: number } = {
@@ -116,11 +142,13 @@ const statusOf: { readonly [K in PaymentErrorCode]: number } = {
   PRICE_ABOVE_MAX: 402,
   LIMIT_PER_TX: 402,
   LIMIT_PER_DAY: 402,
+  LIMIT_PER_SESSION: 402,
   ESCROW_REQUIRED: 402,
   DIALECT_UNSUPPORTED: 402,
   INSUFFICIENT_BALANCE: 402,
   NO_PAYABLE_REQUIREMENT: 402,
   PAYMENT_REJECTED: 402,
+  PAYMENT_REFUNDED: 502,
   invalid_amount: 500,
   invalid_config: 500,
   invalid_secret: 500,
@@ -128,6 +156,13 @@ const statusOf: { readonly [K in PaymentErrorCode]: number } = {
   store_error: 500,
   request_body_too_large: 413,
   call_failed: 500,
+  job_not_found: 404,
+  job_terms_mismatch: 409,
+  job_move_failed: 409,
+  review_refused: 403,
+  mutation_refused: 401,
+  listing_not_found: 404,
+  listing_refused: 422,
 }
 
 /** The MPP problem types (`https://paymentauth.org/problems/<type>`). */

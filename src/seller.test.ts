@@ -1,4 +1,5 @@
 import { describe, expect, it, vi } from 'vitest'
+import { parseChallenge, serializeCredential } from './mpp.js'
 import * as routeTable from './routes.js'
 import { createSellerPaywall, type SellerOptions } from './seller.js'
 
@@ -8,6 +9,10 @@ vi.mock('./routes.js', async (original) => {
   return { ...actual, matchRoute: vi.fn(actual.matchRoute) }
 })
 
+import { paywall as expressPaywall } from '../adapters/express.js'
+import { paywall as honoPaywall } from '../adapters/hono.js'
+import { paywall as koaPaywall } from '../adapters/koa.js'
+import { createPaywall } from './paywall.js'
 import { createMemoryStore } from './stores/memory.js'
 
 const options = (extra: Partial<SellerOptions> = {}): SellerOptions => ({
@@ -44,11 +49,50 @@ describe('createSellerPaywall', () => {
   })
 
   it('refuses a bad or zero price at start-up, not on the first request', () => {
-    expect(() => createSellerPaywall(options({ routes: { 'GET /x': 'abc' } }))).toThrow()
+    expect(() => createSellerPaywall(options({ routes: { 'GET /x': 'abc' } }))).toThrow(
+      expect.objectContaining({
+        name: 'PaymentError',
+        code: 'invalid_amount',
+        details: { route: 'GET /x' },
+        message: expect.stringMatching(/^Route "GET \/x": .*"0\.02"/),
+      }),
+    )
     expect(() => createSellerPaywall(options({ routes: { 'GET /x': '0' } }))).toThrow(/zero/)
+    expect(() => createSellerPaywall(options({ routes: { 'GET /x': 0.02 as never } }))).toThrow(
+      expect.objectContaining({ code: 'invalid_amount' }),
+    )
     const seller = createSellerPaywall(options())
     expect(() => seller.route('-1')).toThrow()
     expect(seller.route('0.01', { description: 'd' })).toEqual({ price: '0.01', description: 'd' })
+  })
+
+  it.each([
+    ['a short secret', { secrets: 'too-short' }, 'invalid_secret', /shorter than 32 bytes/],
+    ['no secret', { secrets: [] }, 'invalid_secret', /at least one/i],
+    ['one short secret of several', { secrets: ['x'.repeat(32), 'short'] }, 'invalid_secret', /#1/],
+    ['no payTo', { payTo: undefined }, 'invalid_config', /payTo is required/],
+    ['a payTo that is no address', { payTo: 'alice' }, 'invalid_config', /Sui address/],
+    ['no store', { store: undefined }, 'invalid_config', /store is required/],
+    ['a store that is no store', { store: {} }, 'invalid_config', /not a PaymentStore/],
+    ['no ledger', { ledger: undefined }, 'invalid_config', /ledger is required/],
+    ['a ledger that is no URL', { ledger: 'localhost:9000' }, 'invalid_config', /http\(s\) URL/],
+    ['a bad network', { network: 'mainnet' }, 'invalid_config', /sui:mainnet/],
+  ])('refuses %s when it is created, with a coded error', (_name, extra, code, message) => {
+    const make = () => createSellerPaywall(options(extra as Partial<SellerOptions>))
+    expect(make).toThrow(message)
+    expect(make).toThrow(expect.objectContaining({ name: 'PaymentError', code }))
+    // Never the secret itself in the message.
+    expect(make).not.toThrow(/too-short/)
+  })
+
+  it('refuses bad options through every adapter at paywall(), before any request', () => {
+    const bad = options({ secrets: 'too-short' })
+    expect(() => expressPaywall(bad)).toThrow(expect.objectContaining({ code: 'invalid_secret' }))
+    expect(() => koaPaywall(bad)).toThrow(expect.objectContaining({ code: 'invalid_secret' }))
+    expect(() => honoPaywall(bad)).toThrow(expect.objectContaining({ code: 'invalid_secret' }))
+    expect(() => createPaywall({ ...bad, ledger: {} as never, secrets: ['too-short'] })).toThrow(
+      expect.objectContaining({ code: 'invalid_secret' }),
+    )
   })
 
   it('applies the route body limit, else the default', () => {
@@ -75,5 +119,31 @@ describe('createSellerPaywall', () => {
       { event: 'rejected', resource: 'http://127.0.0.1/x', code: 'invalid_encoding' },
     ])
     expect(JSON.stringify(lines)).not.toContain('a-challenge-secret')
+  })
+})
+
+describe('a ledger given as a URL', () => {
+  it("is reached through the fetch the adapter passes (Express and Koa pass Node's)", async () => {
+    const called: string[] = []
+    const ledgerFetch: typeof fetch = async (input) => {
+      called.push(input instanceof Request ? input.url : String(input))
+      throw new TypeError('no ledger here')
+    }
+    const seller = createSellerPaywall(options({ routes: { 'GET /paid': '0.02' } }), {
+      ledgerFetch,
+    })
+    const route = seller.match('GET', '/paid')
+    if (route === undefined) throw new Error('the route is not priced')
+    const url = 'https://api.example.com/paid'
+    const challenge = await seller.engine.handle(new Request(url), route)
+    if (challenge.status !== 'respond') throw new Error('no 402')
+    const offered = parseChallenge(challenge.response.headers.get('www-authenticate') ?? '')
+    const authorization = serializeCredential({
+      challenge: offered,
+      payload: { digest: '11111111111111111111111111111111', signature: 'AA==' },
+    })
+    await seller.engine.handle(new Request(url, { headers: { authorization } }), route)
+    expect(called.length).toBeGreaterThan(0)
+    expect(called[0]).toMatch(/^http:\/\/127\.0\.0\.1:9\//)
   })
 })

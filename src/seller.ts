@@ -11,7 +11,7 @@ import type { ChallengeSecret } from './challenge.js'
 import { Recent } from './internal/recent.js'
 import { createLedger } from './ledger/index.js'
 import type { Ledger } from './ledger/types.js'
-import { type PriceInput, parseAmount } from './money.js'
+import type { PriceInput } from './money.js'
 import type { Offer } from './negotiate.js'
 import {
   createPaywall,
@@ -25,6 +25,7 @@ import {
 import type { PrecheckOptions } from './precheck.js'
 import { createRefunder, type RefundEvent, type Refunder } from './refunds.js'
 import { type CompiledRoutes, compileRoutes, matchRoute, type RouteTable } from './routes.js'
+import { checkPaywallOptions, checkRoutePrice } from './sellerOptions.js'
 import type { PaymentStore } from './stores/types.js'
 
 /** Per-route options of `pay(price, routeOptions)`: everything of a {@link PaidRoute} but the price. */
@@ -129,17 +130,42 @@ export type SellerPaywall = {
   close(): Promise<void>
 }
 
+/** What the runtime an adapter runs on provides (the Node adapters pass Node's transport). */
+export type SellerRuntime = {
+  /**
+   * The `fetch` of a ledger given as a URL. Default `globalThis.fetch`; the Express and Koa
+   * adapters pass the keep-alive Node transport.
+   */
+  ledgerFetch?: typeof fetch | undefined
+}
+
 /**
  * Builds the seller side from the adapters' one options object. Adapters call this; sellers use
  * `paywall(options)` from `tollgate/express`, `tollgate/koa` or `tollgate/hono`.
+ *
+ * @param options - the seller's options.
+ * @param runtime - what the adapter's runtime provides; default nothing (Web-standard globals).
+ * @throws {PaymentError} at once, before anything starts, for options no payment could pass:
+ *   `invalid_config` (missing or malformed `payTo`, `network`, `asset`, `ledger`, `store`; see
+ *   `details.option`), `invalid_secret` (no secret, or one under 32 bytes), `invalid_amount` (a
+ *   route price that is not a positive amount; `details.route` names it).
  *
  * @example
  * const seller = createSellerPaywall({ routes: { 'POST /v1/answer': '0.02' }, payTo, ledger, store, secrets })
  * const route = seller.match('POST', '/v1/answer') // → { price: '0.02' }
  */
-export function createSellerPaywall(options: SellerOptions): SellerPaywall {
+export function createSellerPaywall(
+  options: SellerOptions,
+  runtime: SellerRuntime = {},
+): SellerPaywall {
+  // A paywall that cannot take a payment refuses to exist (not a 500 on every priced request).
+  checkPaywallOptions(options)
+  const routes = compileRoutes(options.routes ?? {}, { caseSensitive: options.caseSensitive })
+  for (const compiled of routes.routes) checkRoutePrice(compiled.route, compiled.key)
   const ledger =
-    typeof options.ledger === 'string' ? createLedger({ url: options.ledger }) : options.ledger
+    typeof options.ledger === 'string'
+      ? createLedger({ url: options.ledger, fetch: runtime.ledgerFetch })
+      : options.ledger
   const logger = options.logger
   const observe = (event: SellerEvent) => {
     try {
@@ -178,9 +204,6 @@ export function createSellerPaywall(options: SellerOptions): SellerPaywall {
     now: options.now,
   }
   const engine = createPaywall(engineOptions)
-  const routes = compileRoutes(options.routes ?? {}, { caseSensitive: options.caseSensitive })
-  // Fail at start-up, not on the first request, on a bad price.
-  for (const compiled of routes.routes) checkPrice(compiled.route)
   const defaultLimit = options.maxBodyBytes ?? defaultMaxBodyBytes
   /**
    * Recent answers by method, then URL (no key is built per request: the URL string is the key).
@@ -202,17 +225,11 @@ export function createSellerPaywall(options: SellerOptions): SellerPaywall {
     },
     route(price, routeOptions = {}) {
       const route = { ...routeOptions, price }
-      checkPrice(route)
+      checkRoutePrice(route)
       return route
     },
     maxBodyBytes: (route) => route.maxBodyBytes ?? defaultLimit,
     close: () => refunder.stop(),
-  }
-}
-
-function checkPrice(route: PaidRoute): void {
-  if (parseAmount(route.price) <= 0n) {
-    throw new TypeError('A route price must be a positive amount, like "0.02".')
   }
 }
 
@@ -262,6 +279,9 @@ function log(logger: SellerLogger, event: SellerEvent): void {
       return
     case 'pending':
       logger.warn({ event: event.type, resource: event.resource, digest: event.digest })
+      return
+    case 'lease_lost':
+      logger.error({ event: event.type, digest: event.payment.digest, payer: event.payment.payer })
       return
     default:
       return

@@ -5,17 +5,15 @@
  *
  * @module
  */
-import type { AddressInfo } from 'node:net'
+import type { AddressInfo, Server as NetServer, Socket } from 'node:net'
 import { PassThrough } from 'node:stream'
 import { serve } from '@hono/node-server'
 import Router from '@koa/router'
 import express from 'express'
 import { Hono } from 'hono'
 import Koa from 'koa'
+import type { PaidRequestInfo, Refunder, RouteTable, SellerOptions } from 'tollgate'
 import { z } from 'zod'
-import type { Refunder } from '../../src/refunds.js'
-import type { RouteTable } from '../../src/routes.js'
-import type { SellerOptions } from '../../src/seller.js'
 import { paywall as expressPaywall } from '../express.js'
 import { paywall as honoPaywall, type TollgateEnv, tollgateOf } from '../hono.js'
 import { paywall as koaPaywall } from '../koa.js'
@@ -38,6 +36,44 @@ export const contractRoutes: RouteTable = {
   'POST /v1/teapot': { price: '0.02', failedStatuses: [418] },
   'POST /v1/missing': '0.02',
   'GET /v1/stream': { price: '0.02', mimeType: 'text/event-stream' },
+  'POST /v1/slow': '0.02',
+}
+
+/**
+ * A handler held until released: `entered` resolves when it starts, `release()` lets it answer. A
+ * new latch is armed for each call (`arm()`), so a test decides when the answer starts.
+ */
+export type Latch = {
+  /** Resolves when the held handler has started. */
+  readonly entered: Promise<void>
+  /** Lets the held handler answer. */
+  release(): void
+}
+
+/** Holds the next calls of a handler until released (see {@link Latch}). */
+export function createGate(): { arm(): Latch; pass(): Promise<void> } {
+  let current: { latch: Latch; enter(): void; released: Promise<void> } | undefined
+  return {
+    arm() {
+      let enter!: () => void
+      let release!: () => void
+      const entered = new Promise<void>((resolve) => {
+        enter = resolve
+      })
+      const released = new Promise<void>((resolve) => {
+        release = resolve
+      })
+      current = { latch: { entered, release }, enter, released }
+      return current.latch
+    },
+    async pass() {
+      const held = current
+      if (held === undefined) return
+      current = undefined
+      held.enter()
+      await held.released
+    },
+  }
 }
 
 /** Milliseconds between the streamed route's events. */
@@ -48,6 +84,10 @@ export const streamEvents = 3
 /** A running app. */
 export type StartedApp = {
   url: string
+  /** Holds `POST /v1/slow` until released: `app.slow.arm()` before the call. */
+  slow: ReturnType<typeof createGate>
+  /** Resolves when the server has seen the connection from the client's `localPort` close. */
+  connectionClosed(localPort: number): Promise<void>
   /** Handler invocations by path (to show that a refused request never ran one). */
   calls: Map<string, number>
   /** The refund worker behind the app's paywall. */
@@ -58,41 +98,57 @@ export type StartedApp = {
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 const event = (i: number) => `data: {"n":${i}}\n\n`
 
+/** What a test may observe inside the app. */
+export type AppHooks = {
+  /**
+   * Called synchronously as a paid handler starts, with the payment the handler sees (`undefined`
+   * if it runs without one — which must never happen).
+   */
+  onPaidCall?: ((path: string, info: PaidRequestInfo | undefined) => void) | undefined
+}
+
 /** Starts the contract app in `framework` with the given paywall options. */
 export async function startApp(
   framework: Framework,
   options: Omit<SellerOptions, 'routes'>,
+  hooks: AppHooks = {},
 ): Promise<StartedApp> {
   const calls = new Map<string, number>()
   const count = (path: string) => calls.set(path, (calls.get(path) ?? 0) + 1)
+  /** A paid handler starts: counted, and shown to the test (with the payment it sees, if any). */
+  const paidCall = (path: string, info: PaidRequestInfo | undefined) => {
+    count(path)
+    hooks.onPaidCall?.(path, info)
+  }
+  const slow = createGate()
   const all = { ...options, routes: contractRoutes }
   if (framework === 'express') {
     const paid = expressPaywall(all)
     const app = express()
     app.use(paid)
     app.post('/v1/things/:id', express.text({ type: '*/*' }), (req, res) => {
-      count('/v1/things')
-      const payer = res.locals.tollgate.payment.payer
+      paidCall('/v1/things', res.locals.tollgate)
+      const payer = res.locals.tollgate?.payment.payer
       res.json({ ok: true, id: req.params.id, payer, received: req.body ?? '' })
     })
     app.post('/v1/echo', (req, res) => {
-      count('/v1/echo')
+      paidCall('/v1/echo', res.locals.tollgate)
       res.json({ text: (req.body as { text: string }).text })
     })
-    app.post('/v1/boom', () => {
-      count('/v1/boom')
+    app.post('/v1/boom', (_req, res) => {
+      paidCall('/v1/boom', res.locals.tollgate)
       throw new Error('upstream failed')
     })
     app.post('/v1/teapot', (_req, res) => {
-      count('/v1/teapot')
+      paidCall('/v1/teapot', res.locals.tollgate)
       res.status(418).json({ teapot: true })
     })
     app.post('/v1/missing', (_req, res) => {
-      count('/v1/missing')
+      paidCall('/v1/missing', res.locals.tollgate)
       res.status(404).json({ missing: true })
     })
     app.get('/v1/stream', async (_req, res) => {
-      count('/v1/stream')
+      paidCall('/v1/stream', res.locals.tollgate)
       res.setHeader('content-type', 'text/event-stream')
       res.flushHeaders()
       for (let i = 0; i < streamEvents; i++) {
@@ -101,8 +157,13 @@ export async function startApp(
       }
       res.end()
     })
+    app.post('/v1/slow', async (_req, res) => {
+      paidCall('/v1/slow', res.locals.tollgate)
+      await slow.pass()
+      res.json({ slow: true })
+    })
     app.post('/v1/quote', paid.pay('0.01'), (_req, res) => {
-      count('/v1/quote')
+      paidCall('/v1/quote', res.locals.tollgate)
       res.json({ quote: true })
     })
     app.get('/free', (_req, res) => {
@@ -113,7 +174,7 @@ export async function startApp(
       count('/free/echo')
       res.json({ received: req.body })
     })
-    return listenNode(app, calls, paid.seller.refunder, () => paid.close())
+    return listenNode(app, calls, slow, paid.seller.refunder, () => paid.close())
   }
   if (framework === 'koa') {
     const paid = koaPaywall(all)
@@ -121,33 +182,33 @@ export async function startApp(
     const router = new Router()
     app.use(paid)
     router.post('/v1/things/:id', async (ctx) => {
-      count('/v1/things')
+      paidCall('/v1/things', ctx.state.tollgate)
       const chunks: Buffer[] = []
       for await (const chunk of ctx.req) chunks.push(chunk as Buffer)
-      const payer = ctx.state.tollgate.payment.payer
+      const payer = ctx.state.tollgate?.payment.payer
       const received = Buffer.concat(chunks).toString('utf8')
       ctx.body = { ok: true, id: ctx.params.id, payer, received }
     })
     router.post('/v1/echo', (ctx) => {
-      count('/v1/echo')
+      paidCall('/v1/echo', ctx.state.tollgate)
       ctx.body = { text: (ctx.request as unknown as { body: { text: string } }).body.text }
     })
-    router.post('/v1/boom', () => {
-      count('/v1/boom')
+    router.post('/v1/boom', (ctx) => {
+      paidCall('/v1/boom', ctx.state.tollgate)
       throw new Error('upstream failed')
     })
     router.post('/v1/teapot', (ctx) => {
-      count('/v1/teapot')
+      paidCall('/v1/teapot', ctx.state.tollgate)
       ctx.status = 418
       ctx.body = { teapot: true }
     })
     router.post('/v1/missing', (ctx) => {
-      count('/v1/missing')
+      paidCall('/v1/missing', ctx.state.tollgate)
       ctx.status = 404
       ctx.body = { missing: true }
     })
     router.get('/v1/stream', (ctx) => {
-      count('/v1/stream')
+      paidCall('/v1/stream', ctx.state.tollgate)
       const stream = new PassThrough()
       ctx.type = 'text/event-stream'
       ctx.body = stream
@@ -159,8 +220,13 @@ export async function startApp(
         stream.end()
       })()
     })
+    router.post('/v1/slow', async (ctx) => {
+      paidCall('/v1/slow', ctx.state.tollgate)
+      await slow.pass()
+      ctx.body = { slow: true }
+    })
     router.post('/v1/quote', paid.pay('0.01'), (ctx) => {
-      count('/v1/quote')
+      paidCall('/v1/quote', ctx.state.tollgate)
       ctx.body = { quote: true }
     })
     router.get('/free', (ctx) => {
@@ -175,7 +241,7 @@ export async function startApp(
     })
     app.use(router.routes())
     app.silent = true
-    return listenNode(app.callback(), calls, paid.seller.refunder, () => paid.close())
+    return listenNode(app.callback(), calls, slow, paid.seller.refunder, () => paid.close())
   }
   const paid = honoPaywall(all)
   const app = new Hono<TollgateEnv>()
@@ -190,30 +256,30 @@ export async function startApp(
     app.use(paid)
   }
   app.post('/v1/things/:id', async (c) => {
-    count('/v1/things')
+    paidCall('/v1/things', tollgateOf(c))
     const payer = tollgateOf(c)?.payment.payer
     return c.json({ ok: true, id: c.req.param('id'), payer, received: await c.req.text() })
   })
   app.post('/v1/echo', async (c) => {
-    count('/v1/echo')
+    paidCall('/v1/echo', tollgateOf(c))
     // In front of the app, the handler reads the Web Request itself: still whole after the paywall.
     const body = (inFront ? await c.req.raw.json() : await c.req.json()) as { text: string }
     return c.json({ text: body.text })
   })
-  app.post('/v1/boom', () => {
-    count('/v1/boom')
+  app.post('/v1/boom', (c) => {
+    paidCall('/v1/boom', tollgateOf(c))
     throw new Error('upstream failed')
   })
   app.post('/v1/teapot', (c) => {
-    count('/v1/teapot')
+    paidCall('/v1/teapot', tollgateOf(c))
     return c.json({ teapot: true }, 418)
   })
   app.post('/v1/missing', (c) => {
-    count('/v1/missing')
+    paidCall('/v1/missing', tollgateOf(c))
     return c.json({ missing: true }, 404)
   })
-  app.get('/v1/stream', () => {
-    count('/v1/stream')
+  app.get('/v1/stream', (c) => {
+    paidCall('/v1/stream', tollgateOf(c))
     let i = 0
     const encoder = new TextEncoder()
     const body = new ReadableStream<Uint8Array>({
@@ -225,8 +291,13 @@ export async function startApp(
     })
     return new Response(body, { headers: { 'content-type': 'text/event-stream' } })
   })
+  app.post('/v1/slow', async (c) => {
+    paidCall('/v1/slow', tollgateOf(c))
+    await slow.pass()
+    return c.json({ slow: true })
+  })
   app.post('/v1/quote', paid.pay('0.01'), (c) => {
-    count('/v1/quote')
+    paidCall('/v1/quote', tollgateOf(c))
     return c.json({ quote: true })
   })
   app.get('/free', (c) => {
@@ -250,6 +321,8 @@ export async function startApp(
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     calls,
+    slow,
+    connectionClosed: watchConnections(server),
     refunder: paid.seller.refunder,
     async close() {
       await paid.close()
@@ -259,9 +332,24 @@ export async function startApp(
   }
 }
 
+/** Server-side sockets by the client's port, to know when the server saw a client hang up. */
+function watchConnections(server: NetServer): StartedApp['connectionClosed'] {
+  const closed = new Map<number, Promise<void>>()
+  server.on('connection', (socket: Socket) => {
+    const port = socket.remotePort
+    if (port === undefined) return
+    closed.set(port, new Promise((resolve) => socket.once('close', () => resolve())))
+  })
+  return async (localPort) => {
+    for (let i = 0; i < 200 && !closed.has(localPort); i++) await sleep(10)
+    await closed.get(localPort)
+  }
+}
+
 async function listenNode(
   handler: Parameters<typeof import('node:http').createServer>[1],
   calls: Map<string, number>,
+  slow: StartedApp['slow'],
   refunder: Refunder,
   closePaid: () => Promise<void>,
 ): Promise<StartedApp> {
@@ -271,6 +359,8 @@ async function listenNode(
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     calls,
+    slow,
+    connectionClosed: watchConnections(server),
     refunder,
     async close() {
       await closePaid()

@@ -1,6 +1,12 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { decodeBase64, decodeBase64url, isStrictBase64, isStrictBase64url } from './base64.js'
+import {
+  decodeBase64,
+  decodeBase64url,
+  isStrictBase64,
+  isStrictBase64url,
+  webBase64,
+} from './base64.js'
 
 // 10 000-run property tests take about a second each on an idle machine; the time limit is generous
 // so that a loaded CI machine does not fail them (timing goals live in bench/, not here).
@@ -40,5 +46,20 @@ describe('strict base64', fuzzTime, () => {
     expect(isStrictBase64('QQ==')).toBe(true)
     expect(isStrictBase64url('QQ')).toBe(true)
     expect(isStrictBase64url('QUI')).toBe(true)
+  })
+})
+
+describe('the codec of runtimes without Buffer', fuzzTime, () => {
+  it('gives the bytes and the text that Buffer gives', () => {
+    fc.assert(
+      fc.property(fc.uint8Array({ maxLength: 20_000 }), (bytes) => {
+        const b = Buffer.from(bytes)
+        expect(webBase64.encode(bytes)).toBe(b.toString('base64'))
+        expect(webBase64.encodeUrl(bytes)).toBe(b.toString('base64url'))
+        expect(webBase64.decode(b.toString('base64'))).toEqual(new Uint8Array(b))
+        expect(webBase64.decodeUrl(b.toString('base64url'))).toEqual(new Uint8Array(b))
+      }),
+      { numRuns: 500 },
+    )
   })
 })

@@ -7,10 +7,24 @@
  * slower than `Buffer` on this machine (≈190 µs vs ≈6 µs), which matters on the payment hot path;
  * here a linear regular expression and one character check guard the native decoder.
  *
+ * Web-standard: nothing is imported from Node. Where the runtime has a global `Buffer` (Node,
+ * Bun) its native codec does the work; elsewhere (workerd, browsers) `atob`/`btoa` do, about ten
+ * times slower on Node but still native. Both give the same bytes: the text was checked first.
+ *
  * @module
  * @internal
  */
-import { Buffer } from 'node:buffer'
+
+/** The part of Node's `Buffer` used here, found as a global, never imported. */
+type NativeBuffer = {
+  from(value: string | Uint8Array, encoding?: 'base64' | 'base64url' | 'utf8'): NativeBytes
+}
+type NativeBytes = Uint8Array & { toString(encoding: 'base64' | 'base64url'): string }
+
+/** The runtime's `Buffer`, when it has one (read once, at load). */
+const nativeBuffer = (globalThis as { Buffer?: NativeBuffer }).Buffer
+
+const utf8Encoder = new TextEncoder()
 
 const base64Pattern = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/
 const base64urlPattern = /^(?:[A-Za-z0-9_-]{4})*(?:[A-Za-z0-9_-]{2,3})?$/
@@ -51,21 +65,76 @@ export function isStrictBase64url(text: string): boolean {
 }
 
 /** Decodes canonical padded base64, or returns `undefined`. */
-export function decodeBase64(text: string): Buffer | undefined {
-  return isStrictBase64(text) ? Buffer.from(text, 'base64') : undefined
+export function decodeBase64(text: string): Uint8Array | undefined {
+  if (!isStrictBase64(text)) return undefined
+  return nativeBuffer === undefined ? webBase64.decode(text) : nativeBuffer.from(text, 'base64')
 }
 
 /** Decodes canonical unpadded base64url, or returns `undefined`. */
-export function decodeBase64url(text: string): Buffer | undefined {
-  return isStrictBase64url(text) ? Buffer.from(text, 'base64url') : undefined
+export function decodeBase64url(text: string): Uint8Array | undefined {
+  if (!isStrictBase64url(text)) return undefined
+  return nativeBuffer === undefined
+    ? webBase64.decodeUrl(text)
+    : nativeBuffer.from(text, 'base64url')
+}
+
+/** Encodes bytes as padded base64. */
+export function bytesToBase64(bytes: Uint8Array): string {
+  return nativeBuffer === undefined
+    ? webBase64.encode(bytes)
+    : nativeBuffer.from(bytes).toString('base64')
+}
+
+/** Encodes bytes as unpadded base64url. */
+export function bytesToBase64url(bytes: Uint8Array): string {
+  return nativeBuffer === undefined
+    ? webBase64.encodeUrl(bytes)
+    : nativeBuffer.from(bytes).toString('base64url')
 }
 
 /** Encodes a UTF-8 string as padded base64. */
 export function encodeBase64(text: string): string {
-  return Buffer.from(text, 'utf8').toString('base64')
+  return nativeBuffer === undefined
+    ? webBase64.encode(utf8Encoder.encode(text))
+    : nativeBuffer.from(text, 'utf8').toString('base64')
 }
 
 /** Encodes a UTF-8 string as unpadded base64url. */
 export function encodeBase64url(text: string): string {
-  return Buffer.from(text, 'utf8').toString('base64url')
+  return nativeBuffer === undefined
+    ? webBase64.encodeUrl(utf8Encoder.encode(text))
+    : nativeBuffer.from(text, 'utf8').toString('base64url')
+}
+
+/**
+ * The codec of runtimes without a `Buffer`, over `atob`/`btoa`. It does not check its input: the
+ * functions above give it only text that passed the strict checks. Exported for its tests.
+ */
+export const webBase64 = {
+  /** Padded base64 to bytes. */
+  decode: (text: string): Uint8Array => fromBinary(atob(text)),
+  /** Unpadded base64url to bytes. */
+  decodeUrl: (text: string): Uint8Array =>
+    fromBinary(atob(text.replaceAll('-', '+').replaceAll('_', '/'))),
+  /** Bytes to padded base64. */
+  encode: (bytes: Uint8Array): string => btoa(toBinary(bytes)),
+  /** Bytes to unpadded base64url. */
+  encodeUrl: (bytes: Uint8Array): string =>
+    btoa(toBinary(bytes)).replaceAll('+', '-').replaceAll('/', '_').replace(/=+$/, ''),
+}
+
+/** The bytes of a binary string (one byte per character, as `atob` returns). */
+function fromBinary(binary: string): Uint8Array {
+  const bytes = new Uint8Array(binary.length)
+  for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i)
+  return bytes
+}
+
+/** A binary string of bytes (what `btoa` takes), built in slices to bound the argument count. */
+function toBinary(bytes: Uint8Array): string {
+  let binary = ''
+  for (let i = 0; i < bytes.length; i += 0x2000) {
+    binary += String.fromCharCode(...bytes.subarray(i, i + 0x2000))
+  }
+  return binary
 }

@@ -3,13 +3,17 @@
  * (`mppx`'s `realm|method|intent|request|expires|digest|opaque`), expiry buckets, and constant-time
  * comparison.
  *
+ * HMAC through `@noble/hashes` (synchronous, the same on every runtime; WebCrypto's is
+ * asynchronous): each key's inner and outer pads are hashed once, when its ring is prepared, and
+ * every MAC starts from a copy of that state.
+ *
  * @module
  * @internal
  */
-import { Buffer } from 'node:buffer'
-import { createHmac, timingSafeEqual } from 'node:crypto'
+import { hmac } from '@noble/hashes/hmac.js'
+import { sha256 } from '@noble/hashes/sha2.js'
 import { PaymentError } from '../errors.js'
-import { decodeBase64url } from './base64.js'
+import { bytesToBase64url, decodeBase64url } from './base64.js'
 
 /** A server secret: a string (its UTF-8 bytes are the key, as in `mppx`) or raw bytes. */
 export type ChallengeSecret = string | Uint8Array
@@ -17,7 +21,12 @@ export type ChallengeSecret = string | Uint8Array
 /** Smallest accepted secret, in bytes. */
 export const minSecretBytes = 32
 
-type KeyRing = { readonly snapshot: readonly ChallengeSecret[]; readonly keys: readonly Buffer[] }
+/** A challenge key: HMAC-SHA256 keyed with one secret, ready to be copied for each MAC. */
+export type MacKey = { readonly keyed: ReturnType<typeof hmac.create> }
+
+type KeyRing = { readonly snapshot: readonly ChallengeSecret[]; readonly keys: readonly MacKey[] }
+
+const utf8 = new TextEncoder()
 
 const rings = new WeakMap<readonly ChallengeSecret[], KeyRing>()
 let lastList: readonly ChallengeSecret[] | undefined
@@ -28,7 +37,7 @@ let lastRing: KeyRing | undefined
  *
  * @throws {PaymentError} `invalid_secret` for an empty list or a secret shorter than 32 bytes.
  */
-export function keyRing(secrets: readonly ChallengeSecret[]): readonly Buffer[] {
+export function keyRing(secrets: readonly ChallengeSecret[]): readonly MacKey[] {
   // Most processes have one secret list: the last one asked for is checked before the map.
   const cached = lastList === secrets ? lastRing : rings.get(secrets)
   if (cached !== undefined && sameList(cached.snapshot, secrets)) {
@@ -41,7 +50,7 @@ export function keyRing(secrets: readonly ChallengeSecret[]): readonly Buffer[] 
   }
   const keys = secrets.map((secret, index) => {
     const key =
-      typeof secret === 'string' ? Buffer.from(secret, 'utf8') : Buffer.from(secret as Uint8Array)
+      typeof secret === 'string' ? utf8.encode(secret) : Uint8Array.from(secret as Uint8Array)
     if (key.length < minSecretBytes) {
       throw new PaymentError(
         'invalid_secret',
@@ -49,7 +58,7 @@ export function keyRing(secrets: readonly ChallengeSecret[]): readonly Buffer[] 
         { details: { index, minBytes: minSecretBytes } },
       )
     }
-    return key
+    return { keyed: hmac.create(sha256, key) }
   })
   const ring = { snapshot: [...secrets], keys }
   rings.set(secrets, ring)
@@ -64,26 +73,29 @@ function sameList(a: readonly ChallengeSecret[], b: readonly ChallengeSecret[]):
   return true
 }
 
-/** HMAC-SHA256 of `input` under `key`. */
-export function mac(key: Buffer, input: string): Buffer {
-  return createHmac('sha256', key).update(input, 'utf8').digest()
+/** HMAC-SHA256 of `input` (as UTF-8) under `key`. */
+export function mac(key: MacKey, input: string): Uint8Array {
+  return key.keyed.clone().update(utf8.encode(input)).digest()
 }
 
 /** The id text of a MAC: base64url without padding (43 characters). */
-export function idText(digest: Buffer): string {
-  return digest.toString('base64url')
+export function idText(digest: Uint8Array): string {
+  return bytesToBase64url(digest)
 }
 
 /** Decodes an id to its 32 MAC bytes, or `undefined` when it cannot be one of ours. */
-export function idBytes(id: string): Buffer | undefined {
+export function idBytes(id: string): Uint8Array | undefined {
   if (id.length !== 43) return undefined
   const bytes = decodeBase64url(id)
   return bytes?.length === 32 ? bytes : undefined
 }
 
-/** Constant-time equality of two 32-byte MACs. */
-export function sameMac(a: Buffer, b: Buffer): boolean {
-  return a.length === b.length && timingSafeEqual(a, b)
+/** Equality of two MACs in time that depends only on their length, never on their contents. */
+export function sameMac(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.length !== b.length) return false
+  let difference = 0
+  for (let i = 0; i < a.length; i++) difference |= (a[i] as number) ^ (b[i] as number)
+  return difference === 0
 }
 
 /**

@@ -2,7 +2,7 @@ import { IncomingMessage } from 'node:http'
 import { Socket } from 'node:net'
 import { describe, expect, it } from 'vitest'
 import { readBody } from '../body.js'
-import { encodePlain, nodeRequestView } from './nodeHttp.js'
+import { attachPaidResponse, encodePlain, nodeRequestView } from './nodeHttp.js'
 
 function incoming(headers: Record<string, string | string[]>, encrypted = false): IncomingMessage {
   const socket = new Socket()
@@ -90,5 +90,54 @@ describe('encodePlain', () => {
     const first = encodePlain(plain)
     expect(first.headers).toEqual({ 'Content-Type': 'application/json', 'Content-Length': '8' })
     expect(encodePlain(plain)).toBe(first)
+  })
+})
+
+describe('attachPaidResponse', () => {
+  async function outcomeOf(
+    serve: (res: import('node:http').ServerResponse) => void,
+  ): Promise<unknown> {
+    const { createServer } = await import('node:http')
+    let resolveOutcome: (outcome: unknown) => void = () => {}
+    const outcome = new Promise((resolve) => {
+      resolveOutcome = resolve
+    })
+    const decision = {
+      isFailure: () => false,
+      headersFor: () => ({}),
+      complete: (o: unknown) => {
+        resolveOutcome(o)
+        return Promise.resolve('served' as const)
+      },
+    }
+    const server = createServer((_req, res) => {
+      attachPaidResponse(res, decision as never)
+      serve(res)
+    })
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()))
+    const { port } = server.address() as import('node:net').AddressInfo
+    await fetch(`http://127.0.0.1:${port}/`)
+      .then((r) => r.text())
+      .catch(() => undefined)
+    const result = await outcome
+    server.closeAllConnections()
+    server.close()
+    return result
+  }
+
+  it('records a finished response by its status', async () => {
+    expect(await outcomeOf((res) => res.end('ok'))).toEqual({ status: 200 })
+  })
+
+  it('records a response destroyed with an error, then ended, as failed (not finished)', async () => {
+    const outcome = await outcomeOf((res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' })
+      res.write('data: a\n\n')
+      setTimeout(() => {
+        res.destroy(new Error('upstream stream broke'))
+        res.end()
+      }, 20)
+    })
+    expect(outcome).toMatchObject({ error: { message: 'upstream stream broke' } })
   })
 })

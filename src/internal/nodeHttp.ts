@@ -187,10 +187,20 @@ export function sendPlain(target: ServerResponse, plain: PlainResponse): void {
  * Hooks a paid decision onto a Node response: the success headers are added when the status line
  * is written (every write path goes through `writeHead`, so it is before the first byte, and no
  * byte is held back), and the outcome is recorded when the response finishes — or, when it is torn
- * down early, as a failure if the server destroyed it with an error and as served if the buyer hung
- * up.
+ * down early: a failure if the server destroyed it with an error, served if the buyer hung up after
+ * the status line was written (mid-stream), and refunded (`{ hungUp: true }`) if the buyer hung up
+ * before it (the answer never started).
+ *
+ * Call it BEFORE the handler runs, so that a hang-up during the handler is seen. Returns `false`
+ * when the buyer is already gone (it hung up while the payment settled): the refund is recorded at
+ * once and the handler should not run.
  */
-export function attachPaidResponse(target: ServerResponse, decision: PaidDecision): void {
+export function attachPaidResponse(target: ServerResponse, decision: PaidDecision): boolean {
+  const ignore = () => {}
+  if (target.destroyed || target.socket?.destroyed === true) {
+    void decision.complete({ hungUp: true }).catch(ignore)
+    return false
+  }
   const writeHead = target.writeHead
   target.writeHead = function paidWriteHead(
     this: ServerResponse,
@@ -212,15 +222,25 @@ export function attachPaidResponse(target: ServerResponse, decision: PaidDecisio
     }
     return (writeHead as (...args: unknown[]) => ServerResponse).call(this, statusCode, ...rest)
   } as ServerResponse['writeHead']
-  const ignore = () => {}
+  // Whether 'finish' was emitted. Not `writableFinished`: a response destroyed and then ended reads
+  // as finished (nothing left to write, no socket) though it never finished.
+  let finished = false
   target.once('finish', () => {
+    finished = true
     void decision.complete({ status: target.statusCode }).catch(ignore)
   })
   target.once('close', () => {
-    if (target.writableFinished) return
+    if (finished) return
     const errored = target.errored
     void decision
-      .complete(errored ? { error: errored } : { status: target.statusCode })
+      .complete(
+        errored
+          ? { error: errored }
+          : target.headersSent
+            ? { status: target.statusCode }
+            : { hungUp: true },
+      )
       .catch(ignore)
   })
+  return true
 }

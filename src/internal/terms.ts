@@ -4,7 +4,6 @@
  * @module
  * @internal
  */
-import type { Buffer } from 'node:buffer'
 import { normalizeStructTag } from '@mysten/sui/utils'
 import { z } from 'zod'
 import type { ChallengePieces } from '../challenge.js'
@@ -12,6 +11,7 @@ import { PaymentError } from '../errors.js'
 import { defaultMaxAmount } from '../money.js'
 import { encodeRequest } from '../mpp.js'
 import { type PaymentRequirement, suiAddressSchema } from '../x402.js'
+import type { MacKey } from './challengeId.js'
 import { Recent } from './recent.js'
 import { parseWith } from './wire.js'
 
@@ -85,7 +85,7 @@ export type PreparedTerms = {
   /** @internal */
   readonly sourceRealm: string | undefined
   /** @internal One-entry cache of the last plain challenge. */
-  last: { expiresAt: number; offer: string; keyBytes: Buffer; pieces: ChallengePieces } | undefined
+  last: { expiresAt: number; offer: string; key: MacKey; pieces: ChallengePieces } | undefined
 }
 
 const prepared = new WeakMap<RouteTerms, PreparedTerms>()

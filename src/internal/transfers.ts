@@ -8,6 +8,7 @@
  */
 import { bcs } from '@mysten/sui/bcs'
 import { fromBase64, normalizeStructTag, normalizeSuiAddress } from '@mysten/sui/utils'
+import { normalizeTypeTag } from './typeTag.js'
 
 /** The raw, BCS-decoded transaction data (V1). */
 export type RawTransactionData = ReturnType<typeof bcs.TransactionData.parse>['V1']
@@ -81,7 +82,7 @@ export function analyseTransfers(data: RawTransactionData): TransferAnalysis {
           const w = input.FundsWithdrawal
           return {
             kind: 'withdrawal',
-            type: w.typeArg.$kind === 'Balance' ? normalizeStructTag(w.typeArg.Balance) : undefined,
+            type: w.typeArg.$kind === 'Balance' ? typeOf(w.typeArg.Balance) : undefined,
             amount:
               w.reservation.$kind === 'MaxAmountU64'
                 ? BigInt(w.reservation.MaxAmountU64)
@@ -131,7 +132,7 @@ export function analyseTransfers(data: RawTransactionData): TransferAnalysis {
         const call = command.MoveCall
         const target = `${normalizeSuiAddress(call.package)}::${call.module}::${call.function}`
         const typeArg = call.typeArguments[0]
-        const type = typeArg === undefined ? undefined : normalizeStructTag(typeArg)
+        const type = typeArg === undefined ? undefined : typeOf(typeArg)
         const [first, second] = call.arguments
         const input = first === undefined ? unknownValue : valueAt(first)
         switch (target) {
@@ -170,6 +171,14 @@ export function analyseTransfers(data: RawTransactionData): TransferAnalysis {
 }
 
 const framework = normalizeSuiAddress('0x2')
+
+/**
+ * A stated type, normalised. Text that is not a type tag stays as it is: it can never equal the
+ * asset, so whatever it moves counts as another asset, never as the asset.
+ */
+function typeOf(text: string): string {
+  return normalizeTypeTag(text) ?? text
+}
 
 /** How much of `asset` a list of transfers can send to `payTo`, as far as the bytes tell. */
 export type PaymentToRecipient = {

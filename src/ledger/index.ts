@@ -5,12 +5,15 @@
  */
 export { createLedger, type LedgerOptions, toSettlement } from './ledger.js'
 export type {
+  ExecutabilityOutcome,
   ExecuteOutcome,
   Ledger,
   LedgerBalance,
   LedgerBalanceChange,
   LedgerEventRecord,
   LookupOutcome,
+  MoveCallArgument,
+  MoveCallRequest,
   Settlement,
   TransferRequest,
 } from './types.js'

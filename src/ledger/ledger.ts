@@ -10,8 +10,10 @@ import type { Signer } from '@mysten/sui/cryptography'
 import { SuiGrpcClient } from '@mysten/sui/grpc'
 import { normalizeStructTag, normalizeSuiAddress } from '@mysten/sui/utils'
 import { PaymentError } from '../errors.js'
-import { nodeFetch } from '../internal/nodeFetch.js'
 import { parseTransactionData, transactionDigest } from '../internal/transactionData.js'
+import { normalizeTypeTag } from '../internal/typeTag.js'
+import { judgeExecutability } from './executability.js'
+import { buildMoveCall } from './moveCall.js'
 import { buildTransfer } from './transfer.js'
 import type { Ledger, LedgerBalance, LookupOutcome, Settlement } from './types.js'
 
@@ -23,10 +25,12 @@ export type LedgerOptions = (
       /** Network name given to the SDK. Default `'mainnet'`. */
       network?: SuiClientTypes.Network
       /**
-       * The `fetch` the gRPC-web calls use. Default: on Node, keep-alive `http`/`https` requests
-       * (`nodeFetch`, cheaper per call than undici's `fetch`); elsewhere `globalThis.fetch`.
+       * The `fetch` the gRPC-web calls use. Default `globalThis.fetch` (every runtime has one). On
+       * Node, the Express and Koa adapters, the CLI, the buyer client and the reference gateway
+       * pass the keep-alive Node transport (`nodeFetch`, markedly cheaper per call than undici's
+       * `fetch`); a Hono app on Node can pass it too.
        */
-      fetch?: typeof fetch
+      fetch?: typeof fetch | undefined
     }
   | { client: ClientWithCoreApi }
 ) & {
@@ -53,11 +57,6 @@ const REJECTION_CODES = new Set([
   'OUT_OF_RANGE',
   'ALREADY_EXISTS',
 ])
-
-/** Node's `http` module is there (Node, and runtimes that emulate it faithfully enough). */
-const onNode =
-  typeof (globalThis as { process?: { versions?: { node?: unknown } } }).process?.versions?.node ===
-  'string'
 
 function codeOf(error: unknown): string | undefined {
   const code = (error as { code?: unknown } | null)?.code
@@ -102,7 +101,7 @@ export function toSettlement(
     sender: senderOf(txBytes ?? tx.bcs),
     balanceChanges: tx.balanceChanges.map((c) => ({
       address: normalizeSuiAddress(c.address),
-      coinType: normalizeStructTag(c.coinType),
+      coinType: normalizeTypeTag(c.coinType) ?? c.coinType,
       amount: BigInt(c.amount),
     })),
     events: tx.events.map((e) => ({
@@ -120,8 +119,9 @@ export function toSettlement(
 /**
  * Creates the ledger.
  *
- * @param options - `url` (or `client`), `operator` key for transfers, `timeoutMs` (default
- *   15 000), `allowGasless` (default true), `usdcType` (default mainnet USDC).
+ * @param options - `url` (or `client`), `fetch` (default `globalThis.fetch`), `operator` key for
+ *   transfers, `timeoutMs` (default 15 000), `allowGasless` (default true), `usdcType` (default
+ *   mainnet USDC).
  * @example
  * const ledger = createLedger({ url: 'http://127.0.0.1:9123' })
  * const outcome = await ledger.execute(bytes, [signature])
@@ -136,7 +136,8 @@ export function createLedger(options: LedgerOptions): Ledger {
           baseUrl: options.url,
           // Binary frames: no base64 on either side. Full nodes and the emulator accept both.
           format: 'binary',
-          fetch: options.fetch ?? (onNode ? nodeFetch : globalThis.fetch),
+          // Looked up per call when not given, as `globalThis.fetch` may be replaced (mocks).
+          ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
         })
   const timeoutMs = options.timeoutMs ?? 15_000
   const usdcType = normalizeStructTag(options.usdcType ?? DEFAULT_USDC)
@@ -216,6 +217,8 @@ export function createLedger(options: LedgerOptions): Ledger {
         allowGasless: options.allowGasless ?? true,
         chainId: ledger.chainIdentifier(),
       }),
+    canStillExecute: (txBytes) => judgeExecutability(client, txBytes, timeoutMs),
+    buildMoveCall: (request) => buildMoveCall(client, request),
     async transfer(request) {
       const operator = options.operator
       if (!operator)

@@ -51,6 +51,16 @@ export type LookupOutcome =
   | { status: 'not_found' }
   | { status: 'unknown'; reason: string }
 
+/**
+ * Whether signed bytes not found on the ledger could still execute there: `possible` (their window
+ * is open and the owned objects they name are at those versions), `never` (expired by the ledger's
+ * epoch or clock, or an object they name has moved on), or `unknown` (the ledger did not answer).
+ */
+export type ExecutabilityOutcome =
+  | { status: 'possible' }
+  | { status: 'never'; reason: string }
+  | { status: 'unknown'; reason: string }
+
 /** A balance of one coin type: coin objects plus the address balance. */
 export type LedgerBalance = { total: bigint; coinBalance: bigint; addressBalance: bigint }
 
@@ -60,6 +70,18 @@ export type TransferRequest = {
   /** Base units. */
   amount: bigint
   coinType: string
+}
+
+/** A pure argument of a Move call. */
+export type MoveCallArgument = { string: string } | { u64: bigint } | { address: string }
+
+/** One Move call to build: `<package>::<module>::<function>` with pure arguments. */
+export type MoveCallRequest = {
+  /** `0x<64 hex>::module::function`. */
+  target: string
+  arguments: readonly MoveCallArgument[]
+  /** Gas budget in MIST. Default 10 000 000 (0.01 SUI). */
+  gasBudget?: bigint | undefined
 }
 
 /** The ledger, as every other part of the code touches it. */
@@ -76,6 +98,17 @@ export type Ledger = {
    * and possible (USDC, at least 0.01, remainder 0 or at least 0.01), else the coin form.
    */
   buildTransfer(request: TransferRequest & { sender: string }): Promise<Uint8Array>
+  /**
+   * Whether signed bytes that are not on the ledger could still execute (see
+   * {@link ExecutabilityOutcome}): judged by the ledger's epoch and clock and the current versions
+   * of the owned objects the bytes name.
+   */
+  canStillExecute(txBytes: Uint8Array): Promise<ExecutabilityOutcome>
+  /**
+   * Builds (does not sign) one Move call from `sender`, gas paid with its SUI coins at the
+   * reference gas price (e.g. `agent_registry::register`).
+   */
+  buildMoveCall(request: MoveCallRequest & { sender: string }): Promise<Uint8Array>
   /** Builds, signs with the operator key and executes a transfer. Needs `operator`. */
   transfer(request: TransferRequest): Promise<ExecuteOutcome & { digest: string }>
   /** The chain identifier (cached). */
