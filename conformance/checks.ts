@@ -6,10 +6,8 @@
  */
 import type { ClientWithCoreApi } from '@mysten/sui/client'
 import { normalizeStructTag, normalizeSuiAddress } from '@mysten/sui/utils'
-import { usdcCoinTypes } from '../src/challenge.js'
-import { formatAmount } from '../src/money.js'
-import type { Challenge } from '../src/mpp.js'
-import { baseUnitsSchema } from '../src/x402.js'
+import type { Challenge } from 'tollgate'
+import { baseUnitsSchema, formatAmount, usdcCoinTypes } from 'tollgate'
 import { lookUpAgent } from './agent.js'
 import {
   chargeOf,
@@ -54,6 +52,8 @@ export type CheckContext = {
   wallet: string | null
   /** Present in `paid` mode with a ledger and a wallet. */
   paid?: PaidState | undefined
+  /** Tells the person waiting what the running check does (set by the runner per check). */
+  progress?: ((message: string) => void) | undefined
   /** Filled by gate (b): the unpaid probe and its readings. */
   first?: { observation: Observation; x402: X402Reading; mpp: MppReading }
 }
@@ -97,6 +97,21 @@ export const error = (message: string, extra: Partial<Verdict> = {}): Verdict =>
 /** The Sui entries of an x402 envelope (entries for other chains are not judged). */
 export function suiEntries(reading: X402Reading): LenientRequirement[] {
   return reading.status === 'ok' ? reading.accepts.filter((a) => a.network.startsWith('sui:')) : []
+}
+
+/** What an x402 envelope offers, in words: `network (asset)` per entry; empty when unreadable. */
+function offeredText(reading: X402Reading): string {
+  if (reading.status !== 'ok') return ''
+  return reading.accepts.map((a) => `${a.network} (asset ${a.asset})`).join(', ')
+}
+
+function offeredDetails(reading: X402Reading): Record<string, unknown> {
+  return reading.status === 'ok'
+    ? {
+        networks: reading.accepts.map((a) => a.network),
+        assets: reading.accepts.map((a) => a.asset),
+      }
+    : {}
 }
 
 function sameAddress(a: string, b: string): boolean {
@@ -241,16 +256,27 @@ export const readOnlyChecks: readonly CheckDefinition[] = [
       const x402 = readX402(observation.response)
       const mpp = readMpp(observation.response)
       context.first = { observation, x402, mpp }
-      if (observation.response.status !== 402) {
-        return fail(`the unpaid request was answered ${observation.response.status}, not 402`, {
+      const status = observation.response.status
+      if (status !== 402) {
+        const badBody = status === 400 || status === 415 || status === 422
+        return fail(`the unpaid request was answered ${status}, not 402`, {
           evidence,
+          ...(badBody
+            ? {
+                hint: `The endpoint refused the probe's body (${status}) before asking for payment: give the body it expects with --body '<json>' (body in code); the default is {}. A seller validates the body first, then answers 402.`,
+              }
+            : {}),
         })
       }
       if (suiEntries(x402).length === 0 && mpp.status !== 'ok') {
-        return fail('402, but with no well-formed Sui challenge in either dialect', {
-          evidence,
-          details: { x402: x402.status, mpp: mpp.status },
-        })
+        const offered = offeredText(x402)
+        return fail(
+          `402, but with no well-formed Sui challenge in either dialect${offered === '' ? '' : `; it offers ${offered}`}`,
+          {
+            evidence,
+            details: { x402: x402.status, mpp: mpp.status, ...offeredDetails(x402) },
+          },
+        )
       }
       const dialects = [suiEntries(x402).length > 0 ? 'x402' : '', mpp.status === 'ok' ? 'MPP' : '']
         .filter(Boolean)
@@ -350,9 +376,12 @@ export const readOnlyChecks: readonly CheckDefinition[] = [
       const found = x402.accepts.some((a) => a.network === context.network)
       return found
         ? pass(`an entry for ${context.network} is offered`)
-        : fail(`no accepts[] entry has network ${context.network}`, {
-            details: { networks: x402.accepts.map((a) => a.network) },
-          })
+        : fail(
+            `no accepts[] entry has network ${context.network}; it offers ${offeredText(x402)}`,
+            {
+              details: offeredDetails(x402),
+            },
+          )
     },
   },
   {

@@ -103,7 +103,7 @@ describe('tollgate conformance (subprocess)', () => {
       cli([good.url, '--mode', 'paid', '--allow-private-network']),
     ])
     expect(blocked?.code).toBe(2)
-    expect(blocked?.stderr).toContain('internal address')
+    expect(blocked?.stderr).toContain('could not be reached')
     expect(usage.map((u) => u.code)).toEqual([2, 2, 2, 2])
   })
 

@@ -4,7 +4,15 @@
  *
  * @module
  */
-export { type AgentLookup, type AgentRecord, defaultRegistryPackage, lookUpAgent } from './agent.js'
+export {
+  type AgentLookup,
+  type AgentRecord,
+  type AgentRegistration,
+  defaultRegistryPackage,
+  lookUpAgent,
+  type RegisterAgentOptions,
+  registerAgent,
+} from './agent.js'
 export { type CheckDefinition, maxListingPrice } from './checks.js'
 export {
   isInternalAddress,

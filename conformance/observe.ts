@@ -5,9 +5,15 @@
  *
  * @module
  */
+
+import {
+  type Challenge,
+  parseChallenges,
+  paymentRequiredSchema,
+  paymentRequirementSchema,
+  suiChargeRequestSchema,
+} from 'tollgate'
 import { z } from 'zod'
-import { type Challenge, parseChallenges, suiChargeRequestSchema } from '../src/mpp.js'
-import { paymentRequiredSchema, paymentRequirementSchema } from '../src/x402.js'
 import { type ProbeOptions, type ProbeResponse, probe } from './probe.js'
 import type { Exchange } from './report.js'
 

@@ -8,14 +8,15 @@
  */
 import type { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
 import { normalizeStructTag, normalizeSuiAddress } from '@mysten/sui/utils'
-import type { Ledger } from '../src/ledger/types.js'
-import { type Challenge, decodeReceipt } from '../src/mpp.js'
+import type { Ledger } from 'tollgate'
 import {
-  mppAuthorization,
-  type TestPaymentOptions,
-  x402PaymentHeader,
-} from '../src/testing/payments.js'
-import { baseUnitsSchema, decodeXPaymentResponse, type PaymentRequirement } from '../src/x402.js'
+  baseUnitsSchema,
+  type Challenge,
+  decodeReceipt,
+  decodeXPaymentResponse,
+  type PaymentRequirement,
+} from 'tollgate'
+import { mppAuthorization, type TestPaymentOptions, x402PaymentHeader } from 'tollgate/testing'
 import {
   type CheckContext,
   type CheckDefinition,
@@ -428,7 +429,12 @@ export const paidChecks: readonly CheckDefinition[] = [
           `the challenge expires in ${Math.ceil(waitMs / 1000)} s, beyond the ${state.maxExpiryWaitMs} ms wait allowed`,
         )
       }
-      if (waitMs > 0) await new Promise((resolve) => setTimeout(resolve, waitMs))
+      // Tell the person watching, every 10 s, instead of a minute of silence.
+      for (let left = waitMs; left > 0; left = expiring.expiresAtMs - Date.now()) {
+        context.progress?.(`waiting for the challenge to expire: ${Math.ceil(left / 1000)} s left`)
+        await new Promise((resolve) => setTimeout(resolve, Math.min(left, 10_000)))
+      }
+      context.progress?.('the challenge has expired: paying it')
       const paid = await payAndPresent(context, state, expiring.offer)
       const verdict = refused(paid.observation, 'a payment for an expired challenge')
       return { ...verdict, evidence: [expiring.exchange, ...(verdict.evidence ?? [])] }

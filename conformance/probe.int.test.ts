@@ -36,14 +36,49 @@ afterAll(() => {
 })
 
 describe('probe', () => {
+  it.each([
+    '127.0.0.1',
+    '127.1',
+    '127.0.1',
+    '2130706433',
+    '0x7f000001',
+    '0x7f.0.0.1',
+    '0177.0.0.1',
+    '017700000001',
+    '0.0.0.0',
+    '0',
+    '[::]',
+    '[::1]',
+    '[0:0:0:0:0:0:0:1]',
+    '[::ffff:127.0.0.1]',
+    '[::ffff:7f00:1]',
+    '[64:ff9b::7f00:1]',
+    '[2002:7f00:1::]',
+    'localhost',
+    'LOCALHOST.',
+  ])('refuses the loopback spelling %s without reaching the server', async (host) => {
+    const before = seen.length
+    await expect(probe(`http://${host}:${new URL(base).port}/`)).rejects.toMatchObject({
+      code: 'unreachable',
+    })
+    expect(seen.length).toBe(before)
+  })
+
+  it('refuses a name that resolves to loopback (injected resolver)', async () => {
+    const resolve = async () => [{ address: '127.0.0.1' }]
+    await expect(
+      probe(`http://seller.example:${new URL(base).port}/`, { resolve }),
+    ).rejects.toMatchObject({ code: 'unreachable' })
+  })
+
   it('refuses loopback by default, after resolving the name itself', async () => {
-    await expect(probe(`${base}/`)).rejects.toMatchObject({ code: 'blocked_address' })
+    await expect(probe(`${base}/`)).rejects.toMatchObject({ code: 'unreachable' })
     const port = new URL(base).port
     await expect(probe(`http://localhost:${port}/`)).rejects.toMatchObject({
-      code: 'blocked_address',
+      code: 'unreachable',
     })
     await expect(probe('http://169.254.169.254/latest/meta-data/')).rejects.toMatchObject({
-      code: 'blocked_address',
+      code: 'unreachable',
     })
   })
 
@@ -56,12 +91,12 @@ describe('probe', () => {
     const onlyThisServer = (address: string) => address === '127.0.0.1'
     const metadata = `${base}/to?where=${encodeURIComponent('http://169.254.169.254/')}`
     await expect(probe(metadata, { allowAddress: onlyThisServer })).rejects.toMatchObject({
-      code: 'blocked_address',
+      code: 'unreachable',
     })
     const port = new URL(base).port
     const v6 = `${base}/to?where=${encodeURIComponent(`http://[::1]:${port}/`)}`
     await expect(probe(v6, { allowAddress: onlyThisServer })).rejects.toMatchObject({
-      code: 'blocked_address',
+      code: 'unreachable',
     })
     const sameOrigin = `${base}/to?where=${encodeURIComponent('/final')}`
     const answer = await probe(sameOrigin, { allowAddress: onlyThisServer })

@@ -8,7 +8,7 @@
 import type { ClientWithCoreApi } from '@mysten/sui/client'
 import { SuiGrpcClient } from '@mysten/sui/grpc'
 import type { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
-import { createLedger } from '../src/ledger/index.js'
+import { createLedger } from 'tollgate'
 import { type CheckContext, type CheckDefinition, readOnlyChecks, usdcOf } from './checks.js'
 import { type PaidState, paidChecks, prepareExpiry } from './paid.js'
 import type { CheckResult, ConformanceReport } from './report.js'
@@ -53,7 +53,16 @@ export type ConformanceOptions = {
 
 /** Progress of a run. */
 export type ProgressEvent =
-  | { type: 'start'; id: string; title: string; gate: CheckResult['gate'] }
+  | {
+      type: 'start'
+      id: string
+      title: string
+      gate: CheckResult['gate']
+      /** `paid` checks pay and may wait (the expiry check waits for a challenge to expire). */
+      mode: 'read-only' | 'paid'
+    }
+  /** A running check says what it is doing (e.g. how long it still waits). */
+  | { type: 'progress'; id: string; message: string }
   | { type: 'end'; result: CheckResult }
 
 /** Thrown for options that cannot describe a run (a usage error). */
@@ -62,7 +71,7 @@ export class ConformanceUsageError extends Error {
 }
 
 const errorHint =
-  'The check could not be judged: make sure the URL is reachable from here (a local seller needs allowPrivateNetwork), the ledger answers, and the wallet is funded.'
+  'The check could not be judged: make sure the URL is reachable from here (a local seller needs --allow-private-network; allowPrivateNetwork in code), the ledger answers, and the wallet is funded.'
 
 /** Every check this version knows, in report order. */
 export const allChecks: readonly CheckDefinition[] = [...readOnlyChecks, ...paidChecks]
@@ -136,7 +145,15 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
   }
   const results: CheckResult[] = []
   for (const check of allChecks) {
-    emit({ type: 'start', id: check.id, title: check.title, gate: check.gate })
+    emit({
+      type: 'start',
+      id: check.id,
+      title: check.title,
+      gate: check.gate,
+      // A paid check in a read-only run is skipped at once: it is announced as read-only.
+      mode: check.mode === 'paid' && mode === 'paid' ? 'paid' : 'read-only',
+    })
+    context.progress = (message) => emit({ type: 'progress', id: check.id, message })
     const t0 = performance.now()
     if (
       check.mode === 'paid' &&

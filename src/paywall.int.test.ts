@@ -6,14 +6,19 @@ import type { AddressInfo } from 'node:net'
 import { serve } from '@hono/node-server'
 import { SuiGrpcClient } from '@mysten/sui/grpc'
 import { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
+import { Transaction } from '@mysten/sui/transactions'
+import { toBase64 } from '@mysten/sui/utils'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { z } from 'zod'
 import { createLedger } from './ledger/index.js'
-import { decodeReceipt, parseChallenge } from './mpp.js'
+import { decodeReceipt, parseChallenge, serializeCredential } from './mpp.js'
 import { createPaywall, type PaidRoute, type Paywall } from './paywall.js'
+import { signProof } from './proof.js'
 import { createMemoryStore } from './stores/memory.js'
 import type { PaymentStore } from './stores/types.js'
 import { type StartedLedger, startLedger, WORMHOLE_USDC_TYPE } from './testing/index.js'
+import { SUI_TYPE } from './testing/ledger/state.js'
+import { coinRefs } from './testing/ledger/testHelpers.js'
 import {
   mppAuthorization,
   signTestPayment,
@@ -44,7 +49,10 @@ const routes: Record<string, PaidRoute> = {
   '/dear': { price: '0.10' },
   '/echo': { price: '0.02', body: z.object({ text: z.string().max(100) }) },
   '/boom': { price: '0.02' },
+  '/hold': { price: '0.02' },
 }
+/** Holds the `/hold` handler until released. */
+let hold = { entered: () => {}, released: Promise.resolve() }
 
 beforeAll(async () => {
   chain = await startLedger()
@@ -63,6 +71,10 @@ beforeAll(async () => {
       paywall.protect(route, async (_request, paid) => {
         calls++
         if (path === '/boom') throw new Error('upstream failed')
+        if (path === '/hold') {
+          hold.entered()
+          await hold.released
+        }
         return Response.json({ ok: true, path, body: paid.body ?? null })
       }),
     ]),
@@ -258,6 +270,42 @@ describe('paywall over the ledger emulator', () => {
     }
   })
 
+  it('refuses a challenge of a cheap route presented with its price on a dear route', async () => {
+    const payer = chain.createTestWallet({ usdc: '1' })
+    const before = calls
+    const { requirement: cheap } = await challengeFor('/paid')
+    const { response } = await payX402('/dear', payer, {
+      challengeId: cheap.extra?.challengeId as string,
+      amount: 20_000n,
+    })
+    expect(await codeOf(response)).toBe('invalid_challenge')
+    expect(calls).toBe(before)
+  })
+
+  it('refuses an x402 payment presented again as MPP by its own payer (cross-dialect replay)', async () => {
+    const payer = chain.createTestWallet({ usdc: '1' })
+    const { response } = await payX402('/paid', payer)
+    expect(response.status).toBe(200)
+    const paid = decodeXPaymentResponse(response.headers.get(x402Headers.paymentResponse) ?? '')
+    const { mpp } = await challengeFor('/paid')
+    const request = mpp.request as { amount: string; currency: string; recipient: string }
+    const signature = await signProof(payer, {
+      realm: mpp.realm,
+      challengeId: mpp.id,
+      amount: request.amount,
+      currency: request.currency,
+      recipient: request.recipient,
+      digest: paid.transaction,
+    })
+    const authorization = serializeCredential({
+      challenge: mpp,
+      payload: { digest: paid.transaction, signature },
+    })
+    const before = calls
+    expect(await codeOf(await postWith('/paid', { authorization }))).toBe('replay')
+    expect(calls).toBe(before)
+  })
+
   it('rejects a transaction that fails on chain, and serves nothing', async () => {
     const payer = chain.createTestWallet({ usdc: '0.01' })
     const before = calls
@@ -281,6 +329,49 @@ describe('paywall over the ledger emulator', () => {
     expect(await ok.response.json()).toMatchObject({ body: { text: 'hi' } })
   })
 
+  it('reads a payment whose Move calls take primitive and vector type arguments: 200 or 402, never 500', async () => {
+    const payer = chain.createTestWallet({ usdc: '1' })
+    const sender = payer.toSuiAddress()
+    const send = async (extra: (tx: Transaction) => void) => {
+      const { requirement } = await challengeFor('/paid')
+      const [usdc] = await coinRefs(client, sender, chain.usdcType)
+      const gas = await coinRefs(client, sender, SUI_TYPE)
+      const tx = new Transaction()
+      tx.setSender(sender)
+      tx.setGasPrice(1000)
+      tx.setGasBudget(10_000_000n)
+      tx.setGasPayment(gas.map(({ objectId, version, digest }) => ({ objectId, version, digest })))
+      const [paid] = tx.splitCoins(tx.objectRef(usdc!), [tx.pure.u64(20_000n)])
+      tx.transferObjects([paid!], tx.pure.address(seller))
+      extra(tx)
+      const bytes = await tx.build()
+      const { signature } = await payer.signTransaction(bytes)
+      const header = encodeXPayment({
+        payload: {
+          challengeId: requirement.extra?.challengeId as string,
+          transaction: toBase64(bytes),
+          signature,
+        },
+      })
+      return postWith('/paid', { [x402Headers.payment]: header })
+    }
+    // A Balance<u64> made and destroyed: valid Move, the payment stands.
+    const served = await send((tx) => {
+      const [zero] = tx.moveCall({ target: '0x2::balance::zero', typeArguments: ['u64'] })
+      tx.moveCall({
+        target: '0x2::balance::destroy_zero',
+        typeArguments: ['u64'],
+        arguments: [zero!],
+      })
+    })
+    expect(served.status).toBe(200)
+    // A Balance<vector<u8>> left unused has no drop ability: the transaction fails on chain.
+    const unused = await send((tx) => {
+      tx.moveCall({ target: '0x2::balance::zero', typeArguments: ['vector<u8>'] })
+    })
+    expect(await codeOf(unused)).toBe('transaction_failed')
+  })
+
   it('answers a malformed payment header with a 402 and a reason, never a 500', async () => {
     for (const header of ['%%%', 'e30=', Buffer.from('{"x402Version":1}').toString('base64')]) {
       const response = await postWith('/paid', { [x402Headers.payment]: header })
@@ -291,11 +382,114 @@ describe('paywall over the ledger emulator', () => {
     expect(await codeOf(mpp)).toBe('malformed_credential')
   })
 
+  it('owes a refund when the buyer hangs up while the handler runs (protect, request.signal)', async () => {
+    const payer = chain.createTestWallet({ usdc: '1' })
+    const { requirement } = await challengeFor('/hold')
+    const header = await x402PaymentHeader(client, payer, requirement)
+    let release!: () => void
+    const entered = new Promise<void>((resolve) => {
+      hold = {
+        entered: resolve,
+        released: new Promise((done) => {
+          release = done
+        }),
+      }
+    })
+    const buyer = new AbortController()
+    const call = fetch(`${base}/hold`, {
+      method: 'POST',
+      headers: { [x402Headers.payment]: header },
+      signal: buyer.signal,
+    })
+    await entered
+    buyer.abort()
+    await expect(call).rejects.toThrow()
+    const digest = await (async () => {
+      for (let i = 0; i < 200; i++) {
+        const due = await store.listRefundsDue()
+        const mine = due.find((r) => r.settlement?.payer === payer.toSuiAddress())
+        if (mine !== undefined) return mine.digest
+        await new Promise((resolve) => setTimeout(resolve, 25))
+      }
+      return undefined
+    })()
+    expect(digest).toBeDefined()
+    release()
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    const record = await store.get(digest as string)
+    expect(record?.state).toBe('refund_due')
+    expect(record?.refund?.reason).toBe('the buyer hung up before the answer started')
+  })
+
   it('owes a refund when the paid handler fails', async () => {
     const payer = chain.createTestWallet({ usdc: '1' })
     const { response } = await payX402('/boom', payer)
     expect(response.status).toBe(500)
     const due = await store.listRefundsDue()
     expect(due.map((r) => r.settlement?.payer)).toContain(payer.toSuiAddress())
+  })
+})
+
+describe('attacks the paywall holds against', () => {
+  it('a challenge of a cheap route presented on a dear route, in both dialects', async () => {
+    const payer = chain.createTestWallet({ usdc: '1' })
+    const before = calls
+    const { requirement, mpp } = await challengeFor('/paid')
+    const header = await x402PaymentHeader(client, payer, requirement)
+    expect(await codeOf(await postWith('/dear', { [x402Headers.payment]: header }))).toBe(
+      'invalid_challenge',
+    )
+    const { authorization } = await mppAuthorization(client, payer, mpp)
+    expect(await codeOf(await postWith('/dear', { authorization }))).toBe('invalid_challenge')
+    expect(calls).toBe(before)
+  })
+
+  it('a coin named usdc::USDC from another package', async () => {
+    const fake = `0x${'ab'.repeat(32)}::usdc::USDC`
+    const payer = chain.createTestWallet({
+      usdc: '0',
+      extra: { coinType: fake, amount: 1_000_000n },
+    })
+    const before = calls
+    const { response } = await payX402('/paid', payer, { coinType: fake })
+    expect(await codeOf(response)).toBe('wrong_asset')
+    expect(calls).toBe(before)
+  })
+
+  it('forged challenge ids, in both dialects', async () => {
+    const payer = chain.createTestWallet({ usdc: '1' })
+    const before = calls
+    const { requirement, mpp } = await challengeFor('/paid')
+    const real = String(requirement.extra?.challengeId)
+    for (const forged of ['forged', `${real.slice(0, -2)}AA`, real.split('').reverse().join('')]) {
+      const x402 = await payX402('/paid', payer, { challengeId: forged })
+      expect(await codeOf(x402.response)).toBe('invalid_challenge')
+      const { authorization } = await mppAuthorization(client, payer, { ...mpp, id: forged })
+      expect(await codeOf(await postWith('/paid', { authorization }))).toBe('invalid_challenge')
+    }
+    expect(calls).toBe(before)
+  })
+
+  it('a payment served through x402 presented again through MPP', async () => {
+    const payer = chain.createTestWallet({ usdc: '1' })
+    const { response } = await payX402('/paid', payer)
+    expect(response.status).toBe(200)
+    const digest = decodeXPaymentResponse(
+      response.headers.get(x402Headers.paymentResponse) ?? '',
+    ).transaction
+    const before = calls
+    const { mpp } = await challengeFor('/paid')
+    const request = mpp.request as { amount: string; currency: string; recipient: string }
+    const signature = await signProof(payer, {
+      realm: mpp.realm,
+      challengeId: mpp.id,
+      amount: request.amount,
+      currency: request.currency,
+      recipient: request.recipient,
+      digest,
+    })
+    const authorization = serializeCredential({ challenge: mpp, payload: { digest, signature } })
+    expect(await codeOf(await postWith('/paid', { authorization }))).toBe('replay')
+    expect(calls).toBe(before)
   })
 })

@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest'
-import { type CallOutcome, createPaywall, finishResponse, type PaidDecision } from './paywall.js'
+import {
+  type CallOutcome,
+  createPaywall,
+  finishResponse,
+  type PaidDecision,
+  watchHangUp,
+} from './paywall.js'
 import { createMemoryStore } from './stores/memory.js'
 
 function decision(dialect: 'x402' | 'mpp') {
@@ -10,7 +16,7 @@ function decision(dialect: 'x402' | 'mpp') {
     body: undefined,
     headersFor: (status) =>
       dialect === 'mpp' && (status < 200 || status > 299) ? {} : { 'x-paid': 'yes' },
-    isFailure: (o) => 'error' in o || o.status >= 500,
+    isFailure: (o) => !('status' in o) || o.status >= 500,
     async complete(o) {
       outcomes.push(o)
       return this.isFailure(o) ? 'refund_due' : 'served'
@@ -99,5 +105,34 @@ describe('engine.unpaid', () => {
     expect(engine.unpaid(post({ authorization: 'Payment e30=' }), route)).toBeUndefined()
     const validated = { ...route, body: () => ({ status: 'valid', body: {} }) as const }
     expect(engine.unpaid(post(), validated)).toBeUndefined()
+  })
+})
+
+describe('watchHangUp', () => {
+  it('records a hang-up before the answer as a failed call, once', () => {
+    const { paid, outcomes } = decision('x402')
+    const buyer = new AbortController()
+    const stop = watchHangUp(buyer.signal, paid)
+    expect(stop).toBeTypeOf('function')
+    buyer.abort()
+    buyer.abort()
+    expect(outcomes).toEqual([{ hungUp: true }])
+    expect(paid.isFailure({ hungUp: true })).toBe(true)
+  })
+
+  it('says the buyer is already gone, and records it', () => {
+    const { paid, outcomes } = decision('mpp')
+    expect(watchHangUp(AbortSignal.abort(), paid)).toBeUndefined()
+    expect(outcomes).toEqual([{ hungUp: true }])
+  })
+
+  it('leaves a hang-up after the answer started to the response (served mid-stream)', async () => {
+    const { paid, outcomes } = decision('x402')
+    const buyer = new AbortController()
+    watchHangUp(buyer.signal, paid)?.()
+    const response = finishResponse(new Response(stream(['data: 1\n\n', 'data: 2\n\n'])), paid)
+    buyer.abort()
+    await response.body!.cancel()
+    expect(outcomes).toEqual([{ status: 200 }])
   })
 })

@@ -33,6 +33,7 @@ import { encodeReceipt, mppHeaders, parseCredential, suiChargePayload } from './
 import { type Classification, classifyRequest, type Offer } from './negotiate.js'
 import { normalizeTerms, type PrecheckOptions } from './precheck.js'
 import type { EngineRequest } from './requestView.js'
+import { checkPaywallOptions } from './sellerOptions.js'
 import {
   type SettleContext,
   type SettlementLedger,
@@ -81,8 +82,12 @@ export type PaymentInfo = {
   resumed: boolean
 }
 
-/** How a paid call ended, as told to {@link PaidDecision.complete}. */
-export type CallOutcome = { status: number } | { error: unknown }
+/**
+ * How a paid call ended, as told to {@link PaidDecision.complete}: the status the handler answered,
+ * an error it threw, or `hungUp` — the buyer went away before the answer started (nothing was sent),
+ * a failed call, refunded.
+ */
+export type CallOutcome = { status: number } | { error: unknown } | { hungUp: true }
 
 /**
  * An engine answer as plain data (what Node adapters write without building a `Response`). Header
@@ -131,6 +136,12 @@ export type PaywallEvent =
   | { type: 'settled'; resource: string; payment: PaymentInfo }
   | { type: 'served'; payment: PaymentInfo }
   | { type: 'refund_due'; payment: PaymentInfo; reason: string }
+  /**
+   * The serve lease of a call still running was taken over: this process did not renew it for a
+   * whole lease (it was cut off from the store, or stalled), and the same payment may have been
+   * served elsewhere. The call's outcome is still recorded if the record allows it.
+   */
+  | { type: 'lease_lost'; payment: PaymentInfo }
 
 /** Options of {@link createPaywall}. */
 export type PaywallOptions = {
@@ -219,6 +230,7 @@ const defaultFailed = (status: number) => status >= 500
  * ```
  */
 export function createPaywall(options: PaywallOptions): Paywall {
+  checkPaywallOptions(options)
   const routes = new WeakMap<PaidRoute, PreparedRoute>()
   const resources = new Recent<string, string>(1024, 1024)
   /** Unpaid 402s are the same bytes until the challenge's expiry bucket moves on. */
@@ -464,7 +476,45 @@ export function createPaywall(options: PaywallOptions): Paywall {
       resumed: result.resumed,
     }
     emit({ type: 'settled', resource, payment })
-    return paid(payment, route, read.body, network)
+    return paid(payment, route, read.body, network, result.lease)
+  }
+
+  /**
+   * Keeps the serve lease of a paid call while it runs: renewed every third of the store's lease, so
+   * that a call longer than the lease is never handed to a second presenter of the same payment. A
+   * crashed process stops renewing, and its settled payment is served once after the lease. Returns
+   * the function that stops renewing (when the outcome is recorded).
+   */
+  function keepLease(payment: PaymentInfo, lease: Date | undefined): () => void {
+    const store = options.store
+    if (lease === undefined) return () => {}
+    const every = Math.max(1, Math.floor(store.serveLeaseMs / 3))
+    let held = lease
+    let stopped = false
+    let timer: ReturnType<typeof setTimeout> | undefined
+    const schedule = () => {
+      timer = setTimeout(renew, every)
+      ;(timer as { unref?: () => void }).unref?.()
+    }
+    const renew = async () => {
+      try {
+        const renewal = await store.renewServeLease(payment.digest, held)
+        if (renewal.status === 'lost') {
+          // After `stop` the outcome is being recorded here; before it, someone else took over.
+          if (!stopped) emit({ type: 'lease_lost', payment })
+          return
+        }
+        held = renewal.leaseUntil
+      } catch {
+        // The store could not be reached: try again at the next tick, while the lease lasts.
+      }
+      if (!stopped) schedule()
+    }
+    schedule()
+    return () => {
+      stopped = true
+      clearTimeout(timer)
+    }
   }
 
   function paid(
@@ -472,6 +522,7 @@ export function createPaywall(options: PaywallOptions): Paywall {
     route: PaidRoute,
     body: unknown,
     network: string,
+    lease: Date | undefined,
   ): PaidDecision {
     const success: Record<string, string> =
       payment.dialect === 'x402'
@@ -496,13 +547,14 @@ export function createPaywall(options: PaywallOptions): Paywall {
       payment.dialect === 'mpp' && (status < 200 || status > 299) ? none : success
     const failed = route.failedStatuses
     const isFailure = (outcome: CallOutcome) =>
-      'error' in outcome ||
+      !('status' in outcome) ||
       (typeof failed === 'function'
         ? failed(outcome.status)
         : failed !== undefined
           ? failed.includes(outcome.status) || defaultFailed(outcome.status)
           : defaultFailed(outcome.status))
     let completion: Promise<'served' | 'refund_due'> | undefined
+    const stopLease = keepLease(payment, lease)
     return {
       status: 'paid',
       payment,
@@ -511,13 +563,18 @@ export function createPaywall(options: PaywallOptions): Paywall {
       isFailure,
       complete(outcome) {
         completion ??= (async () => {
+          stopLease()
           if (!isFailure(outcome)) {
             await options.store.served(payment.digest)
             emit({ type: 'served', payment })
             return 'served' as const
           }
           const reason =
-            'error' in outcome ? 'the handler failed' : `the handler answered ${outcome.status}`
+            'status' in outcome
+              ? `the handler answered ${outcome.status}`
+              : 'error' in outcome
+                ? 'the handler failed'
+                : 'the buyer hung up before the answer started'
           await options.store.oweRefund(payment.digest, reason)
           emit({ type: 'refund_due', payment, reason })
           void options.refunder?.runOnce().catch(() => {})
@@ -535,10 +592,14 @@ export function createPaywall(options: PaywallOptions): Paywall {
     return async (request) => {
       const decision = await handle(request, route)
       if (decision.status === 'respond') return decision.response
+      const stopWatching = watchHangUp(request.signal, decision)
+      if (stopWatching === undefined) return hungUpResponse()
       let response: Response
       try {
         response = await handler(request, decision)
+        stopWatching()
       } catch (error) {
+        stopWatching()
         await decision.complete({ error })
         return new Response(JSON.stringify(failedCallProblem()), {
           status: 500,
@@ -590,6 +651,45 @@ export function finishResponse(response: Response, decision: PaidDecision): Resp
     },
   })
   return new Response(body, init)
+}
+
+/**
+ * Watches a paid request's abort signal while its handler runs (Web-standard runtimes, where the
+ * signal is how a server says the buyer went away): an abort before the answer starts records the
+ * call as failed (`{ hungUp: true }`, refunded). Call the returned function once the handler has
+ * answered (from then on the answer has started: a hang-up mid-stream was served). Returns
+ * `undefined` when the buyer is already gone: the refund is recorded and the handler should not run.
+ *
+ * @example
+ * ```ts
+ * const stop = watchHangUp(request.signal, decision)
+ * if (stop === undefined) return hungUpResponse()
+ * const response = await handler(request)
+ * stop()
+ * ```
+ */
+export function watchHangUp(
+  signal: AbortSignal | undefined,
+  decision: PaidDecision,
+): (() => void) | undefined {
+  const hungUp = () => {
+    void decision.complete({ hungUp: true }).catch(() => {})
+  }
+  if (signal === undefined) return () => {}
+  if (signal.aborted) {
+    hungUp()
+    return undefined
+  }
+  signal.addEventListener('abort', hungUp, { once: true })
+  return () => signal.removeEventListener('abort', hungUp)
+}
+
+/**
+ * The answer to a paid request whose buyer is already gone (nobody reads it; 499 is the status
+ * servers log for "client closed request").
+ */
+export function hungUpResponse(): Response {
+  return new Response(null, { status: 499 })
 }
 
 function setAll(headers: Headers, values: Readonly<Record<string, string>>): void {

@@ -8,6 +8,7 @@
  */
 import { normalizeStructTag, normalizeSuiAddress } from '@mysten/sui/utils'
 import { PaymentError, type PaymentErrorCode } from './errors.js'
+import { decodeBase64 } from './internal/base64.js'
 import { verifyTransactionSigner } from './internal/suiSignature.js'
 import { parseTransactionData, transactionDigest } from './internal/transactionData.js'
 import { analyseTransfers, paymentTo, type RawTransactionData } from './internal/transfers.js'
@@ -90,11 +91,25 @@ export async function precheckPayment(
   target: PaymentTarget,
   options: PrecheckOptions = {},
 ): Promise<PrecheckResult> {
+  try {
+    return await precheck(transaction, signature, target, options)
+  } catch {
+    // Whatever the checks cannot read is not a payment they can vouch for: a 402, never a 500.
+    return reject('invalid_transaction', 'The transaction cannot be read as a payment.')
+  }
+}
+
+async function precheck(
+  transaction: string,
+  signature: string,
+  target: PaymentTarget,
+  options: PrecheckOptions,
+): Promise<PrecheckResult> {
   const maxBytes = options.maxTransactionBytes ?? 16_384
   let txBytes: Uint8Array
   let data: RawTransactionData
   try {
-    txBytes = Buffer.from(transaction, 'base64')
+    txBytes = decodeBase64(transaction) ?? new Uint8Array()
     if (txBytes.length === 0 || txBytes.length > maxBytes) {
       return reject('invalid_transaction', 'The transaction is empty or too large.')
     }

@@ -8,11 +8,13 @@
  * 2. store its bytes and digest (`store.recordRefundTransaction`) BEFORE submitting;
  * 3. submit; on success mark `refunded`.
  *
- * After a crash anywhere in between, the next run finds the recorded transaction, looks its digest
- * up, and re-submits the SAME bytes when it is not on the ledger (the ledger is idempotent on
- * re-submission). A new transaction replaces the recorded one only when the old one provably cannot
- * execute any more (the ledger refused its re-submission, or it executed and failed). So a refund is
- * paid exactly once.
+ * After a crash or a refusal anywhere in between, the next run finds the recorded transaction,
+ * looks its digest up, and re-submits the SAME bytes when it is not on the ledger (the ledger is
+ * idempotent on re-submission). A new transaction replaces the recorded one only when the old one
+ * provably can never execute: it executed and failed, or the ledger shows its validity window has
+ * passed (by the ledger's epoch and clock) or an owned object it spends has moved on. A refusal
+ * alone proves nothing (the operator's balance may be momentarily low) and the signed bytes stay
+ * valid, so the refund waits. So a refund is paid exactly once.
  *
  * Without an operator key, refunds stay `refund_due`: they are listed by {@link Refunder.owed} (and
  * the `tollgate refunds` command) and counted in metrics.
@@ -20,13 +22,19 @@
  * @module
  */
 import type { Signer } from '@mysten/sui/cryptography'
-import { toBase64 } from '@mysten/sui/utils'
+import { fromBase64, toBase64 } from '@mysten/sui/utils'
 import { transactionDigest } from './internal/suiSignature.js'
+import type { ExecutabilityOutcome } from './ledger/types.js'
 import type { SettlementLedger } from './settle.js'
 import type { PaymentRecord, PaymentStore } from './stores/types.js'
 
 /** What the refund worker needs from the ledger. */
 export type RefundLedger = SettlementLedger & {
+  /**
+   * Whether signed bytes not found on the ledger could still execute there (their window is open
+   * and the owned objects they name unspent): a refund is replaced only on `never`.
+   */
+  canStillExecute(txBytes: Uint8Array): Promise<ExecutabilityOutcome>
   /** Builds (does not sign or submit) a transfer of `amount` of `coinType` from `sender` to `to`. */
   buildTransfer(transfer: {
     sender: string
@@ -101,25 +109,46 @@ export function createRefunder(options: RefunderOptions): Refunder {
     const settlement = record.settlement
     if (!signer || !settlement) return 'waiting'
     const recorded = record.refund?.transaction
-    if (recorded) {
-      const found = await ledger.getTransaction(recorded.refundDigest)
-      if (found.status === 'unknown') return 'waiting'
-      if (found.status === 'found' && found.transaction.success) {
-        return finish(record, recorded.refundDigest)
-      }
-      if (found.status === 'not_found' && recorded.signature) {
-        const again = await ledger.execute(Buffer.from(recorded.txBytes, 'base64'), [
-          recorded.signature,
-        ])
-        if (again.status === 'unknown') return 'waiting'
-        if (again.status === 'executed' && again.transaction.success) {
-          return finish(record, recorded.refundDigest)
-        }
-      }
-      // The recorded refund executed and failed, or was refused: it can never pay. Replace it.
+    if (!recorded) return submitNew(record, undefined)
+    const found = await ledger.getTransaction(recorded.refundDigest)
+    if (found.status === 'unknown') return 'waiting'
+    if (found.status === 'found') {
+      // A digest executes once: a failed refund is final and can be replaced.
+      if (found.transaction.success) return finish(record, recorded.refundDigest)
       return submitNew(record, recorded.refundDigest)
     }
-    return submitNew(record, undefined)
+    const bytes = fromBase64(recorded.txBytes)
+    if (recorded.signature) {
+      const again = await ledger.execute(bytes, [recorded.signature])
+      if (again.status === 'unknown') return 'waiting'
+      if (again.status === 'executed') {
+        if (again.transaction.success) return finish(record, recorded.refundDigest)
+        return submitNew(record, recorded.refundDigest)
+      }
+    }
+    // Refused (or never signed): a refusal may be temporary (the operator's balance momentarily
+    // low, a node lagging), and the signed refund stays valid until its window closes. Another
+    // transaction is built only when the ledger shows the first can never execute.
+    const verdict = await ledger.canStillExecute(bytes)
+    if (verdict.status !== 'never') {
+      emit({
+        type: 'refund_failed',
+        digest: record.digest,
+        reason:
+          verdict.status === 'possible'
+            ? 'the recorded refund was refused but may still execute: it is kept, not replaced'
+            : `whether the recorded refund can still execute is unknown: ${verdict.reason}`,
+      })
+      return 'waiting'
+    }
+    // A ledger that shows the window closed or an input spent has seen every transaction before:
+    // one more look-up tells whether the first refund executed after all.
+    const last = await ledger.getTransaction(recorded.refundDigest)
+    if (last.status === 'unknown') return 'waiting'
+    if (last.status === 'found' && last.transaction.success) {
+      return finish(record, recorded.refundDigest)
+    }
+    return submitNew(record, recorded.refundDigest)
   }
 
   async function submitNew(

@@ -13,8 +13,9 @@
  *
  * @module
  */
-import { normalizeStructTag, normalizeSuiAddress } from '@mysten/sui/utils'
+import { normalizeSuiAddress } from '@mysten/sui/utils'
 import { hasCode, PaymentError, type PaymentErrorCode } from './errors.js'
+import { normalizeTypeTag } from './internal/typeTag.js'
 import type { Ledger, LookupOutcome, Settlement } from './ledger/types.js'
 import { type PaymentTarget, type PrecheckOptions, precheckPayment } from './precheck.js'
 import { type ProofFields, verifyProof } from './proof.js'
@@ -47,6 +48,11 @@ export type Settled = {
   dialect: PaymentDialect
   /** True when this is a settled-but-never-served payment presented again (served once). */
   resumed: boolean
+  /**
+   * The end of this server's serve lease (keep renewing it with `store.renewServeLease` while the
+   * call runs); `undefined` when the store did not say.
+   */
+  lease?: Date | undefined
 }
 
 /** The result of settling one credential. */
@@ -224,14 +230,23 @@ async function claimFor(
         amount: settlement.amount,
         dialect: settlement.dialect,
         resumed: true,
+        lease: claim.record.leaseUntil,
       },
     }
   }
+  const refund = refundOf(claim.record)
   return {
     status: 'done',
-    result: rejected('replay', 'This payment was already used.', digest, {
-      state: claim.record.state,
-    }),
+    result: rejected(
+      'replay',
+      refund === undefined
+        ? 'This payment was already used.'
+        : refund.status === 'refunded'
+          ? 'This payment was already used: the paid call failed and the payment was refunded.'
+          : 'This payment was already used: the paid call failed and the payment is being refunded.',
+      digest,
+      { state: claim.record.state, ...(refund === undefined ? {} : { refund }) },
+    ),
   }
 }
 
@@ -268,8 +283,9 @@ async function record(
     return rejected(verdict.code, verdict.message, digest, verdict.details)
   }
   const payer = normalizeSuiAddress(transaction.sender)
-  const won = await compareAndSet(() =>
-    context.store.settled(digest, {
+  let lease: Date | undefined
+  const won = await compareAndSet(async () => {
+    const settled = await context.store.settled(digest, {
       payer,
       amount: verdict.amount,
       resource: terms.resource,
@@ -277,11 +293,20 @@ async function record(
       network: terms.network,
       asset: terms.asset,
       settledAt: new Date(),
-    }),
-  )
+    })
+    lease = settled.leaseUntil
+  })
   if (!won) return rejected('replay', 'This payment was already used.', digest)
   await context.onStep?.('settled', digest)
-  return { status: 'settled', digest, payer, amount: verdict.amount, dialect, resumed: false }
+  return {
+    status: 'settled',
+    digest,
+    payer,
+    amount: verdict.amount,
+    dialect,
+    resumed: false,
+    lease,
+  }
 }
 
 /**
@@ -325,7 +350,8 @@ export function checkEffects(transaction: LedgerTransaction, terms: PaymentTarge
   let otherAssetToRecipient = false
   for (const change of transaction.balanceChanges) {
     if (normalizeSuiAddress(change.address) !== terms.payTo || change.amount <= 0n) continue
-    if (normalizeStructTag(change.coinType) === terms.asset) toRecipient += change.amount
+    if ((normalizeTypeTag(change.coinType) ?? change.coinType) === terms.asset)
+      toRecipient += change.amount
     else otherAssetToRecipient = true
   }
   if (toRecipient === 0n) {
@@ -350,6 +376,22 @@ export function checkEffects(transaction: LedgerTransaction, terms: PaymentTarge
     }
   }
   return { status: 'paid', amount: toRecipient }
+}
+
+/**
+ * The refund of a payment whose paid call failed, as told to whoever presents that payment again
+ * (only its payer holds it): `owed`, or `refunded` with the refund transaction's digest.
+ */
+export type RefundNotice =
+  | { status: 'owed' }
+  | { status: 'refunded'; refundDigest: string | undefined }
+
+function refundOf(record: PaymentRecord): RefundNotice | undefined {
+  if (record.state === 'refunded') {
+    return { status: 'refunded', refundDigest: record.refund?.refundDigest }
+  }
+  if (record.state === 'refund_due') return { status: 'owed' }
+  return undefined
 }
 
 function rejected(

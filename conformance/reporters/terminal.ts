@@ -36,6 +36,12 @@ export function formatCheckLine(result: CheckResult): string {
 export function terminalProgress(write: (text: string) => void): (event: ProgressEvent) => void {
   return (event) => {
     if (event.type === 'end') write(`${formatCheckLine(event.result)}\n`)
+    // Paid checks pay on the ledger and can wait: say when each starts and what it waits for.
+    else if (event.type === 'start' && event.mode === 'paid') {
+      write(`${pc.dim('…    ')}     ${event.id.padEnd(28)} ${pc.dim(event.title)}\n`)
+    } else if (event.type === 'progress') {
+      write(`${pc.dim('…    ')}     ${event.id.padEnd(28)} ${pc.dim(event.message)}\n`)
+    }
   }
 }
 

@@ -16,6 +16,7 @@
  */
 import type { Signer } from '@mysten/sui/cryptography'
 import { isPaymentError, PaymentError } from '../errors.js'
+import { nodeFetch } from '../internal/nodeFetch.js'
 import { createLedger, type Ledger } from '../ledger/index.js'
 import { formatAmount, type PriceInput, parseAmount } from '../money.js'
 import { decodeReceipt, mppHeaders, type Receipt } from '../mpp.js'
@@ -23,7 +24,7 @@ import type { Dialect } from '../negotiate.js'
 import { decodeXPaymentResponse, type XPaymentResponse, x402Headers } from '../x402.js'
 import { createWalletLimits, type WalletLimits, type WalletLimitsOptions } from './limits.js'
 import { makePayment } from './pay.js'
-import { readBounded, reasonOf, template } from './request.js'
+import { readBounded, reasonOf, refundReportOf, template } from './request.js'
 import { type RetryOptions, retryDelay, transientStatuses } from './retry.js'
 import {
   type PayableOffer,
@@ -175,7 +176,9 @@ function decodeReceiptOf(response: Response, dialect: Dialect): Payment['receipt
  * @throws {PaymentError} from the returned function, instead of a 402 response: `PRICE_ABOVE_MAX`,
  *   `LIMIT_PER_TX`, `LIMIT_PER_DAY`, `ESCROW_REQUIRED`, `DIALECT_UNSUPPORTED`,
  *   `INSUFFICIENT_BALANCE`, `NO_PAYABLE_REQUIREMENT`, `PAYMENT_REJECTED` (the seller answered the
- *   paid request with 402 again; `details.code`/`details.reason` say why), and for MPP payments
+ *   paid request with 402 again; `details.code`/`details.reason` say why), `PAYMENT_REFUNDED` (the
+ *   paid call failed and the seller refunded the payment, or owes it back: `details.refund` is
+ *   `refunded` or `owed`, `details.refundDigest` the refund transaction when known), and for MPP payments
  *   the ledger's `settlement_failed`, `transaction_failed`, `settlement_pending`.
  * @example
  * ```ts
@@ -200,7 +203,7 @@ export function createPayingFetch(options: PayingFetchOptions): PayingFetch {
   const ledgerOption = options.ledger ?? defaultNodes[network]
   let ledger: Ledger | undefined = typeof ledgerOption === 'object' ? ledgerOption : undefined
   const getLedger = () => {
-    ledger ??= createLedger({ url: ledgerOption as string })
+    ledger ??= createLedger({ url: ledgerOption as string, fetch: nodeFetch })
     return ledger
   }
   const baseFetch = options.fetch ?? ((request: Request) => globalThis.fetch(request))
@@ -210,8 +213,16 @@ export function createPayingFetch(options: PayingFetchOptions): PayingFetch {
   const canSubmit = options.canSubmit ?? true
   const payer = options.signer.toSuiAddress()
 
-  /** Sends, retrying transient answers; `retryOnError` re-sends when no answer came at all. */
-  async function send(make: () => Request, url: string, retryOnError: boolean): Promise<Response> {
+  /**
+   * Sends, retrying transient answers; `retryOnError` re-sends when no answer came at all. The
+   * statuses of answers that were retried are pushed on `retried`.
+   */
+  async function send(
+    make: () => Request,
+    url: string,
+    retryOnError: boolean,
+    retried: number[] = [],
+  ): Promise<Response> {
     const statuses = retryOnError ? paidRetryStatuses : transientStatuses
     const retries = Math.max(0, options.retry?.retries ?? 2)
     for (let attempt = 0; ; attempt++) {
@@ -238,6 +249,7 @@ export function createPayingFetch(options: PayingFetchOptions): PayingFetch {
         ...(options.random ? { random: options.random } : {}),
       })
       if (wait === undefined) return response
+      retried.push(response.status)
       log.warn?.(
         { url, status: response.status, attempt: attempt + 1, waitMs: wait },
         'transient answer; retrying',
@@ -287,7 +299,7 @@ export function createPayingFetch(options: PayingFetchOptions): PayingFetch {
     const attempt = await makePayment(offer, { signer: options.signer, ledger: getLedger(), usdc })
     if (attempt.status === 'failed') {
       if (!attempt.moneyMayHaveMoved) await reservation?.release()
-      throw attempt.error
+      throw withLedgerUrl(attempt.error, ledgerOption)
     }
     await reservation?.settle(attempt.digest)
     log.info?.(
@@ -300,9 +312,35 @@ export function createPayingFetch(options: PayingFetchOptions): PayingFetch {
       'paid; sending the paid request',
     )
 
-    const paid = await send(() => request.make(attempt.headers), request.url, true)
+    const retried: number[] = []
+    const paid = await send(() => request.make(attempt.headers), request.url, true, retried)
     if (paid.status === 402) {
-      const why = reasonOf(await readBounded(paid))
+      const text = await readBounded(paid)
+      const why = reasonOf(text)
+      const refund = why.code === 'replay' ? refundReportOf(text) : undefined
+      if (refund !== undefined) {
+        // This client sent the payment once, got a failure (re-sent the same payment), and the
+        // seller now says the call failed and the payment is refunded: report that, not a replay.
+        const failed = retried.at(-1)
+        const call =
+          failed === undefined ? 'The paid call failed' : `The paid call failed (HTTP ${failed})`
+        const refundDigest = refund.status === 'refunded' ? refund.refundDigest : undefined
+        throw new PaymentError(
+          'PAYMENT_REFUNDED',
+          refund.status === 'refunded'
+            ? `${call}; the seller refunded the payment${refundDigest === undefined ? '' : ` (refund transaction ${refundDigest})`}.`
+            : `${call}; the seller owes the payment back and refunds it automatically.`,
+          {
+            details: {
+              digest: attempt.digest,
+              dialect: offer.dialect,
+              refund: refund.status,
+              ...(refundDigest === undefined ? {} : { refundDigest }),
+              ...(failed === undefined ? {} : { status: failed }),
+            },
+          },
+        )
+      }
       throw new PaymentError(
         'PAYMENT_REJECTED',
         `The seller refused the payment${why.code ? ` (${why.code})` : ''}${why.reason ? `: ${why.reason}` : '.'}`,
@@ -333,6 +371,32 @@ export function createPayingFetch(options: PayingFetchOptions): PayingFetch {
   return Object.assign(payingFetch, { limits, address: payer })
 }
 
+/** A ledger that did not answer, told with the URL that was tried (and the cause). */
+function withLedgerUrl(error: PaymentError, ledger: string | Ledger | undefined): PaymentError {
+  if (error.code !== 'ledger_unavailable' || typeof ledger !== 'string') return error
+  const cause = causeText(error.cause)
+  return new PaymentError(
+    'ledger_unavailable',
+    `The ledger at ${ledger} did not answer${cause === '' ? '' : ` (${cause})`}: the payment could not be prepared. Check the ledger URL (the local emulator: tollgate ledger).`,
+    { details: { ...error.details, ledger }, cause: error.cause ?? error },
+  )
+}
+
+/** The innermost message of an error chain (a connection error's code included). */
+function causeText(error: unknown): string {
+  let text = ''
+  let current = error
+  for (let depth = 0; depth < 4 && current instanceof Error; depth++) {
+    const code = (current as { code?: unknown }).code
+    text =
+      typeof code === 'string' && !current.message.includes(code)
+        ? `${current.message} (${code})`
+        : current.message
+    current = current.cause
+  }
+  return text.slice(0, 200)
+}
+
 /** Whether an error is one of the client's refusals (a {@link PaymentError} raised before paying). */
 export function isRefusal(error: unknown): error is PaymentError {
   return (
@@ -341,6 +405,7 @@ export function isRefusal(error: unknown): error is PaymentError {
       'PRICE_ABOVE_MAX',
       'LIMIT_PER_TX',
       'LIMIT_PER_DAY',
+      'LIMIT_PER_SESSION',
       'ESCROW_REQUIRED',
       'DIALECT_UNSUPPORTED',
       'INSUFFICIENT_BALANCE',

@@ -17,6 +17,14 @@ export {
 } from './fetch.js'
 export { tollgateHome } from './home.js'
 export {
+  createJobClient,
+  escrowTermsFrom,
+  type JobClient,
+  type JobClientOptions,
+  type JobMove,
+  type MoveSubmitter,
+} from './jobs.js'
+export {
   createWalletLimits,
   dayMs,
   defaultPerDay,

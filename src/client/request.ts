@@ -67,6 +67,25 @@ export function reasonOf(bodyText: string): { code?: string; reason?: string } {
   }
 }
 
+/** The refund a seller reports on a `replay` 402 of a payment whose paid call failed. */
+export type RefundReport = { status: 'owed' } | { status: 'refunded'; refundDigest?: string }
+
+/** The `refund` member of a 402 body (see {@link RefundReport}), if it has a valid one. */
+export function refundReportOf(bodyText: string): RefundReport | undefined {
+  try {
+    const refund = (JSON.parse(bodyText) as { refund?: unknown }).refund
+    if (typeof refund !== 'object' || refund === null) return undefined
+    const { status, refundDigest } = refund as { status?: unknown; refundDigest?: unknown }
+    if (status === 'owed') return { status }
+    if (status !== 'refunded') return undefined
+    return typeof refundDigest === 'string' && /^[1-9A-HJ-NP-Za-km-z]{32,44}$/.test(refundDigest)
+      ? { status, refundDigest }
+      : { status }
+  } catch {
+    return undefined
+  }
+}
+
 /** Reads a body of at most {@link maxChallengeBodyBytes}; a larger one reads as empty. */
 export async function readBounded(response: Response): Promise<string> {
   const length = Number(response.headers.get('content-length') ?? '0')

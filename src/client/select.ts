@@ -223,10 +223,14 @@ export function selectOffer(offers: readonly PaymentOffer[], options: SelectOpti
   }
   const instant = payable.filter((o) => !o.escrow) as PayableOffer[]
   if (instant.length === 0 && payable.length > 0) {
+    const terms = payable
+      .filter((o) => o.escrow)
+      .map(escrowTermsOf)
+      .find((t) => t !== undefined && t !== null && typeof t === 'object')
     return refuse(
       'ESCROW_REQUIRED',
-      'The seller demands escrow for this call; it is never paid instantly.',
-      { reasons },
+      'The seller demands escrow for this call; it is never paid instantly (fund a job instead).',
+      { reasons, escrow: terms },
     )
   }
   const usable = instant.filter((o) => options.canSubmit || o.dialect === 'x402')
@@ -244,11 +248,20 @@ export function selectOffer(offers: readonly PaymentOffer[], options: SelectOpti
       'NO_PAYABLE_REQUIREMENT',
       offers.length === 0
         ? 'The 402 carries no payment offer this client can read.'
-        : `No offer is payable in USDC on ${options.network} with scheme exact.`,
+        : `No offer is payable in USDC on ${options.network} with scheme exact. ${reasons.length > 0 ? `Offers: ${reasons.join('; ')}.` : `Offered: ${[...new Set(offers.map((o) => o.dialect))].join(', ')}.`}`,
       { reasons },
     )
   }
   return { status: 'selected', offer: chosen }
+}
+
+/**
+ * The raw escrow terms of an offer (`extra.escrow` of an x402 requirement, `methodDetails.escrow` of
+ * an MPP challenge), unvalidated: parse them with `EscrowTermsSchema` before use.
+ */
+export function escrowTermsOf(offer: PaymentOffer): unknown {
+  if (offer.dialect === 'x402') return offer.requirement.extra?.escrow
+  return (offer.challenge.request.methodDetails as Record<string, unknown> | undefined)?.escrow
 }
 
 function refuse(

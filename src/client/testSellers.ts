@@ -12,6 +12,7 @@ import { serve } from '@hono/node-server'
 import { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
 import { z } from 'zod'
 import { paymentRequiredResponse } from '../challenge.js'
+import { nodeFetch } from '../internal/nodeFetch.js'
 import { createLedger } from '../ledger/index.js'
 import { createPaywall, type PaidRoute } from '../paywall.js'
 import { createMemoryStore } from '../stores/memory.js'
@@ -105,7 +106,7 @@ export async function startSellers(): Promise<Sellers> {
   let skew = 0
   const common = {
     payTo,
-    ledger: createLedger({ url: chain.url }),
+    ledger: createLedger({ url: chain.url, fetch: nodeFetch }),
     store: createMemoryStore(),
     secrets: [secret],
     now: () => Date.now() + skew,

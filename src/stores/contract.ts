@@ -392,6 +392,66 @@ export function describePaymentStoreContract(
       expect((await store.claim(digest, meta)).status).toBe('taken')
     })
 
+    test('a serve lease renewed while the call runs is never handed to a re-presenter', async () => {
+      const store = await open()
+      expect(store.serveLeaseMs).toBe(serveLeaseMs)
+      const digest = randomDigest()
+      await store.claim(digest, meta)
+      const settled = await store.settled(digest, settlementFor())
+      expect(settled.leaseUntil).toEqual(new Date(time + serveLeaseMs))
+      let lease = settled.leaseUntil as Date
+      // A call that runs three leases long, renewing every half lease: never taken.
+      for (let i = 0; i < 6; i++) {
+        time += serveLeaseMs / 2
+        const renewal = await store.renewServeLease(digest, lease)
+        expect(renewal).toEqual({ status: 'renewed', leaseUntil: new Date(time + serveLeaseMs) })
+        if (renewal.status === 'renewed') lease = renewal.leaseUntil
+        time += 1
+        expect((await store.claim(digest, meta)).status).toBe('taken')
+      }
+      expect((await store.get(digest))?.leaseUntil).toEqual(lease)
+      // A lease that ran out but was not taken over is still the holder's to renew.
+      time += serveLeaseMs * 2
+      const late = await store.renewServeLease(digest, lease)
+      expect(late.status).toBe('renewed')
+      if (late.status === 'renewed') lease = late.leaseUntil
+      expect((await store.claim(digest, meta)).status).toBe('taken')
+      // Served: there is nothing left to renew, and the payment is never handed out again.
+      await store.served(digest)
+      const after = await store.renewServeLease(digest, lease)
+      expect(after.status).toBe('lost')
+      if (after.status === 'lost') expect(after.record?.state).toBe('served')
+      time += serveLeaseMs * 10
+      expect((await store.claim(digest, meta)).status).toBe('taken')
+    })
+
+    test('a holder that stopped renewing (crashed) loses the payment to one re-presenter', async () => {
+      const store = await open()
+      const digest = randomDigest()
+      await store.claim(digest, meta)
+      const first = (await store.settled(digest, settlementFor())).leaseUntil as Date
+      time += serveLeaseMs + 1
+      const results = await Promise.all(Array.from({ length: 20 }, () => store.claim(digest, meta)))
+      const winners = results.filter((r) => r.status === 'settled_unserved')
+      expect(winners).toHaveLength(1)
+      const second = winners[0]?.record.leaseUntil as Date
+      expect(second).toEqual(new Date(time + serveLeaseMs))
+      // The old holder comes back: its renewal is refused and changes nothing.
+      const stale = await store.renewServeLease(digest, first)
+      expect(stale.status).toBe('lost')
+      if (stale.status === 'lost') expect(stale.record?.leaseUntil).toEqual(second)
+      // The new holder renews it as usual.
+      time += 10
+      expect(await store.renewServeLease(digest, second)).toEqual({
+        status: 'renewed',
+        leaseUntil: new Date(time + serveLeaseMs),
+      })
+      await expect(store.renewServeLease(digest, new Date(Number.NaN))).rejects.toMatchObject({
+        code: 'store_error',
+      })
+      expect((await store.renewServeLease(randomDigest(), second)).status).toBe('lost')
+    })
+
     test('a claim whose claimer died is taken over after the claim lease, by one claimer', async () => {
       const store = await open()
       const digest = randomDigest()

@@ -28,6 +28,21 @@ import {
 import { groupCommit, openSqliteFile, syncedCommit } from './internal/sqliteFile.js'
 import type { PaymentState, PaymentStore, StoreOptions } from './types.js'
 
+/**
+ * An open better-sqlite3 `Database`, as far as the store uses one. Declared here, not imported from
+ * `@types/better-sqlite3`, so that these declarations type-check without that package (a
+ * better-sqlite3 `Database` is one; `src/stores/sqlite.test-d.ts` keeps that true).
+ */
+export type SqliteDatabase = {
+  readonly open: boolean
+  prepare(source: string): unknown
+  exec(source: string): unknown
+  pragma(source: string, options?: { simple?: boolean }): unknown
+  // biome-ignore lint/suspicious/noExplicitAny: better-sqlite3's own signature (any arguments)
+  transaction(fn: (...args: any[]) => unknown): unknown
+  close(): unknown
+}
+
 /** Options of {@link createSqliteStore}. */
 export type SqliteStoreOptions = StoreOptions & {
   /**
@@ -35,7 +50,7 @@ export type SqliteStoreOptions = StoreOptions & {
    * an open better-sqlite3 `Database` (left open by `close()`; its journal mode is left as it is —
    * use WAL for several processes).
    */
-  database: string | Database.Database
+  database: string | SqliteDatabase
   /** The table name. Default: `tollgate_payments`. */
   table?: string | undefined
   /**
@@ -76,7 +91,8 @@ export function createSqliteStore(options: SqliteStoreOptions): PaymentStore {
           busyTimeoutMs: options.busyTimeoutMs,
           synchronous: options.synchronous,
         })
-      : options.database
+      : // The structural type above stands for better-sqlite3's own (see its comment).
+        (options.database as Database.Database)
 
   const tableName = options.table ?? 'tollgate_payments'
   const dialect: SqlDialect = {

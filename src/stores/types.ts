@@ -107,6 +107,13 @@ export type PaymentRecord = {
   claimedAt: Date
   /** When the record last changed. */
   updatedAt: Date
+  /**
+   * When the current lease ends (a `claimed` or `settled` record): until then the payment belongs to
+   * the process holding it, and the same payment presented again is a replay. The holder of a
+   * `settled` record renews it while the paid call runs ({@link PaymentStore.renewServeLease}); the
+   * end it holds is also its proof of holding it.
+   */
+  leaseUntil?: Date | undefined
   /** Present from `settled` on (and on `refund_due` / `refunded`). */
   settlement?: PaymentSettlement | undefined
   /** When the paid response was delivered (state `served`). */
@@ -131,6 +138,17 @@ export type ClaimResult =
   | { status: 'taken'; record: PaymentRecord }
   | { status: 'settled_unserved'; record: PaymentRecord }
 
+/**
+ * The outcome of {@link PaymentStore.renewServeLease}:
+ * - `renewed`: the caller still holds the payment, now until `leaseUntil` (keep it for the next
+ *   renewal);
+ * - `lost`: the caller does not hold it any more — it is no longer `settled` (served, owed a refund),
+ *   or its lease ran out and another presenter of the same payment took it over.
+ */
+export type LeaseRenewal =
+  | { status: 'renewed'; leaseUntil: Date }
+  | { status: 'lost'; record: PaymentRecord | undefined }
+
 /** Number of records in each state, for metrics. */
 export type PaymentCounts = { readonly [S in PaymentState]: number }
 
@@ -147,6 +165,11 @@ export type StoreOptions = {
    * How long a `settled` record belongs to the request that is serving it, in ms. After that, the same
    * payment presented again is served once (`settled_unserved`). Keep it above the slowest paid
    * handler, or the payment could be served twice. Default: 900 000 (15 minutes).
+   *
+   * The paywall renews the lease of every paid call it is serving, every third of this, for as long
+   * as the call runs ({@link PaymentStore.renewServeLease}); so only a process that stopped renewing
+   * — it crashed, or was cut off from the store for the whole lease — loses a payment it settled,
+   * and a call may run longer than the lease.
    */
   serveLeaseMs?: number | undefined
   /**
@@ -205,6 +228,15 @@ export type PaymentStore = {
   markPending(digest: string): Promise<PaymentRecord>
   /** `claimed` | `pending` → `settled`, with the verified settlement. Starts the serve lease. */
   settled(digest: string, settlement: SettlementInput): Promise<PaymentRecord>
+  /**
+   * Extends the serve lease of a `settled` record to now + `serveLeaseMs`, for the caller that
+   * holds it: `lease` is the end of the lease it holds (from {@link PaymentStore.settled}, the
+   * `settled_unserved` claim, or the last renewal). A compare-and-set on that end: a caller whose
+   * lease was taken over by another presenter gets `lost` and changes nothing.
+   */
+  renewServeLease(digest: string, lease: Date): Promise<LeaseRenewal>
+  /** The serve lease of this store, in ms (see {@link StoreOptions.serveLeaseMs}). */
+  readonly serveLeaseMs: number
   /** `settled` → `served`: the paid response was delivered. */
   served(digest: string): Promise<PaymentRecord>
   /** `claimed` | `pending` → `rejected`, with the rejection code. */

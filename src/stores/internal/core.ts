@@ -9,6 +9,7 @@ import { PaymentError, paymentErrorCodes } from '../../errors.js'
 import type {
   ClaimMeta,
   ClaimResult,
+  LeaseRenewal,
   PaymentCounts,
   PaymentRecord,
   PaymentState,
@@ -272,6 +273,28 @@ export function createStore(engine: StoreEngine, options: StoreOptions = {}): Pa
           settled_at: settledAt.getTime(),
         },
       })
+    },
+
+    serveLeaseMs,
+
+    async renewServeLease(digest, lease): Promise<LeaseRenewal> {
+      checkDigest(digest)
+      const held = lease instanceof Date ? lease.getTime() : Number.NaN
+      if (!Number.isSafeInteger(held)) {
+        throw storeError('The lease must be a valid Date.', { field: 'lease' })
+      }
+      const result = await engine.apply(digest, {
+        operation: 'renew the serve lease',
+        from: ['settled'],
+        to: 'settled',
+        set: { lease_until: now() + serveLeaseMs },
+        guard: { column: 'lease_until', absentOr: [String(held)] },
+      })
+      if (result.status === 'ok' && result.row !== undefined && result.row.lease_until !== null) {
+        return { status: 'renewed', leaseUntil: new Date(result.row.lease_until) }
+      }
+      const current = await engine.get(digest)
+      return { status: 'lost', record: current === undefined ? undefined : toRecord(current) }
     },
 
     async served(digest) {

@@ -109,6 +109,9 @@ export function toRecord(row: Row): PaymentRecord {
     claimedAt: new Date(row.claimed_at),
     updatedAt: new Date(row.updated_at),
   }
+  if (row.lease_until !== null && (row.state === 'claimed' || row.state === 'settled')) {
+    record.leaseUntil = new Date(row.lease_until)
+  }
   if (row.payer !== null && row.amount !== null && row.settled_at !== null) {
     record.settlement = {
       payer: row.payer,
