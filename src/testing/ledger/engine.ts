@@ -8,6 +8,7 @@
 import { readFileSync, renameSync, writeFileSync } from 'node:fs'
 import { normalizeStructTag, normalizeSuiAddress } from '@mysten/sui/utils'
 import { transactionDigest } from '../../internal/suiSignature.js'
+import { type EscrowGenesis, ensureEscrowGenesis } from './escrowAdmin.js'
 import { executeAccepted } from './execute.js'
 import { DEFAULT_MODULES_PACKAGE, projectFunctions } from './modules.js'
 import { functionTable } from './programmable.js'
@@ -37,7 +38,27 @@ export type EngineOptions = StateOptions & {
   modulesPackage?: string
   /** JSON file the state is loaded from at start and saved to after each change. */
   stateFile?: string
+  /**
+   * Called after every change the engine commits: an executed transaction (not a replay of one
+   * already executed) or a mint. Tests check ledger invariants here (see `checkSupply`).
+   */
+  onCommit?: ((change: LedgerChange, state: LedgerState) => void) | undefined
+  /**
+   * The escrow configuration a fresh ledger starts with: admin (holder of the `AdminCap`),
+   * treasury and fee rate (default 500 bps). Ignored when `stateFile` already holds one.
+   */
+  escrow?: EscrowGenesis
+  /**
+   * The ledger's clock (ms since the epoch), read at each execution: what Move calls see as now.
+   * Default `Date.now`. Tests move it to pass deadlines.
+   */
+  now?: () => number
 }
+
+/** A change the engine committed. */
+export type LedgerChange =
+  | { kind: 'transaction'; record: TransactionRecord }
+  | { kind: 'mint'; coinType: string; amount: bigint }
 
 /** The engine behind the gRPC server (also usable directly in tests). */
 export type LedgerEngine = {
@@ -71,8 +92,9 @@ export function createEngine(options: EngineOptions = {}): LedgerEngine {
     }
   }
   const modulesPackage = normalizeSuiAddress(options.modulesPackage ?? DEFAULT_MODULES_PACKAGE)
+  ensureEscrowGenesis(state, modulesPackage, options.escrow)
   const functions: ReadonlyMap<string, NativeFunction> = functionTable({
-    [modulesPackage]: projectFunctions(modulesPackage),
+    [modulesPackage]: projectFunctions(modulesPackage, { usdcType: state.usdcType }),
   })
   const inFlight = new Map<string, Promise<Submission>>()
 
@@ -123,9 +145,13 @@ export function createEngine(options: EngineOptions = {}): LedgerEngine {
       signatures,
       functions,
       dryRun,
+      ...(options.now ? { nowMs: options.now() } : {}),
     })
     if (!('digest' in result)) return result
-    if (!dryRun) save()
+    if (!dryRun) {
+      save()
+      options.onCommit?.({ kind: 'transaction', record: result }, state)
+    }
     return { status: 'executed', record: result }
   }
 
@@ -164,6 +190,7 @@ export function createEngine(options: EngineOptions = {}): LedgerEngine {
         const key = balanceKey(owner, type)
         state.addressBalances.set(key, (state.addressBalances.get(key) ?? 0n) + amount)
         save()
+        options.onCommit?.({ kind: 'mint', coinType: type, amount }, state)
         return undefined
       }
       const object = putObject(state, {
@@ -175,6 +202,7 @@ export function createEngine(options: EngineOptions = {}): LedgerEngine {
         previousTransaction: 'faucet',
       })
       save()
+      options.onCommit?.({ kind: 'mint', coinType: type, amount }, state)
       return object
     },
     advanceEpoch() {

@@ -69,6 +69,7 @@ export function executeAccepted(options: {
       sender,
       gasOwner,
       nowMs,
+      digest,
       ...(gasCoin ? { gasCoin } : {}),
       objects: state.objects,
       addressBalance: (address, type) => addressBalanceOf(state, address, type),
@@ -173,7 +174,11 @@ export function executeAccepted(options: {
       write(
         {
           objectId: record.objectId ?? newObjectId(state),
-          owner: addressOwner(record.owner),
+          owner: record.shared
+            ? before?.owner.kind === 'shared'
+              ? before.owner
+              : { kind: 'shared', initialVersion: lamport }
+            : addressOwner(record.owner),
           type: record.type,
           fields: record.fields,
         },
@@ -219,7 +224,10 @@ export function executeAccepted(options: {
     const [first, ...rest] = paymentObjects as [StoredObject, ...StoredObject[]]
     const balance = (failure ? gasTotal : gasCoin.balance + budget) - charge
     for (const extra of rest) remove(extra)
-    write({ ...first, coin: { coinType: SUI_TYPE, balance } }, first)
+    // TransferObjects may move the gas coin (after gas is charged): it goes to the recipient.
+    const owner =
+      !failure && gasCoin.transferredTo ? addressOwner(gasCoin.transferredTo) : first.owner
+    write({ ...first, owner, coin: { coinType: SUI_TYPE, balance } }, first)
   } else if (gasMode === 'addressBalance') {
     const key = balanceKey(gasOwner, SUI_TYPE)
     abDeltas.set(key, (abDeltas.get(key) ?? 0n) - charge)

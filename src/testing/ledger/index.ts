@@ -6,6 +6,7 @@
  */
 import { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
 import { createEngine, type EngineOptions, type LedgerEngine } from './engine.js'
+import { escrowAdminCapId, escrowConfigId } from './escrowAdmin.js'
 import { type FaucetRequest, type FaucetResult, runFaucet } from './faucet.js'
 import { type Faults, startServer } from './server.js'
 
@@ -30,6 +31,8 @@ export type StartedLedger = {
   usdcType: string
   /** Address of the project's package (agent registry, receipt anchor, escrow). */
   modulesPackage: string
+  /** Escrow: the shared `EscrowConfig` object's id (fee rate, treasury) and the `AdminCap`'s id. */
+  escrow: { config: string; adminCap: string }
   /** Mutable fault switches, read on every request. */
   faults: Faults
   /** Mints test USDC and SUI to an address (see `POST {url}/faucet`). */
@@ -71,6 +74,10 @@ export async function startLedger(options: StartLedgerOptions = {}): Promise<Sta
     chainId: engine.state.chainId,
     usdcType: engine.state.usdcType,
     modulesPackage: engine.modulesPackage,
+    escrow: {
+      config: escrowConfigId(engine.modulesPackage),
+      adminCap: escrowAdminCapId(engine.modulesPackage),
+    },
     faults: server.faults,
     faucet: (request) => runFaucet(engine, request),
     createTestWallet(funding = {}) {

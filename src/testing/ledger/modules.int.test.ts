@@ -112,17 +112,3 @@ describe('receipt anchor', () => {
     expect(result.$kind).toBe('FailedTransaction')
   })
 })
-
-describe('escrow (stub)', () => {
-  it('aborts "not implemented" until the escrow issue', async () => {
-    const buyer = ledger.createTestWallet()
-    const result = await call(buyer, (tx) =>
-      tx.moveCall({ target: `${ledger.modulesPackage}::escrow::fund`, arguments: [] }),
-    )
-    expect(result.$kind).toBe('FailedTransaction')
-    expect(result.FailedTransaction?.status.error).toMatchObject({
-      $kind: 'MoveAbort',
-      message: expect.stringMatching(/escrow/),
-    })
-  })
-})

@@ -1,12 +1,15 @@
 /**
  * Native handlers for the project's own Move packages, with the call signatures the real packages
- * take (see docs/ledger-modules.md): the agent identity registry, the receipt anchor and (stubbed)
- * escrow jobs.
+ * take (see docs/ledger-modules.md): the agent identity registry, the receipt anchor and escrow jobs
+ * (in `escrow.ts`).
  *
  * @module
  */
 import { bcs } from '@mysten/sui/bcs'
 import { normalizeSuiAddress } from '@mysten/sui/utils'
+import { escrowFunctions } from './escrow.js'
+import { escrowAdminFunctions } from './escrowAdmin.js'
+import { MAINNET_USDC_TYPE } from './state.js'
 import { abort, type NativeFunction, readString, readU64 } from './values.js'
 
 /** Default address of the project's package on the local ledger ("7011 6a7e": tollgate). */
@@ -31,10 +34,16 @@ const AgentRegisteredBcs = bcs.struct('AgentRegistered', {
 /** Upper bound on each string argument, in bytes (a real package would enforce one too). */
 const MAX_FIELD = 1024
 const ETOO_LONG = 1n
-const ENOT_IMPLEMENTED = 0n
 
-/** The native functions of the project's package, keyed `module::function`. */
-export function projectFunctions(pkg: string): Record<string, NativeFunction> {
+/**
+ * The native functions of the project's package, keyed `module::function`.
+ *
+ * @param options.usdcType - the coin type escrow jobs lock (default mainnet USDC).
+ */
+export function projectFunctions(
+  pkg: string,
+  options: { usdcType?: string } = {},
+): Record<string, NativeFunction> {
   const where = (module: string, functionName: string) => ({ package: pkg, module, functionName })
   const checkLength = (value: string, module: string, fn: string) => {
     if (new TextEncoder().encode(value).length > MAX_FIELD) {
@@ -45,11 +54,6 @@ export function projectFunctions(pkg: string): Record<string, NativeFunction> {
       )
     }
   }
-  const escrow =
-    (fn: string): NativeFunction =>
-    () =>
-      abort(where('escrow', fn), ENOT_IMPLEMENTED, `escrow::${fn}: not implemented`)
-
   return {
     'agent_registry::register': (args, _t, ctx) => {
       const name = readString(args[0], ctx.command)
@@ -109,10 +113,7 @@ export function projectFunctions(pkg: string): Record<string, NativeFunction> {
       })
       return []
     },
-    'escrow::fund': escrow('fund'),
-    'escrow::deliver': escrow('deliver'),
-    'escrow::release': escrow('release'),
-    'escrow::reject': escrow('reject'),
-    'escrow::refund': escrow('refund'),
+    ...escrowFunctions(pkg, { usdcType: options.usdcType ?? MAINNET_USDC_TYPE }),
+    ...escrowAdminFunctions(pkg),
   }
 }

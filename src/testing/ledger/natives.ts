@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { normalizeStructTag } from '@mysten/sui/utils'
+import { normalizeTypeTag } from '../../internal/typeTag.js'
 import {
   abort,
   type BalanceValue,
@@ -25,7 +25,10 @@ function typeArg(typeArgs: string[], ctx: CallContext): string {
   if (typeArgs.length !== 1 || type === undefined) {
     fail(ErrorKind.typeArgumentError, 'expected one type argument', ctx.command)
   }
-  return normalizeStructTag(type)
+  // Any type tag the BCS carries (struct, primitive, vector) is a type Move can instantiate with.
+  const normal = normalizeTypeTag(type)
+  if (normal === undefined) fail(ErrorKind.typeArgumentError, 'invalid type argument', ctx.command)
+  return normal
 }
 
 function takeCoin(
@@ -91,6 +94,8 @@ function newBalance(coinType: string, value: bigint): BalanceValue {
 
 const EZERO = { package: FRAMEWORK, module: 'balance', functionName: 'destroy_zero' }
 const ESPLIT = { package: FRAMEWORK, module: 'balance', functionName: 'split' }
+const EJOIN = { package: FRAMEWORK, module: 'balance', functionName: 'join' }
+const U64_MAX = 2n ** 64n - 1n
 
 /** `0x2::module::function` → implementation. */
 export const frameworkFunctions: Record<string, NativeFunction> = {
@@ -149,13 +154,17 @@ export const frameworkFunctions: Record<string, NativeFunction> = {
   'coin::join': (args, t, ctx) => {
     const type = typeArg(t, ctx)
     const target = takeCoin(args[0], type, ctx, false)
-    target.balance += takeCoin(args[1], type, ctx, true).balance
+    const source = takeCoin(args[1], type, ctx, true)
+    if (target.balance + source.balance > U64_MAX) abort(EJOIN, 1n, 'coin::join: overflow')
+    target.balance += source.balance
     return []
   },
   'balance::join': (args, t, ctx) => {
     const type = typeArg(t, ctx)
     const target = takeBalance(args[0], type, ctx, false)
-    target.value += takeBalance(args[1], type, ctx, true).value
+    const source = takeBalance(args[1], type, ctx, true)
+    if (target.value + source.value > U64_MAX) abort(EJOIN, 1n, 'balance::join: overflow')
+    target.value += source.value
     return []
   },
   'balance::split': (args, t, ctx) => {

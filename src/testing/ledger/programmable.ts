@@ -6,7 +6,8 @@
  * @module
  */
 import type { bcs } from '@mysten/sui/bcs'
-import { normalizeStructTag, normalizeSuiAddress } from '@mysten/sui/utils'
+import { normalizeSuiAddress } from '@mysten/sui/utils'
+import { normalizeTypeTag } from '../../internal/typeTag.js'
 import { frameworkFunctions } from './natives.js'
 import { balanceKey, type LedgerEvent, type StoredObject } from './state.js'
 import {
@@ -33,11 +34,15 @@ type RawArgument = Programmable['commands'][number] extends infer C
     : never
   : never
 
+const U64_MAX = 2n ** 64n - 1n
+
 /** A record (non-coin object) written by a Move call. */
 export type RecordWrite = {
   objectId?: string
   type: string
   owner: string
+  /** A shared object (`owner` is then ignored). */
+  shared?: true
   fields: Record<string, unknown>
 }
 
@@ -59,6 +64,8 @@ export type RunInput = {
   sender: string
   gasOwner: string
   nowMs: number
+  /** The transaction's digest (base58), from which Move calls derive fresh object ids. */
+  digest?: string
   /** The (smashed) gas coin, when gas is paid with coins. */
   gasCoin?: CoinValue
   objects: ReadonlyMap<string, StoredObject>
@@ -102,13 +109,16 @@ export function runProgrammable(input: RunInput): RunOutcome {
       const owner = withdrawFrom.Sponsor ? input.gasOwner : sender
       return {
         kind: 'withdrawal',
-        coinType: normalizeStructTag(typeArg.Balance ?? ''),
+        coinType: normalizeTypeTag(typeArg.Balance ?? '') ?? String(typeArg.Balance),
         amount: BigInt(reservation.MaxAmountU64 ?? 0),
         owner,
         alive: true,
       }
     }
-    const objectId = normalizeSuiAddress(arg.Object?.ImmOrOwnedObject?.objectId ?? '0x0')
+    const sharedRef = arg.Object?.SharedObject
+    const objectId = normalizeSuiAddress(
+      arg.Object?.ImmOrOwnedObject?.objectId ?? sharedRef?.objectId ?? '0x0',
+    )
     const object = input.objects.get(objectId)
     if (!object) return fail(ErrorKind.commandArgumentError, `object ${objectId} not available`)
     if (object.coin) {
@@ -122,7 +132,12 @@ export function runProgrammable(input: RunInput): RunOutcome {
       inputCoins.push(coin)
       return coin
     }
-    return { kind: 'object', object, alive: true }
+    return {
+      kind: 'object',
+      object,
+      alive: true,
+      ...(sharedRef ? { shared: { mutable: sharedRef.mutable } } : {}),
+    }
   })
   const results: Value[][] = []
 
@@ -171,6 +186,7 @@ export function runProgrammable(input: RunInput): RunOutcome {
     const ctx: CallContext = {
       sender,
       nowMs: input.nowMs,
+      digest: input.digest ?? '',
       command,
       creditAddressBalance: (address, coinType, amount) => adjust(address, coinType, amount),
       debitAddressBalance: (address, coinType, amount) => {
@@ -225,6 +241,8 @@ export function runProgrammable(input: RunInput): RunOutcome {
           fail(ErrorKind.typeArgumentError, 'coin types differ', command)
         if (source === input.gasCoin)
           fail(ErrorKind.commandArgumentError, 'the gas coin cannot be merged away', command)
+        if (target.balance + source.balance > U64_MAX)
+          fail(ErrorKind.coinBalanceOverflow, 'CoinBalanceOverflow', command)
         target.balance += source.balance
         source.alive = false
       }
@@ -246,11 +264,30 @@ export function runProgrammable(input: RunInput): RunOutcome {
           `function ${target} is not available on this ledger`,
         )
       }
-      out = native(
-        args.map((a) => resolve(a, command)),
-        typeArguments,
-        ctx,
-      )
+      const values = args.map((a) => resolve(a, command))
+      // One value may not be passed twice (Move's borrow rules: &mut and by value exclude any
+      // other use); pure values are copies.
+      const passed = new Set<Value>()
+      for (const value of values) {
+        if (value.kind === 'pure') continue
+        if (passed.has(value))
+          fail(
+            ErrorKind.commandArgumentError,
+            'InvalidValueUsage: a value is passed twice',
+            command,
+          )
+        passed.add(value)
+      }
+      out = native(values, typeArguments, ctx)
+      // The gas coin may be used by reference in a Move call, never taken by value (Sui allows
+      // that only to TransferObjects).
+      if (input.gasCoin && passed.has(input.gasCoin) && !input.gasCoin.alive) {
+        fail(
+          ErrorKind.commandArgumentError,
+          'InvalidGasCoinUsage: the gas coin may be taken by value only by TransferObjects',
+          command,
+        )
+      }
       for (const v of out) if (v.kind === 'coin') created.push(v)
     } else if (cmd.MakeMoveVec) {
       fail(

@@ -5,7 +5,8 @@
  */
 import { bcs } from '@mysten/sui/bcs'
 import { GrpcTypes } from '@mysten/sui/grpc'
-import { fromBase64, normalizeStructTag } from '@mysten/sui/utils'
+import { fromBase64 } from '@mysten/sui/utils'
+import { normalizeTypeTag } from '../../internal/typeTag.js'
 import type {
   LedgerEvent,
   ObjectChange,
@@ -245,7 +246,7 @@ export function executedTransactionProto(
     balanceChanges: fields.balanceChanges
       ? record.balanceChanges.map((c) => ({
           address: c.address,
-          coinType: normalizeStructTag(c.coinType),
+          coinType: normalizeTypeTag(c.coinType) ?? c.coinType,
           amount: c.amount.toString(),
         }))
       : [],

@@ -7,6 +7,7 @@
 
 import { createHash } from 'node:crypto'
 import { normalizeStructTag, normalizeSuiAddress, toBase58, toHex } from '@mysten/sui/utils'
+import { normalizeTypeTag } from '../../internal/typeTag.js'
 
 /** Mainnet chain identifier (base58 of the genesis checkpoint digest). */
 export const MAINNET_CHAIN_ID = '4btiuiMPvEENsttpZC7CZ53DruC3MAgfznDbASZ7DR6S'
@@ -169,7 +170,7 @@ export function coinObjectType(coinType: string): string {
 
 /** The key of an address balance. */
 export function balanceKey(address: string, coinType: string): string {
-  return `${normalizeSuiAddress(address)}|${normalizeStructTag(coinType)}`
+  return `${normalizeSuiAddress(address)}|${normalizeTypeTag(coinType) ?? coinType}`
 }
 
 /** An address balance (0 when none). */
@@ -180,7 +181,7 @@ export function addressBalanceOf(state: LedgerState, address: string, coinType: 
 /** Coins of one type owned by an address. */
 export function coinsOf(state: LedgerState, address: string, coinType: string): StoredObject[] {
   const owner = normalizeSuiAddress(address)
-  const type = normalizeStructTag(coinType)
+  const type = normalizeTypeTag(coinType) ?? coinType
   const coins: StoredObject[] = []
   for (const object of state.objects.values()) {
     if (

@@ -6,8 +6,9 @@
  * @module
  */
 import { bcs } from '@mysten/sui/bcs'
-import { normalizeStructTag, normalizeSuiAddress } from '@mysten/sui/utils'
+import { normalizeSuiAddress } from '@mysten/sui/utils'
 import { verifyTransactionSigner } from '../../internal/suiSignature.js'
+import { normalizeTypeTag } from '../../internal/typeTag.js'
 import { gaslessAllowList } from './natives.js'
 import type { Programmable } from './programmable.js'
 import { addressBalanceOf, type LedgerState, SUI_TYPE } from './state.js'
@@ -187,6 +188,12 @@ export function validateState(
     return undefined
   }
   for (const input of programmable.inputs) {
+    const shared = input.Object?.SharedObject
+    if (shared) {
+      const problem = checkShared(state, shared, seen)
+      if (problem) return problem
+      continue
+    }
     if (input.Object) {
       const ref = input.Object.ImmOrOwnedObject
       if (!ref)
@@ -253,7 +260,7 @@ export function validateState(
     if (!w) continue
     const owner = w.withdrawFrom.Sponsor ? gasOwner : w.withdrawFrom.Sender ? sender : undefined
     if (!owner) return reject('Withdrawals from an allowance are not supported by the local ledger')
-    const type = normalizeStructTag(w.typeArg.Balance ?? '')
+    const type = normalizeTypeTag(w.typeArg.Balance ?? '') ?? String(w.typeArg.Balance)
     const key = `${owner}|${type}`
     const total = (reserved.get(key) ?? 0n) + BigInt(w.reservation.MaxAmountU64 ?? 0)
     reserved.set(key, total)
@@ -281,6 +288,26 @@ export function validateState(
   }
 }
 
+/** A shared-object input: the object exists, is shared, at the initial version the input names. */
+function checkShared(
+  state: LedgerState,
+  ref: { objectId: string; initialSharedVersion: string | number | bigint },
+  seen: Set<string>,
+): Rejection | undefined {
+  const id = normalizeSuiAddress(ref.objectId)
+  if (seen.has(id)) return reject(`Object ${id} is used twice in the transaction`)
+  seen.add(id)
+  const current = state.objects.get(id)
+  if (!current) return reject(`Could not find the referenced shared object ${id}`)
+  if (current.owner.kind !== 'shared') return reject(`Object ${id} is not a shared object`)
+  if (current.owner.initialVersion !== BigInt(ref.initialSharedVersion)) {
+    return reject(
+      `Shared object ${id} has initial shared version ${hex(current.owner.initialVersion)}, not ${hex(BigInt(ref.initialSharedVersion))}`,
+    )
+  }
+  return undefined
+}
+
 /** Gasless transactions: only allow-listed commands, only USDC. */
 function checkGaslessShape(state: LedgerState, programmable: Programmable): Rejection | undefined {
   const framework = normalizeSuiAddress('0x2')
@@ -296,14 +323,14 @@ function checkGaslessShape(state: LedgerState, programmable: Programmable): Reje
       return reject(`Gasless transaction calls ${what}, which is not allowed without gas`)
     }
     for (const t of call.typeArguments) {
-      if (normalizeStructTag(t) !== state.usdcType) {
+      if (normalizeTypeTag(t) !== state.usdcType) {
         return reject(`Gasless transactions may only move ${state.usdcType}, not ${t}`)
       }
     }
   }
   for (const input of programmable.inputs) {
     const type = input.FundsWithdrawal?.typeArg.Balance
-    if (type !== undefined && normalizeStructTag(type) !== state.usdcType) {
+    if (type !== undefined && normalizeTypeTag(type) !== state.usdcType) {
       return reject(`Gasless transactions may only withdraw ${state.usdcType}, not ${type}`)
     }
     if (input.Object) return reject('Gasless transactions may not take owned objects')

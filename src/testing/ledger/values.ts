@@ -29,8 +29,16 @@ export type WithdrawalValue = {
 }
 /** Raw BCS bytes of a pure input. */
 export type PureValue = { kind: 'pure'; bytes: Uint8Array }
-/** A non-coin object input (the project's records). */
-export type ObjectValue = { kind: 'object'; object: StoredObject; alive: boolean }
+/**
+ * A non-coin object input (the project's records). `shared` is set for a shared-object input:
+ * `mutable` is whether the transaction took it by mutable reference.
+ */
+export type ObjectValue = {
+  kind: 'object'
+  object: StoredObject
+  alive: boolean
+  shared?: { mutable: boolean }
+}
 /** Every value a command can see. */
 export type Value = CoinValue | BalanceValue | WithdrawalValue | PureValue | ObjectValue
 
@@ -78,17 +86,23 @@ export function abort(
 export type CallContext = {
   sender: string
   nowMs: number
+  /** The transaction's digest (as `tx_context::digest`): the seed of fresh object ids. */
+  digest: string
   command: number
   /** Adds to (or, negative, takes from) an address balance. */
   creditAddressBalance(address: string, coinType: string, amount: bigint): void
   /** Takes from an address balance; aborts when short. */
   debitAddressBalance(address: string, coinType: string, amount: bigint): void
   emit(event: Omit<LedgerEvent, 'sender'>): void
-  /** Creates or replaces an object owned by an address (the project's records). */
+  /**
+   * Creates or replaces an object (the project's records): owned by `owner`, or shared when
+   * `shared` is set (`owner` is then ignored). Returns the object's id (a new id for a new object).
+   */
   writeRecord(record: {
     objectId?: string
     type: string
     owner: string
+    shared?: true
     fields: Record<string, unknown>
   }): string
   findRecord(owner: string, type: string): StoredObject | undefined

@@ -1,0 +1,346 @@
+/**
+ * Escrowed jobs through the gateway: the routes over HTTP (terms, relayed moves, refusals, the
+ * OpenAPI document, reviews), and a whole job round trip with `tollgate job …` run as a user runs
+ * it (subprocesses with their own wallets), against the ledger emulator.
+ */
+import { execFile } from 'node:child_process'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { promisify } from 'node:util'
+import { SuiGrpcClient } from '@mysten/sui/grpc'
+import type { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
+import { toBase64 } from '@mysten/sui/utils'
+import { compileErrors, validate } from '@readme/openapi-parser'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import {
+  buildFund,
+  buildRelease,
+  deliveryHash,
+  EscrowTermsSchema,
+  readJob,
+  reviewMessage,
+} from '../../src/index.js'
+import { type StartedLedger, startLedger } from '../../src/testing/index.js'
+import { parseConfig } from '../config.js'
+import { type RunningGateway, startGateway } from '../server.js'
+
+const run = promisify(execFile)
+let chain: StartedLedger
+let client: SuiGrpcClient
+let gateway: RunningGateway
+let folder: string
+
+beforeAll(async () => {
+  chain = await startLedger({ latencyMs: 0 })
+  client = new SuiGrpcClient({ network: 'mainnet', baseUrl: chain.url })
+  const operator = chain.createTestWallet({ usdc: '1', sui: '10' })
+  folder = mkdtempSync(join(tmpdir(), 'tollgate-jobs-'))
+  gateway = await startGateway({
+    config: parseConfig({
+      port: 0,
+      ledgerUrl: chain.url,
+      operatorKey: operator.getSecretKey(),
+      challengeSecrets: 'a-test-secret-of-at-least-thirty-two-bytes',
+      store: 'sqlite',
+      dataDir: folder,
+      upstreams: 'stub',
+      escrowPackage: chain.modulesPackage,
+      escrowConfig: chain.escrow.config,
+      logLevel: 'silent',
+    }),
+  })
+})
+
+afterAll(async () => {
+  await gateway?.stop()
+  await chain?.stop()
+  if (folder) rmSync(folder, { recursive: true, force: true })
+})
+
+const post = (path: string, body: unknown) =>
+  fetch(`${gateway.url}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  })
+
+async function termsFor(seller: string, amount = '2.000001') {
+  const offer = await post('/v1/jobs', { seller, amount, description: 'translate a page' })
+  expect(offer.status).toBe(402)
+  const body = (await offer.json()) as { accepts: { extra: { escrow: unknown } }[] }
+  return EscrowTermsSchema.parse(body.accepts[0]?.extra.escrow)
+}
+
+async function signed(signer: Ed25519Keypair, tx: Promise<{ build(): Promise<Uint8Array> }>) {
+  const bytes = await (await tx).build()
+  const { signature } = await signer.signTransaction(bytes)
+  return { transaction: toBase64(bytes), signature }
+}
+
+describe('the /v1/jobs routes', () => {
+  it('offers escrow terms with the current fee, relays the moves and refuses the wrong ones', async () => {
+    const buyer = chain.createTestWallet({ usdc: '5' })
+    const seller = chain.createTestWallet({ usdc: '0' })
+    const stranger = chain.createTestWallet({ usdc: '5' })
+    const terms = await termsFor(seller.toSuiAddress())
+    expect(terms).toMatchObject({ amount: '2000001', feeBps: 500, seller: seller.toSuiAddress() })
+
+    const pkg = chain.modulesPackage
+    const fund = await post(
+      '/v1/jobs/fund',
+      await signed(buyer, buildFund({ client, package: pkg, sender: buyer.toSuiAddress(), terms })),
+    )
+    expect(fund.status).toBe(201)
+    const { jobId } = (await fund.json()) as { jobId: string }
+    const job = await readJob(client, jobId, { package: pkg })
+    if (!job) throw new Error('no job')
+    expect((await (await fetch(`${gateway.url}/v1/jobs/${jobId}`)).json()).state).toBe('funded')
+
+    // A release signed by a stranger is relayed, and the ledger refuses it: 409, nothing moves.
+    const byStranger = await post(
+      `/v1/jobs/${jobId}/release`,
+      await signed(
+        stranger,
+        buildRelease({ client, package: pkg, sender: stranger.toSuiAddress(), job }),
+      ),
+    )
+    expect(byStranger.status).toBe(409)
+    expect(((await byStranger.json()) as { code: string }).code).toBe('job_move_failed')
+    // A release transaction posted on the refund route, or on another job's path: 400, not relayed.
+    const release = await signed(
+      buyer,
+      buildRelease({ client, package: pkg, sender: buyer.toSuiAddress(), job }),
+    )
+    expect((await post(`/v1/jobs/${jobId}/refund`, release)).status).toBe(400)
+    expect((await post(`/v1/jobs/0x${'ab'.repeat(32)}/release`, release)).status).toBe(400)
+    expect((await post(`/v1/jobs/${jobId}/release`, { transaction: 'x' })).status).toBe(400)
+    expect((await fetch(`${gateway.url}/v1/jobs/0x${'ab'.repeat(32)}`)).status).toBe(404)
+    expect((await post('/v1/jobs', { seller: 'nope', amount: '1', description: 'x' })).status).toBe(
+      400,
+    )
+    const after = await readJob(client, jobId, { package: pkg })
+    expect(after?.state).toBe('funded')
+  })
+
+  it('lists the job routes in a valid OpenAPI document', async () => {
+    const doc = (await (await fetch(`${gateway.url}/openapi.json`)).json()) as {
+      paths: Record<string, unknown>
+    }
+    for (const path of [
+      '/v1/jobs',
+      '/v1/jobs/fund',
+      '/v1/jobs/{id}',
+      '/v1/jobs/{id}/deliver',
+      '/v1/jobs/{id}/release',
+      '/v1/jobs/{id}/reject',
+      '/v1/jobs/{id}/refund',
+      '/v1/jobs/{id}/review',
+    ]) {
+      expect(doc.paths[path], path).toBeDefined()
+    }
+    const result = await validate(structuredClone(doc) as never)
+    if (!result.valid) throw new Error(compileErrors(result))
+  })
+
+  it('takes a review only from the buyer of a released job, signed, once; never a self-purchase', async () => {
+    const buyer = chain.createTestWallet({ usdc: '5' })
+    const seller = chain.createTestWallet({ usdc: '0' })
+    const pkg = chain.modulesPackage
+    const review = async (signer: Ed25519Keypair, jobId: string, rating = 4, as?: string) => {
+      const comment = 'good work'
+      const { signature } = await signer.signPersonalMessage(
+        reviewMessage({ purchaseId: jobId, rating, comment }),
+      )
+      return post(`/v1/jobs/${jobId}/review`, {
+        rating,
+        comment,
+        reviewer: as ?? signer.toSuiAddress(),
+        signature,
+      })
+    }
+    const reasonOf = async (response: Response) =>
+      ((await response.json()) as { reason?: string }).reason
+
+    // Self-purchase: the buyer is the seller; released, still no review.
+    const self = await termsFor(buyer.toSuiAddress(), '1')
+    const selfFund = await post(
+      '/v1/jobs/fund',
+      await signed(
+        buyer,
+        buildFund({ client, package: pkg, sender: buyer.toSuiAddress(), terms: self }),
+      ),
+    )
+    const selfId = ((await selfFund.json()) as { jobId: string }).jobId
+    const { createJobClient } = await import('../../src/client/index.js')
+    const selfJobs = createJobClient({ signer: buyer, ledger: chain.url })
+    await selfJobs.deliver(selfId, deliveryHash('x'))
+    await selfJobs.release(selfId)
+    const selfReview = await review(buyer, selfId)
+    expect(selfReview.status).toBe(403)
+    expect(await reasonOf(selfReview)).toBe('self_purchase')
+
+    const terms = await termsFor(seller.toSuiAddress(), '1')
+    const funded = await post(
+      '/v1/jobs/fund',
+      await signed(buyer, buildFund({ client, package: pkg, sender: buyer.toSuiAddress(), terms })),
+    )
+    const jobId = ((await funded.json()) as { jobId: string }).jobId
+    // Not released yet.
+    expect(await reasonOf(await review(buyer, jobId))).toBe('not_completed')
+    await createJobClient({ signer: seller, ledger: chain.url }).deliver(jobId, deliveryHash('y'))
+    await createJobClient({ signer: buyer, ledger: chain.url }).release(jobId)
+    // The seller cannot review; a signature by someone else for the buyer's address is refused.
+    expect(await reasonOf(await review(seller, jobId))).toBe('not_buyer')
+    expect((await review(seller, jobId, 5, buyer.toSuiAddress())).status).toBe(401)
+    expect(await reasonOf(await review(buyer, jobId, 6))).toBe('invalid_rating')
+    expect((await review(buyer, jobId, 4)).status).toBe(201)
+    expect(await reasonOf(await review(buyer, jobId, 5))).toBe('already_reviewed')
+    const stored = await (await fetch(`${gateway.url}/v1/jobs/${jobId}/review`)).json()
+    expect(stored).toMatchObject({
+      rating: 4,
+      buyer: buyer.toSuiAddress(),
+      seller: seller.toSuiAddress(),
+    })
+  })
+})
+
+describe('tollgate job … round trip through the gateway', { timeout: 600_000 }, () => {
+  type Result = { code: number; stdout: string; stderr: string }
+  const tollgate = async (home: string, ...args: string[]): Promise<Result> => {
+    const env = {
+      ...process.env,
+      TOLLGATE_HOME: home,
+      TOLLGATE_GATEWAY: gateway.url,
+      TOLLGATE_LEDGER: chain.url,
+      NO_COLOR: '1',
+      FORCE_COLOR: '0',
+    }
+    try {
+      const { stdout, stderr } = await run('npx', ['tsx', 'src/cli.ts', ...args], {
+        env,
+        timeout: 120_000,
+      })
+      return { code: 0, stdout, stderr }
+    } catch (error) {
+      const e = error as { code?: number; stdout?: string; stderr?: string }
+      return {
+        code: typeof e.code === 'number' ? e.code : -1,
+        stdout: e.stdout ?? '',
+        stderr: e.stderr ?? '',
+      }
+    }
+  }
+  const json = (r: Result) => {
+    if (r.code !== 0) throw new Error(`exit ${r.code}: ${r.stdout}${r.stderr}`)
+    return JSON.parse(r.stdout) as Record<string, unknown> & { job: Record<string, unknown> }
+  }
+
+  it('funds, delivers, releases and reviews with the CLI; a refunded job cannot be reviewed', async () => {
+    const buyerHome = mkdtempSync(join(tmpdir(), 'tollgate-buyer-'))
+    const sellerHome = mkdtempSync(join(tmpdir(), 'tollgate-seller-'))
+    try {
+      const [buyerWallet, sellerWallet] = await Promise.all([
+        tollgate(buyerHome, 'wallet', 'new', '--json'),
+        tollgate(sellerHome, 'wallet', 'new', '--json'),
+      ])
+      const buyer = (json(buyerWallet) as unknown as { address: string }).address
+      const seller = (json(sellerWallet) as unknown as { address: string }).address
+      chain.faucet({ address: buyer, usdc: '5', sui: '1' })
+      chain.faucet({ address: seller, usdc: '0', sui: '1' })
+
+      const funded = json(
+        await tollgate(
+          buyerHome,
+          'job',
+          'fund',
+          '--seller',
+          seller,
+          '--amount',
+          '2.000001',
+          '--description',
+          'translate',
+          '--json',
+        ),
+      )
+      const jobId = funded.jobId as string
+      expect(funded).toMatchObject({ amount: '2.000001', feeBps: 500, seller })
+      const delivered = json(
+        await tollgate(sellerHome, 'job', 'deliver', jobId, '--text', 'la página', '--json'),
+      )
+      expect(delivered.job).toMatchObject({
+        state: 'delivered',
+        deliveryHash: deliveryHash('la página'),
+      })
+      expect(json(await tollgate(buyerHome, 'job', 'status', jobId, '--json')).job.state).toBe(
+        'delivered',
+      )
+      const released = json(await tollgate(buyerHome, 'job', 'release', jobId, '--json'))
+      expect(released.job).toMatchObject({
+        state: 'released',
+        paidToSeller: '1.900001',
+        paidFee: '0.100000',
+      })
+      const balance = async (owner: string) =>
+        BigInt((await client.core.getBalance({ owner, coinType: chain.usdcType })).balance.balance)
+      expect(await balance(seller)).toBe(1_900_001n)
+      expect(await balance(buyer)).toBe(5_000_000n - 2_000_001n)
+      expect(
+        (await tollgate(buyerHome, 'job', 'review', jobId, '--rating', '5', '--json')).code,
+      ).toBe(0)
+
+      // A second job, refunded by the seller: the buyer has it all back, and cannot review it.
+      const second = json(
+        await tollgate(
+          buyerHome,
+          'job',
+          'fund',
+          '--seller',
+          seller,
+          '--amount',
+          '1',
+          '--description',
+          'again',
+          '--json',
+        ),
+      )
+      const refunded = json(
+        await tollgate(sellerHome, 'job', 'refund', second.jobId as string, '--json'),
+      )
+      expect(refunded.job).toMatchObject({ state: 'refunded', refunded: '1.000000' })
+      expect(await balance(buyer)).toBe(5_000_000n - 2_000_001n)
+      const refused = await tollgate(
+        buyerHome,
+        'job',
+        'review',
+        second.jobId as string,
+        '--rating',
+        '3',
+        '--json',
+      )
+      expect(refused.code).toBe(2)
+      expect(JSON.parse(refused.stdout).error.code).toBe('review_refused')
+      // The buyer cannot refund before the deadline: the ledger refuses, exit 2 with the code.
+      const third = json(
+        await tollgate(
+          buyerHome,
+          'job',
+          'fund',
+          '--seller',
+          seller,
+          '--amount',
+          '0.5',
+          '--description',
+          'x',
+          '--json',
+        ),
+      )
+      const early = await tollgate(buyerHome, 'job', 'refund', third.jobId as string, '--json')
+      expect(early.code).toBe(2)
+      expect(JSON.parse(early.stdout).error.code).toBe('job_move_failed')
+    } finally {
+      rmSync(buyerHome, { recursive: true, force: true })
+      rmSync(sellerHome, { recursive: true, force: true })
+    }
+  })
+})

@@ -1,0 +1,316 @@
+/**
+ * `tollgate job fund|status|deliver|release|reject|refund|review`: escrowed jobs through a gateway's
+ * `/v1/jobs` routes, signed with the wallet in the config folder. `fund` asks the gateway for the
+ * job's terms — a 402 demanding escrow, which the paying client refuses to instant-pay
+ * (`ESCROW_REQUIRED`) — and funds a job on those terms instead. Every move is built and signed
+ * here; the gateway relays it to the ledger. Exit 0 on success; 2 with the code when refused; 1
+ * otherwise.
+ *
+ * @module
+ */
+import { readFile } from 'node:fs/promises'
+import { toBase64 } from '@mysten/sui/utils'
+import { Command, Option } from 'commander'
+import pc from 'picocolors'
+import {
+  deliveryHash,
+  type EscrowJob,
+  formatAmount,
+  isPaymentError,
+  PaymentError,
+  type PaymentErrorCode,
+  reviewMessage,
+} from 'tollgate'
+import {
+  createJobClient,
+  createPayingFetch,
+  createWalletLimits,
+  type MoveSubmitter,
+} from 'tollgate/client'
+import { fail, ledgerUrlOf } from './wallet.js'
+import { limitsFrom, loadSettings, loadWallet } from './walletFiles.js'
+
+type Common = { gateway: string; ledger?: string; network: string; json?: boolean }
+
+const gatewayOption = () =>
+  new Option('--gateway <url>', 'the gateway base URL')
+    .env('TOLLGATE_GATEWAY')
+    .makeOptionMandatory()
+const ledgerOption = () =>
+  new Option('--ledger <url>', 'ledger gRPC URL (the emulator: tollgate ledger)').env(
+    'TOLLGATE_LEDGER',
+  )
+const networkOption = () =>
+  new Option('--network <network>', 'network')
+    .default('sui:mainnet')
+    .choices(['sui:mainnet', 'sui:testnet'])
+
+function base(gateway: string): string {
+  return gateway.replace(/\/+$/, '')
+}
+
+/** Relays signed moves to the gateway. */
+function gatewaySubmitter(gateway: string): MoveSubmitter {
+  return async ({ move, jobId, transaction, signature }) => {
+    const path = move === 'fund' ? '/v1/jobs/fund' : `/v1/jobs/${jobId}/${move}`
+    const response = await fetch(`${base(gateway)}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ transaction: toBase64(transaction), signature }),
+    })
+    const body = (await response.json().catch(() => ({}))) as {
+      code?: PaymentErrorCode
+      detail?: string
+      digest?: string
+      jobId?: string
+    }
+    if (!response.ok) {
+      throw new PaymentError(
+        body.code ?? 'job_move_failed',
+        body.detail ?? `HTTP ${response.status}`,
+        {
+          details: { status: response.status, ...(body.digest ? { digest: body.digest } : {}) },
+        },
+      )
+    }
+    return { digest: body.digest ?? '', jobId: body.jobId ?? jobId ?? '' }
+  }
+}
+
+async function jobClient(options: Common) {
+  const signer = await loadWallet()
+  const ledger = await ledgerUrlOf(options.ledger, options.network)
+  return {
+    signer,
+    ledger,
+    jobs: createJobClient({ signer, ledger, submit: gatewaySubmitter(options.gateway) }),
+  }
+}
+
+function jobView(job: EscrowJob) {
+  return {
+    id: job.id,
+    state: job.state,
+    buyer: job.buyer,
+    seller: job.seller,
+    amount: formatAmount(job.amount),
+    feeBps: Number(job.feeBps),
+    deliverByMs: Number(job.deliverByMs),
+    reviewMs: Number(job.reviewMs),
+    deliveryHash: job.deliveryHash,
+    rejections: Number(job.rejections),
+    paidToSeller: formatAmount(job.paidToSeller),
+    paidFee: formatAmount(job.paidFee),
+    refunded: formatAmount(job.refunded),
+  }
+}
+
+function print(json: boolean | undefined, value: Record<string, unknown>): void {
+  if (json) {
+    console.log(JSON.stringify({ ok: true, ...value }, null, 2))
+    return
+  }
+  for (const [k, v] of Object.entries(value)) {
+    const text = typeof v === 'object' && v !== null ? JSON.stringify(v) : String(v)
+    console.log(`${pc.bold(k.padEnd(12))} ${text}`)
+  }
+}
+
+async function showJob(jobs: ReturnType<typeof createJobClient>, id: string) {
+  const job = await jobs.status(id)
+  if (!job) throw new PaymentError('job_not_found', `No escrow job ${id} on the ledger.`)
+  return jobView(job)
+}
+
+function withCommon(command: Command): Command {
+  return command
+    .addOption(gatewayOption())
+    .addOption(ledgerOption())
+    .addOption(networkOption())
+    .option('--json', 'print one JSON object (for scripts)')
+}
+
+function action<A extends unknown[]>(run: (...args: A) => Promise<void>) {
+  return async (...args: A) => {
+    const options = args.find((a) => typeof a === 'object' && a !== null && 'gateway' in a) as
+      | Common
+      | undefined
+    try {
+      await run(...args)
+    } catch (error) {
+      fail(error, options?.json)
+    }
+  }
+}
+
+/** Builds the `job` command. */
+export function jobCommand(): Command {
+  const job = new Command('job').description(
+    'Escrowed jobs: fund, status, deliver, release, reject, refund, review (through a gateway)',
+  )
+
+  job.addCommand(
+    withCommon(
+      new Command('fund')
+        .description('Fund a job: the USDC is held on the ledger until released or refunded')
+        .requiredOption('--seller <address>', 'who does the job')
+        .requiredOption('--amount <usdc>', 'the budget, in USDC (e.g. 2.5)')
+        .requiredOption('--description <text>', 'what the job is')
+        .option('--deliver-within <seconds>', 'delivery deadline from now', '3600')
+        .option('--review <seconds>', 'review window of a delivery', '3600')
+        .option('--max <usdc>', 'most the job may lock, in USDC'),
+    ).action(
+      action(
+        async (
+          options: Common & {
+            seller: string
+            amount: string
+            description: string
+            deliverWithin: string
+            review: string
+            max?: string
+          },
+        ) => {
+          const { signer, ledger } = await jobClient(options)
+          const pay = createPayingFetch({ signer, ledger, network: options.network, limits: false })
+          let refusal: unknown
+          try {
+            const response = await pay(`${base(options.gateway)}/v1/jobs`, {
+              method: 'POST',
+              headers: { 'content-type': 'application/json' },
+              body: JSON.stringify({
+                seller: options.seller,
+                amount: options.amount,
+                description: options.description,
+                deliverWithinSeconds: Number(options.deliverWithin),
+                reviewSeconds: Number(options.review),
+              }),
+            })
+            throw new PaymentError(
+              'NO_PAYABLE_REQUIREMENT',
+              `Expected escrow terms, got HTTP ${response.status}.`,
+            )
+          } catch (error) {
+            if (!isPaymentError(error) || error.code !== 'ESCROW_REQUIRED') throw error
+            refusal = error
+          }
+          const funder = createJobClient({
+            signer,
+            ledger,
+            limits: createWalletLimits(limitsFrom(await loadSettings())),
+            ...(options.max === undefined ? {} : { maxPrice: options.max }),
+            submit: gatewaySubmitter(options.gateway),
+          })
+          const { jobId, digest, terms } = await funder.fundJob(refusal)
+          print(options.json, {
+            jobId,
+            digest,
+            amount: formatAmount(BigInt(terms.amount)),
+            feeBps: terms.feeBps,
+            seller: terms.seller,
+            deliverByMs: terms.deliverByMs,
+          })
+        },
+      ),
+    ),
+  )
+
+  job.addCommand(
+    withCommon(new Command('status').description('Show a job').argument('<id>', 'job id')).action(
+      action(async (id: string, options: Common) => {
+        const { jobs } = await jobClient(options)
+        print(options.json, { job: await showJob(jobs, id) })
+      }),
+    ),
+  )
+
+  job.addCommand(
+    withCommon(
+      new Command('deliver')
+        .description('Deliver a job (seller): commits the content’s SHA-256 on the ledger')
+        .argument('<id>', 'job id')
+        .option('--file <path>', 'the delivered file')
+        .option('--text <text>', 'the delivered text'),
+    ).action(
+      action(async (id: string, options: Common & { file?: string; text?: string }) => {
+        if ((options.file === undefined) === (options.text === undefined)) {
+          throw new Error('Give exactly one of --file or --text.')
+        }
+        const content =
+          options.file !== undefined ? await readFile(options.file) : (options.text as string)
+        const { jobs } = await jobClient(options)
+        const hash = deliveryHash(content)
+        const { digest } = await jobs.deliver(id, hash)
+        print(options.json, { digest, deliveryHash: hash, job: await showJob(jobs, id) })
+      }),
+    ),
+  )
+
+  for (const [name, summary] of [
+    ['release', 'Accept the delivery (buyer): pays the seller minus the fee'],
+    ['refund', 'Return the USDC to the buyer (seller any time; buyer after the deadline)'],
+  ] as const) {
+    job.addCommand(
+      withCommon(new Command(name).description(summary).argument('<id>', 'job id')).action(
+        action(async (id: string, options: Common) => {
+          const { jobs } = await jobClient(options)
+          const { digest } = name === 'release' ? await jobs.release(id) : await jobs.refund(id)
+          print(options.json, { digest, job: await showJob(jobs, id) })
+        }),
+      ),
+    )
+  }
+
+  job.addCommand(
+    withCommon(
+      new Command('reject')
+        .description('Reject the delivery (buyer, within the review window)')
+        .argument('<id>', 'job id')
+        .option('--reason <text>', 'why', ''),
+    ).action(
+      action(async (id: string, options: Common & { reason: string }) => {
+        const { jobs } = await jobClient(options)
+        const { digest } = await jobs.reject(id, options.reason)
+        print(options.json, { digest, job: await showJob(jobs, id) })
+      }),
+    ),
+  )
+
+  job.addCommand(
+    withCommon(
+      new Command('review')
+        .description('Review a released job, 1 to 5 stars (buyer)')
+        .argument('<id>', 'job id')
+        .requiredOption('--rating <stars>', '1 to 5')
+        .option('--comment <text>', 'a comment', ''),
+    ).action(
+      action(async (id: string, options: Common & { rating: string; comment: string }) => {
+        const signer = await loadWallet()
+        const rating = Number(options.rating)
+        const { signature } = await signer.signPersonalMessage(
+          reviewMessage({ purchaseId: id, rating, comment: options.comment }),
+        )
+        const response = await fetch(`${base(options.gateway)}/v1/jobs/${id}/review`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({
+            rating,
+            comment: options.comment,
+            reviewer: signer.toSuiAddress(),
+            signature,
+          }),
+        })
+        const body = (await response.json().catch(() => ({}))) as Record<string, unknown>
+        if (!response.ok) {
+          throw new PaymentError(
+            (body.code as PaymentErrorCode | undefined) ?? 'review_refused',
+            String(body.detail ?? `HTTP ${response.status}`),
+            { details: { reason: body.reason } },
+          )
+        }
+        print(options.json, body)
+      }),
+    ),
+  )
+  return job
+}
