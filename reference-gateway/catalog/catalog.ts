@@ -6,12 +6,26 @@
  *
  * @module
  */
-import { formatAmount, parseAmount } from '../../src/money.js'
+import { formatAmount, parseAmount } from 'tollgate'
 import type { Shape } from './shapes.js'
 import { validateBody } from './shapes.js'
 
-/** Tags in use (spec §2.4). */
-export const catalogTags = ['ai', 'media', 'web', 'data', 'search', 'communication'] as const
+/** Tags in use: the spec's six (§2.4) and those of the full catalog's other services. */
+export const catalogTags = [
+  'ai',
+  'media',
+  'web',
+  'data',
+  'search',
+  'communication',
+  'messaging',
+  'translation',
+  'compute',
+  'commerce',
+  'finance',
+  'security',
+  'utility',
+] as const
 /** A tag of a service or an endpoint. */
 export type Tag = (typeof catalogTags)[number]
 
@@ -25,6 +39,34 @@ export const familyIds = [
   'brave',
   'resend',
   'openai-compatible',
+  'elevenlabs',
+  'openweather',
+  'googlemaps',
+  'judge0',
+  'lob',
+  'coingecko',
+  'alphavantage',
+  'newsapi',
+  'deepl',
+  'exa',
+  'jina',
+  'serper',
+  'screenshotone',
+  'pdfshift',
+  'qrserver',
+  'replicate',
+  'stability',
+  'assemblyai',
+  'hunter',
+  'ipinfo',
+  'google-translate',
+  'serpapi',
+  'pushover',
+  'cohere',
+  'virustotal',
+  'exchangerate',
+  'shortio',
+  'tinify',
 ] as const
 /** The id of an upstream family module. */
 export type FamilyId = (typeof familyIds)[number]
@@ -45,12 +87,27 @@ export type UpstreamMapping = {
   readonly defaults?: Readonly<Record<string, unknown>> | undefined
 }
 
+/** A path parameter (`{voiceId}` in a catalog path): what a value must look like, before payment. */
+export type PathParam = {
+  /** Whole-value pattern (anchored); a value that does not match is a 400 naming the parameter. */
+  readonly pattern: RegExp
+  readonly description: string
+  /** A value that matches, for examples and discovery documents. */
+  readonly example: string
+}
+
 /** A priced `POST` endpoint with a JSON body. */
 export type PaidEndpoint = {
   readonly kind: 'paid'
   readonly method: 'POST'
-  /** Public path, starting with `/<segment>/`. */
+  /**
+   * Public path, starting with `/<segment>/`. A segment `{name}` is a path parameter (OpenAPI
+   * syntax), described in {@link PaidEndpoint.pathParams}; its value reaches the family operation
+   * in `params`.
+   */
   readonly path: string
+  /** The path parameters of {@link PaidEndpoint.path}, by name. */
+  readonly pathParams?: Readonly<Record<string, PathParam>> | undefined
   /** The request shape the body is validated against before payment. */
   readonly shape: Shape
   /** Price per call as a USDC decimal string (`"0.020000"`); parse with `parseAmount`. */
@@ -87,10 +144,19 @@ export type Service = {
   readonly upstream: {
     /** Base URL of the provider's API (overridable from configuration). */
     readonly baseUrl: string
-    /** Name of the configuration key holding the provider's credential. */
-    readonly credential: string
+    /**
+     * Name of the configuration key holding the provider's credential; absent for a provider that
+     * takes none (its family is `keyless`).
+     */
+    readonly credential?: string | undefined
   }
   readonly endpoints: readonly Endpoint[]
+  /**
+   * `inference`: the service is this gateway's own private inference API, served in process (its
+   * paid route through the paywall, then the inference API's keyless call; its free route the
+   * keyless model list). The upstream base URL is then unused. Default: the upstream family.
+   */
+  readonly servedBy?: 'inference' | undefined
 }
 
 /** The whole catalog. */
@@ -121,7 +187,59 @@ export function paidEntries(catalog: Catalog): CatalogEntry<PaidEndpoint>[] {
  * dropped (`/gemini/v1beta/models/gemini-2.5-flash` → `gemini-v1beta-models-gemini-2-5-flash`).
  */
 export function operationIdOf(path: string): string {
-  return path.replace(/[/.]/g, '-').replace(/^-/, '')
+  return path.replace(/[{}]/g, '').replace(/[/.]/g, '-').replace(/^-/, '')
+}
+
+const paramSegment = /^\{([A-Za-z][A-Za-z0-9]{0,39})\}$/
+
+/** The names of a path's `{name}` parameters, in order. */
+export function pathParamNames(path: string): string[] {
+  return path
+    .split('/')
+    .map((segment) => paramSegment.exec(segment)?.[1])
+    .filter((name): name is string => name !== undefined)
+}
+
+/** A catalog path as a Hono route (`{voiceId}` → `:voiceId`). */
+export function routePathOf(path: string): string {
+  return path
+    .split('/')
+    .map((segment) => segment.replace(paramSegment, ':$1'))
+    .join('/')
+}
+
+/** A catalog path with each parameter replaced by its example value (for example requests). */
+export function examplePathOf(endpoint: Endpoint): string {
+  if (endpoint.kind !== 'paid' || endpoint.pathParams === undefined) return endpoint.path
+  const params = endpoint.pathParams
+  return endpoint.path
+    .split('/')
+    .map((segment) => {
+      const name = paramSegment.exec(segment)?.[1]
+      return name === undefined ? segment : encodeURIComponent(params[name]?.example ?? segment)
+    })
+    .join('/')
+}
+
+/**
+ * Checks the path parameter values of a request against the endpoint's patterns: the first bad one
+ * is named (its value never echoed).
+ */
+export function validatePathParams(
+  endpoint: PaidEndpoint,
+  values: Readonly<Record<string, string>>,
+): { status: 'valid' } | { status: 'invalid'; field: string; message: string } {
+  for (const [name, param] of Object.entries(endpoint.pathParams ?? {})) {
+    const value = values[name]
+    if (value === undefined || !param.pattern.test(value)) {
+      return {
+        status: 'invalid',
+        field: name,
+        message: `path parameter ${name}: ${param.description}`,
+      }
+    }
+  }
+  return { status: 'valid' }
 }
 
 /** The price of a paid endpoint in base units. */
@@ -179,7 +297,8 @@ export type ValidateCatalogOptions = {
 }
 
 const segmentPattern = /^[a-z0-9][a-z0-9-]{0,39}$/
-const pathPattern = /^\/[a-z0-9][a-z0-9-]*(?:\/[a-z0-9](?:[a-z0-9._-]*[a-z0-9])?)+$/
+const pathPattern =
+  /^\/[a-z0-9][a-z0-9-]*(?:\/(?:[a-z0-9](?:[a-z0-9._-]*[a-z0-9])?|\{[A-Za-z][A-Za-z0-9]{0,39}\}))+$/
 const credentialPattern = /^[A-Z][A-Z0-9_]*$/
 
 /**
@@ -217,7 +336,10 @@ export function validateCatalog(
     if (!/^https?:\/\/[^/]/.test(service.upstream.baseUrl)) {
       problems.push(`${where}: upstream base URL is not http(s)`)
     }
-    if (!credentialPattern.test(service.upstream.credential)) {
+    if (
+      service.upstream.credential !== undefined &&
+      !credentialPattern.test(service.upstream.credential)
+    ) {
       problems.push(
         `${where}: credential "${service.upstream.credential}" is not a config key name`,
       )
@@ -255,6 +377,18 @@ export function validateCatalog(
         )
       }
       if (endpoint.kind === 'paid') {
+        const names = pathParamNames(endpoint.path)
+        const declared = Object.keys(endpoint.pathParams ?? {})
+        if (names.sort().join() !== declared.sort().join()) {
+          problems.push(`${at}: path parameters and pathParams differ`)
+        }
+        for (const [name, param] of Object.entries(endpoint.pathParams ?? {})) {
+          if (!param.pattern.source.startsWith('^') || !param.pattern.source.endsWith('$')) {
+            problems.push(`${at}: the pattern of {${name}} is not anchored`)
+          } else if (!param.pattern.test(param.example)) {
+            problems.push(`${at}: the example of {${name}} does not match its pattern`)
+          }
+        }
         let price: bigint | undefined
         try {
           price = parseAmount(endpoint.price)

@@ -4,55 +4,20 @@
  *
  * @module
  */
-import type { Catalog, PaidEndpoint, Service, Tag, UpstreamMapping } from './catalog.js'
-import { defaultMaxBodyBytes } from './catalog.js'
-import type { Shape } from './shapes.js'
+import type { Catalog, Service, Tag } from './catalog.js'
+import { paid } from './paid.js'
+import { defaultOpenModels, falModels, geminiModels, segments } from './segments.js'
+import { dataServices, laterDataServices } from './services-data.js'
+import { mediaServices } from './services-media.js'
+import {
+  languageServices,
+  renderServices,
+  securityServices,
+  toolServices,
+  utilityServices,
+} from './services-tools.js'
 import * as shape from './shapes.js'
-
-/**
- * The provider path segments: stable constants, named after the public API family each speaks.
- * `open` is this project's own private inference API.
- */
-export const segments = {
-  openai: 'openai',
-  anthropic: 'anthropic',
-  open: 'open',
-  fal: 'fal',
-  firecrawl: 'firecrawl',
-  gemini: 'gemini',
-  groq: 'groq',
-  perplexity: 'perplexity',
-  brave: 'brave',
-  deepseek: 'deepseek',
-  resend: 'resend',
-} as const
-
-/** A provider segment of the default catalog. */
-export type Segment = (typeof segments)[keyof typeof segments]
-
-/** The fal model slugs (PROTOCOLS.md §8). */
-export const falModels = {
-  dev: 'fal-ai/flux/dev',
-  pro: 'fal-ai/flux-pro',
-  realism: 'fal-ai/flux-realism',
-  recraft20b: 'fal-ai/recraft-20b',
-  whisper: 'fal-ai/whisper',
-  music: 'fal-ai/stable-audio-25/text-to-audio',
-} as const
-
-/** The Gemini model slugs (PROTOCOLS.md §8). */
-export const geminiModels = {
-  fast: 'gemini-2.5-flash',
-  pro: 'gemini-2.5-pro',
-  embed: 'gemini-embedding-001',
-} as const
-
-/** Open models the `open` chat route allows by default (configurable). */
-export const defaultOpenModels = [
-  'llama-3.3-70b',
-  'qwen3-32b',
-  'confidential/llama-3.3-70b',
-] as const
+import { emailBatch } from './shapes-tools.js'
 
 /** Transcription bodies carry base64 audio: 25 MiB of audio is about 34 MiB of base64. */
 const transcriptionBodyBytes = Math.ceil((shape.transcriptionMaxBytes * 4) / 3) + 64 * 1024
@@ -65,34 +30,19 @@ export type DefaultCatalogOptions = {
   openMaxTokens?: number | undefined
   /** Body cap of the open chat route in bytes. Default 256 KiB. */
   openMaxBodyBytes?: number | undefined
-  /** Base URL of the private inference API (`…/v1`). Default `http://127.0.0.1:4020/v1`. */
+  /**
+   * Base URL of the private inference API (`…/v1`), for a gateway that serves the `open` routes
+   * through another gateway's inference API instead of its own (`servedBy` removed). Default
+   * `http://127.0.0.1:4020/v1`.
+   */
   inferenceUrl?: string | undefined
-}
-
-function paid(
-  path: string,
-  s: Shape,
-  price: string,
-  tags: readonly Tag[],
-  summary: string,
-  upstream: UpstreamMapping,
-  maxBodyBytes: number = defaultMaxBodyBytes,
-): PaidEndpoint {
-  return {
-    kind: 'paid',
-    method: 'POST',
-    path,
-    shape: s,
-    price,
-    tags,
-    summary,
-    upstream,
-    maxBodyBytes,
-  }
+  /** The operator's Short.io domain for `/shortio/v1/shorten`. Default `short.gy`. */
+  shortDomain?: string | undefined
 }
 
 /**
- * Builds the default catalog: 11 services, 30 paid endpoints and the free `GET /open/v1/models`.
+ * Builds the default catalog: 41 services, 89 paid endpoints and the free `GET /open/v1/models`
+ * (`../shared/spec/full-catalog.md`), in the order of that table.
  *
  * @example
  * ```ts
@@ -118,11 +68,11 @@ export function defaultCatalog(options: DefaultCatalogOptions = {}): Catalog {
       family: 'openai',
       upstream: { baseUrl: 'https://api.openai.com/v1', credential: 'OPENAI_API_KEY' },
       endpoints: [
-        paid('/openai/v1/chat/completions', shape.chat, '0.020000', am, 'Chat completions', {
+        paid('/openai/v1/chat/completions', shape.chat, '0.020000', ai, 'Chat completions', {
           operation: 'chat',
           defaults: { model: 'gpt-4o-mini' },
         }),
-        paid('/openai/v1/embeddings', shape.embed, '0.020000', am, 'Embeddings', {
+        paid('/openai/v1/embeddings', shape.embed, '0.020000', ai, 'Embeddings', {
           operation: 'embeddings',
           defaults: { model: 'text-embedding-3-small' },
         }),
@@ -166,6 +116,7 @@ export function defaultCatalog(options: DefaultCatalogOptions = {}): Catalog {
       summary: 'Chat with open and confidential models (private inference), capped',
       tags: ai,
       family: 'openai-compatible',
+      servedBy: 'inference',
       upstream: {
         baseUrl: options.inferenceUrl ?? 'http://127.0.0.1:4020/v1',
         credential: 'INFERENCE_API_KEY',
@@ -389,8 +340,31 @@ export function defaultCatalog(options: DefaultCatalogOptions = {}): Catalog {
         paid('/resend/v1/emails', shape.email, '0.020000', ['communication'], 'Send an email', {
           operation: 'send',
         }),
+        paid(
+          '/resend/v1/emails/batch',
+          emailBatch,
+          '0.020000',
+          ['communication'],
+          'Send up to 100 emails',
+          { operation: 'batch' },
+          4 * 1024 * 1024,
+        ),
       ],
     },
+    ...mediaServices().slice(0, 2),
+    ...dataServices().slice(0, 2),
+    ...toolServices().slice(0, 2),
+    ...dataServices().slice(2, 5),
+    ...toolServices().slice(2),
+    ...renderServices(),
+    ...mediaServices().slice(2),
+    ...dataServices().slice(5),
+    ...languageServices().slice(0, 1),
+    ...laterDataServices().slice(0, 1),
+    ...languageServices().slice(1),
+    ...securityServices(),
+    ...laterDataServices().slice(1),
+    ...utilityServices({ shortDomain: options.shortDomain ?? 'short.gy' }),
   ]
   return { services }
 }

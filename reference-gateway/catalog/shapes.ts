@@ -30,7 +30,7 @@ const modelMax = 128
 /** Longest single text field (prompt, message content, input), in characters. */
 const textMax = 200_000
 /** Most chat messages in one request. */
-const messagesMax = 256
+export const messagesMax = 256
 /** Longest URL accepted. */
 const urlMax = 2048
 
@@ -52,10 +52,13 @@ export const imageSizePresets = [
   'landscape_16_9',
 ] as const
 
-const model = z.string().min(1).max(modelMax)
-const text = (max = textMax) => z.string().max(max)
+/** A model name. */
+export const model = z.string().min(1).max(modelMax)
+/** A text field of at most `max` characters. */
+export const text = (max = textMax) => z.string().max(max)
 const temperature = z.number().min(0, 'must be between 0 and 2').max(2, 'must be between 0 and 2')
-const httpUrl = z
+/** An absolute http(s) URL of at most 2048 characters. */
+export const httpUrl = z
   .string()
   .max(urlMax)
   .refine((value) => isHttpUrl(value), 'must be an http(s) URL')
@@ -71,7 +74,8 @@ export function isHttpUrl(value: string): boolean {
   }
 }
 
-const chatMessage = z.object({
+/** One chat message (role system/user/assistant, text content). */
+export const chatMessage = z.object({
   role: z.enum(['system', 'user', 'assistant']),
   content: text(),
 })
@@ -146,20 +150,27 @@ export function isAudioUrl(file: string): boolean {
   return /^https?:\/\//i.test(file)
 }
 
+/**
+ * A file given as an http(s) URL or as base64 (raw or a `data:` URL) of at most `maxBytes` decoded.
+ */
+export function fileField(maxBytes: number, what = 'file') {
+  return z
+    .string()
+    .min(1)
+    .max(Math.ceil((maxBytes * 4) / 3) + 256)
+    .refine((value) => {
+      if (isAudioUrl(value)) return value.length <= urlMax && isHttpUrl(value)
+      const body = value.replace(dataUrlPattern, '')
+      return body.length % 4 === 0 && base64Pattern.test(body)
+    }, `must be an http(s) URL or base64-encoded ${what}`)
+}
+
 /** Shape TRANSCRIBE-FILE: an audio URL or base64 file, sent upstream as multipart/form-data. */
 export const transcribeFile: Shape = {
   name: 'TRANSCRIBE-FILE',
   description: 'Transcription: file (audio URL or base64), optional model and ISO-639-1 language',
   schema: z.object({
-    file: z
-      .string()
-      .min(1)
-      .max(Math.ceil((transcriptionMaxBytes * 4) / 3) + 256)
-      .refine((value) => {
-        if (isAudioUrl(value)) return value.length <= urlMax && isHttpUrl(value)
-        const body = value.replace(dataUrlPattern, '')
-        return body.length % 4 === 0 && base64Pattern.test(body)
-      }, 'must be an http(s) audio URL or base64-encoded audio'),
+    file: fileField(transcriptionMaxBytes, 'audio'),
     model: model.optional(),
     language: z.enum(iso6391, 'must be an ISO-639-1 language code').optional(),
   }),
@@ -255,7 +266,8 @@ export const query: Shape = {
   example: { q: 'sui blockchain usdc' },
 }
 
-const mailbox = z
+/** An e-mail address, bare or as `Name <address>`. */
+export const mailbox = z
   .string()
   .max(320)
   .refine(

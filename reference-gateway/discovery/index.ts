@@ -19,3 +19,4 @@ export {
   type ServicesDocument,
   servicesDocument,
 } from './services.js'
+export { type TestMoneyNotice, testMoneyNotice } from './testMoney.js'

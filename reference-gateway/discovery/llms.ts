@@ -4,8 +4,27 @@
  *
  * @module
  */
-import { type Catalog, priceText } from '../catalog/catalog.js'
+import { type Catalog, examplePathOf, priceText } from '../catalog/catalog.js'
 import { baseOf, type DiscoveryOptions, defaultTitle } from './options.js'
+import { testMoneyNotice } from './testMoney.js'
+
+function testMoneySection(catalog: Catalog, options: DiscoveryOptions): string[] {
+  if (options.testMoney === undefined) return []
+  const notice = testMoneyNotice(catalog, {
+    publicBaseUrl: options.publicBaseUrl,
+    ledgerUrl: options.testMoney.ledgerUrl,
+  })
+  return [
+    '',
+    `**${notice.headline}**`,
+    '',
+    'Pay this gateway with test USDC from its ledger (the `tollgate` CLI from the `tollgate` package):',
+    '',
+    '```sh',
+    ...notice.commands,
+    '```',
+  ]
+}
 
 /**
  * Generates `/llms.txt` (Markdown).
@@ -21,6 +40,7 @@ export function llmsTxt(catalog: Catalog, options: DiscoveryOptions): string {
     `# ${options.title ?? defaultTitle}`,
     '',
     `> Paid HTTP endpoints in front of AI, web-data, search and e-mail APIs. Each call is paid per request in USDC on \`${options.network}\` (asset \`${options.asset}\`, recipient \`${options.payTo}\`). No account, no API key, no subscription.`,
+    ...testMoneySection(catalog, options),
     '',
     '## How to call an endpoint',
     '',
@@ -66,8 +86,13 @@ export function llmsTxt(catalog: Catalog, options: DiscoveryOptions): string {
       }
       lines.push(
         `- \`POST ${url}\`: ${priceText(endpoint)} USDC. ${endpoint.summary}. Body (${endpoint.shape.name}): ${endpoint.shape.description}.`,
-        `  Example body: \`${JSON.stringify(endpoint.shape.example)}\``,
       )
+      for (const [name, param] of Object.entries(endpoint.pathParams ?? {})) {
+        lines.push(
+          `  Path parameter \`{${name}}\`: ${param.description}; example \`${base}${examplePathOf(endpoint)}\``,
+        )
+      }
+      lines.push(`  Example body: \`${JSON.stringify(endpoint.shape.example)}\``)
     }
   }
   lines.push('')

@@ -6,6 +6,8 @@
  * @module
  */
 import { type Catalog, catalogTags, entries, operationIdOf, priceText } from '../catalog/catalog.js'
+import { jobPaths } from '../jobs/openapi.js'
+import { marketplacePaths } from '../marketplace/openapi.js'
 import { baseOf, type DiscoveryOptions, defaultTitle, jsonSchemaOf } from './options.js'
 
 /** The `x-payment-info` extension of a priced operation. */
@@ -24,26 +26,45 @@ export type OpenApiDocument = {
   servers: { url: string }[]
   tags: { name: string; description: string }[]
   paths: Record<string, Record<string, Record<string, unknown>>>
+  components?: { securitySchemes: Record<string, Record<string, unknown>> }
+}
+
+/** Operations served beside the catalog (the private inference API), merged into the document. */
+export type ExtraOperations = {
+  paths: OpenApiDocument['paths']
+  securitySchemes?: Record<string, Record<string, unknown>> | undefined
 }
 
 const tagDescriptions: Record<string, string> = {
   ai: 'AI models: chat, embeddings, generation',
   media: 'Images, audio and transcription',
   web: 'Web pages and sites',
-  data: 'Structured data extraction',
+  data: 'Structured data: extraction, weather, maps, markets, news',
   search: 'Search engines',
   communication: 'E-mail',
+  messaging: 'Push notifications',
+  translation: 'Machine translation',
+  compute: 'Running code',
+  commerce: 'Printed mail and addresses',
+  finance: 'Exchange rates',
+  security: 'URL and file reputation',
+  utility: 'Short links and image compression',
 }
 
 /**
- * Generates the OpenAPI document.
+ * Generates the OpenAPI document. `extra` adds operations served beside the catalog (the private
+ * inference API's `/v1/…` paths) and their security schemes.
  *
  * @example
  * ```ts
  * const doc = openApiDocument(catalog, { publicBaseUrl, payTo, network: 'sui:mainnet', asset })
  * ```
  */
-export function openApiDocument(catalog: Catalog, options: DiscoveryOptions): OpenApiDocument {
+export function openApiDocument(
+  catalog: Catalog,
+  options: DiscoveryOptions,
+  extra?: ExtraOperations,
+): OpenApiDocument {
   const paths: OpenApiDocument['paths'] = {}
   for (const { endpoint } of entries(catalog)) {
     const common = {
@@ -72,8 +93,17 @@ export function openApiDocument(catalog: Catalog, options: DiscoveryOptions): Op
         payTo: options.payTo,
       },
     }
+    const parameters = Object.entries(endpoint.pathParams ?? {}).map(([name, param]) => ({
+      name,
+      in: 'path',
+      required: true,
+      description: param.description,
+      schema: { type: 'string', pattern: param.pattern.source },
+      example: param.example,
+    }))
     item.post = {
       ...common,
+      ...(parameters.length === 0 ? {} : { parameters }),
       description: `${endpoint.shape.description}. Price ${paymentInfo.price} USDC per call.`,
       requestBody: {
         required: true,
@@ -91,6 +121,11 @@ export function openApiDocument(catalog: Catalog, options: DiscoveryOptions): Op
       'x-payment-info': paymentInfo,
     }
   }
+  if (options.jobs) Object.assign(paths, jobPaths())
+  if (options.marketplace) Object.assign(paths, marketplacePaths())
+  for (const [path, item] of Object.entries(extra?.paths ?? {})) {
+    paths[path] = { ...paths[path], ...item }
+  }
   return {
     openapi: '3.1.0',
     info: {
@@ -102,7 +137,18 @@ export function openApiDocument(catalog: Catalog, options: DiscoveryOptions): Op
         `Usage guide: ${baseOf(options)}/llms.txt`,
     },
     servers: [{ url: baseOf(options) }],
-    tags: catalogTags.map((name) => ({ name, description: tagDescriptions[name] ?? name })),
+    tags: [
+      ...catalogTags.map((name) => ({ name, description: tagDescriptions[name] ?? name })),
+      ...(options.jobs
+        ? [{ name: 'jobs', description: 'Escrowed agent-to-agent jobs and their reviews' }]
+        : []),
+      ...(options.marketplace
+        ? [{ name: 'marketplace', description: 'Seller listings and signed catalog mutations' }]
+        : []),
+    ],
     paths,
+    ...(extra?.securitySchemes === undefined
+      ? {}
+      : { components: { securitySchemes: extra.securitySchemes } }),
   }
 }

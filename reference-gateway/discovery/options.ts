@@ -20,6 +20,15 @@ export type DiscoveryOptions = {
   title?: string | undefined
   /** Seconds a payment requirement stays valid. Default 60. */
   maxTimeoutSeconds?: number | undefined
+  /** Whether the escrowed-job routes (`/v1/jobs`) are served (they join the OpenAPI document). */
+  jobs?: boolean | undefined
+  /**
+   * Set when the ledger is the local emulator: the page and `llms.txt` say the payments are test
+   * money and show how to pay this gateway (its ledger URL, a `tollgate pay` line).
+   */
+  testMoney?: { ledgerUrl: string } | undefined
+  /** Whether the marketplace's signed routes (`/v1/agent/…`) are served (they join the document). */
+  marketplace?: boolean | undefined
 }
 
 /** The default title of the discovery documents. */

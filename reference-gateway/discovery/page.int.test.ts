@@ -5,15 +5,19 @@ import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import { type Browser, chromium } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { paidEntries } from '../catalog/catalog.js'
+import { entries, paidEntries } from '../catalog/catalog.js'
 import { defaultCatalog } from '../catalog/default.js'
 import { catalogPage } from './page.js'
 
 /** Debian's chromium (apt-get install chromium), or CHROMIUM_PATH. */
 const executablePath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
 const haveChromium = existsSync(executablePath)
-/** Where the screenshot is saved for CI to keep. */
-export const screenshotPath = join('artifacts', 'catalog-page.png')
+/** Where the screenshots are saved for CI to keep (desktop and a 390 px phone). */
+const screenshotPaths = {
+  full: join('artifacts', 'catalog-page.png'),
+  desktop: join('artifacts', 'catalog-page-1280.png'),
+  phone: join('artifacts', 'catalog-page-390.png'),
+}
 
 /** In CI a missing browser is a failure, never a skip (as for PostgreSQL and Redis). */
 const required = process.env.CI_REQUIRE_SERVICES === '1'
@@ -71,8 +75,54 @@ describe.skipIf(!haveChromium)(`the catalog page in headless Chromium (${executa
     // biome-ignore lint/performance/useDomNodeTextContent: rendered text shows the details opened
     expect(await page.locator('details pre').first().innerText()).toContain('curl -i -X POST')
     await mkdir('artifacts', { recursive: true })
-    await page.screenshot({ path: screenshotPath, fullPage: true })
-    expect(existsSync(screenshotPath)).toBe(true)
+    await page.screenshot({ path: screenshotPaths.full, fullPage: true })
+    expect(existsSync(screenshotPaths.full)).toBe(true)
     await page.close()
   })
+
+  for (const [name, width] of [
+    ['desktop', 1280],
+    ['phone', 390],
+  ] as const) {
+    it(`at ${width} px (${name}): no sideways scroll; the tag filter and the search narrow the list`, async () => {
+      const page = await browser.newPage({ viewport: { width, height: 844 } })
+      await page.goto(`${origin}/`)
+      const overflow = () =>
+        page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth)
+      expect(await overflow()).toBeLessThanOrEqual(0)
+      const visible = () => page.locator('tr[data-tags]:visible').count()
+      expect(await visible()).toBe(entries(catalog).length)
+
+      await page.getByRole('button', { name: 'finance', exact: true }).click()
+      const finance = entries(catalog).filter((e) => e.endpoint.tags.includes('finance'))
+      expect(finance.length).toBeGreaterThan(0)
+      expect(await visible()).toBe(finance.length)
+      expect(await page.locator('#count').textContent()).toBe(
+        `${finance.length} of ${entries(catalog).length} endpoints`,
+      )
+      const sections = await page.locator('main section:visible h2').allInnerTexts()
+      expect(sections.map((h) => h.split(' /')[0])).toEqual(
+        catalog.services
+          .filter((s) => s.endpoints.some((e) => e.tags.includes('finance')))
+          .map((s) => s.name),
+      )
+      // The same tag again clears it; a text search narrows by path, name or summary.
+      await page.getByRole('button', { name: 'finance', exact: true }).click()
+      await page.getByRole('searchbox').fill('weather')
+      const ids = await page
+        .locator('tr[data-tags]:visible')
+        .evaluateAll((trs) => trs.map((tr) => tr.id))
+      expect(ids).toEqual(['/openweather/v1/weather', '/openweather/v1/forecast'])
+      expect(await overflow()).toBeLessThanOrEqual(0)
+      await page.getByRole('searchbox').fill('')
+
+      await page.locator('details').first().click()
+      expect(await overflow()).toBeLessThanOrEqual(0)
+      await mkdir('artifacts', { recursive: true })
+      const path = screenshotPaths[name]
+      await page.screenshot({ path })
+      expect(existsSync(path)).toBe(true)
+      await page.close()
+    })
+  }
 })

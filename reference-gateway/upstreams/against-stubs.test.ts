@@ -20,10 +20,19 @@ afterAll(async () => {
 function exampleBody(shape: string, example: Record<string, unknown>): Record<string, unknown> {
   // The examples point at example.com; on the stubs, media comes from the stub itself.
   if (shape === 'TRANSCRIBE-FILE') return { ...example, file: `${stubs.origin}/media/voice.mp3` }
+  if ('image' in example) return { ...example, image: `${stubs.origin}/media/photo.png` }
   return { ...example }
 }
 
 describe('every catalog endpoint against the stub upstreams', () => {
+  it('has a stub for every service of the default catalog (the gateway with no configuration)', () => {
+    expect(Object.keys(stubs.baseUrls).sort()).toEqual(
+      defaultCatalog()
+        .services.map((s) => s.segment)
+        .sort(),
+    )
+  })
+
   it('answers ok with JSON for each endpoint of the default catalog', async () => {
     const answered: string[] = []
     for (const { service, endpoint } of entries(catalog)) {
@@ -32,12 +41,18 @@ describe('every catalog endpoint against the stub upstreams', () => {
           ? exampleBody(endpoint.shape.name, endpoint.shape.example as Record<string, unknown>)
           : {}
       const blobs = memoryBlobs()
+      const pathParams =
+        endpoint.kind === 'paid'
+          ? Object.fromEntries(
+              Object.entries(endpoint.pathParams ?? {}).map(([name, p]) => [name, p.example]),
+            )
+          : {}
       const result = await callUpstream({
         family: families[service.family],
         operation: endpoint.upstream.operation,
         body,
         defaults: endpoint.upstream.defaults,
-        params: endpoint.upstream.params,
+        params: { ...endpoint.upstream.params, ...pathParams },
         baseUrl: service.upstream.baseUrl,
         apiKey: 'stub-key',
         blobs,
@@ -50,12 +65,16 @@ describe('every catalog endpoint against the stub upstreams', () => {
       expect(typeof json).toBe('object')
       answered.push(endpoint.path)
       // Media answers are re-hosted in the blob store, never the stub's own URLs.
-      if (/images\/generations|audio\/speech|fal-ai\/(flux|recraft|stable)/.test(endpoint.path)) {
+      if (
+        /images\/generations|audio\/speech|fal-ai\/(flux|recraft|stable)|elevenlabs|stability|screenshot|pdfshift|qrcode|tinify/.test(
+          endpoint.path,
+        )
+      ) {
         expect(blobs.items.length).toBeGreaterThan(0)
         expect(JSON.stringify(json)).not.toContain(stubs.origin)
       }
     }
-    expect(answered).toHaveLength(31)
+    expect(answered).toHaveLength(90)
   })
 
   it('streams an SSE chat ending in data: [DONE]', async () => {
@@ -111,6 +130,14 @@ describe('every catalog endpoint against the stub upstreams', () => {
       ['fal', '/fal-ai/flux/dev'],
       ['firecrawl', '/scrape'],
       ['resend', '/emails'],
+      ['elevenlabs', '/sound-generation'],
+      ['newsapi', '/everything'],
+      ['exa', '/search'],
+      ['lob', '/postcards'],
+      ['replicate', '/predictions'],
+      ['cohere', '/chat'],
+      ['virustotal', '/urls'],
+      ['tinify', '/shrink'],
     ] as const) {
       const response = await fetch(`${stubs.baseUrls[provider]}${path}`, {
         method: 'POST',

@@ -9,9 +9,24 @@ import { brave } from './brave.js'
 import { fal } from './fal.js'
 import { firecrawl } from './firecrawl.js'
 import { gemini } from './gemini.js'
+import { assemblyai, replicate } from './job-apis.js'
+import { elevenlabs, pdfshift, qrserver, screenshotone, stability, tinify } from './media-apis.js'
 import { openai } from './openai.js'
 import { openaiCompatible } from './openai-compatible.js'
+import {
+  alphavantage,
+  coingecko,
+  exchangerate,
+  googlemaps,
+  hunter,
+  ipinfo,
+  newsapi,
+  openweather,
+  serpapi,
+} from './query-apis.js'
 import { resend } from './resend.js'
+import { judge0, lob, pushover, shortio, virustotal } from './service-apis.js'
+import { cohere, deepl, exa, googleTranslate, jina, serper } from './text-apis.js'
 import type { Family } from './upstream.js'
 
 /** The family modules by id. */
@@ -24,6 +39,34 @@ export const families: Readonly<Record<FamilyId, Family>> = {
   brave,
   resend,
   'openai-compatible': openaiCompatible,
+  elevenlabs,
+  openweather,
+  googlemaps,
+  judge0,
+  lob,
+  coingecko,
+  alphavantage,
+  newsapi,
+  deepl,
+  exa,
+  jina,
+  serper,
+  screenshotone,
+  pdfshift,
+  qrserver,
+  replicate,
+  stability,
+  assemblyai,
+  hunter,
+  ipinfo,
+  'google-translate': googleTranslate,
+  serpapi,
+  pushover,
+  cohere,
+  virustotal,
+  exchangerate,
+  shortio,
+  tinify,
 }
 
 /** Operation ids per family, for `validateCatalog({ operations })`. */

@@ -1,72 +1,115 @@
-import { createServer } from 'node:http'
+import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import fc from 'fast-check'
-import { describe, expect, it } from 'vitest'
+import nock from 'nock'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { nodeFetch } from '../../src/internal/nodeFetch.js'
-import { decodeBase64File, fetchMedia, isInternalHost, readLimited } from './http.js'
+import { decodeBase64File, fetchMedia, mediaUnavailable, readLimited } from './http.js'
 import { redact } from './upstream.js'
 
-describe('isInternalHost', () => {
-  it.each([
-    'localhost',
-    'api.localhost',
-    'printer.local',
-    'metadata.google.internal',
-    '127.0.0.1',
-    '127.9.9.9',
-    '10.1.2.3',
-    '172.16.0.1',
-    '172.31.255.255',
-    '192.168.1.1',
-    '169.254.169.254',
-    '100.64.0.1',
-    '0.0.0.0',
-    '224.0.0.1',
-    '::1',
-    '[::1]',
-    '::',
-    'fc00::1',
-    'fd12::3',
-    'fe80::1',
-    '::ffff:127.0.0.1',
-  ])('%s is internal', (host) => {
-    expect(isInternalHost(host)).toBe(true)
-  })
-  it.each([
-    'example.com',
-    'v3.fal.media',
-    '8.8.8.8',
-    '172.32.0.1',
-    '192.169.0.1',
-    '2606:4700::1111',
-  ])('%s is public', (host) => {
-    expect(isInternalHost(host)).toBe(false)
-  })
-  it('never throws on arbitrary input', () => {
-    fc.assert(fc.property(fc.string(), (s) => typeof isInternalHost(s) === 'boolean'))
-  })
-})
-
 describe('fetchMedia', () => {
-  const never = (() => {
-    throw new Error('must not fetch')
-  }) as unknown as typeof fetch
-  it('refuses non-http(s) URLs and internal hosts without fetching', async () => {
-    for (const url of ['file:///etc/passwd', 'ftp://e.com/a', 'not a url', 'http://10.0.0.1/a']) {
-      expect((await fetchMedia(url, { fetch: never })).status).toBe('failed')
+  let inside: Server
+  let port: number
+  const seen: string[] = []
+  const publicAddress = async () => [{ address: '93.184.215.14' }]
+
+  beforeAll(async () => {
+    nock.disableNetConnect()
+    nock.enableNetConnect((host) => host.startsWith('127.0.0.1'))
+    inside = createServer((req, res) => {
+      seen.push(req.url ?? '')
+      if (req.url === '/missing') res.writeHead(404)
+      res.end('internal secret')
+    })
+    await new Promise<void>((resolve) => inside.listen(0, '127.0.0.1', resolve))
+    port = (inside.address() as AddressInfo).port
+  })
+  afterAll(async () => {
+    nock.cleanAll()
+    nock.enableNetConnect()
+    inside.closeAllConnections()
+    await new Promise((resolve) => inside.close(resolve))
+  })
+
+  it('refuses non-http(s) URLs', async () => {
+    for (const url of ['file:///etc/passwd', 'ftp://e.com/a', 'not a url']) {
+      expect((await fetchMedia(url)).status).toBe('failed')
     }
   })
-  it('does not follow redirects (a redirect to an internal host cannot sneak in)', async () => {
-    let seen: RequestInit | undefined
-    const fake = (async (_url: URL, init: RequestInit) => {
-      seen = init
-      return new Response(null, { status: 302, headers: { location: 'http://127.0.0.1/' } })
-    }) as unknown as typeof fetch
-    expect(await fetchMedia('https://e.com/a.png', { fetch: fake })).toMatchObject({
-      status: 'failed',
-      reason: 'media download answered 302',
+
+  it.each([
+    ['http://[::ffff:127.0.0.1]:PORT/a.mp3', 'IPv4-mapped loopback (Node writes [::ffff:7f00:1])'],
+    ['http://[::ffff:7f00:1]:PORT/a.mp3', 'IPv4-mapped loopback, hex'],
+    ['http://2130706433:PORT/a.mp3', 'decimal loopback'],
+    ['http://0x7f.1:PORT/a.mp3', 'hex short loopback'],
+    ['http://127.0.0.1:PORT/a.mp3', 'loopback'],
+    ['http://0.0.0.0:PORT/a.mp3', 'unspecified'],
+    ['http://[::1]:PORT/a.mp3', 'IPv6 loopback'],
+    ['http://media.example:PORT/a.mp3', 'a name that resolves to loopback'],
+    ['http://169.254.169.254/latest/meta-data/', 'cloud metadata'],
+  ])('never downloads %s (%s)', async (url) => {
+    seen.length = 0
+    const result = await fetchMedia(url.replace('PORT', String(port)), {
+      resolveHost: async () => [{ address: '127.0.0.1' }],
     })
-    expect(seen?.redirect).toBe('manual')
+    expect(result).toEqual({ status: 'failed', reason: mediaUnavailable, retryable: false })
+    expect(seen).toEqual([])
+  })
+
+  it('judges every redirect hop: a public file that redirects inside is refused', async () => {
+    seen.length = 0
+    nock('https://cdn.example.com')
+      .get('/a.png')
+      .reply(302, '', { location: `http://127.0.0.1:${port}/secret` })
+    nock('https://cdn.example.com')
+      .get('/b.png')
+      .reply(302, '', { location: `http://[::ffff:127.0.0.1]:${port}/secret` })
+    for (const path of ['/a.png', '/b.png']) {
+      expect(
+        await fetchMedia(`https://cdn.example.com${path}`, { resolveHost: publicAddress }),
+      ).toEqual({ status: 'failed', reason: mediaUnavailable, retryable: false })
+    }
+    expect(nock.isDone()).toBe(true)
+    expect(seen).toEqual([])
+  })
+
+  it('fails a blocked, a refused, an unresolvable and a missing file with the same reason', async () => {
+    const closed = createServer()
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve))
+    const closedPort = (closed.address() as AddressInfo).port
+    await new Promise((resolve) => closed.close(resolve))
+    nock('https://cdn.example.com').get('/gone.png').reply(404)
+    const outcomes = [
+      await fetchMedia(`http://127.0.0.1:${port}/a.png`),
+      await fetchMedia(`http://127.0.0.1:${closedPort}/a.png`, { allowInternalHosts: true }),
+      await fetchMedia(`http://127.0.0.1:${port}/missing`, { allowInternalHosts: true }),
+      await fetchMedia('https://nowhere.example/a.png', {
+        resolveHost: async () => {
+          throw new Error('ENOTFOUND')
+        },
+      }),
+      await fetchMedia('https://cdn.example.com/gone.png', { resolveHost: publicAddress }),
+    ]
+    for (const outcome of outcomes) {
+      expect(outcome).toEqual({ status: 'failed', reason: mediaUnavailable, retryable: false })
+    }
+  })
+
+  it('downloads from a public host (no credentials) and, when allowed, from a local one', async () => {
+    nock('https://cdn.example.com', { badheaders: ['authorization', 'cookie'] })
+      .get('/ok.png')
+      .reply(200, Buffer.from([1, 2, 3]), { 'content-type': 'image/png' })
+    expect(
+      await fetchMedia('https://cdn.example.com/ok.png', { resolveHost: publicAddress }),
+    ).toEqual({
+      status: 'ok',
+      media: { bytes: new Uint8Array([1, 2, 3]), contentType: 'image/png' },
+    })
+    const local = await fetchMedia(`http://127.0.0.1:${port}/a.mp3`, { allowInternalHosts: true })
+    expect(local.status).toBe('ok')
+    expect(
+      await fetchMedia(`http://127.0.0.1:${port}/a.mp3`, { allowInternalHosts: true, maxBytes: 4 }),
+    ).toMatchObject({ status: 'failed', reason: 'media file is too large' })
   })
 })
 

@@ -4,8 +4,7 @@
  *
  * @module
  */
-import { isIP } from 'node:net'
-import { takeBufferedBody } from '../../src/internal/nodeFetch.js'
+import { type HostResolver, safeFetch, takeBufferedBody } from 'tollgate/node'
 import type { UpstreamFailed, UpstreamResult } from './upstream.js'
 
 /** Largest JSON answer read from an upstream: 32 MiB. */
@@ -95,57 +94,38 @@ export async function passJson(response: Response): Promise<UpstreamResult> {
   return read.status === 'ok' ? jsonResult(read.value) : read
 }
 
-/**
- * Whether a host name is loopback, private, link-local or otherwise internal (literal addresses and
- * well-known internal names; DNS answers are not resolved here).
- */
-export function isInternalHost(hostname: string): boolean {
-  const host = hostname.replace(/^\[|\]$/g, '').toLowerCase()
-  if (host === 'localhost' || host.endsWith('.localhost') || host.endsWith('.local')) return true
-  if (host.endsWith('.internal') || host === 'metadata.google.internal') return true
-  const kind = isIP(host)
-  if (kind === 4) {
-    const [a = 0, b = 0] = host.split('.').map(Number)
-    return (
-      a === 0 ||
-      a === 10 ||
-      a === 127 ||
-      (a === 100 && b >= 64 && b <= 127) ||
-      (a === 169 && b === 254) ||
-      (a === 172 && b >= 16 && b <= 31) ||
-      (a === 192 && b === 168) ||
-      a >= 224
-    )
-  }
-  if (kind === 6) {
-    if (host === '::' || host === '::1') return true
-    if (/^f[cd]/.test(host) || /^fe[89ab]/.test(host)) return true
-    const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(host)
-    return mapped ? isInternalHost(mapped[1] as string) : false
-  }
-  return false
-}
-
 /** Options of {@link fetchMedia}. */
 export type FetchMediaOptions = {
-  fetch: typeof globalThis.fetch
   signal?: AbortSignal | undefined
   /** Largest download. Default {@link maxMediaBytes}. */
   maxBytes?: number | undefined
-  /** Allow loopback/private hosts (the stub upstreams in tests). Default `false`. */
+  /** Timeout of the download, redirects included. Default 60 000 ms. */
+  timeoutMs?: number | undefined
+  /**
+   * Allow loopback/private hosts (the stub upstreams in tests). Default `false`. Security: with
+   * `true` a buyer's URL can reach anything the gateway can.
+   */
   allowInternalHosts?: boolean | undefined
+  /** Resolver of host names (tests). Default `node:dns`. */
+  resolveHost?: HostResolver | undefined
 }
 
 /** Downloaded media. */
 export type Media = { bytes: Uint8Array<ArrayBuffer>; contentType: string }
 
+/** The one reason of every download that did not answer 2xx (see {@link fetchMedia}). */
+export const mediaUnavailable = 'media URL could not be downloaded'
+
 /**
- * Downloads a media file from an http(s) URL: no credentials sent, internal hosts refused (unless
- * allowed), redirects not followed, size bounded.
+ * Downloads a media file from an http(s) URL through the SSRF-safe {@link safeFetch}: no
+ * credentials sent, every resolved address and every redirect hop judged (internal ones refused
+ * unless allowed), the connection pinned to the judged address, size and time bounded. Every
+ * failure but a bad URL and an oversized file has ONE reason, {@link mediaUnavailable}, not
+ * retried: a buyer whose call is refunded learns nothing about what the gateway can reach.
  */
 export async function fetchMedia(
   url: string,
-  options: FetchMediaOptions,
+  options: FetchMediaOptions = {},
 ): Promise<{ status: 'ok'; media: Media } | UpstreamFailed> {
   let parsed: URL
   try {
@@ -156,23 +136,20 @@ export async function fetchMedia(
   if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') {
     return failed('media URL is not http(s)')
   }
-  if (!options.allowInternalHosts && isInternalHost(parsed.hostname)) {
-    return failed('media URL points at an internal host')
+  const result = await safeFetch(parsed, {
+    allowPrivateNetwork: options.allowInternalHosts === true,
+    resolve: options.resolveHost,
+    signal: options.signal,
+    timeoutMs: options.timeoutMs ?? 60_000,
+    maxBodyBytes: options.maxBytes ?? maxMediaBytes,
+  })
+  if (result.status === 'failed') {
+    return failed(result.code === 'too_large' ? 'media file is too large' : mediaUnavailable)
   }
-  let response: Response
-  try {
-    response = await options.fetch(parsed, { redirect: 'manual', signal: options.signal ?? null })
-  } catch (error) {
-    return failed(`media download failed: ${errorName(error)}`, true)
-  }
-  if (response.status < 200 || response.status > 299) {
-    await response.body?.cancel().catch(() => {})
-    return failed(`media download answered ${response.status}`, response.status >= 500)
-  }
-  const bytes = await readLimited(response, options.maxBytes ?? maxMediaBytes)
-  if (!bytes) return failed('media file is too large')
-  const contentType = response.headers.get('content-type') ?? 'application/octet-stream'
-  return { status: 'ok', media: { bytes, contentType } }
+  const { response } = result
+  if (response.status < 200 || response.status > 299) return failed(mediaUnavailable)
+  const contentType = response.headers['content-type'] ?? 'application/octet-stream'
+  return { status: 'ok', media: { bytes: response.body, contentType } }
 }
 
 /** Decodes a base64 file (raw, or a `data:<type>;base64,` URL). */

@@ -3,7 +3,7 @@ import nock from 'nock'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { openai } from './openai.js'
 import { openaiCompatible } from './openai-compatible.js'
-import { capturedForm, memoryBlobs } from './test-helpers.js'
+import { capturedForm, memoryBlobs, publicResolver } from './test-helpers.js'
 import {
   type CallUpstreamOptions,
   callUpstream,
@@ -35,6 +35,7 @@ function call(
     apiKey: key,
     blobs,
     sleep: async () => {},
+    resolveHost: publicResolver,
     ...extra,
   })
   return { blobs, promise }
@@ -245,10 +246,14 @@ describe('transcription', () => {
       'http://[::1]/a',
       'http://db.internal/a',
     ]) {
-      const result = await call('transcription', { file }).promise
+      const result = await call(
+        'transcription',
+        { file },
+        { resolveHost: async () => [{ address: '10.0.0.5' }] },
+      ).promise
       expect(result).toMatchObject({
         status: 'failed',
-        reason: 'media URL points at an internal host',
+        reason: 'media URL could not be downloaded',
       })
     }
   })

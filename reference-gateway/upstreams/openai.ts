@@ -92,9 +92,9 @@ export async function rehost(
   url: string,
 ): Promise<{ status: 'ok'; url: string; contentType: string } | ReturnType<typeof failed>> {
   const download = await fetchMedia(url, {
-    fetch: ctx.fetch,
     signal: ctx.signal,
     allowInternalHosts: ctx.allowInternalHosts,
+    resolveHost: ctx.resolveHost,
   })
   if (download.status === 'failed') return download
   const stored = await ctx.blobs.put(download.media.bytes, download.media.contentType)
@@ -176,10 +176,10 @@ export const transcription: Operation = {
     let name: string
     if (isAudioUrl(file)) {
       const download = await fetchMedia(file, {
-        fetch: ctx.fetch,
         signal: ctx.signal,
         maxBytes: transcriptionMaxBytes,
         allowInternalHosts: ctx.allowInternalHosts,
+        resolveHost: ctx.resolveHost,
       })
       if (download.status === 'failed') return download
       media = download.media

@@ -26,9 +26,22 @@ export const send: Operation = {
     }),
 }
 
+/** `POST /emails/batch` with the `emails` array (up to 100), under one Idempotency-Key. */
+export const batch: Operation = {
+  request: (body, ctx) =>
+    new Request(`${ctx.baseUrl}/emails/batch`, {
+      method: 'POST',
+      headers: {
+        ...bearerJson(ctx),
+        ...(ctx.requestId ? { 'idempotency-key': ctx.requestId.slice(0, 256) } : {}),
+      },
+      body: JSON.stringify(body.emails),
+    }),
+}
+
 /** The Resend family module. */
 export const resend: Family = {
   id: 'resend',
   timeoutMs: 15_000,
-  operations: { send },
+  operations: { send, batch },
 }

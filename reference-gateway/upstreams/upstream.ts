@@ -6,6 +6,8 @@
  *
  * @module
  */
+
+import type { HostResolver } from 'tollgate/node'
 import type { BlobStore } from '../blobs/blob-store.js'
 import type { FamilyId } from '../catalog/catalog.js'
 import { errorName, failed, passJson, readLimited } from './http.js'
@@ -41,6 +43,8 @@ export type OperationContext = {
   requestId?: string | undefined
   /** Allow media downloads from loopback/private hosts (stub upstreams). */
   allowInternalHosts: boolean
+  /** Resolver of media host names (tests). Default `node:dns`. */
+  resolveHost?: HostResolver | undefined
   /** Waits (job polling); rejects when {@link OperationContext.signal} aborts. */
   sleep(ms: number): Promise<void>
 }
@@ -63,6 +67,11 @@ export type Operation = {
   ): Promise<UpstreamResult>
   /** Whether this body asks for a streamed answer (the timeout then covers the wait for headers). */
   streams?(body: Record<string, unknown>): boolean
+  /**
+   * Non-2xx statuses that are answers, not failures, for this operation: they go to
+   * {@link Operation.response} (e.g. a 404 that means "not known yet").
+   */
+  accepts?: readonly number[]
 }
 
 /** A family module: operations by id, and its timeout. */
@@ -70,6 +79,13 @@ export type Family = {
   readonly id: FamilyId
   /** Per-attempt timeout in milliseconds (for streams: until the answer's headers arrive). */
   readonly timeoutMs: number
+  /**
+   * Most attempts per call (transient failures are retried within the time budget). Default 3; 1
+   * for a provider whose calls have effects and no idempotency key (a retried call could act twice).
+   */
+  readonly attempts?: number
+  /** The provider takes no credential: calls are made without one. Default false. */
+  readonly keyless?: boolean
   readonly operations: Readonly<Record<string, Operation>>
 }
 
@@ -123,6 +139,8 @@ export type CallUpstreamOptions = {
   requestId?: string | undefined
   /** Allow loopback/private media hosts. Default `false`. */
   allowInternalHosts?: boolean | undefined
+  /** Resolver of media host names (tests). Default `node:dns`. */
+  resolveHost?: HostResolver | undefined
   onEvent?: ((event: UpstreamEvent) => void) | undefined
   /** Sleep, for tests. */
   sleep?: ((ms: number) => Promise<void>) | undefined
@@ -149,7 +167,9 @@ export async function callUpstream(options: CallUpstreamOptions): Promise<Upstre
     ? family.operations[options.operation]
     : undefined
   if (!operation) return failed(`family ${family.id} has no operation ${options.operation}`)
-  if (!options.apiKey) return failed(`upstream ${family.id} has no credential configured`)
+  if (!options.apiKey && family.keyless !== true) {
+    return failed(`upstream ${family.id} has no credential configured`)
+  }
   const fetchFn = options.fetch ?? globalThis.fetch
   const sleep = options.sleep ?? ((ms: number) => new Promise((r) => setTimeout(r, ms)))
   const sleeper = (signal: AbortSignal) =>
@@ -160,7 +180,7 @@ export async function callUpstream(options: CallUpstreamOptions): Promise<Upstre
         }
       : (ms: number) => abortableSleep(ms, signal)
   const timeoutMs = options.timeoutMs ?? family.timeoutMs
-  const attempts = Math.max(1, options.retry?.attempts ?? 3)
+  const attempts = Math.max(1, options.retry?.attempts ?? family.attempts ?? 3)
   const budgetMs = options.retry?.budgetMs ?? timeoutMs
   const baseDelayMs = options.retry?.baseDelayMs ?? 250
   const started = Date.now()
@@ -169,12 +189,13 @@ export async function callUpstream(options: CallUpstreamOptions): Promise<Upstre
 
   const baseContext = {
     baseUrl: options.baseUrl.replace(/\/+$/, ''),
-    apiKey: options.apiKey,
+    apiKey: options.apiKey ?? '',
     params: options.params ?? {},
     blobs: options.blobs,
     fetch: fetchFn,
     requestId: options.requestId,
     allowInternalHosts: options.allowInternalHosts ?? false,
+    resolveHost: options.resolveHost,
   }
 
   let prepared: unknown
@@ -246,9 +267,12 @@ export async function callUpstream(options: CallUpstreamOptions): Promise<Upstre
     }
     report(answer.status)
 
-    if (answer.status < 200 || answer.status > 299) {
+    if (
+      (answer.status < 200 || answer.status > 299) &&
+      !operation.accepts?.includes(answer.status)
+    ) {
       clearTimeout(timeout)
-      const detail = await providerMessage(answer, options.apiKey)
+      const detail = await providerMessage(answer, options.apiKey ?? '')
       const retryable = transientStatuses.has(answer.status)
       last = {
         ...failed(`upstream ${family.id} answered ${answer.status}${detail}`, retryable),

@@ -29,9 +29,11 @@ export const stubMedia = {
   wav: new TextEncoder().encode('RIFF\x24\x00\x00\x00WAVEfmt '),
 } as const
 
-const mediaTypes = { png: 'image/png', mp3: 'audio/mpeg', wav: 'audio/wav' } as const
+/** Content types of {@link stubMedia}. */
+export const mediaTypes = { png: 'image/png', mp3: 'audio/mpeg', wav: 'audio/wav' } as const
 
-function json(value: unknown, status = 200, headers: Record<string, string> = {}): Response {
+/** A JSON answer. */
+export function json(value: unknown, status = 200, headers: Record<string, string> = {}): Response {
   return new Response(JSON.stringify(value), {
     status,
     headers: { 'content-type': 'application/json', ...headers },
@@ -47,11 +49,13 @@ export function stubError(
   return json({ error: { message, type, code: null, param: null } }, status)
 }
 
-function digest(value: unknown): string {
+/** A short deterministic id of a value. */
+export function digest(value: unknown): string {
   return createHash('sha256').update(JSON.stringify(value)).digest('hex').slice(0, 24)
 }
 
-async function body(request: StubRequest): Promise<Record<string, unknown>> {
+/** The request's JSON object body, or `{}`. */
+export async function body(request: StubRequest): Promise<Record<string, unknown>> {
   try {
     const value = (await request.json()) as unknown
     return value !== null && typeof value === 'object' && !Array.isArray(value)
@@ -73,7 +77,8 @@ export function stubReply(prompt: string): string {
   return `Stub reply to: ${prompt}`
 }
 
-function vector(seed: string, size = 8): number[] {
+/** A deterministic embedding vector. */
+export function vector(seed: string, size = 8): number[] {
   const hash = createHash('sha256').update(seed).digest()
   return Array.from({ length: size }, (_, i) => Math.round(((hash[i] ?? 0) / 255) * 1e6) / 1e6)
 }
@@ -172,7 +177,8 @@ function openaiCompatibleRoutes(request: StubRequest, rest: string): Promise<Res
   return undefined
 }
 
-function bearer(request: StubRequest, prefix = 'Bearer '): boolean {
+/** Whether `authorization` is `<prefix><something>`. */
+export function bearer(request: StubRequest, prefix = 'Bearer '): boolean {
   const value = request.headers.get('authorization') ?? ''
   return value.startsWith(prefix) && value.length > prefix.length
 }
@@ -223,11 +229,9 @@ export const openaiStub: StubHandler = async (request, rest, origin) => {
   return stubError(404, 'not found')
 }
 
-/** OpenAI-compatible providers (groq, perplexity, deepseek, the private inference). */
-export const openaiCompatibleStub: StubHandler = async (request, rest) => {
-  if (!bearer(request)) return stubError(401, 'missing bearer key', 'authentication_error')
-  return openaiCompatibleRoutes(request, rest) ?? stubError(404, 'not found')
-}
+/** OpenAI-compatible providers (groq, perplexity, deepseek, together, mistral, the private inference). */
+export const openaiCompatibleStub: StubHandler = async (request, rest, origin) =>
+  openaiStub(request, rest, origin)
 
 /** Anthropic messages (requires `x-api-key` and `anthropic-version`). */
 export const anthropicStub: StubHandler = async (request, rest) => {
@@ -409,6 +413,14 @@ export const braveStub: StubHandler = async (request, rest) => {
 export const resendStub: StubHandler = async (request, rest) => {
   if (!bearer(request))
     return json({ statusCode: 401, name: 'missing_api_key', message: 'Missing API key' }, 401)
+  if (request.method === 'POST' && rest === '/emails/batch') {
+    const list = (await request.json().catch(() => null)) as unknown
+    if (!Array.isArray(list) || list.length === 0 || list.length > 100) {
+      return json({ statusCode: 422, name: 'validation_error', message: '1 to 100 emails' }, 422)
+    }
+    const key = request.headers.get('idempotency-key')
+    return json({ data: list.map((item, i) => ({ id: `email-${digest([key ?? item, i])}` })) })
+  }
   if (request.method !== 'POST' || rest !== '/emails') return stubError(404, 'not found')
   const input = await body(request)
   if (!input.from || !input.to || !input.subject) {

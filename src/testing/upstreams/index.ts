@@ -5,6 +5,13 @@
  */
 export { stubCreated, stubMedia, stubReply } from './handlers.js'
 export {
+  type ModelUpstream,
+  type ModelUpstreamCall,
+  type ModelUpstreamOptions,
+  modelCompletion,
+  startModelUpstream,
+} from './model.js'
+export {
   type StubCall,
   type StubProvider,
   type StubUpstreams,

@@ -1,13 +1,26 @@
 /**
- * Stub upstreams: deterministic fakes of every upstream family (OpenAI, Anthropic, Gemini, fal,
- * Firecrawl, Brave, Resend and the OpenAI-compatible providers, streaming chat included) on one
- * `node:http` server on 127.0.0.1, so a gateway runs and is tested with no network.
+ * Stub upstreams: deterministic fakes of every upstream family of the default catalog (41 providers,
+ * streaming chat included) on one `node:http` server on 127.0.0.1, so a gateway runs and is tested
+ * with no network.
  *
  * @module
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { nodeHeaders } from '../../internal/nodeHttp.js'
+import {
+  cohereStub,
+  deeplStub,
+  exaStub,
+  googleTranslateStub,
+  jinaStub,
+  judge0Stub,
+  lobStub,
+  pushoverStub,
+  serperStub,
+  shortioStub,
+  virustotalStub,
+} from './api-stubs.js'
 import {
   anthropicStub,
   braveStub,
@@ -22,6 +35,27 @@ import {
   type StubRequest,
   stubError,
 } from './handlers.js'
+import {
+  assemblyaiStub,
+  elevenlabsStub,
+  pdfshiftStub,
+  qrserverStub,
+  replicateStub,
+  screenshotoneStub,
+  stabilityStub,
+  tinifyStub,
+} from './media-stubs.js'
+import {
+  alphavantageStub,
+  coingeckoStub,
+  exchangerateStub,
+  googlemapsStub,
+  hunterStub,
+  ipinfoStub,
+  newsapiStub,
+  openweatherStub,
+  serpapiStub,
+} from './query-stubs.js'
 
 /** Path prefix of each provider on the stub, and the suffix its base URL adds. */
 const providers = {
@@ -36,6 +70,36 @@ const providers = {
   brave: { prefix: '/brave/res/v1', handler: braveStub },
   deepseek: { prefix: '/deepseek', handler: openaiCompatibleStub },
   resend: { prefix: '/resend', handler: resendStub },
+  together: { prefix: '/together/v1', handler: openaiCompatibleStub },
+  elevenlabs: { prefix: '/elevenlabs/v1', handler: elevenlabsStub },
+  openweather: { prefix: '/openweather', handler: openweatherStub },
+  googlemaps: { prefix: '/googlemaps', handler: googlemapsStub },
+  judge0: { prefix: '/judge0', handler: judge0Stub },
+  lob: { prefix: '/lob/v1', handler: lobStub },
+  coingecko: { prefix: '/coingecko', handler: coingeckoStub },
+  alphavantage: { prefix: '/alphavantage', handler: alphavantageStub },
+  newsapi: { prefix: '/newsapi', handler: newsapiStub },
+  deepl: { prefix: '/deepl/v2', handler: deeplStub },
+  exa: { prefix: '/exa', handler: exaStub },
+  jina: { prefix: '/jina', handler: jinaStub },
+  serper: { prefix: '/serper', handler: serperStub },
+  screenshot: { prefix: '/screenshot', handler: screenshotoneStub },
+  pdfshift: { prefix: '/pdfshift/v3', handler: pdfshiftStub },
+  qrcode: { prefix: '/qrcode/v1', handler: qrserverStub },
+  replicate: { prefix: '/replicate/v1', handler: replicateStub },
+  stability: { prefix: '/stability/v2beta', handler: stabilityStub },
+  assemblyai: { prefix: '/assemblyai/v2', handler: assemblyaiStub },
+  hunter: { prefix: '/hunter/v2', handler: hunterStub },
+  ipinfo: { prefix: '/ipinfo', handler: ipinfoStub },
+  translate: { prefix: '/translate', handler: googleTranslateStub },
+  serpapi: { prefix: '/serpapi', handler: serpapiStub },
+  pushover: { prefix: '/pushover/1', handler: pushoverStub },
+  mistral: { prefix: '/mistral/v1', handler: openaiCompatibleStub },
+  cohere: { prefix: '/cohere/v2', handler: cohereStub },
+  virustotal: { prefix: '/virustotal/api/v3', handler: virustotalStub },
+  exchangerate: { prefix: '/exchangerate', handler: exchangerateStub },
+  shortio: { prefix: '/shortio', handler: shortioStub },
+  tinify: { prefix: '/tinify', handler: tinifyStub },
 } as const satisfies Record<string, { prefix: string; handler: StubHandler }>
 
 /** A provider segment the stub serves (the default catalog's segments). */

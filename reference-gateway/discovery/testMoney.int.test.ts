@@ -1,0 +1,138 @@
+/**
+ * A gateway on the ledger emulator says everywhere a buyer looks that its payments are test money,
+ * and how to pay it; the commands it shows do pay it. A gateway on another ledger says nothing of
+ * the kind.
+ */
+import { execFile, spawn } from 'node:child_process'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { promisify } from 'node:util'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { type StartedLedger, startLedger } from '../../src/testing/index.js'
+import { parseConfig } from '../config.js'
+import { type RunningGateway, startGateway } from '../server.js'
+
+const cli = fileURLToPath(new URL('../../src/cli.ts', import.meta.url))
+const tsx = fileURLToPath(new URL('../../node_modules/.bin/tsx', import.meta.url))
+const run = promisify(execFile)
+
+let folder: string
+let emulated: RunningGateway
+let real: RunningGateway
+let chain: StartedLedger
+
+beforeAll(async () => {
+  folder = mkdtempSync(join(tmpdir(), 'tollgate-test-money-'))
+  emulated = await startGateway({
+    config: parseConfig({
+      port: 0,
+      dataDir: join(folder, 'emulated'),
+      emulatorLatencyMs: 0,
+      logLevel: 'silent',
+    }),
+  })
+  // Another ledger (a full node as far as the gateway knows): no test-money notice.
+  chain = await startLedger()
+  real = await startGateway({
+    config: parseConfig({
+      port: 0,
+      ledgerUrl: chain.url,
+      payTo: `0x${'ab'.repeat(32)}`,
+      store: 'memory',
+      dataDir: join(folder, 'real'),
+      upstreams: 'stub',
+      logLevel: 'silent',
+    }),
+  })
+})
+
+afterAll(async () => {
+  await emulated?.stop()
+  await real?.stop()
+  await chain?.stop()
+  if (folder) rmSync(folder, { recursive: true, force: true })
+})
+
+const text = async (url: string) => (await fetch(url)).text()
+const headline = (ledger: string) =>
+  `TEST MONEY: this gateway runs on a local Sui ledger emulator (${ledger}). Payments to it are not real money; real USDC sent here is not accepted.`
+
+describe('test money is labelled', () => {
+  it('on the catalog page and in llms.txt, with the ledger URL and a tollgate pay line', async () => {
+    const ledger = emulated.ledger.url
+    const page = await text(`${emulated.url}/`)
+    expect(page).toContain(`<aside class="test-money" role="note"><strong>${headline(ledger)}`)
+    expect(page).toContain(`npx tollgate wallet fund --ledger ${ledger} --usdc 1`)
+    expect(page).toContain(
+      `npx tollgate pay --ledger ${ledger} POST &#39;${emulated.publicBaseUrl}/`,
+    )
+    const llms = await text(`${emulated.url}/llms.txt`)
+    expect(llms).toContain(`**${headline(ledger)}**`)
+    expect(llms).toMatch(
+      new RegExp(
+        `\`\`\`sh\\nnpx tollgate wallet new\\nnpx tollgate wallet fund --ledger ${ledger} --usdc 1\\nnpx tollgate pay --ledger ${ledger} POST '${emulated.publicBaseUrl}/[^']+' -d '\\{.+\\}'\\n\`\`\``,
+      ),
+    )
+  })
+
+  it('nowhere on a gateway whose ledger is not the emulator', async () => {
+    expect(await text(`${real.url}/`)).not.toContain('TEST MONEY')
+    expect(await text(`${real.url}/llms.txt`)).not.toContain('TEST MONEY')
+  })
+
+  it('and the commands it shows pay this gateway', { timeout: 180_000 }, async () => {
+    const llms = await text(`${emulated.url}/llms.txt`)
+    const commands = (llms.split('```sh\n')[1] ?? '').split('\n```')[0]?.split('\n') ?? []
+    expect(commands).toHaveLength(3)
+    const env = { ...process.env, TOLLGATE_HOME: join(folder, 'buyer'), NO_COLOR: '1' }
+    let last = ''
+    for (const command of commands) {
+      // `npx tollgate` is this checkout's CLI, run through tsx.
+      const local = command.replace(/^npx tollgate /, `'${tsx}' '${cli}' `)
+      last = (await run('bash', ['-c', local], { env })).stdout
+    }
+    expect(last).toMatch(/paid\s+\d+\.\d{6} USDC in x402/)
+    expect(last).toMatch(/status\s+200/)
+  })
+
+  it('in the start banner of tollgate gateway', { timeout: 120_000 }, async () => {
+    // One process (no tsx wrapper), so that killing it leaves nothing behind.
+    const child = spawn(process.execPath, ['--import', 'tsx', cli, 'gateway', '--port', '0'], {
+      env: {
+        PATH: process.env.PATH ?? '',
+        NO_COLOR: '1',
+        DATA_DIR: join(folder, 'banner'),
+        LOG_LEVEL: 'silent',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
+    let stdout = ''
+    try {
+      await new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => resolve(), 60_000)
+        child.stdout.on('data', (chunk: Buffer) => {
+          stdout += chunk.toString()
+          if (/npx tollgate pay .*\n/.test(stdout)) {
+            clearTimeout(timer)
+            resolve()
+          }
+        })
+        child.on('exit', () => reject(new Error(`the gateway exited:\n${stdout}`)))
+      })
+    } finally {
+      child.kill('SIGKILL')
+    }
+    const ledger = /ledger\s+(http:\/\/127\.0\.0\.1:\d+) \(sui:mainnet, local emulator\)/.exec(
+      stdout,
+    )?.[1]
+    expect(ledger).toBeDefined()
+    expect(stdout).toContain(headline(ledger as string))
+    expect(stdout).toMatch(/pay it\s+npx tollgate wallet new\n/)
+    expect(stdout).toContain(`npx tollgate wallet fund --ledger ${ledger} --usdc 1\n`)
+    expect(stdout).toMatch(
+      new RegExp(`npx tollgate pay --ledger ${ledger} POST 'http://127\\.0\\.0\\.1:\\d+/`),
+    )
+  })
+})
