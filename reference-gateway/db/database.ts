@@ -1,0 +1,185 @@
+/**
+ * The gateway's relational store: one Kysely query layer over SQLite (better-sqlite3, a file in the
+ * data folder: zero set-up) or PostgreSQL (pg, shared by several gateway processes). The migrations
+ * of `migrations.ts` run when it opens. Drivers are loaded only when a store of their kind opens.
+ *
+ * @module
+ */
+import { mkdirSync } from 'node:fs'
+import { dirname, join } from 'node:path'
+import { Kysely, Migrator, PostgresDialect, SqliteDialect } from 'kysely'
+import { migrationProvider } from './migrations.js'
+import type { GatewaySchema } from './schema.js'
+
+/** Where the relational store lives. */
+export type DatabaseLocation =
+  | {
+      kind: 'sqlite'
+      /** The database file (its folder is created), or `:memory:`. */
+      file: string
+    }
+  | {
+      kind: 'postgres'
+      /** A `postgres://` URL. Secret: never logged. */
+      url: string
+      /** The schema holding the tables (created when missing). Default `public`. */
+      schema?: string | undefined
+      /** Pool size. Default 10. */
+      poolSize?: number | undefined
+    }
+
+/** An open relational store. */
+export type GatewayDatabase = {
+  /** The query layer. */
+  db: Kysely<GatewaySchema>
+  /** Which engine is under it. */
+  dialect: 'sqlite' | 'postgres'
+  /** Closes the connections. */
+  close(): Promise<void>
+}
+
+/** Options of {@link openDatabase}. */
+export type OpenDatabaseOptions = {
+  /** Called with errors of idle PostgreSQL connections (they are replaced by the pool). */
+  onError?: ((error: Error) => void) | undefined
+}
+
+const schemaName = /^[a-z_][a-z0-9_]{0,62}$/
+
+/**
+ * Opens the relational store and brings its schema up to date (Kysely `Migrator`). Refuses a bad
+ * schema name; a failed migration closes the connections and throws.
+ *
+ * @example
+ * ```ts
+ * const { db, close } = await openDatabase({ kind: 'sqlite', file: '.data/gateway/gateway.db' })
+ * ```
+ */
+export async function openDatabase(
+  location: DatabaseLocation,
+  options: OpenDatabaseOptions = {},
+): Promise<GatewayDatabase> {
+  let db: Kysely<GatewaySchema>
+  let migrationSchema: string | undefined
+  if (location.kind === 'sqlite') {
+    const { default: Sqlite } = await import('better-sqlite3')
+    if (location.file !== ':memory:') mkdirSync(dirname(location.file), { recursive: true })
+    const database = new Sqlite(location.file, { timeout: 5000 })
+    database.pragma('journal_mode = WAL')
+    database.pragma('synchronous = NORMAL')
+    database.pragma('foreign_keys = ON')
+    // Integers come back as bigints: no amount is ever read through a float.
+    database.defaultSafeIntegers(true)
+    db = new Kysely<GatewaySchema>({
+      dialect: new SqliteDialect({ database: withStatementCache(database) }),
+    })
+  } else {
+    const schema = location.schema ?? 'public'
+    if (!schemaName.test(schema)) throw new Error('the database schema must be [a-z_][a-z0-9_]*')
+    const { default: pg } = await import('pg')
+    const pool = new pg.Pool({
+      connectionString: location.url,
+      max: location.poolSize ?? 10,
+      // Every connection works in the configured schema.
+      options: `-c search_path=${schema}`,
+    })
+    pool.on('error', (error) => options.onError?.(error))
+    if (schema !== 'public') await createSchema(pool, schema)
+    db = new Kysely<GatewaySchema>({ dialect: new PostgresDialect({ pool }) })
+    migrationSchema = schema
+  }
+  try {
+    await migrate(db, migrationSchema)
+  } catch (error) {
+    await db.destroy()
+    throw error
+  }
+  return {
+    db,
+    dialect: location.kind,
+    close: () => db.destroy(),
+  }
+}
+
+async function createSchema(pool: import('pg').Pool, schema: string): Promise<void> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await pool.query(`CREATE SCHEMA IF NOT EXISTS "${schema}"`)
+      return
+    } catch (error) {
+      // Two processes creating it at once: one of them meets a unique violation; look again.
+      if (attempt >= 2) throw error
+    }
+  }
+}
+
+/** Most prepared statements kept per SQLite connection. */
+const statementCacheSize = 256
+
+/**
+ * The database as Kysely's SQLite driver sees it, with its statements prepared once per SQL text
+ * (the driver prepares every query anew, which cost a tenth of the gateway's CPU on keyed calls).
+ * Safe: the driver runs one query at a time on its connection, and each runs to completion.
+ */
+function withStatementCache(
+  database: import('better-sqlite3').Database,
+): ConstructorParameters<typeof SqliteDialect>[0]['database'] {
+  const statements = new Map<string, import('better-sqlite3').Statement>()
+  return {
+    close: () => database.close(),
+    prepare(sql: string) {
+      let statement = statements.get(sql)
+      if (statement === undefined) {
+        statement = database.prepare(sql)
+        if (statements.size >= statementCacheSize) {
+          const oldest = statements.keys().next().value
+          if (oldest !== undefined) statements.delete(oldest)
+        }
+        statements.set(sql, statement)
+      }
+      return statement
+    },
+  }
+}
+
+/**
+ * Applies every pending migration. Throws the first failure.
+ *
+ * @param schema - PostgreSQL: the schema of the migration tables. Named, not left to the
+ *   `search_path`: Kysely looks for its tables by name in every schema, so another gateway's
+ *   tables in another schema of the same database would be taken for this one's.
+ */
+export async function migrate(db: Kysely<GatewaySchema>, schema?: string): Promise<void> {
+  const migrator = new Migrator({
+    db,
+    provider: migrationProvider,
+    migrationTableName: 'gateway_migrations',
+    migrationLockTableName: 'gateway_migrations_lock',
+    ...(schema === undefined ? {} : { migrationTableSchema: schema }),
+  })
+  const { error } = await migrator.migrateToLatest()
+  if (error !== undefined) throw error instanceof Error ? error : new Error(String(error))
+}
+
+/** A driver's integer (bigint, number or numeric string) as a bigint. */
+export function toBigint(value: bigint | number | string): bigint {
+  return typeof value === 'bigint' ? value : BigInt(value)
+}
+
+/** The settings that place the relational store. */
+export type DatabaseSettings = {
+  dataDir: string
+  databaseUrl?: string | undefined
+  databaseSchema?: string | undefined
+}
+
+/**
+ * Where the gateway keeps its relational data, from its settings: PostgreSQL when `DATABASE_URL` is
+ * set (in `DATABASE_SCHEMA`), else SQLite at `<DATA_DIR>/gateway.db`. The gateway and `tollgate keys`
+ * both use this, so they find the same store.
+ */
+export function databaseLocationOf(settings: DatabaseSettings): DatabaseLocation {
+  return settings.databaseUrl === undefined
+    ? { kind: 'sqlite', file: join(settings.dataDir, 'gateway.db') }
+    : { kind: 'postgres', url: settings.databaseUrl, schema: settings.databaseSchema }
+}

@@ -1,0 +1,124 @@
+/**
+ * The relational store's migrations, in code (Kysely's `Migrator` with an in-code provider): run at
+ * every start, each applied once, serialised by Kysely's migration lock so that several gateway
+ * processes may start together.
+ *
+ * @module
+ */
+import { type Kysely, type Migration, type MigrationProvider, sql } from 'kysely'
+
+/** The migrations by name; names sort in the order they apply. */
+export const migrations: Readonly<Record<string, Migration>> = {
+  '2026_11_23_001_inference_keys': {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('inference_keys')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('hash', 'text', (c) => c.notNull().unique())
+        .addColumn('hint', 'text', (c) => c.notNull())
+        .addColumn('name', 'text')
+        .addColumn('credit', 'bigint', (c) => c.notNull().defaultTo(0))
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('revoked_at', 'text')
+        .addCheckConstraint('inference_keys_credit_not_negative', sql`credit >= 0`)
+        .execute()
+      await db.schema
+        .createTable('inference_ledger')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('key_id', 'text', (c) => c.notNull().references('inference_keys.id'))
+        .addColumn('kind', 'text', (c) => c.notNull())
+        .addColumn('state', 'text', (c) => c.notNull())
+        .addColumn('amount', 'bigint', (c) => c.notNull())
+        .addColumn('model', 'text')
+        .addColumn('reference', 'text', (c) => c.unique())
+        .addColumn('prompt_tokens', 'integer')
+        .addColumn('completion_tokens', 'integer')
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('updated_at', 'text', (c) => c.notNull())
+        .execute()
+      await db.schema
+        .createIndex('inference_ledger_key')
+        .on('inference_ledger')
+        .columns(['key_id', 'created_at'])
+        .execute()
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.dropTable('inference_ledger').execute()
+      await db.schema.dropTable('inference_keys').execute()
+    },
+  },
+  '2026_11_23_002_marketplace': {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('marketplace_listings')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('seller', 'text', (c) => c.notNull())
+        .addColumn('url', 'text', (c) => c.notNull())
+        .addColumn('method', 'text', (c) => c.notNull())
+        .addColumn('probe_body', 'text', (c) => c.notNull())
+        .addColumn('name', 'text', (c) => c.notNull())
+        .addColumn('description', 'text', (c) => c.notNull())
+        .addColumn('tags', 'text', (c) => c.notNull())
+        .addColumn('network', 'text', (c) => c.notNull())
+        .addColumn('asset', 'text', (c) => c.notNull())
+        .addColumn('price', 'bigint', (c) => c.notNull())
+        .addColumn('pay_to', 'text', (c) => c.notNull())
+        .addColumn('state', 'text', (c) => c.notNull())
+        .addColumn('consecutive_failures', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('next_probe_at_ms', 'bigint', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('updated_at', 'text', (c) => c.notNull())
+        .addUniqueConstraint('marketplace_listings_endpoint', ['seller', 'method', 'url'])
+        .addCheckConstraint('marketplace_listings_price_not_negative', sql`price >= 0`)
+        .execute()
+      await db.schema
+        .createIndex('marketplace_listings_state')
+        .on('marketplace_listings')
+        .columns(['state', 'next_probe_at_ms'])
+        .execute()
+      await db.schema
+        .createTable('marketplace_probes')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('listing_id', 'text', (c) =>
+          c.notNull().references('marketplace_listings.id').onDelete('cascade'),
+        )
+        .addColumn('kind', 'text', (c) => c.notNull())
+        .addColumn('passed', 'integer', (c) => c.notNull())
+        .addColumn('failed_gate', 'text')
+        .addColumn('message', 'text', (c) => c.notNull())
+        .addColumn('probed_at', 'text', (c) => c.notNull())
+        .execute()
+      await db.schema
+        .createIndex('marketplace_probes_listing')
+        .on('marketplace_probes')
+        .columns(['listing_id', 'probed_at'])
+        .execute()
+      await db.schema
+        .createTable('marketplace_nonces')
+        .addColumn('nonce', 'text', (c) => c.primaryKey())
+        .addColumn('address', 'text', (c) => c.notNull())
+        .addColumn('action', 'text', (c) => c.notNull())
+        .addColumn('body_hash', 'text', (c) => c.notNull())
+        .addColumn('expires_at_ms', 'bigint', (c) => c.notNull())
+        .addColumn('used_at_ms', 'bigint')
+        .execute()
+      await db.schema
+        .createTable('marketplace_leases')
+        .addColumn('name', 'text', (c) => c.primaryKey())
+        .addColumn('holder', 'text', (c) => c.notNull())
+        .addColumn('expires_at_ms', 'bigint', (c) => c.notNull())
+        .execute()
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.dropTable('marketplace_leases').execute()
+      await db.schema.dropTable('marketplace_nonces').execute()
+      await db.schema.dropTable('marketplace_probes').execute()
+      await db.schema.dropTable('marketplace_listings').execute()
+    },
+  },
+}
+
+/** The in-code migration provider. */
+export const migrationProvider: MigrationProvider = {
+  getMigrations: async () => ({ ...migrations }),
+}

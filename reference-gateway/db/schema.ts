@@ -1,0 +1,131 @@
+/**
+ * The tables of the gateway's relational store, as Kysely sees them. One definition serves SQLite and
+ * PostgreSQL: amounts are 64-bit integers (`INTEGER` / `BIGINT`) read back as bigints, times are ISO
+ * 8601 text.
+ *
+ * @module
+ */
+import type { ColumnType } from 'kysely'
+
+/** An integer column: written as a bigint, read as whatever the driver gives (`bigint`, `number`, `string`). */
+export type BigintColumn = ColumnType<bigint | number | string, bigint, bigint>
+
+/** `inference_keys`: one API key of the private inference API, stored by its SHA-256 hash. */
+export type InferenceKeyTable = {
+  /** Public id (`key_…`), safe to show and log. */
+  id: string
+  /** Hex SHA-256 of the secret key; the secret itself is never stored. */
+  hash: string
+  /** The key's last 4 characters, to recognise it in a list. */
+  hint: string
+  /** Operator's label. */
+  name: string | null
+  /** Credit in USDC base units. */
+  credit: BigintColumn
+  created_at: string
+  revoked_at: string | null
+}
+
+/** Kinds of ledger entries. */
+export type LedgerKind = 'call' | 'top_up'
+
+/**
+ * States of a ledger entry: a call is `debited`, then `served` or `restored` (exactly once); a
+ * top-up is `credited`.
+ */
+export type LedgerState = 'debited' | 'served' | 'restored' | 'credited'
+
+/** `inference_ledger`: every movement of a key's credit. */
+export type InferenceLedgerTable = {
+  /** The request id of a call, or `top_<…>` of a top-up. */
+  id: string
+  key_id: string
+  kind: LedgerKind
+  state: LedgerState
+  /** Base units debited (call) or credited (top-up). */
+  amount: BigintColumn
+  model: string | null
+  /** What paid a top-up (`operator`, or the payment digest); unique, so a payment credits once. */
+  reference: string | null
+  prompt_tokens: number | null
+  completion_tokens: number | null
+  created_at: string
+  updated_at: string
+}
+
+/** States of a seller listing (spec 3.1), plus `delisted` when its seller withdrew it. */
+export type ListingState = 'listed' | 'suspended' | 'delisted'
+
+/** `marketplace_listings`: one seller endpoint in the catalog (one per seller, method and URL). */
+export type ListingTable = {
+  /** Public id (`lst_…`). */
+  id: string
+  /** The seller's agent address (normalised). */
+  seller: string
+  url: string
+  method: string
+  /** The request body the probes send (JSON text). */
+  probe_body: string
+  name: string
+  description: string
+  /** JSON array of tags. */
+  tags: string
+  /** From the seller's challenge at the last passing probe. */
+  network: string
+  asset: string
+  /** Price per call in USDC base units. */
+  price: BigintColumn
+  pay_to: string
+  state: ListingState
+  /** Failed re-probes in a row since the last pass. */
+  consecutive_failures: number
+  /** When the next re-probe is due, ms since the epoch. */
+  next_probe_at_ms: BigintColumn
+  created_at: string
+  updated_at: string
+}
+
+/** `marketplace_probes`: every probe of a listing and its outcome. */
+export type ProbeTable = {
+  id: string
+  listing_id: string
+  /** `submission` or `reprobe`. */
+  kind: 'submission' | 'reprobe'
+  /** 1 when every gate passed. */
+  passed: number
+  /** The first gate that failed (`a`–`d`), or `error` when it could not be judged. */
+  failed_gate: string | null
+  message: string
+  probed_at: string
+}
+
+/** `marketplace_nonces`: the single-use nonces of signed catalog mutations. */
+export type NonceTable = {
+  nonce: string
+  /** The address that must sign (normalised). */
+  address: string
+  /** The mutation the nonce is for. */
+  action: string
+  /** Hex SHA-256 of the canonical body the nonce was issued for. */
+  body_hash: string
+  expires_at_ms: BigintColumn
+  /** Set once, when a signed mutation consumed it. */
+  used_at_ms: ColumnType<bigint | number | string | null, bigint | null, bigint | null>
+}
+
+/** `marketplace_leases`: who runs a periodic task until when (one holder across processes). */
+export type LeaseTable = {
+  name: string
+  holder: string
+  expires_at_ms: BigintColumn
+}
+
+/** The whole relational schema. */
+export type GatewaySchema = {
+  inference_keys: InferenceKeyTable
+  inference_ledger: InferenceLedgerTable
+  marketplace_listings: ListingTable
+  marketplace_probes: ProbeTable
+  marketplace_nonces: NonceTable
+  marketplace_leases: LeaseTable
+}

@@ -1,0 +1,413 @@
+/**
+ * The private inference API (spec §4.4): `POST /v1/chat/completions` with a bearer key, `GET
+ * /v1/models`, and the keyless calls of the gateway's paid open-model route. Web-standard: each
+ * handler takes a `Request` (or a validated body) and answers a `Response`.
+ *
+ * A keyed call, in order — each step refuses before the next one costs anything:
+ *
+ * ```
+ * Bearer key ─▶ 401 invalid_api_key
+ *   ─▶ rate limit (per key, shared through Redis) ─▶ 429 rate_limit_exceeded + Retry-After
+ *   ─▶ body (size ▸ JSON ▸ schema) ─▶ 413 | 400 invalid_request (param names the field)
+ *   ─▶ model ─▶ 404 model_not_found
+ *   ─▶ context window (estimated prompt tokens + max_tokens) ─▶ 400 context_length_exceeded
+ *   ─▶ debit the model's price (one conditional UPDATE) ─▶ 402 insufficient_credit
+ *   ─▶ upstream ─▶ failed: debit restored (once), 502 | 504
+ *               └▶ ok: JSON, or SSE passed through byte for byte; a stream that breaks ends with a
+ *                  final `data: {"error":…}` event and the debit is restored (once)
+ * ```
+ *
+ * Every answer carries `x-request-id` and, once the key is known, the `x-ratelimit-*` headers.
+ *
+ * @module
+ */
+import { randomBytes } from 'node:crypto'
+import { formatAmount, readBody } from 'tollgate'
+import type { UpstreamResult } from '../upstreams/upstream.js'
+import { errorResponse, type InferenceErrorCode, streamErrorEvent } from './errors.js'
+import type { KeyStore, Usage } from './keys.js'
+import { type RateLimiter, rateLimitHeaders } from './limits.js'
+import { type InferenceModel, type ModelConfig, modelList, prepareModels } from './models.js'
+import { type ChatRequest, checkContextWindow, parseChatRequest } from './request.js'
+import { createUpstream, type InferenceUpstream, type UpstreamDependencies } from './upstreams.js'
+
+/** A pino-compatible logger (the methods used). */
+export type InferenceLogger = {
+  warn(object: Record<string, unknown>, message?: string): void
+}
+
+/** Options of {@link createInferenceApi}. */
+export type InferenceApiOptions = {
+  /** The configured models. */
+  models: readonly ModelConfig[]
+  /** Keys and credit. */
+  keys: KeyStore
+  /** Requests per key. */
+  limiter: RateLimiter
+  /** What the upstreams need (provider keys, fetch, timeout). */
+  upstreams: UpstreamDependencies
+  /** Largest request body, bytes. Default 1 MiB. */
+  maxBodyBytes?: number | undefined
+  /** `max_tokens` of a keyless call: the cap, and the value sent when the buyer gives none. Default 4096. */
+  keylessMaxTokens?: number | undefined
+  logger?: InferenceLogger | undefined
+}
+
+/** Result of {@link InferenceApi.checkKeyless}. */
+export type KeylessCheck =
+  | { status: 'valid'; body: ChatRequest }
+  | { status: 'invalid'; field: string; message: string }
+
+/** What a keyless call is served with. */
+export type KeylessContext = {
+  requestId: string
+  /** The caller went away, or the gateway stops. */
+  signal: AbortSignal
+  /**
+   * Fails the response where it is written, so that the paywall records the call as failed (and
+   * refunds it) after a stream broke: on Node, destroying the response with the error. Returns
+   * whether it could; otherwise the stream errors.
+   */
+  fail?: ((error: Error) => boolean) | undefined
+}
+
+/** The built API. */
+export type InferenceApi = {
+  /** The models served, prices in base units. */
+  readonly models: readonly InferenceModel[]
+  /** `GET /v1/models`: every model. */
+  listModels(): Response
+  /** The keyless route's free model list: the models offered keyless. */
+  listKeylessModels(): Response
+  /** `POST /v1/chat/completions` with a bearer key. */
+  chat(request: Request, context: { requestId: string }): Promise<Response>
+  /**
+   * Checks a keyless body before payment: schema, a model offered keyless, `max_tokens` within the
+   * cap (filled in with it when absent), the context window.
+   */
+  checkKeyless(body: unknown): KeylessCheck
+  /**
+   * Serves a keyless call already paid (the paywall refunds a ≥ 500 answer, and a stream that breaks:
+   * it ends with an error event, then the response fails: see {@link KeylessContext.fail}).
+   */
+  serveKeyless(body: ChatRequest, context: KeylessContext): Promise<Response>
+}
+
+const jsonType = 'application/json; charset=utf-8'
+
+/**
+ * Builds the inference API.
+ *
+ * @example
+ * ```ts
+ * const api = createInferenceApi({ models, keys, limiter, upstreams: { providerKeys } })
+ * app.post('/v1/chat/completions', (c) => api.chat(c.req.raw, { requestId: c.get('requestId') }))
+ * ```
+ */
+export function createInferenceApi(options: InferenceApiOptions): InferenceApi {
+  const models = prepareModels(options.models)
+  const byId = new Map<string, { model: InferenceModel; upstream: InferenceUpstream }>(
+    models.map((model) => [
+      model.id,
+      { model, upstream: createUpstream(model.upstream, model.id, options.upstreams) },
+    ]),
+  )
+  const maxBodyBytes = options.maxBodyBytes ?? 1024 * 1024
+  const keylessMaxTokens = options.keylessMaxTokens ?? 4096
+  const allList = JSON.stringify(modelList(models))
+  const keylessList = JSON.stringify(modelList(models.filter((m) => m.keyless)))
+  const { keys, limiter } = options
+
+  function fail(
+    code: InferenceErrorCode,
+    message: string,
+    headers: Record<string, string>,
+    param: string | null = null,
+  ): Response {
+    return errorResponse(code, message, { param, headers })
+  }
+
+  async function chat(request: Request, context: { requestId: string }): Promise<Response> {
+    const base: Record<string, string> = { 'x-request-id': context.requestId }
+    const presented = bearerOf(request.headers.get('authorization'))
+    if (presented === undefined) {
+      return fail(
+        'invalid_api_key',
+        'No API key given: send Authorization: Bearer <key>, or pay per call on the keyless route.',
+        base,
+      )
+    }
+    const auth = await keys.authenticate(presented)
+    if (auth.status !== 'valid') return fail('invalid_api_key', 'Incorrect API key provided.', base)
+
+    const decision = await limiter.take(auth.keyId)
+    const headers = { ...base, ...rateLimitHeaders(decision) }
+    if (decision.status === 'limited') {
+      return fail(
+        'rate_limit_exceeded',
+        `Rate limit reached: ${decision.limit} requests per minute for this key.`,
+        headers,
+      )
+    }
+
+    const read = await readBody(request, (body) => ({ status: 'valid', body }), maxBodyBytes)
+    if (read.status === 'too_large') {
+      return fail('request_too_large', `The request body is over ${maxBodyBytes} bytes.`, headers)
+    }
+    if (read.status === 'invalid') return fail('invalid_request', read.message, headers)
+    const parsed = parseChatRequest(read.body)
+    if (parsed.status === 'invalid') {
+      return fail('invalid_request', parsed.message, headers, parsed.param)
+    }
+    const body = parsed.request
+    const served = byId.get(body.model)
+    if (served === undefined) {
+      return fail(
+        'model_not_found',
+        `The model \`${body.model.slice(0, 128)}\` does not exist. See GET /v1/models.`,
+        headers,
+        'model',
+      )
+    }
+    const window = checkContextWindow(body, served.model.contextWindow)
+    if (window.status === 'too_long') {
+      return fail('context_length_exceeded', window.message, headers, 'messages')
+    }
+
+    const entryId = `call_${randomBytes(12).toString('hex')}`
+    const debit = await keys.debit(auth.keyId, served.model.priceUnits, {
+      entryId,
+      model: served.model.id,
+    })
+    if (debit.status === 'unknown_key') {
+      return fail('invalid_api_key', 'Incorrect API key provided.', headers)
+    }
+    if (debit.status === 'insufficient') {
+      return fail(
+        'insufficient_credit',
+        `This key's credit (${formatAmount(debit.credit)} USDC) does not cover the price of ` +
+          `${served.model.id} (${served.model.price} USDC). Top it up.`,
+        headers,
+      )
+    }
+
+    let result: UpstreamResult
+    try {
+      result = await served.upstream.chat({
+        request: body,
+        signal: request.signal,
+        requestId: context.requestId,
+      })
+    } catch (error) {
+      await keys.restore(entryId)
+      throw error
+    }
+    if (result.status === 'failed') {
+      await keys.restore(entryId)
+      options.logger?.warn({
+        requestId: context.requestId,
+        event: 'inference_upstream_failed',
+        model: served.model.id,
+        reason: result.reason,
+      })
+      return upstreamFailure(result.retryable, 'Your credit is restored.', headers)
+    }
+    if (isEventStream(result.response)) {
+      return streamed(result.response, headers, {
+        ended: () => void keys.served(entryId).catch(() => {}),
+        broke: () => keys.restore(entryId).then(() => undefined),
+        afterErrorEvent: 'close',
+      })
+    }
+    const text = await result.response.text()
+    await keys.served(entryId, usageOf(text))
+    return new Response(text, {
+      status: 200,
+      headers: { ...headers, 'content-type': jsonType },
+    })
+  }
+
+  function checkKeyless(input: unknown): KeylessCheck {
+    const parsed = parseChatRequest(input)
+    if (parsed.status === 'invalid') {
+      return { status: 'invalid', field: parsed.param, message: parsed.message }
+    }
+    const body = parsed.request
+    const served = byId.get(body.model)
+    if (served === undefined || !served.model.keyless) {
+      return {
+        status: 'invalid',
+        field: 'model',
+        message: 'model: not a model of this route (see its free model list)',
+      }
+    }
+    if (body.max_tokens !== undefined && body.max_tokens > keylessMaxTokens) {
+      return {
+        status: 'invalid',
+        field: 'max_tokens',
+        message: `max_tokens: must be at most ${keylessMaxTokens}`,
+      }
+    }
+    const capped = { ...body, max_tokens: body.max_tokens ?? keylessMaxTokens }
+    const window = checkContextWindow(capped, served.model.contextWindow)
+    if (window.status === 'too_long') {
+      return { status: 'invalid', field: 'messages', message: `messages: ${window.message}` }
+    }
+    return { status: 'valid', body: capped }
+  }
+
+  async function serveKeyless(body: ChatRequest, context: KeylessContext): Promise<Response> {
+    const headers = { 'x-request-id': context.requestId }
+    const served = byId.get(body.model)
+    if (served === undefined) {
+      return fail('model_not_found', 'The model does not exist.', headers, 'model')
+    }
+    const result = await served.upstream.chat({
+      request: body,
+      signal: context.signal,
+      requestId: context.requestId,
+    })
+    if (result.status === 'failed') {
+      options.logger?.warn({
+        requestId: context.requestId,
+        event: 'inference_upstream_failed',
+        model: served.model.id,
+        reason: result.reason,
+      })
+      return upstreamFailure(
+        result.retryable,
+        'This call is not charged: your payment is refunded automatically.',
+        headers,
+      )
+    }
+    if (isEventStream(result.response)) {
+      return streamed(result.response, headers, { afterErrorEvent: 'error', fail: context.fail })
+    }
+    return new Response(result.response.body, {
+      status: 200,
+      headers: { ...headers, 'content-type': jsonType },
+    })
+  }
+
+  return {
+    models,
+    listModels: () => new Response(allList, { headers: { 'content-type': jsonType } }),
+    listKeylessModels: () => new Response(keylessList, { headers: { 'content-type': jsonType } }),
+    chat,
+    checkKeyless,
+    serveKeyless,
+  }
+}
+
+function upstreamFailure(
+  retryable: boolean,
+  note: string,
+  headers: Record<string, string>,
+): Response {
+  return retryable
+    ? errorResponse('upstream_timeout', `The model's upstream did not answer in time. ${note}`, {
+        headers,
+      })
+    : errorResponse('upstream_failed', `The model's upstream failed. ${note}`, { headers })
+}
+
+/** The key of an `Authorization: Bearer <key>` header. */
+function bearerOf(header: string | null): string | undefined {
+  if (header === null) return undefined
+  const match = /^Bearer +(\S{1,512})\s*$/i.exec(header)
+  return match?.[1]
+}
+
+function isEventStream(response: Response): boolean {
+  return /^text\/event-stream/i.test(response.headers.get('content-type') ?? '')
+}
+
+/** The upstream's token counts of a buffered answer, if it reports them. */
+function usageOf(text: string): Usage {
+  try {
+    const usage = (
+      JSON.parse(text) as { usage?: { prompt_tokens?: unknown; completion_tokens?: unknown } }
+    ).usage
+    const count = (v: unknown) =>
+      typeof v === 'number' && Number.isSafeInteger(v) && v >= 0 ? v : undefined
+    return {
+      promptTokens: count(usage?.prompt_tokens),
+      completionTokens: count(usage?.completion_tokens),
+    }
+  } catch {
+    return {}
+  }
+}
+
+/**
+ * An SSE answer passed through chunk for chunk. When the upstream's stream breaks, a final
+ * `data: {"error":…}` event is sent, `broke` runs once, and the stream then closes (`'close'`, keyed
+ * calls: the credit is restored by `broke`) or errors (`'error'`, keyless calls: the paywall sees a
+ * failed call and refunds the payment).
+ */
+function streamed(
+  response: Response,
+  headers: Record<string, string>,
+  hooks: {
+    ended?: () => void
+    broke?: () => Promise<void>
+    afterErrorEvent: 'close' | 'error'
+    /** Fails the response where it is written (`true` when it could); else the stream errors. */
+    fail?: ((error: Error) => boolean) | undefined
+  },
+): Response {
+  const upstream = response.body
+  if (upstream === null) {
+    hooks.ended?.()
+    return new Response(null, { status: 200, headers })
+  }
+  const reader = upstream.getReader()
+  let failedWith: unknown
+  const body = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      if (failedWith !== undefined) {
+        // Fail only once the error event is on its way: a server that tears the response down
+        // with an error discards what it has not yet handed to the socket.
+        await new Promise((resolve) => setTimeout(resolve, 20))
+        if (hooks.fail?.(failedWith as Error) === true) controller.close()
+        else controller.error(failedWith)
+        return
+      }
+      try {
+        const next = await reader.read()
+        if (next.done) {
+          hooks.ended?.()
+          controller.close()
+        } else {
+          controller.enqueue(next.value)
+        }
+      } catch (error) {
+        await hooks.broke?.().catch(() => {})
+        controller.enqueue(
+          streamErrorEvent(
+            'upstream_failed',
+            hooks.afterErrorEvent === 'close'
+              ? 'The model stream broke. Your credit for this call is restored.'
+              : 'The model stream broke. This call is not charged: your payment is refunded automatically.',
+          ),
+        )
+        if (hooks.afterErrorEvent === 'close') controller.close()
+        else failedWith = error instanceof Error ? error : new Error('upstream stream failed')
+      }
+    },
+    cancel(reason) {
+      // The caller went away: the call was made (and is charged).
+      hooks.ended?.()
+      return reader.cancel(reason)
+    },
+  })
+  return new Response(body, {
+    status: 200,
+    headers: {
+      ...headers,
+      'content-type': response.headers.get('content-type') ?? 'text/event-stream',
+      'cache-control': 'no-cache',
+      'x-accel-buffering': 'no',
+    },
+  })
+}

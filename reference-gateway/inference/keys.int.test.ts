@@ -1,0 +1,159 @@
+/**
+ * The key and credit store on both engines of the relational store (SQLite file, PostgreSQL in a
+ * schema of its own): concurrent debits never overspend (a property over prices and credits, 50
+ * calls in parallel), a failed call is restored exactly once however many times it is restored, a
+ * payment credits once, and keys are stored hashed.
+ */
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import fc from 'fast-check'
+import pg from 'pg'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { serviceUrl, uniqueName } from '../../src/stores/contract.js'
+import { type GatewayDatabase, openDatabase } from '../db/database.js'
+import { createKeyStore, hashKey, type KeyStore } from './keys.js'
+
+const databaseUrl = serviceUrl('DATABASE_URL')
+
+type Engine = {
+  name: string
+  skip: boolean
+  open(): Promise<GatewayDatabase>
+  cleanup(): Promise<void>
+}
+
+const folder = mkdtempSync(join(tmpdir(), 'tollgate-keys-'))
+const schema = uniqueName('keys').toLowerCase()
+
+const engines: Engine[] = [
+  {
+    name: 'SQLite',
+    skip: false,
+    open: () => openDatabase({ kind: 'sqlite', file: join(folder, 'gateway.db') }),
+    cleanup: async () => rmSync(folder, { recursive: true, force: true }),
+  },
+  {
+    name: 'PostgreSQL',
+    // Skipped without DATABASE_URL; CI_REQUIRE_SERVICES=1 fails instead (serviceUrl).
+    skip: databaseUrl === undefined,
+    open: () => openDatabase({ kind: 'postgres', url: databaseUrl as string, schema }),
+    async cleanup() {
+      const client = new pg.Client({ connectionString: databaseUrl })
+      await client.connect()
+      await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`)
+      await client.end()
+    },
+  },
+]
+
+for (const engine of engines) {
+  describe.skipIf(engine.skip)(`keys and credit on ${engine.name}`, () => {
+    let database: GatewayDatabase
+    let keys: KeyStore
+    beforeAll(async () => {
+      database = await engine.open()
+      keys = createKeyStore(database.db)
+    })
+    afterAll(async () => {
+      await database?.close()
+      await engine.cleanup()
+    })
+
+    it('50 parallel debits on a credit that covers n never overspend: exactly min(n, 50) pass', async () => {
+      await fc.assert(
+        fc.asyncProperty(
+          fc.bigInt({ min: 1n, max: 5_000_000n }),
+          fc.integer({ min: 0, max: 60 }),
+          fc.bigInt({ min: 0n, max: 999_999n }),
+          async (price, covers, spare) => {
+            // The credit covers `covers` calls, plus less than one more call's price.
+            const credit = price * BigInt(covers) + (spare % price)
+            const { id } = await keys.create({ credit })
+            const results = await Promise.all(
+              Array.from({ length: 50 }, (_, i) =>
+                keys.debit(id, price, { entryId: `${id}_${i}`, model: 'm' }),
+              ),
+            )
+            const passed = results.filter((r) => r.status === 'debited').length
+            expect(passed).toBe(Math.min(covers, 50))
+            expect(results.every((r) => r.status !== 'unknown_key')).toBe(true)
+            const left = (await keys.get(id))?.credit
+            expect(left).toBe(credit - BigInt(passed) * price)
+            expect(left !== undefined && left >= 0n).toBe(true)
+          },
+        ),
+        { numRuns: 8 },
+      )
+    })
+
+    it('the documented case: 50 parallel calls on a credit that covers 20', async () => {
+      const { id } = await keys.create({ credit: 20n * 2_000n })
+      const results = await Promise.all(
+        Array.from({ length: 50 }, (_, i) =>
+          keys.debit(id, 2_000n, { entryId: `${id}_${i}`, model: 'm' }),
+        ),
+      )
+      expect(results.filter((r) => r.status === 'debited')).toHaveLength(20)
+      expect(results.filter((r) => r.status === 'insufficient')).toHaveLength(30)
+      expect((await keys.get(id))?.credit).toBe(0n)
+    })
+
+    it('a failed call is restored exactly once, even when restored concurrently', async () => {
+      const { id } = await keys.create({ credit: 10_000n })
+      const debit = await keys.debit(id, 3_000n, { entryId: `${id}_call`, model: 'm' })
+      expect(debit).toMatchObject({ status: 'debited', credit: 7_000n })
+      const restores = await Promise.all(
+        Array.from({ length: 8 }, () => keys.restore(`${id}_call`)),
+      )
+      expect(restores.filter(Boolean)).toHaveLength(1)
+      expect((await keys.get(id))?.credit).toBe(10_000n)
+      // A served call is not restored afterwards, and a restored one is not served.
+      await keys.debit(id, 3_000n, { entryId: `${id}_served`, model: 'm' })
+      await keys.served(`${id}_served`, { promptTokens: 3, completionTokens: 4 })
+      expect(await keys.restore(`${id}_served`)).toBe(false)
+      await keys.served(`${id}_call`)
+      const states = Object.fromEntries((await keys.ledger(id)).map((e) => [e.id, e.state]))
+      expect(states[`${id}_call`]).toBe('restored')
+      expect(states[`${id}_served`]).toBe('served')
+      expect((await keys.get(id))?.credit).toBe(7_000n)
+    })
+
+    it('a payment tops up once; an unknown or revoked key is not credited', async () => {
+      const { id } = await keys.create()
+      const reference = `payment:${id}`
+      const first = await keys.topUp(id, 1_000_000n, reference)
+      const again = await keys.topUp(id, 1_000_000n, reference)
+      expect(first).toEqual({ status: 'credited', credit: 1_000_000n })
+      expect(again).toEqual({ status: 'duplicate' })
+      expect(await keys.topUp('key_0000000000000000', 5n, `${reference}:x`)).toEqual({
+        status: 'unknown_key',
+      })
+      await keys.revoke(id)
+      expect(await keys.topUp(id, 5n, `${reference}:y`)).toEqual({ status: 'unknown_key' })
+      expect(await keys.debit(id, 1n, { entryId: `${id}_r`, model: 'm' })).toEqual({
+        status: 'unknown_key',
+      })
+    })
+
+    it('stores only the hash of a key; finds it, and refuses revoked and unknown keys', async () => {
+      const created = await keys.create({ name: 'ci' })
+      expect(created.key).toMatch(/^tg_[A-Za-z0-9_-]{43}$/)
+      const row = await database.db
+        .selectFrom('inference_keys')
+        .selectAll()
+        .where('id', '=', created.id)
+        .executeTakeFirstOrThrow()
+      expect(row.hash).toBe(hashKey(created.key))
+      expect(JSON.stringify(row, (_, v) => (typeof v === 'bigint' ? String(v) : v))).not.toContain(
+        created.key.slice(3, 20),
+      )
+      expect(await keys.authenticate(created.key)).toEqual({ status: 'valid', keyId: created.id })
+      expect(await keys.authenticate(`${created.key.slice(0, -1)}x`)).toEqual({ status: 'invalid' })
+      expect(await keys.authenticate('')).toEqual({ status: 'invalid' })
+      expect(await keys.revoke(created.id)).toBe(true)
+      expect(await keys.revoke(created.id)).toBe(false)
+      expect(await keys.authenticate(created.key)).toEqual({ status: 'invalid' })
+    })
+  })
+}

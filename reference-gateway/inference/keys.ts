@@ -1,0 +1,357 @@
+/**
+ * API keys and their USDC credit, in the gateway's relational store (Kysely, SQLite or PostgreSQL).
+ *
+ * - A key is `tg_` and 43 base64url characters (256 random bits). Only its SHA-256 is stored; the key
+ *   is shown once, when created. A presented key is found by its hash, and the stored hash is
+ *   compared again in constant time.
+ * - A call debits the model's price with ONE conditional statement,
+ *   `UPDATE … SET credit = credit - price WHERE id = ? AND revoked_at IS NULL AND credit >= price
+ *   RETURNING credit`, so concurrent calls, in one process or many, never overspend. The ledger entry
+ *   is written in the same transaction.
+ * - A failed call is restored exactly once: the entry moves `debited → restored` with a conditional
+ *   update, and only the caller that moved it gives the amount back. A served call moves
+ *   `debited → served`.
+ * - A top-up credits once per reference (a payment digest is unique in the ledger).
+ *
+ * @module
+ */
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
+import { type Kysely, sql } from 'kysely'
+import { toBigint } from '../db/database.js'
+import type { GatewaySchema, LedgerState } from '../db/schema.js'
+
+/** A key as listed (never the secret). */
+export type KeyRecord = {
+  id: string
+  /** The key's last 4 characters. */
+  hint: string
+  name: string | null
+  /** Credit in USDC base units. */
+  credit: bigint
+  createdAt: string
+  revokedAt: string | null
+}
+
+/** A key just created: the secret is here, and nowhere else, ever again. */
+export type CreatedKey = KeyRecord & { key: string }
+
+/** Result of {@link KeyStore.authenticate}. */
+export type Authentication = { status: 'valid'; keyId: string } | { status: 'invalid' }
+
+/** Result of {@link KeyStore.debit}. */
+export type Debit =
+  | { status: 'debited'; entryId: string; credit: bigint }
+  | { status: 'insufficient'; credit: bigint }
+  | { status: 'unknown_key' }
+
+/** Result of {@link KeyStore.topUp}. */
+export type TopUp =
+  | { status: 'credited'; credit: bigint }
+  | { status: 'duplicate' }
+  | { status: 'unknown_key' }
+
+/** A ledger entry as listed. */
+export type LedgerEntry = {
+  id: string
+  kind: 'call' | 'top_up'
+  state: LedgerState
+  amount: bigint
+  model: string | null
+  reference: string | null
+  createdAt: string
+}
+
+/** Token counts reported by the upstream, recorded with a served call. */
+export type Usage = { promptTokens?: number | undefined; completionTokens?: number | undefined }
+
+/** The key and credit store. */
+export type KeyStore = {
+  /** Creates a key with an optional starting credit (recorded as an operator top-up). */
+  create(options?: { name?: string | undefined; credit?: bigint | undefined }): Promise<CreatedKey>
+  /** Finds the key a caller presented (`Bearer <key>`). Revoked and unknown keys are invalid. */
+  authenticate(presented: string): Promise<Authentication>
+  /** Every key, newest first. */
+  list(): Promise<KeyRecord[]>
+  /** One key by id. */
+  get(id: string): Promise<KeyRecord | undefined>
+  /** Revokes a key; `false` when there is no such (unrevoked) key. */
+  revoke(id: string): Promise<boolean>
+  /**
+   * Adds credit to a key. `reference` identifies what paid for it (a payment digest, or `operator:…`):
+   * the same reference never credits twice.
+   */
+  topUp(id: string, amount: bigint, reference: string): Promise<TopUp>
+  /** Debits one call's price, atomically, refusing to go below zero. `entryId` must be unique. */
+  debit(id: string, amount: bigint, entry: { entryId: string; model: string }): Promise<Debit>
+  /** The call was served: records it (and the upstream's token counts). Idempotent. */
+  served(entryId: string, usage?: Usage): Promise<void>
+  /** The call failed: gives the debit back, exactly once. `true` only for the call that restored it. */
+  restore(entryId: string): Promise<boolean>
+  /** A key's ledger, newest first. */
+  ledger(id: string, options?: { limit?: number | undefined }): Promise<LedgerEntry[]>
+}
+
+const keyPattern = /^tg_[A-Za-z0-9_-]{43}$/
+
+/** The SHA-256 of a key, hex. */
+export function hashKey(key: string): string {
+  return createHash('sha256').update(key).digest('hex')
+}
+
+/** Whether a string has the shape of a key (before any look-up). */
+export function looksLikeKey(value: string): boolean {
+  return keyPattern.test(value)
+}
+
+function now(): string {
+  return new Date().toISOString()
+}
+
+type KeyRow = {
+  id: string
+  hint: string
+  name: string | null
+  credit: bigint | number | string
+  created_at: string
+  revoked_at: string | null
+}
+
+function recordOf(row: KeyRow): KeyRecord {
+  return {
+    id: row.id,
+    hint: row.hint,
+    name: row.name,
+    credit: toBigint(row.credit),
+    createdAt: row.created_at,
+    revokedAt: row.revoked_at,
+  }
+}
+
+/**
+ * The key store over the gateway's relational store.
+ *
+ * @example
+ * ```ts
+ * const keys = createKeyStore(database.db)
+ * const { key } = await keys.create({ credit: 1_000_000n }) // show `key` once
+ * ```
+ */
+export function createKeyStore(db: Kysely<GatewaySchema>): KeyStore {
+  const keyColumns = ['id', 'hint', 'name', 'credit', 'created_at', 'revoked_at'] as const
+
+  async function topUp(id: string, amount: bigint, reference: string): Promise<TopUp> {
+    if (amount <= 0n) throw new RangeError('a top-up must be more than 0')
+    return db.transaction().execute(async (trx) => {
+      const inserted = await trx
+        .insertInto('inference_ledger')
+        .values({
+          id: `top_${randomBytes(12).toString('hex')}`,
+          key_id: id,
+          kind: 'top_up',
+          state: 'credited',
+          amount,
+          model: null,
+          reference,
+          prompt_tokens: null,
+          completion_tokens: null,
+          created_at: now(),
+          updated_at: now(),
+        })
+        .onConflict((oc) => oc.column('reference').doNothing())
+        .returning('id')
+        .executeTakeFirst()
+        .catch((error: unknown) => {
+          // The key does not exist (foreign key).
+          if (/foreign key/i.test(String((error as Error).message))) return 'unknown_key' as const
+          throw error
+        })
+      if (inserted === 'unknown_key') return { status: 'unknown_key' }
+      if (inserted === undefined) return { status: 'duplicate' }
+      const row = await trx
+        .updateTable('inference_keys')
+        .set({ credit: sql<bigint>`credit + ${amount}` })
+        .where('id', '=', id)
+        .where('revoked_at', 'is', null)
+        .returning('credit')
+        .executeTakeFirst()
+      if (row === undefined) {
+        await trx.deleteFrom('inference_ledger').where('reference', '=', reference).execute()
+        return { status: 'unknown_key' }
+      }
+      return { status: 'credited', credit: toBigint(row.credit) }
+    })
+  }
+
+  return {
+    async create(options = {}) {
+      const key = `tg_${randomBytes(32).toString('base64url')}`
+      const id = `key_${randomBytes(8).toString('hex')}`
+      const createdAt = now()
+      await db
+        .insertInto('inference_keys')
+        .values({
+          id,
+          hash: hashKey(key),
+          hint: key.slice(-4),
+          name: options.name ?? null,
+          credit: 0n,
+          created_at: createdAt,
+          revoked_at: null,
+        })
+        .execute()
+      let credit = 0n
+      if (options.credit !== undefined && options.credit > 0n) {
+        const result = await topUp(id, options.credit, `operator:create:${id}`)
+        if (result.status === 'credited') credit = result.credit
+      }
+      return {
+        id,
+        key,
+        hint: key.slice(-4),
+        name: options.name ?? null,
+        credit,
+        createdAt,
+        revokedAt: null,
+      }
+    },
+
+    async authenticate(presented) {
+      if (!looksLikeKey(presented)) return { status: 'invalid' }
+      const hash = hashKey(presented)
+      const row = await db
+        .selectFrom('inference_keys')
+        .select(['id', 'hash', 'revoked_at'])
+        .where('hash', '=', hash)
+        .executeTakeFirst()
+      if (row === undefined || row.revoked_at !== null) return { status: 'invalid' }
+      const same = timingSafeEqual(Buffer.from(row.hash, 'hex'), Buffer.from(hash, 'hex'))
+      return same ? { status: 'valid', keyId: row.id } : { status: 'invalid' }
+    },
+
+    async list() {
+      const rows = await db
+        .selectFrom('inference_keys')
+        .select(keyColumns)
+        .orderBy('created_at', 'desc')
+        .orderBy('id')
+        .execute()
+      return rows.map(recordOf)
+    },
+
+    async get(id) {
+      const row = await db
+        .selectFrom('inference_keys')
+        .select(keyColumns)
+        .where('id', '=', id)
+        .executeTakeFirst()
+      return row === undefined ? undefined : recordOf(row)
+    },
+
+    async revoke(id) {
+      const rows = await db
+        .updateTable('inference_keys')
+        .set({ revoked_at: now() })
+        .where('id', '=', id)
+        .where('revoked_at', 'is', null)
+        .returning('id')
+        .execute()
+      return rows.length > 0
+    },
+
+    topUp,
+
+    async debit(id, amount, entry) {
+      return db.transaction().execute(async (trx) => {
+        const row = await trx
+          .updateTable('inference_keys')
+          .set({ credit: sql<bigint>`credit - ${amount}` })
+          .where('id', '=', id)
+          .where('revoked_at', 'is', null)
+          .where('credit', '>=', amount)
+          .returning('credit')
+          .executeTakeFirst()
+        if (row === undefined) {
+          const current = await trx
+            .selectFrom('inference_keys')
+            .select(['credit', 'revoked_at'])
+            .where('id', '=', id)
+            .executeTakeFirst()
+          return current === undefined || current.revoked_at !== null
+            ? { status: 'unknown_key' as const }
+            : { status: 'insufficient' as const, credit: toBigint(current.credit) }
+        }
+        await trx
+          .insertInto('inference_ledger')
+          .values({
+            id: entry.entryId,
+            key_id: id,
+            kind: 'call',
+            state: 'debited',
+            amount,
+            model: entry.model,
+            reference: null,
+            prompt_tokens: null,
+            completion_tokens: null,
+            created_at: now(),
+            updated_at: now(),
+          })
+          .execute()
+        return { status: 'debited' as const, entryId: entry.entryId, credit: toBigint(row.credit) }
+      })
+    },
+
+    async served(entryId, usage = {}) {
+      await db
+        .updateTable('inference_ledger')
+        .set({
+          state: 'served',
+          updated_at: now(),
+          prompt_tokens: usage.promptTokens ?? null,
+          completion_tokens: usage.completionTokens ?? null,
+        })
+        .where('id', '=', entryId)
+        .where('state', '=', 'debited')
+        .execute()
+    },
+
+    async restore(entryId) {
+      return db.transaction().execute(async (trx) => {
+        const entry = await trx
+          .updateTable('inference_ledger')
+          .set({ state: 'restored', updated_at: now() })
+          .where('id', '=', entryId)
+          .where('kind', '=', 'call')
+          .where('state', '=', 'debited')
+          .returning(['key_id', 'amount'])
+          .executeTakeFirst()
+        if (entry === undefined) return false
+        const amount = toBigint(entry.amount)
+        await trx
+          .updateTable('inference_keys')
+          .set({ credit: sql<bigint>`credit + ${amount}` })
+          .where('id', '=', entry.key_id)
+          .execute()
+        return true
+      })
+    },
+
+    async ledger(id, options = {}) {
+      const rows = await db
+        .selectFrom('inference_ledger')
+        .select(['id', 'kind', 'state', 'amount', 'model', 'reference', 'created_at'])
+        .where('key_id', '=', id)
+        .orderBy('created_at', 'desc')
+        .limit(Math.min(Math.max(options.limit ?? 100, 1), 10_000))
+        .execute()
+      return rows.map((r) => ({
+        id: r.id,
+        kind: r.kind,
+        state: r.state,
+        amount: toBigint(r.amount),
+        model: r.model,
+        reference: r.reference,
+        createdAt: r.created_at,
+      }))
+    },
+  }
+}

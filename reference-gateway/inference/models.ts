@@ -1,0 +1,150 @@
+/**
+ * The models of the private inference API, from configuration: an id, a flat price per call (USDC),
+ * a context window, a privacy tier, whether the keyless route offers it, and the upstream that serves
+ * it. The upstream is a tagged union on `kind`; each kind says which privacy tiers it may serve, so a
+ * confidential model can only ever be served by an upstream kind that proves it (none yet: such a
+ * model is refused at start, never silently served by an ordinary upstream).
+ *
+ * @module
+ */
+
+import { formatAmount, parseAmount } from 'tollgate'
+import { z } from 'zod'
+
+/** Privacy tiers: `open` (an ordinary upstream), `confidential` (an attested enclave). */
+export const privacyTiers = ['open', 'confidential'] as const
+/** A model's privacy tier. */
+export type PrivacyTier = (typeof privacyTiers)[number]
+
+const httpUrl = z.url({ protocol: /^https?$/ }).max(2048)
+
+/** Upstream kind `openai-compatible`: any OpenAI-style `/chat/completions` API. */
+export const openaiCompatibleUpstreamSchema = z
+  .object({
+    kind: z.literal('openai-compatible'),
+    /** Base URL ending before `/chat/completions` (`https://api.example/v1`). */
+    baseUrl: httpUrl,
+    /**
+     * Name of the provider-key setting holding the operator's key for it (`GROQ_API_KEY`), read
+     * from the environment like every provider key. Never logged.
+     */
+    credential: z
+      .string()
+      .regex(/^[A-Z][A-Z0-9_]*_(API_)?KEY$/, 'must name a *_API_KEY or *_KEY setting')
+      .optional(),
+    /** The model's name at the upstream. Default: the model id. */
+    model: z.string().min(1).max(256).optional(),
+  })
+  .strict()
+
+/** The upstream of a model, by kind (a later kind adds its schema here). */
+export const modelUpstreamSchema = z.discriminatedUnion('kind', [openaiCompatibleUpstreamSchema])
+/** A model's upstream configuration. */
+export type ModelUpstreamConfig = z.output<typeof modelUpstreamSchema>
+/** An upstream kind. */
+export type UpstreamKind = ModelUpstreamConfig['kind']
+
+/** The privacy tiers each upstream kind may serve. */
+export const upstreamTiers: Readonly<Record<UpstreamKind, readonly PrivacyTier[]>> = {
+  'openai-compatible': ['open'],
+}
+
+const usdc = z
+  .string()
+  .regex(/^(?!0+(\.0+)?$)\d{1,7}(\.\d{1,6})?$/, 'must be a USDC amount more than 0, like 0.002')
+
+/** One configured model. */
+export const modelConfigSchema = z
+  .object({
+    /** Public id (what buyers put in `model`). */
+    id: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$/, 'must be a model id'),
+    /** Flat price of one call in USDC (`"0.002"`). */
+    price: usdc,
+    /** Context window in tokens. */
+    contextWindow: z.int().min(16).max(100_000_000),
+    privacy: z.enum(privacyTiers).default('open'),
+    /** Offered on the keyless paid route too. Default true. */
+    keyless: z.boolean().default(true),
+    upstream: modelUpstreamSchema,
+  })
+  .strict()
+  .refine((m) => upstreamTiers[m.upstream.kind].includes(m.privacy), {
+    message: 'this upstream kind cannot serve the privacy tier (no silent downgrade)',
+    path: ['privacy'],
+  })
+
+/** A model as configured. */
+export type ModelConfig = z.output<typeof modelConfigSchema>
+/** A model as written in configuration. */
+export type ModelConfigInput = z.input<typeof modelConfigSchema>
+
+/** The model list setting: a JSON array (the environment holds its text). */
+export const modelListSchema = z
+  .preprocess((value) => {
+    if (typeof value !== 'string') return value
+    try {
+      return JSON.parse(value) as unknown
+    } catch {
+      return value
+    }
+  }, z.array(modelConfigSchema).min(1).max(256))
+  .refine((list) => new Set(list.map((m) => m.id)).size === list.length, 'model ids must differ')
+
+/** A model ready to serve: its price in base units. */
+export type InferenceModel = ModelConfig & { priceUnits: bigint }
+
+/** Prepares configured models (prices in base units). */
+export function prepareModels(models: readonly ModelConfig[]): InferenceModel[] {
+  return models.map((m) => ({ ...m, priceUnits: parseAmount(m.price) }))
+}
+
+/** The id of the model the embedded default serves. */
+export const defaultModelId = 'llama-3.3-70b'
+
+/**
+ * The embedded default: one open model, served by a local deterministic upstream (the model stub of
+ * `tollgate/testing`) at `baseUrl`.
+ */
+export function defaultModel(baseUrl: string): ModelConfig {
+  return {
+    id: defaultModelId,
+    price: '0.002',
+    contextWindow: 131_072,
+    privacy: 'open',
+    keyless: true,
+    upstream: { kind: 'openai-compatible', baseUrl, credential: 'INFERENCE_API_KEY' },
+  }
+}
+
+/** A model list entry (`GET /v1/models`, spec §2.5): id, pricing, context window, privacy tier. */
+export type ModelEntry = {
+  id: string
+  object: 'model'
+  created: number
+  owned_by: string
+  pricing: { currency: 'USDC'; per_call: string }
+  context_window: number
+  privacy: PrivacyTier
+}
+
+/** Fixed `created` time of the model entries (configuration has no clock). */
+const listedSince = 1_767_225_600 // 2026-01-01T00:00:00Z
+
+/** The public model list. */
+export function modelList(models: readonly InferenceModel[]): {
+  object: 'list'
+  data: ModelEntry[]
+} {
+  return {
+    object: 'list',
+    data: models.map((m) => ({
+      id: m.id,
+      object: 'model',
+      created: listedSince,
+      owned_by: 'tollgate',
+      pricing: { currency: 'USDC', per_call: formatAmount(m.priceUnits) },
+      context_window: m.contextWindow,
+      privacy: m.privacy,
+    })),
+  }
+}

@@ -1,0 +1,85 @@
+/**
+ * The upstreams behind the models: one implementation per upstream kind of `models.ts`, all with the
+ * same shape, so the API never branches on the kind. `openai-compatible` forwards to an OpenAI-style
+ * `/chat/completions` with the operator's key, through the gateway's upstream runner (timeouts,
+ * bounded retries of transient failures, a streamed answer handed back as soon as its headers
+ * arrive, body untouched).
+ *
+ * @module
+ */
+import type { BlobStore } from '../blobs/blob-store.js'
+import { openaiCompatible } from '../upstreams/openai-compatible.js'
+import { callUpstream, type UpstreamEvent, type UpstreamResult } from '../upstreams/upstream.js'
+import type { ModelUpstreamConfig } from './models.js'
+import type { ChatRequest } from './request.js'
+
+/** One call to a model's upstream. */
+export type UpstreamChat = {
+  /** The validated request (its `model` is the public id; the upstream maps it). */
+  request: ChatRequest
+  /** The caller went away, or the gateway stops. */
+  signal: AbortSignal
+  /** Request id, for provider-side idempotency and logs. */
+  requestId: string
+}
+
+/** What serves a model: a JSON or SSE answer, or a secret-free failure. */
+export type InferenceUpstream = {
+  readonly kind: ModelUpstreamConfig['kind']
+  chat(call: UpstreamChat): Promise<UpstreamResult>
+}
+
+/** What every upstream kind may use. */
+export type UpstreamDependencies = {
+  /** Provider keys by setting name (`INFERENCE_API_KEY`). Only ever sent to the upstream. */
+  providerKeys: Readonly<Record<string, string>>
+  /** Fetch for upstream calls. Default `globalThis.fetch`. */
+  fetch?: typeof globalThis.fetch | undefined
+  /** Per-attempt timeout override, ms. Default the OpenAI-compatible family's (120 s). */
+  timeoutMs?: number | undefined
+  onEvent?: ((event: UpstreamEvent) => void) | undefined
+}
+
+const noBlobs: BlobStore = {
+  put: () => Promise.reject(new Error('chat completions store no media')),
+}
+
+/**
+ * Builds the upstream of a model from its configuration.
+ *
+ * @example
+ * ```ts
+ * const upstream = createUpstream({ kind: 'openai-compatible', baseUrl }, { providerKeys: {} })
+ * const result = await upstream.chat({ request, signal, requestId })
+ * ```
+ */
+export function createUpstream(
+  config: ModelUpstreamConfig,
+  modelId: string,
+  deps: UpstreamDependencies,
+): InferenceUpstream {
+  switch (config.kind) {
+    case 'openai-compatible': {
+      const upstreamModel = config.model ?? modelId
+      // A keyless upstream (a local server) still gets a bearer value: the runner requires one.
+      const apiKey = config.credential === undefined ? 'none' : deps.providerKeys[config.credential]
+      return {
+        kind: config.kind,
+        chat: ({ request, signal, requestId }) =>
+          callUpstream({
+            family: openaiCompatible,
+            operation: 'chat',
+            body: { ...request, model: upstreamModel },
+            baseUrl: config.baseUrl,
+            apiKey,
+            blobs: noBlobs,
+            fetch: deps.fetch,
+            timeoutMs: deps.timeoutMs,
+            signal,
+            requestId,
+            onEvent: deps.onEvent,
+          }),
+      }
+    }
+  }
+}
