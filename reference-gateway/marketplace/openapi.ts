@@ -1,0 +1,207 @@
+/**
+ * The OpenAPI paths of the marketplace's signed routes (`/v1/agent/…`), merged into the gateway's
+ * document when they are served.
+ *
+ * @module
+ */
+
+const address = { type: 'string', pattern: '^0x[0-9a-fA-F]{1,64}$' }
+const listingId = { type: 'string', pattern: '^lst_[0-9a-f]{24}$' }
+const tags = {
+  type: 'array',
+  maxItems: 16,
+  items: { type: 'string', pattern: '^[a-z0-9]+(-[a-z0-9]+)*$', maxLength: 32 },
+}
+const serviceBody = {
+  oneOf: [
+    {
+      type: 'object',
+      required: ['op', 'listingId'],
+      additionalProperties: false,
+      properties: {
+        op: { const: 'update' },
+        listingId,
+        name: { type: 'string', minLength: 1, maxLength: 120 },
+        description: { type: 'string', maxLength: 2000 },
+        tags,
+      },
+    },
+    {
+      type: 'object',
+      required: ['op', 'listingId'],
+      additionalProperties: false,
+      properties: { op: { const: 'delist' }, listingId },
+    },
+  ],
+}
+const submitBody = {
+  type: 'object',
+  required: ['url', 'name'],
+  additionalProperties: false,
+  properties: {
+    url: { type: 'string', format: 'uri', maxLength: 2048 },
+    method: { enum: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'], default: 'POST' },
+    probeBody: {
+      type: 'string',
+      maxLength: 8192,
+      default: '{}',
+      description: 'JSON text the probes send',
+    },
+    name: { type: 'string', minLength: 1, maxLength: 120 },
+    description: { type: 'string', maxLength: 2000 },
+    tags,
+  },
+}
+const json = (description: string) => ({
+  description,
+  content: { 'application/json': { schema: { type: 'object' } } },
+})
+const body = (schema: object) => ({
+  required: true,
+  content: { 'application/json': { schema } },
+})
+
+/** The paths of the marketplace routes under `/v1/agent`. */
+export function marketplacePaths(): Record<string, Record<string, unknown>> {
+  return {
+    '/v1/agent/endpoint/prepare': {
+      post: {
+        operationId: 'v1-agent-endpoint-prepare',
+        tags: ['marketplace'],
+        summary: 'A single-use nonce and the exact message to sign for a catalog mutation',
+        requestBody: body({
+          type: 'object',
+          oneOf: [
+            {
+              type: 'object',
+              required: ['address', 'action', 'body'],
+              additionalProperties: false,
+              properties: { address, action: { const: 'submit' }, body: submitBody },
+            },
+            {
+              type: 'object',
+              required: ['address', 'action', 'body'],
+              additionalProperties: false,
+              properties: { address, action: { const: 'service' }, body: serviceBody },
+            },
+          ],
+        }),
+        responses: {
+          '201': {
+            description: 'The nonce, the message to sign and when the nonce expires',
+            content: {
+              'application/json': {
+                schema: {
+                  type: 'object',
+                  required: ['nonce', 'message', 'sha256', 'expiresAt'],
+                  properties: {
+                    nonce: { type: 'string' },
+                    message: { type: 'string' },
+                    sha256: { type: 'string' },
+                    expiresAt: { type: 'string', format: 'date-time' },
+                  },
+                },
+              },
+            },
+          },
+          '400': json('Malformed body (code invalid_request_body)'),
+        },
+      },
+    },
+    '/v1/agent/endpoint/submit': {
+      post: {
+        operationId: 'v1-agent-endpoint-submit',
+        tags: ['marketplace'],
+        summary: 'Signed submission: run the four listing gates and list the endpoint',
+        requestBody: body({
+          type: 'object',
+          required: ['address', 'nonce', 'signature', 'body'],
+          additionalProperties: false,
+          properties: {
+            address,
+            nonce: { type: 'string', pattern: '^[0-9a-f]{32}$' },
+            signature: { type: 'string', description: 'Sui personal-message signature' },
+            body: submitBody,
+          },
+        }),
+        responses: {
+          '201': json('Listed: the listing with the terms of its challenge'),
+          '400': json('Malformed body or unusable URL (code invalid_request_body)'),
+          '401': json('Refused (code mutation_refused, with a reason); nothing changed'),
+          '422': json(
+            'Not listed (code listing_refused): failedGates, failures with evidence, notJudged',
+          ),
+        },
+      },
+    },
+    '/v1/services': {
+      get: {
+        operationId: 'v1-services',
+        tags: ['marketplace'],
+        summary:
+          "The gateway's paid endpoints, then the listed seller endpoints (suspended ones hidden)",
+        parameters: [
+          { name: 'tag', in: 'query', schema: { type: 'string', maxLength: 32 } },
+          { name: 'network', in: 'query', schema: { type: 'string', maxLength: 64 } },
+          {
+            name: 'maxPrice',
+            in: 'query',
+            schema: { type: 'string', pattern: '^[0-9]{1,18}$' },
+            description: 'base units',
+          },
+          { name: 'seller', in: 'query', schema: address },
+          {
+            name: 'limit',
+            in: 'query',
+            schema: { type: 'integer', minimum: 1, maximum: 100, default: 20 },
+          },
+          {
+            name: 'offset',
+            in: 'query',
+            schema: { type: 'integer', minimum: 0, maximum: 100000, default: 0 },
+          },
+        ],
+        responses: {
+          '200': json('{ items, total, limit, offset }'),
+          '400': json('Bad query (code invalid_request_body)'),
+        },
+      },
+    },
+    '/v1/agent/{address}': {
+      get: {
+        operationId: 'v1-agent-address',
+        tags: ['marketplace'],
+        summary: 'Public profile: identity record, endpoints with their states and probe history',
+        parameters: [{ name: 'address', in: 'path', required: true, schema: address }],
+        responses: {
+          '200': json('{ address, identity, endpoints: [listing + probes (newest 20)] }'),
+          '400': json('Not a Sui address (code invalid_request_body)'),
+        },
+      },
+    },
+    '/v1/agent/service': {
+      post: {
+        operationId: 'v1-agent-service',
+        tags: ['marketplace'],
+        summary: 'Signed catalog mutation: update or delist a listing',
+        requestBody: body({
+          type: 'object',
+          required: ['address', 'nonce', 'signature', 'body'],
+          additionalProperties: false,
+          properties: {
+            address,
+            nonce: { type: 'string', pattern: '^[0-9a-f]{32}$' },
+            signature: { type: 'string', description: 'Sui personal-message signature' },
+            body: serviceBody,
+          },
+        }),
+        responses: {
+          '200': json('The listing after the change'),
+          '400': json('Malformed body (code invalid_request_body)'),
+          '401': json('Refused (code mutation_refused, with a reason); nothing changed'),
+          '404': json('No such listing (code listing_not_found)'),
+        },
+      },
+    },
+  }
+}

@@ -1,0 +1,329 @@
+/**
+ * The marketplace's signed routes, mounted at `/v1/agent`:
+ *
+ * ```
+ * POST /v1/agent/endpoint/prepare {address, action, body}                 ─▶ 201 {nonce, message, sha256, expiresAt}
+ * POST /v1/agent/service          {address, nonce, signature, body: {op, listingId, …}} ─▶ 200 listing | 401 {reason}
+ * ```
+ *
+ * A refused mutation (bad signature, unknown, used or expired nonce, another address) is a 401
+ * with a `reason` and changes nothing.
+ *
+ * @module
+ */
+import { isValidSuiAddress, normalizeSuiAddress } from '@mysten/sui/utils'
+import { Hono } from 'hono'
+import { PaymentError, type PaymentErrorCode } from 'tollgate'
+import { lookUpAgent } from 'tollgate/conformance'
+import { z } from 'zod'
+import type { MutationSigner } from './signing.js'
+import type { Listing, MarketplaceStore } from './store.js'
+import { type GateOptions, judgeSubmission } from './submission.js'
+
+/** Options of {@link marketplaceRoutes}. */
+export type MarketplaceRoutesOptions = {
+  store: MarketplaceStore
+  signer: MutationSigner
+  /** Clock, ms. Default `Date.now`. */
+  now?: (() => number) | undefined
+  /** What the listing gates need; `POST /endpoint/submit` is served only with it. */
+  gates?: GateOptions | undefined
+  /** When the first re-probe of a new listing is due, ms after listing. Default one day. */
+  reprobeIntervalMs?: number | undefined
+}
+
+const address = z
+  .string()
+  .max(66)
+  .refine((a) => isValidSuiAddress(normalizeSuiAddress(a)), 'not a Sui address')
+  .transform((a) => normalizeSuiAddress(a))
+
+/** A tag: lowercase words joined by hyphens. */
+export const tagSchema = z
+  .string()
+  .regex(/^[a-z0-9]+(-[a-z0-9]+)*$/)
+  .max(32)
+
+/** Probes shown per endpoint on a profile, newest first. */
+const profileProbes = 20
+
+const listingId = z.string().regex(/^lst_[0-9a-f]{24}$/)
+
+/** The body of `POST /v1/agent/service`: update a listing's description, or delist it. */
+export const serviceBodySchema = z.discriminatedUnion('op', [
+  z
+    .object({
+      op: z.literal('update'),
+      listingId,
+      name: z.string().min(1).max(120).optional(),
+      description: z.string().max(2000).optional(),
+      tags: z.array(tagSchema).max(16).optional(),
+    })
+    .strict(),
+  z.object({ op: z.literal('delist'), listingId }).strict(),
+])
+
+/** The body of `POST /v1/agent/endpoint/submit`: the endpoint to list and its description. */
+export const submitBodySchema = z
+  .object({
+    url: z.string().url().max(2048),
+    method: z.enum(['GET', 'POST', 'PUT', 'PATCH', 'DELETE']).default('POST'),
+    /** The JSON body the probes send. */
+    probeBody: z
+      .string()
+      .max(8192)
+      .refine((text) => {
+        try {
+          JSON.parse(text)
+          return true
+        } catch {
+          return false
+        }
+      }, 'not JSON')
+      .default('{}'),
+    name: z.string().min(1).max(120),
+    description: z.string().max(2000).default(''),
+    tags: z.array(tagSchema).max(16).default([]),
+  })
+  .strict()
+
+const prepareSchema = z.discriminatedUnion('action', [
+  z.object({ address, action: z.literal('service'), body: serviceBodySchema }).strict(),
+  z
+    .object({ address, action: z.literal('submit'), body: z.record(z.string(), z.unknown()) })
+    .strict(),
+])
+
+const submitSchema = z
+  .object({
+    address,
+    nonce: z.string().regex(/^[0-9a-f]{32}$/),
+    signature: z.string().min(1).max(4096),
+    body: z.record(z.string(), z.unknown()),
+  })
+  .strict()
+
+const signedSchema = z
+  .object({
+    address,
+    nonce: z.string().regex(/^[0-9a-f]{32}$/),
+    signature: z.string().min(1).max(4096),
+    body: serviceBodySchema,
+  })
+  .strict()
+
+/** An RFC 9457 problem response (the gateway's error family). */
+function problem(code: PaymentErrorCode, message: string, extra = {}): Response {
+  const error = new PaymentError(code, message)
+  return Response.json(
+    { ...error.toProblem(), ...extra },
+    { status: error.status, headers: { 'content-type': 'application/problem+json' } },
+  )
+}
+
+const refused = (reason: string, message: string) =>
+  problem('mutation_refused', message, { reason })
+
+const refusalMessages: Record<string, string> = {
+  invalid_signature:
+    'The signature is not a personal-message signature of the message by this address.',
+  unknown_nonce: 'This nonce was not issued here.',
+  nonce_used: 'This nonce has already been used.',
+  nonce_expired: 'This nonce has expired; prepare a new one.',
+  wrong_signer: 'This nonce was issued to another address.',
+  wrong_action: 'This nonce was issued for another mutation.',
+  wrong_body: 'This nonce was issued for another body.',
+}
+
+/** A listing as the API shows it (amounts as decimal strings of base units). */
+export function listingJson(l: Listing) {
+  return {
+    id: l.id,
+    seller: l.seller,
+    url: l.url,
+    method: l.method,
+    name: l.name,
+    description: l.description,
+    tags: l.tags,
+    network: l.network,
+    asset: l.asset,
+    price: l.price.toString(),
+    payTo: l.payTo,
+    state: l.state,
+    consecutiveFailures: l.consecutiveFailures,
+    createdAt: l.createdAt,
+    updatedAt: l.updatedAt,
+  }
+}
+
+function invalid(error: z.ZodError, prefix: string): Response {
+  const issue = error.issues[0]
+  return problem(
+    'invalid_request_body',
+    `${[prefix, ...(issue?.path ?? [])].join('.')}: ${issue?.message ?? 'invalid'}`,
+  )
+}
+
+async function readBody<T>(
+  request: Request,
+  schema: z.ZodType<T>,
+): Promise<{ ok: true; value: T } | { ok: false; response: Response }> {
+  const text = await request.text()
+  if (text.length > 64 * 1024) {
+    return { ok: false, response: problem('request_body_too_large', 'Body too large.') }
+  }
+  let json: unknown
+  try {
+    json = JSON.parse(text)
+  } catch {
+    return { ok: false, response: problem('invalid_request_body', 'The body is not JSON.') }
+  }
+  const parsed = schema.safeParse(json)
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]
+    return {
+      ok: false,
+      response: problem(
+        'invalid_request_body',
+        `${issue?.path.join('.') || 'body'}: ${issue?.message ?? 'invalid'}`,
+      ),
+    }
+  }
+  return { ok: true, value: parsed.data }
+}
+
+/**
+ * The marketplace routes (a Hono app to mount at `/v1/agent`).
+ *
+ * @example
+ * ```ts
+ * app.route('/v1/agent', marketplaceRoutes({ store, signer }))
+ * ```
+ */
+export function marketplaceRoutes(options: MarketplaceRoutesOptions): Hono {
+  const now = options.now ?? Date.now
+  const app = new Hono()
+
+  app.post('/endpoint/prepare', async (c) => {
+    const parsed = await readBody(c.req.raw, prepareSchema)
+    if (!parsed.ok) return parsed.response
+    if (parsed.value.action === 'submit') {
+      if (options.gates === undefined) {
+        return problem('invalid_request_body', 'action: submissions are not served here')
+      }
+      const body = submitBodySchema.safeParse(parsed.value.body)
+      if (!body.success) return invalid(body.error, 'body')
+    }
+    const prepared = await options.signer.prepare(parsed.value)
+    return c.json(prepared, 201)
+  })
+
+  const gates = options.gates
+  if (gates !== undefined) {
+    app.post('/endpoint/submit', async (c) => {
+      const parsed = await readBody(c.req.raw, submitSchema)
+      if (!parsed.ok) return parsed.response
+      const request = parsed.value
+      // The signature covers the body as sent; its defaults are filled in after checking it.
+      const verdict = await options.signer.verify({ ...request, action: 'submit' })
+      if (!verdict.ok) {
+        return refused(verdict.reason, refusalMessages[verdict.reason] ?? 'Refused.')
+      }
+      const body = submitBodySchema.safeParse(request.body)
+      if (!body.success) return invalid(body.error, 'body')
+      const submission = {
+        seller: request.address,
+        url: body.data.url,
+        method: body.data.method,
+        probeBody: body.data.probeBody,
+      }
+      const judged = await judgeSubmission(submission, gates)
+      if (judged.status === 'unusable') return problem('invalid_request_body', judged.message)
+      if (judged.status === 'failed') {
+        return problem('listing_refused', `Not listed: ${judged.summary}.`, {
+          failedGates: judged.failures.map((f) => f.gate),
+          failures: judged.failures,
+          notJudged: judged.notJudged,
+        })
+      }
+      const at = now()
+      const listing = await options.store.putListing(
+        {
+          ...submission,
+          name: body.data.name,
+          description: body.data.description,
+          tags: body.data.tags,
+          ...judged.terms,
+          nextProbeAtMs: at + (options.reprobeIntervalMs ?? 24 * 60 * 60_000),
+        },
+        new Date(at),
+      )
+      await options.store.addProbe({
+        listingId: listing.id,
+        kind: 'submission',
+        passed: true,
+        failedGate: null,
+        message: judged.summary,
+        probedAt: new Date(at).toISOString(),
+      })
+      return c.json(listingJson(listing), 201)
+    })
+  }
+
+  app.get('/:address', async (c) => {
+    const parsed = address.safeParse(c.req.param('address'))
+    if (!parsed.success) return problem('invalid_request_body', 'address: not a Sui address')
+    const seller = parsed.data
+    const listings = await options.store.listingsOf(seller)
+    const endpoints = await Promise.all(
+      listings.map(async (l) => ({
+        ...listingJson(l),
+        probes: (await options.store.probesOf(l.id, profileProbes)).map(({ listingId, ...p }) => p),
+      })),
+    )
+    return c.json({ address: seller, identity: await identityOf(seller), endpoints })
+  })
+
+  const identityOf = async (seller: string) => {
+    if (gates === undefined) return { status: 'unknown' as const }
+    try {
+      const found = await lookUpAgent(gates.client, {
+        address: seller,
+        registryPackage: gates.registryPackage,
+      })
+      return found.status === 'found' ? { status: 'found' as const, ...found.record } : found
+    } catch {
+      return { status: 'unavailable' as const }
+    }
+  }
+
+  app.post('/service', async (c) => {
+    const parsed = await readBody(c.req.raw, signedSchema)
+    if (!parsed.ok) return parsed.response
+    const request = parsed.value
+    const verdict = await options.signer.verify({ ...request, action: 'service' })
+    if (!verdict.ok) {
+      return refused(verdict.reason, refusalMessages[verdict.reason] ?? 'Refused.')
+    }
+    const listing = await options.store.getListing(request.body.listingId)
+    if (listing === undefined) return problem('listing_not_found', 'No listing with this id.')
+    if (listing.seller !== request.address) {
+      return refused('not_the_seller', 'Only the seller of a listing may change it.')
+    }
+    const at = new Date(now())
+    if (request.body.op === 'delist') {
+      await options.store.setListingState(
+        listing.id,
+        { state: 'delisted', consecutiveFailures: 0 },
+        at,
+      )
+    } else {
+      const { name, description, tags } = request.body
+      await options.store.updateListing(listing.id, { name, description, tags }, at)
+    }
+    const after = await options.store.getListing(listing.id)
+    return c.json(after ? listingJson(after) : null)
+  })
+
+  return app
+}

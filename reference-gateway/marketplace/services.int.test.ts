@@ -1,0 +1,95 @@
+/**
+ * `GET /v1/services` paging and filters over the gateway's own items and listed endpoints in a
+ * SQLite store: suspended and delisted endpoints are hidden; pages run across the two sources.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { type GatewayDatabase, openDatabase } from '../db/database.js'
+import { type ServiceItem, searchServices, servicesQuerySchema } from './services.js'
+import { createMarketplaceStore, type MarketplaceStore } from './store.js'
+
+const gatewayAddress = `0x${'1'.repeat(64)}`
+const seller = `0x${'2'.repeat(64)}`
+
+const own: ServiceItem[] = ['search', 'image'].map((tag, i) => ({
+  source: 'gateway',
+  id: `op-${tag}`,
+  name: tag,
+  summary: tag,
+  method: 'POST',
+  url: `https://gateway.example/v1/${tag}`,
+  tags: [tag],
+  network: 'sui:mainnet',
+  asset: 'usdc',
+  price: String(1_000 * (i + 1)),
+  payTo: gatewayAddress,
+  seller: gatewayAddress,
+}))
+
+let database: GatewayDatabase
+let store: MarketplaceStore
+const query = (q: Record<string, string> = {}) => servicesQuerySchema.parse(q)
+
+beforeAll(async () => {
+  database = await openDatabase({ kind: 'sqlite', file: ':memory:' })
+  store = createMarketplaceStore(database.db)
+  for (const [i, state] of (['listed', 'listed', 'suspended', 'delisted'] as const).entries()) {
+    const listing = await store.putListing(
+      {
+        seller,
+        url: `https://seller.example/${i}`,
+        method: 'POST',
+        probeBody: '{}',
+        name: `s${i}`,
+        description: '',
+        tags: i === 0 ? ['search'] : ['text'],
+        network: 'sui:mainnet',
+        asset: 'usdc',
+        price: BigInt(500 * (i + 1)),
+        payTo: seller,
+        nextProbeAtMs: 0,
+      },
+      new Date(1_000 + i),
+    )
+    if (state !== 'listed') {
+      await store.setListingState(listing.id, { state, consecutiveFailures: 3 }, new Date(2_000))
+    }
+  }
+})
+
+afterAll(async () => {
+  await database?.close()
+})
+
+describe('GET /v1/services', () => {
+  it("lists the gateway's items, then listed endpoints, hiding suspended and delisted ones", async () => {
+    const page = await searchServices(own, store, query())
+    expect(page.total).toBe(4)
+    expect(page.items.map((i) => i.source)).toEqual(['gateway', 'gateway', 'seller', 'seller'])
+    expect(page.items.map((i) => i.url)).not.toContain('https://seller.example/2')
+    expect(page.items.map((i) => i.url)).not.toContain('https://seller.example/3')
+  })
+
+  it('pages across the two sources', async () => {
+    const urls = async (limit: string, offset: string) =>
+      (await searchServices(own, store, query({ limit, offset }))).items.map((i) => i.url)
+    const all = await urls('100', '0')
+    expect([...(await urls('3', '0')), ...(await urls('3', '3'))]).toEqual(all)
+    expect(await urls('1', '2')).toEqual([all[2]])
+  })
+
+  it('filters by tag, seller, highest price and network', async () => {
+    const ids = async (q: Record<string, string>) =>
+      (await searchServices(own, store, query(q))).items.map((i) => i.name)
+    expect(await ids({ tag: 'search' })).toEqual(['search', 's0'])
+    expect((await ids({ seller })).sort()).toEqual(['s0', 's1'])
+    // Newest listing first: s1 (1000) was listed after s0 (500); image (2000) is over.
+    expect(await ids({ maxPrice: '1000' })).toEqual(['search', 's1', 's0'])
+    expect(await ids({ network: 'sui:testnet' })).toEqual([])
+  })
+
+  it('refuses a malformed query', () => {
+    expect(servicesQuerySchema.safeParse({ limit: '0' }).success).toBe(false)
+    expect(servicesQuerySchema.safeParse({ maxPrice: '-1' }).success).toBe(false)
+    expect(servicesQuerySchema.safeParse({ sort: 'x' }).success).toBe(false)
+  })
+})

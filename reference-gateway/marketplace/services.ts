@@ -1,0 +1,130 @@
+/**
+ * `GET /v1/services`: the catalog for programs — the gateway's own paid endpoints first, then the
+ * listed seller endpoints (suspended and delisted ones hidden), filtered by tag, network, highest
+ * price and seller, paged.
+ *
+ * @module
+ */
+import { isValidSuiAddress, normalizeSuiAddress } from '@mysten/sui/utils'
+import { z } from 'zod'
+import type { ServicesDocument } from '../discovery/services.js'
+import { tagSchema } from './routes.js'
+import type { Listing, MarketplaceStore } from './store.js'
+
+/** One entry of `GET /v1/services`. */
+export type ServiceItem = {
+  /** `gateway` for the gateway's own endpoints, `seller` for a listed endpoint. */
+  source: 'gateway' | 'seller'
+  /** The operation id, or the listing id. */
+  id: string
+  name: string
+  summary: string
+  method: string
+  url: string
+  tags: string[]
+  network: string
+  asset: string
+  /** Base units per call. */
+  price: string
+  payTo: string
+  /** Who is paid: the gateway's `payTo`, or the seller's agent address. */
+  seller: string
+}
+
+/** The query of `GET /v1/services`. */
+export const servicesQuerySchema = z
+  .object({
+    tag: tagSchema.optional(),
+    network: z.string().max(64).optional(),
+    /** Highest price, base units. */
+    maxPrice: z
+      .string()
+      .regex(/^[0-9]{1,18}$/)
+      .transform(BigInt)
+      .optional(),
+    seller: z
+      .string()
+      .max(66)
+      .refine((a) => isValidSuiAddress(normalizeSuiAddress(a)), 'not a Sui address')
+      .transform((a) => normalizeSuiAddress(a))
+      .optional(),
+    limit: z.coerce.number().int().min(1).max(100).default(20),
+    offset: z.coerce.number().int().min(0).max(100_000).default(0),
+  })
+  .strict()
+
+/** The gateway's own paid endpoints as service items. */
+export function ownServiceItems(document: ServicesDocument): ServiceItem[] {
+  const seller = normalizeSuiAddress(document.payTo)
+  return document.services.flatMap((service) =>
+    service.endpoints
+      .filter((e) => e.amount !== null)
+      .map((e) => ({
+        source: 'gateway' as const,
+        id: e.operationId,
+        name: service.name,
+        summary: e.summary,
+        method: e.method,
+        url: e.url,
+        tags: [...new Set([...service.tags, ...e.tags])],
+        network: document.network,
+        asset: document.asset,
+        price: e.amount as string,
+        payTo: seller,
+        seller,
+      })),
+  )
+}
+
+const listingItem = (l: Listing): ServiceItem => ({
+  source: 'seller',
+  id: l.id,
+  name: l.name,
+  summary: l.description,
+  method: l.method,
+  url: l.url,
+  tags: l.tags,
+  network: l.network,
+  asset: l.asset,
+  price: l.price.toString(),
+  payTo: l.payTo,
+  seller: l.seller,
+})
+
+/**
+ * One page of the catalog: the gateway's items matching the filters, then the listed endpoints.
+ *
+ * @example
+ * ```ts
+ * const page = await searchServices(own, store, { limit: 20, offset: 0 })
+ * ```
+ */
+export async function searchServices(
+  own: readonly ServiceItem[],
+  store: MarketplaceStore,
+  query: z.infer<typeof servicesQuerySchema>,
+): Promise<{ items: ServiceItem[]; total: number; limit: number; offset: number }> {
+  const mine = own.filter(
+    (i) =>
+      (query.tag === undefined || i.tags.includes(query.tag)) &&
+      (query.network === undefined || i.network === query.network) &&
+      (query.maxPrice === undefined || BigInt(i.price) <= query.maxPrice) &&
+      (query.seller === undefined || i.seller === query.seller),
+  )
+  const head = mine.slice(query.offset, query.offset + query.limit)
+  const { listings, total } = await store.searchListings({
+    state: 'listed',
+    tag: query.tag,
+    network: query.network,
+    seller: query.seller,
+    maxPrice: query.maxPrice,
+    limit: query.limit - head.length,
+    offset: Math.max(0, query.offset - mine.length),
+  })
+  return {
+    items: [...head, ...listings.map(listingItem)],
+    total: mine.length + total,
+    limit: query.limit,
+    offset: query.offset,
+  }
+}

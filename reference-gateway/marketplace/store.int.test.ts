@@ -1,0 +1,183 @@
+/**
+ * The marketplace storage on both engines of the relational store (SQLite file, PostgreSQL in a
+ * schema of its own): nonces are consumed once and only by their signer, before expiry, for their
+ * body; listings are unique per seller, method and URL; searches filter and page; probes are kept
+ * newest first; the re-probe lease has one holder at a time.
+ */
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import pg from 'pg'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { serviceUrl, uniqueName } from '../../src/stores/contract.js'
+import { type GatewayDatabase, openDatabase } from '../db/database.js'
+import { createMarketplaceStore, type MarketplaceStore, type NewListing } from './store.js'
+
+const databaseUrl = serviceUrl('DATABASE_URL')
+const folder = mkdtempSync(join(tmpdir(), 'tollgate-market-'))
+const schema = uniqueName('market').toLowerCase()
+
+const engines = [
+  {
+    name: 'SQLite',
+    skip: false,
+    open: () => openDatabase({ kind: 'sqlite', file: join(folder, 'gateway.db') }),
+    cleanup: async () => rmSync(folder, { recursive: true, force: true }),
+  },
+  {
+    name: 'PostgreSQL',
+    // Skipped without DATABASE_URL; CI_REQUIRE_SERVICES=1 fails instead (serviceUrl).
+    skip: databaseUrl === undefined,
+    open: () => openDatabase({ kind: 'postgres', url: databaseUrl as string, schema }),
+    async cleanup() {
+      const client = new pg.Client({ connectionString: databaseUrl })
+      await client.connect()
+      await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`)
+      await client.end()
+    },
+  },
+]
+
+const seller = `0x${'a'.repeat(64)}`
+const other = `0x${'b'.repeat(64)}`
+
+const listing = (over: Partial<NewListing> = {}): NewListing => ({
+  seller,
+  url: 'https://seller.example/v1/answer',
+  method: 'POST',
+  probeBody: '{}',
+  name: 'Answer',
+  description: 'Answers questions',
+  tags: ['qa', 'text'],
+  network: 'sui:localnet',
+  asset: '0x2::usdc::USDC',
+  price: 10_000n,
+  payTo: seller,
+  nextProbeAtMs: 1_000,
+  ...over,
+})
+
+for (const engine of engines) {
+  describe.skipIf(engine.skip)(`marketplace storage on ${engine.name}`, () => {
+    let database: GatewayDatabase
+    let store: MarketplaceStore
+    beforeAll(async () => {
+      database = await engine.open()
+      store = createMarketplaceStore(database.db)
+    })
+    afterAll(async () => {
+      await database?.close()
+      await engine.cleanup()
+    })
+
+    it('consumes a nonce once, only for its signer, action and body, before it expires', async () => {
+      const base = { address: seller, action: 'submit', bodyHash: 'h1' }
+      await store.issueNonce({ nonce: 'n1', ...base, expiresAtMs: 2_000 })
+      const use = { nonce: 'n1', ...base, nowMs: 1_000 }
+      expect(await store.consumeNonce({ ...use, address: other })).toEqual({
+        ok: false,
+        reason: 'wrong_signer',
+      })
+      expect(await store.consumeNonce({ ...use, bodyHash: 'h2' })).toEqual({
+        ok: false,
+        reason: 'wrong_body',
+      })
+      expect(await store.consumeNonce({ ...use, action: 'service' })).toEqual({
+        ok: false,
+        reason: 'wrong_action',
+      })
+      expect(await store.consumeNonce({ ...use, nowMs: 2_000 })).toEqual({
+        ok: false,
+        reason: 'nonce_expired',
+      })
+      expect(await store.consumeNonce({ ...use, nonce: 'nope' })).toEqual({
+        ok: false,
+        reason: 'unknown_nonce',
+      })
+      expect(await store.consumeNonce(use)).toEqual({ ok: true })
+      expect(await store.consumeNonce(use)).toEqual({ ok: false, reason: 'nonce_used' })
+    })
+
+    it('consumes a nonce exactly once under concurrent use', async () => {
+      const base = { address: seller, action: 'submit', bodyHash: 'h' }
+      await store.issueNonce({ nonce: 'race', ...base, expiresAtMs: 9_000 })
+      const results = await Promise.all(
+        Array.from({ length: 10 }, () => store.consumeNonce({ nonce: 'race', ...base, nowMs: 1 })),
+      )
+      expect(results.filter((r) => r.ok)).toHaveLength(1)
+    })
+
+    it('keeps one listing per seller, method and URL, and re-lists it on a new submission', async () => {
+      const first = await store.putListing(listing(), new Date(1_000))
+      await store.setListingState(
+        first.id,
+        { state: 'suspended', consecutiveFailures: 3 },
+        new Date(2_000),
+      )
+      const again = await store.putListing(listing({ price: 20_000n }), new Date(3_000))
+      expect(again.id).toBe(first.id)
+      expect(again).toMatchObject({ state: 'listed', consecutiveFailures: 0, price: 20_000n })
+      expect(again.createdAt).toBe(new Date(1_000).toISOString())
+      expect(await store.listingsOf(seller)).toHaveLength(1)
+    })
+
+    it('searches listed endpoints by tag, network, seller and price, paged', async () => {
+      await store.putListing(
+        listing({ seller: other, url: 'https://b.example/x', tags: ['image'], price: 4_000_000n }),
+        new Date(5_000),
+      )
+      await store.putListing(
+        listing({ seller: other, url: 'https://b.example/y', network: 'sui:testnet' }),
+        new Date(6_000),
+      )
+      const page = { limit: 10, offset: 0, state: 'listed' as const }
+      expect((await store.searchListings(page)).total).toBe(3)
+      const byTag = await store.searchListings({ ...page, tag: 'image' })
+      expect(byTag.listings.map((l) => l.url)).toEqual(['https://b.example/x'])
+      // `q` is a prefix of `qa`: a tag matches whole elements only.
+      expect((await store.searchListings({ ...page, tag: 'q' })).total).toBe(0)
+      expect((await store.searchListings({ ...page, network: 'sui:testnet' })).total).toBe(1)
+      expect((await store.searchListings({ ...page, seller })).total).toBe(1)
+      expect((await store.searchListings({ ...page, maxPrice: 1_000_000n })).total).toBe(2)
+      const second = await store.searchListings({ ...page, limit: 1, offset: 1 })
+      expect(second.total).toBe(3)
+      expect(second.listings.map((l) => l.url)).toEqual(['https://b.example/x'])
+    })
+
+    it('finds due listings and keeps probes newest first', async () => {
+      const [own] = await store.listingsOf(seller)
+      if (own === undefined) throw new Error('no listing')
+      const due = await store.dueListings(1_000, 100)
+      expect(due.map((l) => l.id)).toContain(own.id)
+      expect(await store.dueListings(999, 100)).toEqual([])
+      for (const [i, passed] of [true, false].entries()) {
+        await store.addProbe({
+          listingId: own.id,
+          kind: 'reprobe',
+          passed,
+          failedGate: passed ? null : 'b',
+          message: passed ? 'all gates passed' : 'no 402',
+          probedAt: new Date(10_000 + i).toISOString(),
+        })
+      }
+      const probes = await store.probesOf(own.id, 10)
+      expect(probes.map((p) => [p.passed, p.failedGate])).toEqual([
+        [false, 'b'],
+        [true, null],
+      ])
+    })
+
+    it('gives the lease to one holder until it expires', async () => {
+      const name = `reprobe-${Math.random()}`
+      expect(await store.acquireLease(name, 'p1', 0, 1_000)).toBe(true)
+      expect(await store.acquireLease(name, 'p2', 500, 1_000)).toBe(false)
+      expect(await store.acquireLease(name, 'p1', 600, 1_000)).toBe(true)
+      expect(await store.acquireLease(name, 'p2', 1_599, 1_000)).toBe(false)
+      expect(await store.acquireLease(name, 'p2', 1_600, 1_000)).toBe(true)
+      const racers = await Promise.all(
+        ['a', 'b', 'c', 'd'].map((h) => store.acquireLease(`${name}-race`, h, 0, 1_000)),
+      )
+      expect(racers.filter(Boolean)).toHaveLength(1)
+    })
+  })
+}

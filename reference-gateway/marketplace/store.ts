@@ -1,0 +1,387 @@
+/**
+ * The marketplace's storage: listings, their probes, the nonces of signed mutations and the
+ * re-probe lease, over the gateway's relational store (one Kysely query layer for SQLite and
+ * PostgreSQL; tables created by the migrations of `db/migrations.ts`).
+ *
+ * @module
+ */
+import { randomBytes } from 'node:crypto'
+import type { Kysely, Selectable } from 'kysely'
+import { toBigint } from '../db/database.js'
+import type { GatewaySchema, ListingState, ListingTable, ProbeTable } from '../db/schema.js'
+
+/** A seller listing as the marketplace uses it. */
+export type Listing = {
+  id: string
+  seller: string
+  url: string
+  method: string
+  /** The request body probes send (JSON text). */
+  probeBody: string
+  name: string
+  description: string
+  tags: string[]
+  network: string
+  asset: string
+  /** USDC base units per call. */
+  price: bigint
+  payTo: string
+  state: ListingState
+  consecutiveFailures: number
+  nextProbeAtMs: number
+  createdAt: string
+  updatedAt: string
+}
+
+/** A stored probe. */
+export type ProbeRecord = {
+  id: string
+  listingId: string
+  kind: 'submission' | 'reprobe'
+  passed: boolean
+  failedGate: string | null
+  message: string
+  probedAt: string
+}
+
+/** Why a nonce could not be consumed. */
+export type NonceRefusal =
+  | 'unknown_nonce'
+  | 'nonce_used'
+  | 'nonce_expired'
+  | 'wrong_signer'
+  | 'wrong_body'
+  | 'wrong_action'
+
+/** What a new listing needs. */
+export type NewListing = Omit<
+  Listing,
+  'id' | 'state' | 'consecutiveFailures' | 'createdAt' | 'updatedAt'
+>
+
+/** The fields a seller may change on its listing. */
+export type ListingUpdate = {
+  name?: string | undefined
+  description?: string | undefined
+  tags?: string[] | undefined
+}
+
+/** The marketplace storage. */
+export type MarketplaceStore = {
+  /** Records a nonce for `address` to sign `action` over the body whose hash is `bodyHash`. */
+  issueNonce(nonce: {
+    nonce: string
+    address: string
+    action: string
+    bodyHash: string
+    expiresAtMs: number
+  }): Promise<void>
+  /**
+   * Marks the nonce used, once: only when it exists, was issued to `address` for `action` over
+   * `bodyHash`, is unused and has not expired at `nowMs`. Atomic across processes.
+   */
+  consumeNonce(use: {
+    nonce: string
+    address: string
+    action: string
+    bodyHash: string
+    nowMs: number
+  }): Promise<{ ok: true } | { ok: false; reason: NonceRefusal }>
+  /** Adds a listed endpoint, or re-lists the seller's existing listing of the same method and URL. */
+  putListing(listing: NewListing, at: Date): Promise<Listing>
+  getListing(id: string): Promise<Listing | undefined>
+  listingsOf(seller: string): Promise<Listing[]>
+  /**
+   * Listings in `state`, newest first, with optional filters. Prices are compared as bigints.
+   */
+  searchListings(query: {
+    state: ListingState
+    tag?: string | undefined
+    network?: string | undefined
+    seller?: string | undefined
+    maxPrice?: bigint | undefined
+    limit: number
+    offset: number
+  }): Promise<{ listings: Listing[]; total: number }>
+  /** Changes a listing's descriptive fields; false when it does not exist. */
+  updateListing(id: string, update: ListingUpdate, at: Date): Promise<boolean>
+  /** Changes a listing's state and failure count (the state machine's moves). */
+  setListingState(
+    id: string,
+    change: { state: ListingState; consecutiveFailures: number; nextProbeAtMs?: number },
+    at: Date,
+  ): Promise<void>
+  /** Listings (`listed` or `suspended`) whose re-probe is due at `nowMs`, earliest first. */
+  dueListings(nowMs: number, limit: number): Promise<Listing[]>
+  addProbe(probe: Omit<ProbeRecord, 'id'>): Promise<ProbeRecord>
+  /** A listing's probes, newest first. */
+  probesOf(listingId: string, limit: number): Promise<ProbeRecord[]>
+  /**
+   * Takes or renews the lease `name` for `holder` until `nowMs + ttlMs`: true when `holder` holds
+   * it afterwards (it was free, expired, or already `holder`'s). Atomic across processes.
+   */
+  acquireLease(name: string, holder: string, nowMs: number, ttlMs: number): Promise<boolean>
+}
+
+/** A new random id with a prefix (`lst_…`, `prb_…`). */
+export const newId = (prefix: string): string => `${prefix}_${randomBytes(12).toString('hex')}`
+
+const fromListingRow = (r: Selectable<ListingTable>): Listing => ({
+  id: r.id,
+  seller: r.seller,
+  url: r.url,
+  method: r.method,
+  probeBody: r.probe_body,
+  name: r.name,
+  description: r.description,
+  tags: JSON.parse(r.tags) as string[],
+  network: r.network,
+  asset: r.asset,
+  price: toBigint(r.price),
+  payTo: r.pay_to,
+  state: r.state,
+  consecutiveFailures: Number(r.consecutive_failures),
+  nextProbeAtMs: Number(r.next_probe_at_ms),
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
+})
+
+const fromProbeRow = (r: Selectable<ProbeTable>): ProbeRecord => ({
+  id: r.id,
+  listingId: r.listing_id,
+  kind: r.kind,
+  passed: Number(r.passed) === 1,
+  failedGate: r.failed_gate,
+  message: r.message,
+  probedAt: r.probed_at,
+})
+
+/**
+ * The marketplace storage over an open relational store.
+ *
+ * @example
+ * ```ts
+ * const { db } = await openDatabase({ kind: 'sqlite', file: ':memory:' })
+ * const store = createMarketplaceStore(db)
+ * ```
+ */
+export function createMarketplaceStore(db: Kysely<GatewaySchema>): MarketplaceStore {
+  return {
+    async issueNonce(n) {
+      await db
+        .insertInto('marketplace_nonces')
+        .values({
+          nonce: n.nonce,
+          address: n.address,
+          action: n.action,
+          body_hash: n.bodyHash,
+          expires_at_ms: BigInt(n.expiresAtMs),
+          used_at_ms: null,
+        })
+        .execute()
+    },
+
+    async consumeNonce(use) {
+      const result = await db
+        .updateTable('marketplace_nonces')
+        .set({ used_at_ms: BigInt(use.nowMs) })
+        .where('nonce', '=', use.nonce)
+        .where('address', '=', use.address)
+        .where('action', '=', use.action)
+        .where('body_hash', '=', use.bodyHash)
+        .where('used_at_ms', 'is', null)
+        .where('expires_at_ms', '>', BigInt(use.nowMs))
+        .executeTakeFirst()
+      if (result.numUpdatedRows === 1n) return { ok: true }
+      // Not consumed: say why (read after the failed update, so a race only changes the reason).
+      const row = await db
+        .selectFrom('marketplace_nonces')
+        .selectAll()
+        .where('nonce', '=', use.nonce)
+        .executeTakeFirst()
+      const reason: NonceRefusal =
+        row === undefined
+          ? 'unknown_nonce'
+          : row.address !== use.address
+            ? 'wrong_signer'
+            : row.used_at_ms !== null
+              ? 'nonce_used'
+              : toBigint(row.expires_at_ms) <= BigInt(use.nowMs)
+                ? 'nonce_expired'
+                : row.action !== use.action
+                  ? 'wrong_action'
+                  : 'wrong_body'
+      return { ok: false, reason }
+    },
+
+    async putListing(l, at) {
+      const now = at.toISOString()
+      const values = {
+        probe_body: l.probeBody,
+        name: l.name,
+        description: l.description,
+        tags: JSON.stringify(l.tags),
+        network: l.network,
+        asset: l.asset,
+        price: l.price,
+        pay_to: l.payTo,
+        state: 'listed' as const,
+        consecutive_failures: 0,
+        next_probe_at_ms: BigInt(l.nextProbeAtMs),
+        updated_at: now,
+      }
+      await db
+        .insertInto('marketplace_listings')
+        .values({
+          id: newId('lst'),
+          seller: l.seller,
+          url: l.url,
+          method: l.method,
+          created_at: now,
+          ...values,
+        })
+        .onConflict((oc) => oc.columns(['seller', 'method', 'url']).doUpdateSet(values))
+        .execute()
+      const row = await db
+        .selectFrom('marketplace_listings')
+        .selectAll()
+        .where('seller', '=', l.seller)
+        .where('method', '=', l.method)
+        .where('url', '=', l.url)
+        .executeTakeFirstOrThrow()
+      return fromListingRow(row)
+    },
+
+    async getListing(id) {
+      const row = await db
+        .selectFrom('marketplace_listings')
+        .selectAll()
+        .where('id', '=', id)
+        .executeTakeFirst()
+      return row && fromListingRow(row)
+    },
+
+    async listingsOf(seller) {
+      const rows = await db
+        .selectFrom('marketplace_listings')
+        .selectAll()
+        .where('seller', '=', seller)
+        .orderBy('created_at', 'desc')
+        .orderBy('id')
+        .execute()
+      return rows.map(fromListingRow)
+    },
+
+    async searchListings(q) {
+      let query = db.selectFrom('marketplace_listings').where('state', '=', q.state)
+      if (q.network !== undefined) query = query.where('network', '=', q.network)
+      if (q.seller !== undefined) query = query.where('seller', '=', q.seller)
+      if (q.maxPrice !== undefined) query = query.where('price', '<=', q.maxPrice)
+      // Tags are a JSON array of [a-z0-9-] words: the quoted word matches exactly one element.
+      if (q.tag !== undefined) query = query.where('tags', 'like', `%${JSON.stringify(q.tag)}%`)
+      const [rows, count] = await Promise.all([
+        query
+          .selectAll()
+          .orderBy('created_at', 'desc')
+          .orderBy('id')
+          .limit(q.limit)
+          .offset(q.offset)
+          .execute(),
+        query.select((eb) => eb.fn.countAll<number | string | bigint>().as('n')).executeTakeFirst(),
+      ])
+      return { listings: rows.map(fromListingRow), total: Number(count?.n ?? 0) }
+    },
+
+    async updateListing(id, update, at) {
+      const result = await db
+        .updateTable('marketplace_listings')
+        .set({
+          ...(update.name !== undefined ? { name: update.name } : {}),
+          ...(update.description !== undefined ? { description: update.description } : {}),
+          ...(update.tags !== undefined ? { tags: JSON.stringify(update.tags) } : {}),
+          updated_at: at.toISOString(),
+        })
+        .where('id', '=', id)
+        .executeTakeFirst()
+      return result.numUpdatedRows === 1n
+    },
+
+    async setListingState(id, change, at) {
+      await db
+        .updateTable('marketplace_listings')
+        .set({
+          state: change.state,
+          consecutive_failures: change.consecutiveFailures,
+          ...(change.nextProbeAtMs !== undefined
+            ? { next_probe_at_ms: BigInt(change.nextProbeAtMs) }
+            : {}),
+          updated_at: at.toISOString(),
+        })
+        .where('id', '=', id)
+        .execute()
+    },
+
+    async dueListings(nowMs, limit) {
+      const rows = await db
+        .selectFrom('marketplace_listings')
+        .selectAll()
+        .where('state', 'in', ['listed', 'suspended'])
+        .where('next_probe_at_ms', '<=', BigInt(nowMs))
+        .orderBy('next_probe_at_ms')
+        .orderBy('id')
+        .limit(limit)
+        .execute()
+      return rows.map(fromListingRow)
+    },
+
+    async addProbe(p) {
+      const record = { ...p, id: newId('prb') }
+      await db
+        .insertInto('marketplace_probes')
+        .values({
+          id: record.id,
+          listing_id: p.listingId,
+          kind: p.kind,
+          passed: p.passed ? 1 : 0,
+          failed_gate: p.failedGate,
+          message: p.message,
+          probed_at: p.probedAt,
+        })
+        .execute()
+      return record
+    },
+
+    async probesOf(listingId, limit) {
+      const rows = await db
+        .selectFrom('marketplace_probes')
+        .selectAll()
+        .where('listing_id', '=', listingId)
+        .orderBy('probed_at', 'desc')
+        .orderBy('id', 'desc')
+        .limit(limit)
+        .execute()
+      return rows.map(fromProbeRow)
+    },
+
+    async acquireLease(name, holder, nowMs, ttlMs) {
+      const until = BigInt(nowMs + ttlMs)
+      // One statement: insert, or take over only an expired lease or one's own.
+      const result = await db
+        .insertInto('marketplace_leases')
+        .values({ name, holder, expires_at_ms: until })
+        .onConflict((oc) =>
+          oc
+            .column('name')
+            .doUpdateSet({ holder, expires_at_ms: until })
+            .where((eb) =>
+              eb.or([
+                eb('marketplace_leases.expires_at_ms', '<=', BigInt(nowMs)),
+                eb('marketplace_leases.holder', '=', holder),
+              ]),
+            ),
+        )
+        .executeTakeFirst()
+      return (result.numInsertedOrUpdatedRows ?? 0n) > 0n
+    },
+  }
+}

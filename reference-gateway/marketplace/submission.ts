@@ -1,0 +1,195 @@
+/**
+ * Judging a submitted endpoint: the four listing gates of spec 3.1 through the conformance API
+ * (read-only: nothing is paid), then the terms the listing records, read from one more SSRF-safe
+ * probe of the seller and checked again (the seller might answer differently the second time).
+ *
+ * @module
+ */
+import type { ClientWithCoreApi } from '@mysten/sui/client'
+import { normalizeSuiAddress } from '@mysten/sui/utils'
+import { readOffers } from 'tollgate/client'
+import {
+  type CheckResult,
+  ConformanceUsageError,
+  maxListingPrice,
+  probe,
+  runConformance,
+} from 'tollgate/conformance'
+
+/** What the gates need besides the submission. */
+export type GateOptions = {
+  /** Reads agent identity records (gate a). */
+  client: ClientWithCoreApi
+  /** Package of `agent_registry`. Default the conformance suite's default. */
+  registryPackage?: string | undefined
+  /** The network challenges must pay on (the gateway's). */
+  network: string
+  /** The USDC coin type. */
+  usdc: string
+  /**
+   * Allow sellers on loopback or private networks. Only for tests and embedded local stacks.
+   * Security: SSRF; default false.
+   */
+  allowPrivateNetwork?: boolean | undefined
+  /** Timeout of each probe request, ms. Default 15 000. */
+  timeoutMs?: number | undefined
+}
+
+/** The endpoint a seller submits. */
+export type Submission = {
+  /** The agent address (normalised). */
+  seller: string
+  url: string
+  method: string
+  /** The body probes send (JSON text). */
+  probeBody: string
+}
+
+/** The terms a listing records. */
+export type ListedTerms = { network: string; asset: string; price: bigint; payTo: string }
+
+/** A failed gate and what shows it. */
+export type GateFailure = {
+  gate: 'a' | 'b' | 'c' | 'd'
+  checks: Pick<CheckResult, 'id' | 'title' | 'status' | 'message' | 'hint' | 'evidence'>[]
+}
+
+/** The verdict on a submission. */
+export type GateVerdict =
+  | { status: 'passed'; terms: ListedTerms; summary: string }
+  | {
+      status: 'failed'
+      failures: GateFailure[]
+      /** Gates that could not be judged because an earlier one failed (e.g. no 402 to read). */
+      notJudged: GateFailure['gate'][]
+      summary: string
+    }
+  | { status: 'unusable'; message: string }
+
+const gates = ['a', 'b', 'c', 'd'] as const
+
+/**
+ * Runs the four gates against a submission.
+ *
+ * @example
+ * ```ts
+ * const verdict = await judgeSubmission(submission, { client, network: 'sui:mainnet', usdc })
+ * ```
+ */
+export async function judgeSubmission(
+  submission: Submission,
+  options: GateOptions,
+): Promise<GateVerdict> {
+  let report: Awaited<ReturnType<typeof runConformance>>
+  try {
+    report = await runConformance({
+      url: submission.url,
+      method: submission.method,
+      body: submission.probeBody,
+      agent: submission.seller,
+      // Without an identity record (gate a fails), gates b–d judge against the signer's address.
+      walletAddress: submission.seller,
+      ledger: options.client,
+      registryPackage: options.registryPackage,
+      network: options.network,
+      usdc: options.usdc,
+      mode: 'read-only',
+      allowPrivateNetwork: options.allowPrivateNetwork,
+      timeoutMs: options.timeoutMs,
+    })
+  } catch (error) {
+    if (error instanceof ConformanceUsageError)
+      return { status: 'unusable', message: error.message }
+    throw error
+  }
+  const failures: GateFailure[] = []
+  const notJudged: GateFailure['gate'][] = []
+  for (const gate of gates) {
+    if (report.gates[gate] === 'pass') continue
+    if (report.gates[gate] === 'skip') {
+      notJudged.push(gate)
+      continue
+    }
+    failures.push({
+      gate,
+      checks: report.checks
+        .filter((c) => c.gate === gate && c.status !== 'pass')
+        .map(({ id, title, status, message, hint, evidence }) => ({
+          id,
+          title,
+          status,
+          message,
+          hint,
+          evidence,
+        })),
+    })
+  }
+  if (failures.length > 0 || notJudged.length > 0) {
+    const summary =
+      failures.length > 0
+        ? `gate ${failures.map((f) => f.gate).join(', ')} failed`
+        : `gate ${notJudged.join(', ')} could not be judged`
+    return { status: 'failed', failures, notJudged, summary }
+  }
+  const identity = report.checks.find((c) => c.id === 'gate.agent-identity')
+  const wallet = identity?.details?.wallet
+  const registered = typeof wallet === 'string' ? normalizeSuiAddress(wallet) : submission.seller
+  const terms = await readTerms(submission, registered, options)
+  if (terms.status === 'failed') return terms
+  return { status: 'passed', terms: terms.terms, summary: 'all four gates passed' }
+}
+
+/** The terms of the seller's challenge on the gateway's network, checked against gates b–d. */
+async function readTerms(
+  submission: Submission,
+  wallet: string,
+  options: GateOptions,
+): Promise<{ status: 'ok'; terms: ListedTerms } | Extract<GateVerdict, { status: 'failed' }>> {
+  const failed = (gate: GateFailure['gate'], message: string) => ({
+    status: 'failed' as const,
+    summary: `gate ${gate} failed`,
+    notJudged: [],
+    failures: [
+      {
+        gate,
+        checks: [
+          {
+            id: `listing.${gate}`,
+            title: 'the terms at listing',
+            status: 'fail' as const,
+            message,
+            hint: '',
+            evidence: [],
+          },
+        ],
+      },
+    ],
+  })
+  let answer: Awaited<ReturnType<typeof probe>>
+  try {
+    answer = await probe(submission.url, {
+      method: submission.method,
+      headers: { 'content-type': 'application/json', accept: 'application/json' },
+      ...(submission.method === 'GET' ? {} : { body: submission.probeBody }),
+      allowPrivateNetwork: options.allowPrivateNetwork,
+      timeoutMs: options.timeoutMs ?? 15_000,
+    })
+  } catch (error) {
+    return failed('b', `the second probe failed: ${(error as Error).message}`)
+  }
+  if (answer.status !== 402) return failed('b', `the second probe was answered ${answer.status}`)
+  const { offers } = readOffers({
+    bodyText: answer.body,
+    wwwAuthenticate: answer.headers['www-authenticate'] ?? null,
+  })
+  const mine = offers.filter((o) => o.network === options.network && o.asset === options.usdc)
+  if (mine.length === 0) return failed('b', `no USDC offer on ${options.network}`)
+  let price = 0n
+  for (const offer of mine) if (offer.amount > price) price = offer.amount
+  if (price > maxListingPrice) return failed('d', `price ${price} base units is above the cap`)
+  const payTo = normalizeSuiAddress(mine[0]?.payTo ?? '')
+  if (mine.some((o) => normalizeSuiAddress(o.payTo) !== wallet)) {
+    return failed('c', 'an offer does not pay the registered wallet')
+  }
+  return { status: 'ok', terms: { network: options.network, asset: options.usdc, price, payTo } }
+}

@@ -1,0 +1,354 @@
+/**
+ * Listing end to end on the local stack: an agent registered on the ledger emulator prepares,
+ * signs and submits a seller built with each adapter (Express, Koa, Hono), and it is listed; a
+ * seller failing exactly one of the four gates is not listed, and the answer names that gate with
+ * its evidence.
+ */
+import { createServer, type RequestListener } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { createAdaptorServer, serve } from '@hono/node-server'
+import Router from '@koa/router'
+import { SuiGrpcClient } from '@mysten/sui/grpc'
+import type { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
+import express from 'express'
+import { Hono } from 'hono'
+import Koa from 'koa'
+import { createMemoryStore, type SellerOptions } from 'tollgate'
+import { paywall as expressPaywall } from 'tollgate/express'
+import { paywall as honoPaywall, type TollgateEnv } from 'tollgate/hono'
+import { paywall as koaPaywall } from 'tollgate/koa'
+import { MAINNET_USDC_TYPE, type StartedLedger, startLedger } from 'tollgate/testing'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { registerAgent } from '../../conformance/fixtures/agent.js'
+import { type RunningSeller, startSeller } from '../../conformance/fixtures/sellers.js'
+import { type GatewayDatabase, openDatabase } from '../db/database.js'
+import { createReprober, nextState } from './reprobe.js'
+import { marketplaceRoutes } from './routes.js'
+import { createMutationSigner } from './signing.js'
+import { createMarketplaceStore, type MarketplaceStore } from './store.js'
+
+let chain: StartedLedger
+let client: SuiGrpcClient
+let agent: Ed25519Keypair
+let database: GatewayDatabase
+let store: MarketplaceStore
+let server: ReturnType<typeof createAdaptorServer>
+let base: string
+
+beforeAll(async () => {
+  chain = await startLedger({ latencyMs: 0 })
+  client = new SuiGrpcClient({ network: 'mainnet', baseUrl: chain.url })
+  agent = chain.createTestWallet({ usdc: '0' })
+  await registerAgent(client, agent, chain.modulesPackage)
+  database = await openDatabase({ kind: 'sqlite', file: ':memory:' })
+  store = createMarketplaceStore(database.db)
+  const routes = marketplaceRoutes({
+    store,
+    signer: createMutationSigner({ store }),
+    gates: {
+      client,
+      registryPackage: chain.modulesPackage,
+      network: 'sui:mainnet',
+      usdc: MAINNET_USDC_TYPE,
+      // The sellers listen on 127.0.0.1.
+      allowPrivateNetwork: true,
+    },
+  })
+  server = createAdaptorServer({ fetch: (request) => routes.fetch(request) })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+})
+
+afterAll(async () => {
+  await new Promise((resolve) => server?.close(resolve))
+  await database?.close()
+  await chain?.stop()
+})
+
+const post = async (path: string, body: unknown) => {
+  const response = await fetch(`${base}/${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  })
+  return { status: response.status, json: (await response.json()) as Record<string, unknown> }
+}
+
+/** Prepares, signs and submits `url` as `signer`. */
+async function submit(url: string, signer: Ed25519Keypair, name = 'Answer') {
+  const address = signer.toSuiAddress()
+  const body = { url, name, description: 'Answers', tags: ['qa'] }
+  const prepared = await post('endpoint/prepare', { address, action: 'submit', body })
+  expect(prepared.status).toBe(201)
+  const { nonce, message } = prepared.json as { nonce: string; message: string }
+  const { signature } = await signer.signPersonalMessage(new TextEncoder().encode(message))
+  return post('endpoint/submit', { address, nonce, signature, body })
+}
+
+function options(payTo: string): SellerOptions {
+  return {
+    routes: { 'POST /v1/answer': { price: '0.02', maxTimeoutSeconds: 2 } },
+    payTo,
+    ledger: chain.url,
+    store: createMemoryStore(),
+    secrets: 'marketplace-submission-secret-of-32-bytes-or-more',
+  }
+}
+
+async function listen(
+  listener: RequestListener,
+  stop: () => Promise<void>,
+): Promise<RunningSeller> {
+  const http = createServer(listener)
+  await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve))
+  return {
+    url: `http://127.0.0.1:${(http.address() as AddressInfo).port}/v1/answer`,
+    async close() {
+      await stop()
+      http.closeAllConnections()
+      await new Promise<void>((resolve) => http.close(() => resolve()))
+    },
+  }
+}
+
+const adapters: Record<'express' | 'koa' | 'hono', (payTo: string) => Promise<RunningSeller>> = {
+  async express(payTo) {
+    const paid = expressPaywall(options(payTo))
+    const app = express()
+    app.use(paid)
+    app.post('/v1/answer', (_req, res) => {
+      res.json({ answer: 42 })
+    })
+    return listen(app, () => paid.close())
+  },
+  async koa(payTo) {
+    const paid = koaPaywall(options(payTo))
+    const app = new Koa()
+    const router = new Router()
+    app.use(paid)
+    router.post('/v1/answer', (ctx) => {
+      ctx.body = { answer: 42 }
+    })
+    app.use(router.routes())
+    app.silent = true
+    return listen(app.callback(), () => paid.close())
+  },
+  async hono(payTo) {
+    const paid = honoPaywall(options(payTo))
+    const app = new Hono<TollgateEnv>()
+    app.use(paid)
+    app.post('/v1/answer', (c) => c.json({ answer: 42 }))
+    const http = serve({ port: 0, hostname: '127.0.0.1', fetch: app.fetch })
+    await new Promise((resolve) => http.once('listening', resolve))
+    return {
+      url: `http://127.0.0.1:${(http.address() as AddressInfo).port}/v1/answer`,
+      async close() {
+        await paid.close()
+        await new Promise<void>((resolve) => http.close(() => resolve()))
+      },
+    }
+  },
+}
+
+describe.each(Object.keys(adapters) as (keyof typeof adapters)[])(
+  'a seller built with %s',
+  (name) => {
+    it('is listed after prepare, sign and submit', async () => {
+      const running = await adapters[name](agent.toSuiAddress())
+      try {
+        const answer = await submit(running.url, agent, `Answer (${name})`)
+        expect(answer.status, JSON.stringify(answer.json)).toBe(201)
+        expect(answer.json).toMatchObject({
+          seller: agent.toSuiAddress(),
+          url: running.url,
+          state: 'listed',
+          price: '20000',
+          payTo: agent.toSuiAddress(),
+          network: 'sui:mainnet',
+        })
+        const stored = await store.getListing(answer.json.id as string)
+        expect(stored?.state).toBe('listed')
+        const probes = await store.probesOf(answer.json.id as string, 10)
+        expect(probes.map((p) => [p.kind, p.passed])).toEqual([['submission', true]])
+      } finally {
+        await running.close()
+      }
+    })
+  },
+)
+
+describe('a seller failing one gate is not listed, and the gate is named', () => {
+  const cases: {
+    gate: 'a' | 'b' | 'c' | 'd'
+    start: (env: { wallet: string; stranger: string }) => Promise<RunningSeller>
+    signer: () => Ed25519Keypair
+  }[] = [
+    {
+      gate: 'a',
+      // A good seller paying its signer, but the signer has no identity record.
+      signer: () => chain.createTestWallet({ usdc: '0' }),
+      start: (env) => startSeller({ ledgerUrl: chain.url, ...env }),
+    },
+    {
+      gate: 'b',
+      signer: () => agent,
+      start: (env) =>
+        startSeller(
+          { ledgerUrl: chain.url, ...env },
+          { wrap: () => async () => Response.json({ answer: 42 }) },
+        ),
+    },
+    {
+      gate: 'c',
+      signer: () => agent,
+      start: (env) => startSeller({ ledgerUrl: chain.url, ...env }, { payTo: 'stranger' }),
+    },
+    {
+      gate: 'd',
+      signer: () => agent,
+      start: (env) => startSeller({ ledgerUrl: chain.url, ...env }, { price: '5.000001' }),
+    },
+  ]
+  it.each(cases)('gate $gate', async ({ gate, start, signer }) => {
+    const keypair = signer()
+    const running = await start({
+      wallet: keypair.toSuiAddress(),
+      stranger: chain.createTestWallet({ usdc: '0' }).toSuiAddress(),
+    })
+    try {
+      const answer = await submit(running.url, keypair)
+      expect(answer.status).toBe(422)
+      expect(answer.json).toMatchObject({ code: 'listing_refused', failedGates: [gate] })
+      const [failure] = answer.json.failures as { gate: string; checks: { message: string }[] }[]
+      expect(failure?.gate).toBe(gate)
+      expect(failure?.checks.length).toBeGreaterThan(0)
+      // Without a 402 there is no challenge to judge gates c and d on.
+      expect(answer.json.notJudged).toEqual(gate === 'b' ? ['c', 'd'] : [])
+      expect(await store.listingsOf(keypair.toSuiAddress())).toEqual(
+        expect.not.arrayContaining([expect.objectContaining({ url: running.url })]),
+      )
+    } finally {
+      await running.close()
+    }
+  })
+})
+
+describe('the public profile', () => {
+  it('shows the identity, the endpoints with their states and their probes', async () => {
+    const running = await adapters.hono(agent.toSuiAddress())
+    try {
+      expect((await submit(running.url, agent, 'Profiled')).status).toBe(201)
+    } finally {
+      await running.close()
+    }
+    const response = await fetch(`${base}/${agent.toSuiAddress()}`)
+    expect(response.status).toBe(200)
+    const profile = (await response.json()) as {
+      identity: { status: string; name?: string; agent?: string }
+      endpoints: { url: string; state: string; probes: { kind: string; passed: boolean }[] }[]
+    }
+    expect(profile.identity).toMatchObject({
+      status: 'found',
+      name: 'fixture-seller',
+      agent: agent.toSuiAddress(),
+    })
+    const shown = profile.endpoints.find((e) => e.url === running.url)
+    expect(shown).toMatchObject({ state: 'listed', probes: [{ kind: 'submission', passed: true }] })
+  })
+
+  it('shows an address with no identity and no endpoints, and refuses a malformed one', async () => {
+    const nobody = chain.createTestWallet({ usdc: '0' }).toSuiAddress()
+    const profile = await (await fetch(`${base}/${nobody}`)).json()
+    expect(profile).toEqual({ address: nobody, identity: { status: 'not_found' }, endpoints: [] })
+    expect((await fetch(`${base}/not-an-address`)).status).toBe(400)
+  })
+})
+
+describe('re-probes (spec 3.1), with an injected clock', () => {
+  it('moves listed → suspended after 3 failed probes in a row, and back when one passes', () => {
+    expect(nextState('listed', 0, false)).toEqual({ state: 'listed', consecutiveFailures: 1 })
+    expect(nextState('listed', 1, false)).toEqual({ state: 'listed', consecutiveFailures: 2 })
+    expect(nextState('listed', 2, false)).toEqual({ state: 'suspended', consecutiveFailures: 3 })
+    expect(nextState('listed', 2, true)).toEqual({ state: 'listed', consecutiveFailures: 0 })
+    expect(nextState('suspended', 5, false)).toEqual({ state: 'suspended', consecutiveFailures: 6 })
+    expect(nextState('suspended', 5, true)).toEqual({ state: 'listed', consecutiveFailures: 0 })
+  })
+
+  it('suspends a real seller that stops answering 402, hides it, and lists it again', async () => {
+    let broken = false
+    const running = await startSeller(
+      {
+        ledgerUrl: chain.url,
+        wallet: agent.toSuiAddress(),
+        stranger: chain.createTestWallet({ usdc: '0' }).toSuiAddress(),
+      },
+      {
+        wrap: (handler) => (request) =>
+          broken ? Promise.resolve(Response.json({})) : handler(request),
+      },
+    )
+    const interval = 86_400_000
+    let clock = 10_000_000
+    const gates = {
+      client,
+      registryPackage: chain.modulesPackage,
+      network: 'sui:mainnet',
+      usdc: MAINNET_USDC_TYPE,
+      allowPrivateNetwork: true,
+    }
+    const reprober = (holder: string) =>
+      createReprober({ store, gates, holder, intervalMs: interval, jitterMs: 0, now: () => clock })
+    try {
+      const listing = await store.putListing(
+        {
+          seller: agent.toSuiAddress(),
+          url: running.url,
+          method: 'POST',
+          probeBody: '{}',
+          name: 'Re-probed',
+          description: '',
+          tags: ['reprobe-test'],
+          network: 'sui:mainnet',
+          asset: MAINNET_USDC_TYPE,
+          price: 20_000n,
+          payTo: agent.toSuiAddress(),
+          nextProbeAtMs: clock,
+        },
+        new Date(clock),
+      )
+      const one = reprober('process-1')
+      const visible = async () =>
+        (await store.searchListings({ state: 'listed', tag: 'reprobe-test', limit: 10, offset: 0 }))
+          .total
+      broken = true
+      const states: string[] = []
+      for (let i = 0; i < 3; i++) {
+        expect(await one.runOnce()).toBeGreaterThanOrEqual(1)
+        const now = await store.getListing(listing.id)
+        states.push(`${now?.state}/${now?.consecutiveFailures}`)
+        // Not due again within the interval; another process does not probe while the lease is held.
+        expect(await one.runOnce()).toBe(0)
+        expect(await reprober('process-2').runOnce()).toBe(0)
+        clock += interval
+      }
+      expect(states).toEqual(['listed/1', 'listed/2', 'suspended/3'])
+      expect(await visible()).toBe(0)
+      broken = false
+      expect(await one.runOnce()).toBeGreaterThanOrEqual(1)
+      expect(await store.getListing(listing.id)).toMatchObject({
+        state: 'listed',
+        consecutiveFailures: 0,
+      })
+      expect(await visible()).toBe(1)
+      const probes = await store.probesOf(listing.id, 10)
+      expect(probes.map((p) => [p.kind, p.passed, p.failedGate])).toEqual([
+        ['reprobe', true, null],
+        ['reprobe', false, 'b'],
+        ['reprobe', false, 'b'],
+        ['reprobe', false, 'b'],
+      ])
+    } finally {
+      await running.close()
+    }
+  })
+})
