@@ -1,0 +1,84 @@
+/**
+ * `tollgate agent show ADDRESS` (the real CLI in a subprocess) against the local ledger: a
+ * registered agent's record is shown (text and JSON, exit 0); an address with none exits 1.
+ */
+import { execFile } from 'node:child_process'
+import { promisify } from 'node:util'
+import { SuiGrpcClient } from '@mysten/sui/grpc'
+import { Transaction } from '@mysten/sui/transactions'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { type StartedLedger, startLedger } from '../testing/ledger/index.js'
+import { coinRefs } from '../testing/ledger/testHelpers.js'
+
+const run = promisify(execFile)
+let chain: StartedLedger
+
+beforeAll(async () => {
+  chain = await startLedger({ latencyMs: 0 })
+})
+
+afterAll(async () => {
+  await chain?.stop()
+})
+
+async function tollgate(...args: string[]) {
+  const env = { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0' }
+  try {
+    const { stdout, stderr } = await run(
+      process.execPath,
+      ['--import', 'tsx', 'src/cli.ts', ...args],
+      { env, timeout: 120_000 },
+    )
+    return { code: 0, stdout, stderr }
+  } catch (error) {
+    const e = error as { code?: number; stdout?: string; stderr?: string }
+    return { code: e.code ?? -1, stdout: e.stdout ?? '', stderr: e.stderr ?? '' }
+  }
+}
+
+describe('tollgate agent show', { timeout: 180_000 }, () => {
+  it("shows a registered agent's record, and exits 1 for an address without one", async () => {
+    const client = new SuiGrpcClient({ network: 'mainnet', baseUrl: chain.url })
+    const agent = chain.createTestWallet()
+    const tx = new Transaction()
+    tx.setSender(agent.toSuiAddress())
+    tx.setGasPrice(1000)
+    tx.setGasBudget(10_000_000)
+    tx.setGasPayment(await coinRefs(client, agent.toSuiAddress(), '0x2::sui::SUI'))
+    tx.moveCall({
+      target: `${chain.modulesPackage}::agent_registry::register`,
+      arguments: [tx.pure.string('scout'), tx.pure.string('https://agent.example/card.json')],
+    })
+    const bytes = await tx.build()
+    const executed = await client.core.executeTransaction({
+      transaction: bytes,
+      signatures: [(await agent.signTransaction(bytes)).signature],
+    })
+    expect(executed.$kind).toBe('Transaction')
+
+    const shown = await tollgate(
+      'agent',
+      'show',
+      agent.toSuiAddress(),
+      '--ledger',
+      chain.url,
+      '--json',
+    )
+    expect(shown.code).toBe(0)
+    expect(JSON.parse(shown.stdout)).toMatchObject({
+      status: 'found',
+      record: {
+        agent: agent.toSuiAddress(),
+        name: 'scout',
+        metadataUri: 'https://agent.example/card.json',
+      },
+    })
+    const text = await tollgate('agent', 'show', agent.toSuiAddress(), '--ledger', chain.url)
+    expect(text.stdout).toMatch(/name\s+scout/)
+
+    const nobody = chain.createTestWallet().toSuiAddress()
+    const missing = await tollgate('agent', 'show', nobody, '--ledger', chain.url)
+    expect(missing.code).toBe(1)
+    expect(missing.stderr).toContain(`no agent record is owned by ${nobody}`)
+  })
+})

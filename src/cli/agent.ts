@@ -1,0 +1,108 @@
+/**
+ * `tollgate agent register --name NAME`: registers the seller's agent identity record (gate (a) of
+ * `tollgate conformance`) on the ledger: the local emulator, or a real network's full node with
+ * `--registry-package`. The key is `TOLLGATE_AGENT_KEY` (a `suiprivkey…`) or the wallet in the
+ * config folder; it signs and pays the gas, and is never printed.
+ *
+ * @module
+ */
+import { decodeSuiPrivateKey, type Signer } from '@mysten/sui/cryptography'
+import { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
+import { Secp256k1Keypair } from '@mysten/sui/keypairs/secp256k1'
+import { Secp256r1Keypair } from '@mysten/sui/keypairs/secp256r1'
+import { Command, Option } from 'commander'
+import pc from 'picocolors'
+import { createLedger } from 'tollgate'
+import { defaultRegistryPackage, registerAgent } from 'tollgate/conformance'
+import { addAgentShow } from './agentShow.js'
+import { fail, ledgerUrlOf } from './wallet.js'
+import { loadWallet } from './walletFiles.js'
+
+/** Environment variable holding the agent's key, when it is not the config folder's wallet. */
+export const agentKeyVariable = 'TOLLGATE_AGENT_KEY'
+
+type RegisterOptions = {
+  name: string
+  metadataUri?: string
+  ledger?: string
+  network: string
+  registryPackage?: string
+  json?: boolean
+}
+
+function signerFromKey(key: string): Signer {
+  let decoded: ReturnType<typeof decodeSuiPrivateKey>
+  try {
+    decoded = decodeSuiPrivateKey(key)
+  } catch {
+    throw new Error(`${agentKeyVariable} is not a Sui private key (suiprivkey1…).`)
+  }
+  switch (decoded.scheme) {
+    case 'ED25519':
+      return Ed25519Keypair.fromSecretKey(decoded.secretKey)
+    case 'Secp256k1':
+      return Secp256k1Keypair.fromSecretKey(decoded.secretKey)
+    case 'Secp256r1':
+      return Secp256r1Keypair.fromSecretKey(decoded.secretKey)
+    default:
+      throw new Error(`${agentKeyVariable}: the ${decoded.scheme} scheme cannot sign here.`)
+  }
+}
+
+/** Builds the `agent` command. */
+export function agentCommand(): Command {
+  const agent = new Command('agent').description(
+    "The seller's agent identity record on the ledger (gate (a) of tollgate conformance)",
+  )
+  agent
+    .command('register')
+    .description(
+      `Register (or update) the agent record of ${agentKeyVariable}'s address, or of the wallet's`,
+    )
+    .requiredOption('--name <name>', "the agent's name")
+    .option('--metadata-uri <uri>', "where the agent's card is", '')
+    .addOption(
+      new Option('--ledger <url>', 'ledger gRPC URL (the emulator: tollgate ledger)').env(
+        'TOLLGATE_LEDGER',
+      ),
+    )
+    .addOption(
+      new Option('--network <network>', 'network')
+        .default('sui:mainnet')
+        .choices(['sui:mainnet', 'sui:testnet']),
+    )
+    .option(
+      '--registry-package <address>',
+      `package of agent_registry (default: the local ledger's, ${defaultRegistryPackage})`,
+    )
+    .option('--json', 'print JSON')
+    .action(async (options: RegisterOptions) => {
+      try {
+        const key = process.env[agentKeyVariable]
+        const signer = key !== undefined && key !== '' ? signerFromKey(key) : await loadWallet()
+        const url = await ledgerUrlOf(options.ledger, options.network)
+        const done = await registerAgent({
+          ledger: createLedger({ url }),
+          signer,
+          name: options.name,
+          metadataUri: options.metadataUri,
+          registryPackage: options.registryPackage,
+        })
+        if (done.status === 'failed') throw done.error
+        if (options.json) {
+          console.log(JSON.stringify({ ok: true, ...done, ledger: url }))
+          return
+        }
+        console.log(`${pc.bold('agent')}      ${done.agent} registered as ${options.name}`)
+        console.log(`${pc.bold('digest')}     ${done.digest}`)
+        console.log(`${pc.bold('registry')}   ${done.registryPackage}::agent_registry on ${url}`)
+        console.log(
+          `${pc.bold('check it')}   tollgate conformance <url> --agent ${done.agent} --ledger ${url} --registry-package ${done.registryPackage}`,
+        )
+      } catch (error) {
+        fail(error, options.json)
+      }
+    })
+  addAgentShow(agent)
+  return agent
+}

@@ -1,0 +1,133 @@
+/**
+ * `tollgate mcp` as an MCP host runs it: the real CLI spawned over stdio (the SDK's
+ * `StdioClientTransport`), with a wallet file in its config folder, against a local gateway on its
+ * embedded defaults. The catalog is listed, a paid tool is paid on the local ledger, and the
+ * session budget refuses the next call with LIMIT_PER_SESSION.
+ */
+import { spawn } from 'node:child_process'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { loadConfig } from '../../reference-gateway/config.js'
+import { type RunningGateway, startGateway } from '../../reference-gateway/server.js'
+import type { StartedLedger } from '../testing/ledger/index.js'
+import { createWalletFile } from './walletFiles.js'
+
+let gateway: RunningGateway
+let home: string
+let dataDir: string
+
+beforeAll(async () => {
+  dataDir = mkdtempSync(join(tmpdir(), 'tollgate-mcp-cli-'))
+  home = mkdtempSync(join(tmpdir(), 'tollgate-mcp-home-'))
+  gateway = await startGateway({
+    config: loadConfig({
+      env: {},
+      overrides: { port: 0, dataDir, emulatorLatencyMs: 0, logLevel: 'silent' },
+    }),
+  })
+})
+
+afterAll(async () => {
+  await gateway?.stop()
+  for (const dir of [dataDir, home]) if (dir) rmSync(dir, { recursive: true, force: true })
+})
+
+describe('tollgate mcp over stdio', { timeout: 180_000 }, () => {
+  it('lists the catalog, pays a tool, and refuses past the session budget', async () => {
+    const emulator = gateway.emulator as StartedLedger
+    const { address } = await createWalletFile({ home })
+    emulator.faucet({ address, usdc: '1', sui: '1' })
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [
+        ...['--import', 'tsx', 'src/cli.ts', 'mcp', '--gateway', gateway.url],
+        ...['--ledger', emulator.url, '--max', '0.05', '--session-budget', '0.03'],
+      ],
+      env: { ...(process.env as Record<string, string>), TOLLGATE_HOME: home, NO_COLOR: '1' },
+      stderr: 'pipe',
+    })
+    const client = new Client({ name: 'host', version: '1.0.0' })
+    await client.connect(transport)
+    try {
+      const { tools } = await client.listTools()
+      expect(tools.map((tool) => tool.name)).toContain('anthropic-v1-messages')
+      const args = {
+        model: 'claude-sonnet-4-5',
+        max_tokens: 16,
+        messages: [{ role: 'user', content: 'hi' }],
+      }
+      const paid = await client.callTool({ name: 'anthropic-v1-messages', arguments: args })
+      expect(paid.isError).toBe(false)
+      expect(paid.structuredContent).toMatchObject({ status: 200, payment: { amount: '0.020000' } })
+      const refused = await client.callTool({ name: 'anthropic-v1-messages', arguments: args })
+      expect(refused.structuredContent).toMatchObject({ error: { code: 'LIMIT_PER_SESSION' } })
+      const address2 = await client.callTool({ name: 'wallet_address', arguments: {} })
+      expect(address2.structuredContent).toMatchObject({ address })
+    } finally {
+      await client.close()
+    }
+  })
+
+  it('serves streamable HTTP on loopback with --http: one session budget per MCP session', async () => {
+    const emulator = gateway.emulator as StartedLedger
+    const httpHome = mkdtempSync(join(tmpdir(), 'tollgate-mcp-home-'))
+    const { address } = await createWalletFile({ home: httpHome })
+    emulator.faucet({ address, usdc: '1', sui: '1' })
+    const child = spawn(
+      process.execPath,
+      [
+        ...['--import', 'tsx', 'src/cli.ts', 'mcp', '--gateway', gateway.url, '--http', '0'],
+        ...['--ledger', emulator.url, '--session-budget', '0.03'],
+      ],
+      {
+        env: { ...process.env, TOLLGATE_HOME: httpHome, NO_COLOR: '1' },
+        stdio: ['ignore', 'ignore', 'pipe'],
+      },
+    )
+    try {
+      let stderr = ''
+      child.stderr.on('data', (chunk) => {
+        stderr += chunk
+      })
+      const deadline = Date.now() + 120_000
+      while (!/on (http:\/\/127\.0\.0\.1:\d+\/mcp)/.test(stderr)) {
+        if (Date.now() > deadline || child.exitCode !== null) throw new Error(stderr)
+        await new Promise((resolve) => setTimeout(resolve, 100))
+      }
+      const url = new URL(
+        (/on (http:\/\/127\.0\.0\.1:\d+\/mcp)/.exec(stderr) as RegExpExecArray)[1] as string,
+      )
+      const args = {
+        model: 'claude-sonnet-4-5',
+        max_tokens: 16,
+        messages: [{ role: 'user', content: 'hi' }],
+      }
+      const session = async () => {
+        const client = new Client({ name: 'host', version: '1.0.0' })
+        await client.connect(new StreamableHTTPClientTransport(url))
+        return client
+      }
+      const first = await session()
+      expect(
+        (await first.callTool({ name: 'anthropic-v1-messages', arguments: args })).isError,
+      ).toBe(false)
+      const refused = await first.callTool({ name: 'anthropic-v1-messages', arguments: args })
+      expect(refused.structuredContent).toMatchObject({ error: { code: 'LIMIT_PER_SESSION' } })
+      // A second session has its own budget.
+      const second = await session()
+      expect(
+        (await second.callTool({ name: 'anthropic-v1-messages', arguments: args })).isError,
+      ).toBe(false)
+      await first.close()
+      await second.close()
+    } finally {
+      child.kill('SIGTERM')
+      rmSync(httpHome, { recursive: true, force: true })
+    }
+  })
+})

@@ -1,0 +1,158 @@
+/**
+ * `tollgate mcp`'s server against a local gateway on its embedded defaults (SQLite, the ledger
+ * emulator, the stub upstreams), driven by the MCP SDK's own `Client` over an in-memory transport:
+ * the catalog listed as tools (schema and price from the gateway's discovery documents), a paid
+ * tool called end to end (payment settled on the local ledger), and the session budget, the daily
+ * budget and the per-call maximum refusing an over-limit call with the client's code, nothing paid.
+ */
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js'
+import { SuiGrpcClient } from '@mysten/sui/grpc'
+import type { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { loadConfig } from '../../reference-gateway/config.js'
+import { type RunningGateway, startGateway } from '../../reference-gateway/server.js'
+import type { StartedLedger } from '../testing/ledger/index.js'
+import { createGatewayMcp, type GatewayMcpOptions } from './server.js'
+
+let gateway: RunningGateway
+let emulator: StartedLedger
+let ledger: SuiGrpcClient
+let dataDir: string
+
+beforeAll(async () => {
+  dataDir = mkdtempSync(join(tmpdir(), 'tollgate-mcp-'))
+  gateway = await startGateway({
+    config: loadConfig({
+      env: {},
+      overrides: { port: 0, dataDir, emulatorLatencyMs: 0, logLevel: 'silent' },
+    }),
+  })
+  emulator = gateway.emulator as StartedLedger
+  ledger = new SuiGrpcClient({ network: 'mainnet', baseUrl: emulator.url })
+})
+
+afterAll(async () => {
+  await gateway?.stop()
+  if (dataDir) rmSync(dataDir, { recursive: true, force: true })
+})
+
+const chat = {
+  model: 'claude-sonnet-4-5',
+  max_tokens: 16,
+  messages: [{ role: 'user', content: 'hi' }],
+}
+
+const balanceOf = async (address: string) =>
+  BigInt(
+    (await ledger.core.getBalance({ owner: address, coinType: emulator.usdcType })).balance.balance,
+  )
+
+let wallets = 0
+async function connect(payer: Ed25519Keypair, options: Partial<GatewayMcpOptions> = {}) {
+  const mcp = await createGatewayMcp({
+    gateway: gateway.url,
+    signer: payer,
+    ledger: emulator.url,
+    limits: { file: join(dataDir, `spending-${wallets++}.json`) },
+    ...options,
+  })
+  const [a, b] = InMemoryTransport.createLinkedPair()
+  await mcp.createServer().connect(a)
+  const client = new Client({ name: 'agent', version: '1.0.0' })
+  await client.connect(b)
+  return { client, mcp }
+}
+
+type ErrorContent = { error: { code: string; message: string } }
+
+describe('tollgate mcp: a gateway catalog as paid tools', () => {
+  it('lists one tool per endpoint with its request schema and price, and the wallet tools', async () => {
+    const { client } = await connect(emulator.createTestWallet({ usdc: '1', sui: '1' }))
+    const { tools } = await client.listTools()
+    const messages = tools.find((tool) => tool.name === 'anthropic-v1-messages')
+    expect(messages?.description).toBe(
+      'Chat. Price: 0.020000 USDC per call, paid from your wallet.',
+    )
+    expect(messages?.inputSchema.type).toBe('object')
+    expect(Object.keys(messages?.inputSchema.properties ?? {})).toEqual(
+      expect.arrayContaining(['model', 'messages']),
+    )
+    expect(tools.map((tool) => tool.name)).toEqual(
+      expect.arrayContaining(['wallet_address', 'wallet_balance', 'spend_report']),
+    )
+    // One per priced POST and per free GET of the gateway's own OpenAPI document (the signed
+    // moves of jobs and listings, and the keyed inference route, are not tools).
+    const openapi = (await (await fetch(`${gateway.url}/openapi.json`)).json()) as {
+      paths: Record<string, { get?: unknown; post?: { 'x-payment-info'?: unknown } }>
+    }
+    const callable = Object.values(openapi.paths).filter(
+      (item) => item.post?.['x-payment-info'] !== undefined || item.get !== undefined,
+    )
+    expect(callable.length).toBeGreaterThanOrEqual(89)
+    expect(tools.length).toBe(callable.length + 3)
+  })
+
+  it('calls a paid tool end to end: settled on the local ledger, counted per tool', async () => {
+    const payer = emulator.createTestWallet({ usdc: '1', sui: '1' })
+    const start = await balanceOf(payer.toSuiAddress())
+    const { client } = await connect(payer, { maxPrice: '0.05', sessionBudget: '1' })
+    const result = await client.callTool({ name: 'anthropic-v1-messages', arguments: chat })
+    expect(result.isError).toBe(false)
+    const paid = result.structuredContent as {
+      status: number
+      payment: { digest: string; amount: string }
+    }
+    expect(paid.status).toBe(200)
+    expect(paid.payment.amount).toBe('0.020000')
+    const tx = await ledger.core.getTransaction({ digest: paid.payment.digest })
+    expect(tx.Transaction?.digest ?? tx.FailedTransaction?.digest).toBe(paid.payment.digest)
+    expect(await balanceOf(payer.toSuiAddress())).toBe(start - 20_000n)
+
+    const report = (await client.callTool({ name: 'spend_report', arguments: {} }))
+      .structuredContent as { session: string; byTool: Record<string, string> }
+    expect(report.session).toBe('0.020000')
+    expect(report.byTool).toEqual({ 'anthropic-v1-messages': '0.020000' })
+    const address = (await client.callTool({ name: 'wallet_address', arguments: {} }))
+      .structuredContent as { address: string }
+    expect(address.address).toBe(payer.toSuiAddress())
+    const balance = (await client.callTool({ name: 'wallet_balance', arguments: {} }))
+      .structuredContent as { usdc: string }
+    expect(balance.usdc).toBe('0.980000')
+  })
+
+  it('the session budget refuses an over-budget call with LIMIT_PER_SESSION, nothing paid', async () => {
+    const payer = emulator.createTestWallet({ usdc: '1', sui: '1' })
+    const { client } = await connect(payer, { sessionBudget: '0.03' })
+    expect(
+      (await client.callTool({ name: 'anthropic-v1-messages', arguments: chat })).isError,
+    ).toBe(false)
+    const after = await balanceOf(payer.toSuiAddress())
+    const refused = await client.callTool({ name: 'anthropic-v1-messages', arguments: chat })
+    expect(refused.isError).toBe(true)
+    expect((refused.structuredContent as ErrorContent).error.code).toBe('LIMIT_PER_SESSION')
+    expect(await balanceOf(payer.toSuiAddress())).toBe(after)
+  })
+
+  it('the daily budget refuses with LIMIT_PER_DAY, nothing paid', async () => {
+    const payer = emulator.createTestWallet({ usdc: '1', sui: '1' })
+    const start = await balanceOf(payer.toSuiAddress())
+    const { client } = await connect(payer, { dayBudget: '0.01' })
+    const refused = await client.callTool({ name: 'anthropic-v1-messages', arguments: chat })
+    expect((refused.structuredContent as ErrorContent).error.code).toBe('LIMIT_PER_DAY')
+    expect(await balanceOf(payer.toSuiAddress())).toBe(start)
+  })
+
+  it('the per-call maximum refuses a dearer tool with PRICE_ABOVE_MAX, nothing paid', async () => {
+    const payer = emulator.createTestWallet({ usdc: '1', sui: '1' })
+    const start = await balanceOf(payer.toSuiAddress())
+    const { client } = await connect(payer, { maxPrice: '0.01' })
+    const refused = await client.callTool({ name: 'anthropic-v1-messages', arguments: chat })
+    expect(refused.isError).toBe(true)
+    expect((refused.structuredContent as ErrorContent).error.code).toBe('PRICE_ABOVE_MAX')
+    expect(await balanceOf(payer.toSuiAddress())).toBe(start)
+  })
+})

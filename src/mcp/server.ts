@@ -1,0 +1,269 @@
+/**
+ * The buyer's MCP server (`tollgate mcp`): a gateway's catalog as tools, paid through the buyer
+ * client (`createPayingFetch`) with its price cap and wallet limits, inside per-session and per-day
+ * budgets; plus tools for the wallet and the spend so far.
+ *
+ * ```
+ * tools/call NAME ─▶ catalog tool ─▶ paying fetch ─▶ 402 ─▶ maxPrice (PRICE_ABOVE_MAX)
+ *                                                   ─▶ budgets (LIMIT_PER_SESSION / LIMIT_PER_DAY)
+ *                                                   ─▶ wallet limits (LIMIT_PER_TX / LIMIT_PER_DAY) ─▶ pay ─▶ answer
+ *   refused ─▶ an isError result whose structuredContent is { error: { code, message } }: nothing paid
+ * ```
+ *
+ * Receipt verification is not offered as a tool: the library has no receipt verifier yet, and a
+ * tool that only decoded a receipt would look like a verification it is not.
+ *
+ * @module
+ */
+import { Server } from '@modelcontextprotocol/sdk/server/index.js'
+import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js'
+import type { Signer } from '@mysten/sui/cryptography'
+import { createPayingFetch, isRefusal, paymentOf } from '../client/fetch.js'
+import {
+  createWalletLimits,
+  type WalletLimits,
+  type WalletLimitsOptions,
+} from '../client/limits.js'
+import { usdcTypeOf } from '../client/select.js'
+import { isPaymentError, PaymentError } from '../errors.js'
+import { createLedger, type Ledger } from '../ledger/index.js'
+import { formatAmount, type PriceInput } from '../money.js'
+import type { Dialect } from '../negotiate.js'
+import { type Budget, type BudgetReservation, createBudget, type SessionBudget } from './budget.js'
+import { type CatalogTool, loadCatalogTools } from './catalogTools.js'
+import type { ToolResult } from './paidTools.js'
+
+/** Options of {@link createGatewayMcp}. */
+export type GatewayMcpOptions = {
+  /** The gateway's base URL (`http://127.0.0.1:4020`). */
+  gateway: string
+  /** The buyer's key. Security: it signs payments within the limits below; never logged. */
+  signer: Signer
+  /** The ledger: a gRPC URL or a `Ledger`. */
+  ledger: string | Ledger
+  /** Network; default `sui:mainnet`. */
+  network?: string | undefined
+  /** Most one call may cost (USDC or base units): higher is refused with `PRICE_ABOVE_MAX`. */
+  maxPrice?: PriceInput | undefined
+  /** Most one MCP session may spend: beyond, `LIMIT_PER_SESSION`. Default: no session budget. */
+  sessionBudget?: PriceInput | undefined
+  /** Most all sessions may spend over a rolling 24 hours: beyond, `LIMIT_PER_DAY`. Default none. */
+  dayBudget?: PriceInput | undefined
+  /** The wallet limits (see `createPayingFetch`); default the wallet's own (`spending.json`). */
+  limits?: WalletLimitsOptions | WalletLimits | false | undefined
+  /** Dialect to pay in when both are offered. */
+  prefer?: Dialect | undefined
+  /** The underlying fetch; default `globalThis.fetch`. */
+  fetch?: ((request: Request) => Promise<Response>) | undefined
+  /** Clock (tests). */
+  now?: (() => number) | undefined
+}
+
+/** The loaded catalog and a factory of MCP servers, one per session. */
+export type GatewayMcp = {
+  /** The catalog's tools. */
+  readonly tools: readonly CatalogTool[]
+  /** A new MCP server (one session: its own session budget; the daily budget is shared). */
+  createServer(): Server
+}
+
+/** Largest answer body passed on to the model, in characters. */
+const maxAnswerChars = 1024 * 1024
+
+/** The server's own tools, beside the catalog's. */
+const ownTools = [
+  {
+    name: 'wallet_address',
+    description: 'The Sui address of the wallet that pays for the tools.',
+    inputSchema: { type: 'object', properties: {} },
+  },
+  {
+    name: 'wallet_balance',
+    description: "The wallet's USDC (what tools are paid with) and SUI (gas) balances.",
+    inputSchema: { type: 'object', properties: {} },
+  },
+  {
+    name: 'spend_report',
+    description:
+      'What the paid tools have cost so far: this session, the last 24 hours, per tool and per day, with the budgets.',
+    inputSchema: { type: 'object', properties: {} },
+  },
+] as const
+
+/**
+ * Reads the gateway's catalog and returns a factory of MCP servers exposing it.
+ *
+ * @throws {PaymentError} `invalid_config` when the catalog cannot be read or the network has no USDC.
+ * @example
+ * ```ts
+ * const mcp = await createGatewayMcp({ gateway, signer, ledger, maxPrice: '0.10', sessionBudget: '1' })
+ * await mcp.createServer().connect(new StdioServerTransport())
+ * ```
+ */
+export async function createGatewayMcp(options: GatewayMcpOptions): Promise<GatewayMcp> {
+  const network = options.network ?? 'sui:mainnet'
+  const usdc = usdcTypeOf(network)
+  if (usdc === undefined) {
+    throw new PaymentError('invalid_config', `No USDC is known on network ${network}.`)
+  }
+  const fetcher = options.fetch ?? ((request: Request) => globalThis.fetch(request))
+  const tools = await loadCatalogTools(options.gateway, fetcher)
+  const byName = new Map(tools.map((tool) => [tool.name, tool]))
+  const ledger =
+    typeof options.ledger === 'string' ? createLedger({ url: options.ledger }) : options.ledger
+  const limits =
+    options.limits === false
+      ? false
+      : options.limits !== undefined && 'reserve' in options.limits
+        ? options.limits
+        : createWalletLimits(options.limits ?? {})
+  const budget: Budget = createBudget({
+    perSession: options.sessionBudget,
+    perDay: options.dayBudget,
+    now: options.now,
+  })
+  const address = options.signer.toSuiAddress()
+
+  async function callCatalogTool(
+    tool: CatalogTool,
+    args: Record<string, unknown>,
+    session: SessionBudget,
+  ): Promise<ToolResult> {
+    let hold: BudgetReservation | undefined
+    const pay = createPayingFetch({
+      signer: options.signer,
+      ledger,
+      network,
+      maxPrice: options.maxPrice,
+      limits,
+      prefer: options.prefer,
+      fetch: fetcher,
+      onChallenge: (event) => {
+        hold = session.reserve(tool.name, event.selected.amount)
+      },
+    })
+    let response: Response
+    try {
+      response =
+        tool.method === 'GET'
+          ? await pay(tool.url)
+          : await pay(tool.url, {
+              method: 'POST',
+              headers: { 'content-type': 'application/json' },
+              body: JSON.stringify(args),
+            })
+    } catch (error) {
+      // Refused before signing: nothing moved. Anything else after the challenge may have paid.
+      if (isRefusal(error)) hold?.release()
+      else hold?.settle()
+      return errorResult(error)
+    }
+    const payment = paymentOf(response)
+    if (payment === undefined) hold?.release()
+    else hold?.settle(payment.digest)
+    const text = (await response.text()).slice(0, maxAnswerChars)
+    const body = parseJson(text)
+    return {
+      isError: !response.ok,
+      content: [{ type: 'text', text }],
+      structuredContent: {
+        status: response.status,
+        ...(payment === undefined
+          ? {}
+          : {
+              payment: {
+                dialect: payment.dialect,
+                amount: formatAmount(payment.amount),
+                digest: payment.digest,
+                payTo: payment.payTo,
+              },
+            }),
+        ...(body === undefined ? {} : { body }),
+      },
+    }
+  }
+
+  async function callOwnTool(name: string, session: SessionBudget): Promise<ToolResult> {
+    switch (name) {
+      case 'wallet_address':
+        return json({ address, network })
+      case 'wallet_balance': {
+        const [usdcBalance, sui] = await Promise.all([
+          ledger.getBalance(address, usdc as string),
+          ledger.getBalance(address, '0x2::sui::SUI'),
+        ])
+        return json({
+          address,
+          network,
+          usdc: formatAmount(usdcBalance.total),
+          sui: (Number(sui.total) / 1e9).toString(),
+        })
+      }
+      default:
+        return json(session.report() as unknown as Record<string, unknown>)
+    }
+  }
+
+  return {
+    tools,
+    createServer() {
+      const session = budget.session()
+      const server = new Server(
+        { name: 'tollgate', version: '1.0.0' },
+        { capabilities: { tools: {} } },
+      )
+      server.setRequestHandler(ListToolsRequestSchema, async () => ({
+        tools: [
+          ...tools.map((tool) => ({
+            name: tool.name,
+            description: tool.description,
+            inputSchema: tool.inputSchema as { type: 'object' },
+          })),
+          ...ownTools,
+        ],
+      }))
+      server.setRequestHandler(CallToolRequestSchema, async (request) => {
+        const { name } = request.params
+        const args = (request.params.arguments ?? {}) as Record<string, unknown>
+        try {
+          if (ownTools.some((tool) => tool.name === name)) {
+            return (await callOwnTool(name, session)) as never
+          }
+          const tool = byName.get(name)
+          if (tool === undefined) {
+            return errorResult(
+              new PaymentError('invalid_request_body', `No tool named ${name}.`),
+            ) as never
+          }
+          return (await callCatalogTool(tool, args, session)) as never
+        } catch (error) {
+          return errorResult(error) as never
+        }
+      })
+      return server
+    },
+  }
+}
+
+function json(value: Record<string, unknown>): ToolResult {
+  return { content: [{ type: 'text', text: JSON.stringify(value) }], structuredContent: value }
+}
+
+/** A refusal or failure as a tool error: `{ error: { code, message } }`, the code stable. */
+function errorResult(error: unknown): ToolResult {
+  const code = isPaymentError(error) ? error.code : 'tool_failed'
+  const message = error instanceof Error ? error.message : String(error)
+  return {
+    isError: true,
+    content: [{ type: 'text', text: `${code}: ${message}` }],
+    structuredContent: { error: { code, message } },
+  }
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text)
+  } catch {
+    return undefined
+  }
+}
