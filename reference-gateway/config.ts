@@ -10,6 +10,7 @@
 import { readFileSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { z } from 'zod'
+import { modelListSchema } from './inference/models.js'
 
 /** Environment variable of each setting (the JSON file uses the camelCase key). */
 export const settingVariables = {
@@ -31,7 +32,11 @@ export const settingVariables = {
   redisUrl: 'REDIS_URL',
   storePrefix: 'STORE_PREFIX',
   upstreams: 'UPSTREAMS',
-  inferenceUrl: 'INFERENCE_URL',
+  inferenceModels: 'INFERENCE_MODELS',
+  rateLimitPerMinute: 'RATE_LIMIT_PER_MINUTE',
+  openMaxTokens: 'OPEN_MAX_TOKENS',
+  creditTopUps: 'CREDIT_TOP_UPS',
+  databaseSchema: 'DATABASE_SCHEMA',
   maxBodyBytes: 'MAX_BODY_BYTES',
   blobDir: 'BLOB_DIR',
   blobRetentionHours: 'BLOB_RETENTION_HOURS',
@@ -40,6 +45,11 @@ export const settingVariables = {
   shutdownTimeoutMs: 'SHUTDOWN_TIMEOUT_MS',
   refundIntervalMs: 'REFUND_INTERVAL_MS',
   trustProxy: 'TRUST_PROXY',
+  escrowPackage: 'ESCROW_PACKAGE',
+  escrowConfig: 'ESCROW_CONFIG',
+  corsOrigins: 'CORS_ORIGINS',
+  agentRegistryPackage: 'AGENT_REGISTRY_PACKAGE',
+  listingAllowPrivateNetwork: 'LISTING_ALLOW_PRIVATE_NETWORK',
   logLevel: 'LOG_LEVEL',
 } as const
 
@@ -133,8 +143,38 @@ export const gatewayConfigSchema = z
      * the emulator); `real`: the providers' public APIs with the configured keys (default otherwise).
      */
     upstreams: z.enum(['auto', 'stub', 'real']).default('auto'),
-    /** Base URL of the private inference API (`…/v1`) behind the `open` provider. */
-    inferenceUrl: httpUrl.optional(),
+    /**
+     * Models of the private inference API (`/v1/…` and the keyless `/open/…` route): a JSON array of
+     * `{ id, price, contextWindow, privacy, keyless, upstream: { kind, baseUrl, credential, model } }`
+     * (docs/inference.md). Default: with stub upstreams, one open model served by a local
+     * deterministic model server; otherwise none.
+     */
+    inferenceModels: modelListSchema.optional(),
+    /** Requests per minute per API key (shared through Redis when `REDIS_URL` is set). Default 120. */
+    rateLimitPerMinute: integer(1, 1_000_000).default(120),
+    /** `max_tokens` cap of the keyless `/open/…` chat route (sent when the buyer gives none). Default 4096. */
+    openMaxTokens: integer(1, 1_000_000).default(4096),
+    /** Credit packs sold on `POST /v1/credit/<usdc>`: USDC amounts, comma-separated. Default 1,5,20. */
+    creditTopUps: z
+      .union([z.string(), z.array(z.string())])
+      .transform((v) =>
+        (typeof v === 'string' ? v.split(',') : v).map((s) => s.trim()).filter((s) => s !== ''),
+      )
+      .pipe(
+        z
+          .array(
+            z
+              .string()
+              .regex(/^(?!0+(\.0+)?$)\d{1,4}(\.\d{1,6})?$/, 'each must be a USDC amount like 5'),
+          )
+          .max(16),
+      )
+      .default(['1', '5', '20']),
+    /** PostgreSQL schema of the relational tables (API keys, credit, usage). Default `public`. */
+    databaseSchema: z
+      .string()
+      .regex(/^[a-z_][a-z0-9_]{0,62}$/, 'must be [a-z_][a-z0-9_]*')
+      .default('public'),
     /** Provider keys by the catalog's credential name (`OPENAI_API_KEY`, `FAL_KEY`, …). */
     providerKeys: z
       .record(z.string().regex(credentialName), z.string().min(1).max(4096))
@@ -161,6 +201,58 @@ export const gatewayConfigSchema = z
     refundIntervalMs: integer(100, 3_600_000).default(5_000),
     /** Believe `X-Forwarded-Proto`/`-Host`. Default false; only behind a proxy that overwrites them. */
     trustProxy: boolFromText.default(false),
+    /** Package of the `escrow` module (jobs at `/v1/jobs`). Default on the emulator: its package. */
+    escrowPackage: z
+      .string()
+      .regex(/^0x[0-9a-fA-F]{1,64}$/, 'must be a 0x-prefixed package address')
+      .optional(),
+    /** The shared `EscrowConfig` object. Required with `ESCROW_PACKAGE`; default on the emulator. */
+    escrowConfig: z
+      .string()
+      .regex(/^0x[0-9a-fA-F]{1,64}$/, 'must be a 0x-prefixed object id')
+      .optional(),
+    /**
+     * Origins whose pages may call the gateway from a browser (CORS): `*` (default: any page; the
+     * gateway takes no cookies, a payment is the only credential), a comma-separated list of
+     * origins (`https://app.example.com`), or `none` to send no CORS headers at all.
+     */
+    corsOrigins: z
+      .union([z.string(), z.array(z.string())])
+      .transform((v) =>
+        (typeof v === 'string' ? v.split(',') : v).map((s) => s.trim()).filter((s) => s !== ''),
+      )
+      .pipe(
+        z
+          .array(
+            z.union([
+              z.literal('*'),
+              z.literal('none'),
+              z
+                .string()
+                .max(256)
+                .regex(
+                  /^https?:\/\/[^/\s]+$/,
+                  'each origin must be * , none, or scheme://host[:port] with no path',
+                ),
+            ]),
+          )
+          .min(1)
+          .max(64),
+      )
+      .default(['*']),
+    /**
+     * Package of `agent_registry` (listing gate a). Default on the emulator: its package; else the
+     * conformance suite's default.
+     */
+    agentRegistryPackage: z
+      .string()
+      .regex(/^0x[0-9a-fA-F]{1,64}$/, 'must be a 0x-prefixed package address')
+      .optional(),
+    /**
+     * Let listing probes reach loopback and private addresses. Default true on the embedded
+     * emulator (a local stack), false otherwise. Security: SSRF; never on a public gateway.
+     */
+    listingAllowPrivateNetwork: boolFromText.optional(),
     /** pino level. Default `info`. */
     logLevel: z
       .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])

@@ -14,6 +14,8 @@ import { compileErrors, validate } from '@readme/openapi-parser'
 import nock from 'nock'
 import OpenAI from 'openai'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { registerAgent } from '../conformance/fixtures/agent.js'
+import { startSeller } from '../conformance/fixtures/sellers.js'
 import { createPayingFetch, type Payment, paymentOf } from '../src/client/index.js'
 import { readOffers } from '../src/client/select.js'
 import { parseAmount } from '../src/money.js'
@@ -21,18 +23,29 @@ import type { SellerEvent } from '../src/seller.js'
 import { type StartedLedger, startLedger } from '../src/testing/ledger/index.js'
 import { x402PaymentHeader } from '../src/testing/payments.js'
 import { parsePaymentRequired, x402Headers } from '../src/x402.js'
-import { type CatalogEntry, type PaidEndpoint, paidEntries, priceOf } from './catalog/catalog.js'
+import {
+  type CatalogEntry,
+  examplePathOf,
+  type PaidEndpoint,
+  paidEntries,
+  priceOf,
+} from './catalog/catalog.js'
 import { defaultCatalog } from './catalog/default.js'
 import { loadConfig, parseConfig } from './config.js'
 import type { PaymentInfo } from './discovery/openapi.js'
+import { type Expectation, moreExpectations } from './endpoint-rows.js'
 import { type RunningGateway, startGateway } from './server.js'
-import { capturedForm } from './upstreams/test-helpers.js'
+import { capturedForm, publicResolver } from './upstreams/test-helpers.js'
 
 const catalog = defaultCatalog()
 const entries = paidEntries(catalog)
 const keyOf = (credential: string) => `key-of-${credential.toLowerCase()}`
 const providerKeys = Object.fromEntries(
-  catalog.services.map((s) => [s.upstream.credential, keyOf(s.upstream.credential)]),
+  catalog.services.flatMap((s) =>
+    s.upstream.credential === undefined
+      ? []
+      : [[s.upstream.credential, keyOf(s.upstream.credential)]],
+  ),
 )
 
 let chain: StartedLedger
@@ -59,12 +72,27 @@ beforeAll(async () => {
       store: 'sqlite',
       dataDir: folder,
       upstreams: 'real',
+      // Listing probes reach the sellers the marketplace test starts on 127.0.0.1.
+      listingAllowPrivateNetwork: true,
       providerKeys,
-      upstreamUrls: { open: 'https://inference.test/v1' },
+      // The private inference API's one model, forwarded to an OpenAI-compatible upstream.
+      inferenceModels: [
+        {
+          id: 'llama-3.3-70b',
+          price: '0.002',
+          contextWindow: 131_072,
+          upstream: {
+            kind: 'openai-compatible',
+            baseUrl: 'https://inference.test/v1',
+            credential: 'INFERENCE_API_KEY',
+          },
+        },
+      ],
       upstreamTimeoutMs: 5_000,
       refundIntervalMs: 250,
       logLevel: 'silent',
     }),
+    resolveHost: publicResolver,
     onEvent: (event) => events.push(event),
   })
 })
@@ -91,12 +119,13 @@ async function usdc(address: string): Promise<bigint> {
 }
 
 async function paidCall(entry: CatalogEntry<PaidEndpoint>, payer: Ed25519Keypair, body: unknown) {
-  const challenge = await post(entry.endpoint.path, body)
+  const path = examplePathOf(entry.endpoint)
+  const challenge = await post(path, body)
   expect(challenge.status).toBe(402)
   const requirement = parsePaymentRequired(await challenge.json()).accepts[0]
   if (!requirement) throw new Error('no x402 requirement')
   const header = await x402PaymentHeader(client, payer, requirement)
-  return post(entry.endpoint.path, body, { [x402Headers.payment]: header })
+  return post(path, body, { [x402Headers.payment]: header })
 }
 
 async function until(check: () => Promise<boolean>, ms = 10_000) {
@@ -112,16 +141,6 @@ const matches = (body: unknown) => body as nock.RequestBodyMatcher
 const json = (value: unknown) => ({ 'content-type': 'application/json', ...(value as object) })
 const png = Buffer.from('89504e470d0a1a0a0000000d49484452', 'hex')
 const mp3 = Buffer.from('494433030000000000', 'hex')
-
-/** Per endpoint: the exact upstream request nock expects, its answer, and what the buyer must get. */
-type Expectation = {
-  /** Installs the interceptors for a successful call of `body` (the shape's example). */
-  mock(body: Record<string, unknown>): nock.Scope[]
-  /** Checks the mapped answer. */
-  answer(json: Record<string, unknown>, body: Record<string, unknown>): Promise<void> | void
-  /** Installs a first upstream request that fails with `status`. */
-  fail(status: number): nock.Scope
-}
 
 function chatLike(origin: string, path: string, credential: string, model?: string): Expectation {
   const reply = { id: 'chatcmpl-1', object: 'chat.completion', choices: [{ index: 0 }] }
@@ -352,11 +371,14 @@ const expectations: Record<string, Expectation> = {
     answer: (out) => expect(out).toEqual({ id: 'msg_1', type: 'message' }),
     fail: (status) => nock('https://api.anthropic.com').post('/v1/messages').reply(status, {}),
   },
-  '/open/v1/chat/completions': chatLike(
-    'https://inference.test',
-    '/v1/chat/completions',
-    'INFERENCE_API_KEY',
-  ),
+  // Served by the private inference API: the body as it validates it (defaults filled in).
+  '/open/v1/chat/completions': (() => {
+    const like = chatLike('https://inference.test', '/v1/chat/completions', 'INFERENCE_API_KEY')
+    return {
+      ...like,
+      mock: (body) => like.mock({ ...body, stream: false, temperature: 1 }),
+    } satisfies Expectation
+  })(),
   '/fal/fal-ai/flux/dev': falImage('fal-ai/flux/dev'),
   '/fal/fal-ai/flux-pro': falImage('fal-ai/flux-pro'),
   '/fal/fal-ai/flux-realism': falImage('fal-ai/flux-realism'),
@@ -439,23 +461,30 @@ const expectations: Record<string, Expectation> = {
   },
 }
 
+Object.assign(expectations, moreExpectations({ keyOf, blob }))
+
 /** A body that breaks the shape, and the field the 400 must name. */
 function invalidBody(entry: CatalogEntry<PaidEndpoint>): { body: unknown; field: string } {
+  const override = expectations[entry.endpoint.path]?.invalid
+  if (override) return override
   const example = entry.endpoint.shape.example as Record<string, unknown>
   const [first] = Object.keys(example)
-  const { [first as string]: _dropped, ...rest } = example
-  return { body: rest, field: first as string }
+  // A shape with no fields (EMPTY) refuses anything but a JSON object.
+  if (first === undefined) return { body: [], field: 'body' }
+  const { [first]: _dropped, ...rest } = example
+  return { body: rest, field: first }
 }
 
 it('covers every paid endpoint of the catalog', () => {
   expect(Object.keys(expectations).sort()).toEqual(entries.map((e) => e.endpoint.path).sort())
-  expect(entries).toHaveLength(30)
+  expect(entries).toHaveLength(89)
 })
 
 describe.each(entries.map((entry) => [entry.endpoint.path, entry] as const))(
   'POST %s',
-  (path, entry) => {
-    const expectation = expectations[path] as Expectation
+  (template, entry) => {
+    const expectation = expectations[template] as Expectation
+    const path = examplePathOf(entry.endpoint)
     const example = entry.endpoint.shape.example as Record<string, unknown>
 
     it('unpaid: 402 with the spec price in both dialects', async () => {
@@ -473,7 +502,7 @@ describe.each(entries.map((entry) => [entry.endpoint.path, entry] as const))(
     })
 
     it('invalid body: 400 naming the field, nothing charged', async () => {
-      const payer = chain.createTestWallet({ usdc: '1', sui: '1' })
+      const payer = chain.createTestWallet({ usdc: '5', sui: '1' })
       const before = await usdc(payer.toSuiAddress())
       const { body, field } = invalidBody(entry)
       // Even with a payment attached, the body is refused before anything is settled.
@@ -487,7 +516,7 @@ describe.each(entries.map((entry) => [entry.endpoint.path, entry] as const))(
 
     it('paid: the exact upstream request, and the mapped answer', async () => {
       const scopes = expectation.mock(example)
-      const payer = chain.createTestWallet({ usdc: '1', sui: '1' })
+      const payer = chain.createTestWallet({ usdc: '5', sui: '1' })
       const before = await usdc(payer.toSuiAddress())
       const response = await paidCall(entry, payer, example)
       const out = (await response.json()) as Record<string, unknown>
@@ -500,8 +529,8 @@ describe.each(entries.map((entry) => [entry.endpoint.path, entry] as const))(
 
     it('upstream 5xx: the payment is refunded exactly once', async () => {
       // 501 is not retried, so exactly one upstream request is made.
-      const scope = expectation.fail(501)
-      const payer = chain.createTestWallet({ usdc: '1', sui: '1' })
+      const scope = expectation.fail(501, example)
+      const payer = chain.createTestWallet({ usdc: '5', sui: '1' })
       const before = await usdc(payer.toSuiAddress())
       const response = await paidCall(entry, payer, example)
       expect(response.status).toBe(502)
@@ -509,7 +538,7 @@ describe.each(entries.map((entry) => [entry.endpoint.path, entry] as const))(
       expect(out.error.code).toBe('upstream_failed')
       expect(JSON.stringify(out)).not.toContain('key-of-')
       scope.done()
-      await until(async () => (await usdc(payer.toSuiAddress())) === before)
+      // The refund is awaited for every row at once, below.
       refundedPayers.push({ address: payer.toSuiAddress(), before })
     })
   },
@@ -518,6 +547,10 @@ describe.each(entries.map((entry) => [entry.endpoint.path, entry] as const))(
 describe('refunds are paid exactly once', () => {
   it('every refunded payer got exactly one refund, and still has exactly its balance back', async () => {
     expect(refundedPayers).toHaveLength(entries.length)
+    await until(async () => {
+      const balances = await Promise.all(refundedPayers.map((p) => usdc(p.address)))
+      return balances.every((balance, i) => balance === refundedPayers[i]?.before)
+    }, 30_000)
     // Give a second refund every chance to happen (several worker runs); it must not.
     await new Promise((resolve) => setTimeout(resolve, 1_000))
     for (const { address, before } of refundedPayers) {
@@ -570,16 +603,12 @@ describe('limits and free routes', () => {
     expect(response.status).toBe(400)
   })
 
-  it('GET /open/v1/models is free and answered from the upstream', async () => {
-    const scope = nock('https://inference.test', {
-      reqheaders: { authorization: `Bearer ${keyOf('INFERENCE_API_KEY')}` },
-    })
-      .get('/v1/models')
-      .reply(200, { object: 'list', data: [{ id: 'llama-3.3-70b' }] })
+  it('GET /open/v1/models is free and answered by the private inference API', async () => {
     const response = await fetch(`${gateway.url}/open/v1/models`)
     expect(response.status).toBe(200)
-    expect(await response.json()).toEqual({ object: 'list', data: [{ id: 'llama-3.3-70b' }] })
-    scope.done()
+    const list = (await response.json()) as { object: string; data: { id: string }[] }
+    expect(list.object).toBe('list')
+    expect(list.data.map((m) => m.id)).toEqual(['llama-3.3-70b'])
   })
 
   it('healthz, readyz and metrics', async () => {
@@ -612,6 +641,8 @@ describe('limits and free routes', () => {
   })
 })
 
+type OpenApiPost = { requestBody: { content: { 'application/json': { example: unknown } } } }
+
 describe('discovery matches the live 402s', () => {
   it('/openapi.json passes the OpenAPI 3.1 validator, and every x-payment-info matches the live 402', async () => {
     const doc = (await (await fetch(`${gateway.url}/openapi.json`)).json()) as {
@@ -627,8 +658,15 @@ describe('discovery matches the live 402s', () => {
     for (const [path, item] of Object.entries(doc.paths)) {
       const info = item.post?.['x-payment-info']
       if (info === undefined) continue
-      const entry = entries.find((e) => e.endpoint.path === path) as CatalogEntry<PaidEndpoint>
-      const live = await post(path, entry.endpoint.shape.example)
+      // Catalog routes, and the routes served beside it (the inference API's credit top-ups).
+      const entry = entries.find((e) => e.endpoint.path === path)
+      const live =
+        entry?.endpoint.kind === 'paid'
+          ? await post(examplePathOf(entry.endpoint), entry.endpoint.shape.example)
+          : await post(
+              path,
+              (item.post as unknown as OpenApiPost).requestBody.content['application/json'].example,
+            )
       expect(live.status).toBe(402)
       const { offers } = readOffers({
         bodyText: await live.text(),
@@ -645,7 +683,105 @@ describe('discovery matches the live 402s', () => {
       }
       checked++
     }
-    expect(checked).toBe(entries.length)
+    // Every catalog route, and the three default credit top-ups.
+    expect(checked).toBe(entries.length + 3)
+  })
+})
+
+describe('the marketplace routes', () => {
+  it('serves the signed-mutation routes and documents them in /openapi.json', async () => {
+    const address = chain.createTestWallet({ usdc: '0' }).toSuiAddress()
+    const body = { op: 'delist', listingId: `lst_${'0'.repeat(24)}` }
+    const prepared = await fetch(`${gateway.url}/v1/agent/endpoint/prepare`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ address, action: 'service', body }),
+    })
+    expect(prepared.status).toBe(201)
+    const { message, nonce } = (await prepared.json()) as { message: string; nonce: string }
+    expect(message.startsWith(`Tollgate catalog mutation v1\nnonce: ${nonce}\n`)).toBe(true)
+    const unsigned = await fetch(`${gateway.url}/v1/agent/service`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ address, nonce, signature: 'AAAA', body }),
+    })
+    expect(unsigned.status).toBe(401)
+    expect(await unsigned.json()).toMatchObject({ code: 'mutation_refused' })
+    const doc = (await (await fetch(`${gateway.url}/openapi.json`)).json()) as {
+      paths: Record<string, unknown>
+    }
+    expect(Object.keys(doc.paths)).toEqual(
+      expect.arrayContaining([
+        '/v1/agent/endpoint/prepare',
+        '/v1/agent/endpoint/submit',
+        '/v1/agent/service',
+        '/v1/agent/{address}',
+        '/v1/services',
+      ]),
+    )
+  })
+
+  it('lists a seller submitted through the gateway (agent registered, prepare, sign, submit)', async () => {
+    const agent = chain.createTestWallet({ usdc: '0' })
+    await registerAgent(client, agent, chain.modulesPackage)
+    const running = await startSeller({
+      ledgerUrl: chain.url,
+      wallet: agent.toSuiAddress(),
+      stranger: chain.createTestWallet({ usdc: '0' }).toSuiAddress(),
+    })
+    try {
+      const address = agent.toSuiAddress()
+      const body = { url: running.url, name: 'Answer' }
+      const send = (path: string, payload: unknown) =>
+        fetch(`${gateway.url}/v1/agent/${path}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(payload),
+        })
+      const prepared = (await (
+        await send('endpoint/prepare', { address, action: 'submit', body })
+      ).json()) as {
+        nonce: string
+        message: string
+      }
+      const { signature } = await agent.signPersonalMessage(
+        new TextEncoder().encode(prepared.message),
+      )
+      const submitted = await send('endpoint/submit', {
+        address,
+        nonce: prepared.nonce,
+        signature,
+        body,
+      })
+      const listing = (await submitted.json()) as Record<string, unknown>
+      expect(submitted.status, JSON.stringify(listing)).toBe(201)
+      expect(listing).toMatchObject({ seller: address, state: 'listed', price: '20000' })
+      const services = (await (
+        await fetch(`${gateway.url}/v1/services?seller=${address}`)
+      ).json()) as { items: { source: string; url: string }[]; total: number }
+      expect(services).toMatchObject({ total: 1, items: [{ source: 'seller', url: running.url }] })
+      const all = (await (await fetch(`${gateway.url}/v1/services?limit=100`)).json()) as {
+        items: { source: string }[]
+      }
+      expect(all.items.some((i) => i.source === 'gateway')).toBe(true)
+      expect(all.items.some((i) => i.source === 'seller')).toBe(true)
+    } finally {
+      await running.close()
+    }
+  })
+
+  it('answers the removed "offering" routes with a 404 naming the "service" route (spec 9)', async () => {
+    for (const [removed, replacedBy] of [
+      ['/v1/agent/offering', '/v1/agent/service'],
+      ['/v1/agent/offerings', '/v1/agent/service'],
+      ['/v1/offerings', '/v1/services'],
+    ]) {
+      const response = await fetch(`${gateway.url}${removed}`, { method: 'POST', body: '{}' })
+      expect(response.status).toBe(404)
+      expect(await response.json()).toEqual({
+        error: expect.objectContaining({ code: 'route_renamed', replacedBy }),
+      })
+    }
   })
 })
 
@@ -739,6 +875,43 @@ describe('the main job on embedded defaults (no configuration)', () => {
       emulated: true,
     })
     expect(health).toMatchObject({ store: 'sqlite', upstreams: 'stub' })
+  })
+
+  it('a buyer who hangs up while its paid call waits on the upstream is refunded; nothing stays in flight', async () => {
+    const emulator = embedded.emulator as StartedLedger
+    const payer = emulator.createTestWallet({ usdc: '1', sui: '1' })
+    const ledger = new SuiGrpcClient({ network: 'mainnet', baseUrl: emulator.url })
+    const balance = async () =>
+      BigInt(
+        (await ledger.core.getBalance({ owner: payer.toSuiAddress(), coinType: emulator.usdcType }))
+          .balance.balance,
+      )
+    const start = await balance()
+    const pay = createPayingFetch({
+      signer: payer,
+      ledger: emulator.url,
+      maxPrice: '0.05',
+      limits: { file: join(dataDir, 'spending-hangup.json') },
+    })
+    embedded.stubs?.delayNext('/anthropic/', 3_000)
+    const hangUp = new AbortController()
+    const call = pay(`${embedded.url}/anthropic/v1/messages`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        model: 'claude-sonnet-4-5',
+        max_tokens: 16,
+        messages: [{ role: 'user', content: 'hi' }],
+      }),
+      signal: hangUp.signal,
+    })
+    await until(async () => embedded.gateway.paidInFlight() > 0)
+    hangUp.abort()
+    await expect(call).rejects.toThrow()
+    // Recorded at the hang-up (not when the upstream answers), and paid back once.
+    await until(async () => embedded.gateway.paidInFlight() === 0, 2_000)
+    await until(async () => (await balance()) === start)
+    expect(await balance()).toBe(start)
   })
 
   it('a paid call is answered by the stub upstream; shutdown finishes an in-flight paid call', async () => {

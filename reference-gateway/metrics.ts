@@ -5,7 +5,7 @@
  * @module
  */
 import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client'
-import type { SellerEvent } from '../src/seller.js'
+import type { SellerEvent } from 'tollgate'
 import type { UpstreamEvent } from './upstreams/upstream.js'
 
 /** The gateway's metrics. */

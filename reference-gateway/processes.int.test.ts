@@ -10,6 +10,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { SuiGrpcClient } from '@mysten/sui/grpc'
 import type { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
+import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { serviceUrl, uniqueName } from '../src/stores/contract.js'
 import { type StartedLedger, startLedger } from '../src/testing/ledger/index.js'
@@ -36,8 +37,17 @@ beforeAll(async () => {
   folder = mkdtempSync(join(tmpdir(), 'tollgate-gateways-'))
 })
 
+/** PostgreSQL schemas the gateways created (dropped at the end, when they exist). */
+const schemas: string[] = []
+
 afterAll(async () => {
   for (const child of children) child.kill('SIGKILL')
+  if (databaseUrl !== undefined) {
+    const client = new pg.Client({ connectionString: databaseUrl })
+    await client.connect()
+    for (const schema of schemas) await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`)
+    await client.end()
+  }
   await chain?.stop()
   if (folder) rmSync(folder, { recursive: true, force: true })
 })
@@ -108,10 +118,14 @@ for (const store of stores) {
     let a: Gateway
     let b: Gateway
     beforeAll(async () => {
+      const prefix = uniqueName('gw').toLowerCase()
       const env = {
         ...store.env(store.url as string),
-        STORE_PREFIX: uniqueName('gw').toLowerCase(),
+        STORE_PREFIX: prefix,
+        // The relational tables (API keys, credit) in a schema of their own, dropped afterwards.
+        ...(store.name === 'PostgreSQL' ? { DATABASE_SCHEMA: prefix } : {}),
       }
+      schemas.push(prefix)
       ;[a, b] = await Promise.all([startGatewayProcess(env), startGatewayProcess(env)])
     })
     afterAll(async () => {

@@ -15,44 +15,59 @@ import { join } from 'node:path'
 import { createAdaptorServer } from '@hono/node-server'
 import type { Signer } from '@mysten/sui/cryptography'
 import { decodeSuiPrivateKey } from '@mysten/sui/cryptography'
+import { SuiGrpcClient } from '@mysten/sui/grpc'
 import { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
 import { Secp256k1Keypair } from '@mysten/sui/keypairs/secp256k1'
 import { Secp256r1Keypair } from '@mysten/sui/keypairs/secp256r1'
+import type { Redis } from 'ioredis'
 import pino from 'pino'
+import type { SellerEvent } from 'tollgate'
+import { createLedger, usdcCoinTypes } from 'tollgate'
+import { createNodeFetch, type HostResolver, nodeFetch } from 'tollgate/node'
+import type { ModelUpstream, StartedLedger, StubUpstreams } from 'tollgate/testing'
 import pkg from '../package.json' with { type: 'json' }
-import { createNodeFetch } from '../src/internal/nodeFetch.js'
-import { usdcCoinTypes } from '../src/internal/terms.js'
-import { createLedger } from '../src/ledger/index.js'
-import type { SellerEvent } from '../src/seller.js'
-import { createMemoryStore } from '../src/stores/memory.js'
-import type { PaymentStore } from '../src/stores/types.js'
-import type { StartedLedger } from '../src/testing/ledger/index.js'
-import type { StubUpstreams } from '../src/testing/upstreams/index.js'
 import { createGatewayApp, type GatewayApp, type GatewayLogger, type LedgerInfo } from './app.js'
 import { createLocalBlobStore } from './blobs/local.js'
 import { type Catalog, defaultMaxBodyBytes, paidEntries, withUpstreams } from './catalog/catalog.js'
 import { defaultCatalog } from './catalog/default.js'
 import { ConfigError, type GatewayConfig } from './config.js'
+import { databaseLocationOf, openDatabase } from './db/database.js'
+import { createInferenceApi, type InferenceApi } from './inference/api.js'
+import { createKeyStore, type KeyStore } from './inference/keys.js'
+import { createRateLimiter } from './inference/limits.js'
+import { defaultModel, type ModelConfig } from './inference/models.js'
+import type { JobRoutesOptions } from './jobs/routes.js'
+import { createMutationSigner } from './marketplace/signing.js'
+import { createMarketplaceStore } from './marketplace/store.js'
 import { createMetrics, type GatewayMetrics } from './metrics.js'
+import {
+  checkStoreReachable,
+  checkWritableFolder,
+  errorFields,
+  listenProblem,
+  secretValues,
+} from './startup.js'
+import { gatewayStoreLocation, openStoreAt, type StoreKind } from './storeLocation.js'
 
 /** Options of {@link startGateway}. */
 export type StartGatewayOptions = {
   config: GatewayConfig
   /** Logger. Default pino to stdout at `config.logLevel`. */
   logger?: GatewayLogger | undefined
-  /** The catalog before upstream resolution. Default `defaultCatalog({ inferenceUrl })`. */
+  /** The catalog before upstream resolution. Default `defaultCatalog()` with the keyless models. */
   catalog?: Catalog | undefined
   /**
    * Fetch for upstream calls (tests). Default: keep-alive requests over Node's `http`/`https`
    * (`createNodeFetch`; answers streamed unless JSON or text, those read up to 64 MiB).
    */
   fetch?: typeof globalThis.fetch | undefined
+  /** Resolver of media host names (tests). Default `node:dns`. */
+  resolveHost?: HostResolver | undefined
   /** Observes payment and refund events (tests, the demo). */
   onEvent?: ((event: SellerEvent) => void) | undefined
 }
 
-/** Which payment store is in use. */
-export type StoreKind = 'sqlite' | 'postgres' | 'redis' | 'memory'
+export type { StoreKind } from './storeLocation.js'
 
 /** A running gateway. */
 export type RunningGateway = {
@@ -75,6 +90,14 @@ export type RunningGateway = {
   catalog: Catalog
   metrics: GatewayMetrics
   gateway: GatewayApp
+  /** The private inference API: its keys and credit, the relational store's kind, the model stub. */
+  inference: {
+    api: InferenceApi
+    keys: KeyStore
+    database: 'sqlite' | 'postgres'
+    /** The local model server of the embedded default model, when one was started. */
+    modelStub: ModelUpstream | undefined
+  }
   /** Stops gracefully (see the module doc). Idempotent. */
   stop(): Promise<void>
 }
@@ -102,7 +125,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
       try {
         await step()
       } catch (error) {
-        logger.warn({ event: 'shutdown_step_failed', error: errorName(error) })
+        logger.warn({ event: 'shutdown_step_failed', error: errorFields(error) })
       }
     }
     cleanups.length = 0
@@ -126,12 +149,24 @@ async function start(
   if (asset === undefined) {
     throw new ConfigError([`ASSET (asset): required on ${config.network} (no known USDC type)`])
   }
+  const storeLocation = gatewayStoreLocation(config)
+  if (storeLocation.kind === 'missing') {
+    throw new ConfigError([
+      `${storeLocation.setting} (${storeLocation.setting === 'DATABASE_URL' ? 'databaseUrl' : 'redisUrl'}): required when STORE=${storeLocation.store}`,
+    ])
+  }
+  const storeKind: StoreKind = storeLocation.kind
+  // Folders first: a data folder the gateway cannot write fails the start, not the first payment.
+  if (storeKind === 'sqlite' || config.blobDir === undefined) {
+    checkWritableFolder('dataDir', config.dataDir)
+  }
+  if (config.blobDir !== undefined) checkWritableFolder('blobDir', config.blobDir)
 
   // Ledger: a configured full node, or the embedded emulator.
   let emulator: StartedLedger | undefined
   let ledgerUrl = config.ledgerUrl
   if (ledgerUrl === undefined) {
-    const { startLedger } = await import('../src/testing/ledger/index.js')
+    const { startLedger } = await import('tollgate/testing')
     emulator = await startLedger({
       latencyMs: config.emulatorLatencyMs,
       ...(config.emulatorState === undefined ? {} : { stateFile: config.emulatorState }),
@@ -177,42 +212,94 @@ async function start(
 
   const ledger = createLedger({
     url: ledgerUrl,
+    fetch: nodeFetch,
     network: (config.network.split(':')[1] ?? 'mainnet') as 'mainnet',
     usdcType: asset,
     timeoutMs: config.ledgerTimeoutMs,
     ...(operator === undefined ? {} : { operator }),
   })
 
-  // Payment store.
-  const storeKind: StoreKind =
-    config.store !== 'auto'
-      ? config.store
-      : config.databaseUrl !== undefined
-        ? 'postgres'
-        : config.redisUrl !== undefined
-          ? 'redis'
-          : 'sqlite'
-  const store = await openStore(storeKind, config, logger)
+  // Payment store: opened, then asked once, so a store it cannot reach stops the start.
+  const store = await openStoreAt(storeLocation, {
+    synchronous: config.sqliteSynchronous,
+    onError: (error) =>
+      logger.error({
+        event: 'store_connection_error',
+        error: errorFields(error, secretValues(config)),
+      }),
+  })
   cleanups.push(() => store.close())
+  await checkStoreReachable(store, storeKind, config)
 
   // Upstreams: the providers' APIs, or the local stubs.
   const upstreamMode =
     config.upstreams === 'auto' ? (emulator === undefined ? 'real' : 'stub') : config.upstreams
+  // The private inference API: its models (configured, or the embedded default on stub upstreams:
+  // one open model served by a local deterministic model server), keys, credit and limits.
+  let modelStub: ModelUpstream | undefined
+  let models: ModelConfig[] = config.inferenceModels ?? []
+  if (config.inferenceModels === undefined && upstreamMode === 'stub') {
+    const { startModelUpstream } = await import('tollgate/testing')
+    modelStub = await startModelUpstream()
+    cleanups.push(() => modelStub?.stop())
+    models = [defaultModel(modelStub.baseUrl)]
+  }
+  const database = await openDatabase(databaseLocationOf(config), {
+    onError: (error) => logger.error({ event: 'database_connection_error', error: error.name }),
+  })
+  cleanups.push(() => database.close())
+  const keys = createKeyStore(database.db)
+  const marketplace = createMarketplaceStore(database.db)
+  let redis: Redis | undefined
+  if (config.redisUrl !== undefined) {
+    const { Redis: RedisClient } = await import('ioredis')
+    // Commands fail at once while Redis is away (the limiter's in-memory stand-in answers), rather
+    // than queueing and holding requests.
+    redis = new RedisClient(config.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false })
+    redis.on('error', (error: Error) =>
+      logger.error({ event: 'rate_limit_redis_error', error: error.name }),
+    )
+    cleanups.push(() => redis?.quit())
+  }
+  const limiter = createRateLimiter({
+    points: config.rateLimitPerMinute,
+    durationSeconds: 60,
+    redis,
+    keyPrefix: `${config.storePrefix}_rl`,
+  })
+  const keylessModels = models.filter((m) => m.keyless).map((m) => m.id)
+
   const base =
     options.catalog ??
-    defaultCatalog(config.inferenceUrl === undefined ? {} : { inferenceUrl: config.inferenceUrl })
+    defaultCatalog({
+      openMaxTokens: config.openMaxTokens,
+      ...(keylessModels.length > 0 ? { openModels: keylessModels as [string, ...string[]] } : {}),
+    })
   let stubs: StubUpstreams | undefined
   const providerKeys: Record<string, string> = { ...config.providerKeys }
   let baseUrls: Record<string, string> = { ...config.upstreamUrls }
   if (upstreamMode === 'stub') {
-    const { startStubUpstreams } = await import('../src/testing/upstreams/index.js')
+    const { startStubUpstreams } = await import('tollgate/testing')
     stubs = await startStubUpstreams()
     cleanups.push(() => stubs?.stop())
     baseUrls = { ...stubs.baseUrls, ...config.upstreamUrls }
-    for (const service of base.services) providerKeys[service.upstream.credential] ??= 'stub-key'
+    for (const service of base.services) {
+      if (service.upstream.credential !== undefined) {
+        providerKeys[service.upstream.credential] ??= 'stub-key'
+      }
+    }
+    for (const model of models) {
+      if (model.upstream.credential !== undefined)
+        providerKeys[model.upstream.credential] ??= 'stub-key'
+    }
   } else {
     const missing = base.services
-      .filter((s) => providerKeys[s.upstream.credential] === undefined)
+      .filter(
+        (s) =>
+          s.servedBy === undefined &&
+          s.upstream.credential !== undefined &&
+          providerKeys[s.upstream.credential] === undefined,
+      )
       .map((s) => `${s.segment} (${s.upstream.credential})`)
     if (missing.length > 0) {
       logger.warn({
@@ -238,7 +325,7 @@ async function start(
     res.once('close', () => httpInFlight--)
   })
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject)
+    server.once('error', (error) => reject(listenProblem(error, config) ?? error))
     // A deep accept queue: bursts of buyers are queued, not reset.
     server.listen({ port: config.port, host: config.host, backlog: 4096 }, () => {
       server.off('error', reject)
@@ -269,7 +356,53 @@ async function start(
   sweeper.unref()
   cleanups.push(() => clearInterval(sweeper))
 
+  // Escrowed jobs: on the emulator's package, or a configured package and config object.
+  if ((config.escrowPackage === undefined) !== (config.escrowConfig === undefined)) {
+    throw new ConfigError([
+      'ESCROW_CONFIG (escrowConfig) and ESCROW_PACKAGE (escrowPackage): set both or neither',
+    ])
+  }
+  const escrowPackage = config.escrowPackage ?? emulator?.modulesPackage
+  const escrowConfig = config.escrowConfig ?? emulator?.escrow.config
+  let jobs: JobRoutesOptions | undefined
+  if (escrowPackage !== undefined && escrowConfig !== undefined) {
+    const { createSqliteReviewStore } = await import('./reviews/store.js')
+    const reviews = createSqliteReviewStore({
+      file: storeKind === 'memory' ? ':memory:' : join(config.dataDir, 'reviews.db'),
+    })
+    cleanups.push(() => reviews.close())
+    jobs = {
+      client: new SuiGrpcClient({
+        network: (config.network.split(':')[1] ?? 'mainnet') as 'mainnet',
+        baseUrl: ledgerUrl,
+      }),
+      ledger,
+      package: escrowPackage,
+      config: escrowConfig,
+      asset,
+      network: config.network,
+      publicBaseUrl,
+      secrets,
+      reviews,
+    }
+  }
+
   const metrics = createMetrics()
+  const upstreamFetch = options.fetch ?? createNodeFetch({ maxBufferedBytes: 64 * 1024 * 1024 })
+  const inferenceApi = createInferenceApi({
+    models,
+    keys,
+    limiter,
+    upstreams: {
+      providerKeys,
+      fetch: upstreamFetch,
+      timeoutMs: config.upstreamTimeoutMs,
+      onEvent: (event) => metrics.upstream(event),
+    },
+    maxBodyBytes: config.maxBodyBytes,
+    keylessMaxTokens: config.openMaxTokens,
+    logger,
+  })
   const gateway = createGatewayApp({
     catalog,
     seller: {
@@ -297,14 +430,35 @@ async function start(
       upstreams: upstreamMode,
       services: catalog.services.length,
       endpoints: paidEntries(catalog).length,
+      inference: { models: models.length, database: database.dialect },
     },
     readiness: {
       store: () => store.counts(),
+      database: () => database.db.selectFrom('inference_keys').select('id').limit(1).execute(),
       ledger: () => ledger.getBalance(payTo, asset),
     },
+    redact: secretValues(config),
     upstreamTimeoutMs: config.upstreamTimeoutMs,
+    corsOrigins: config.corsOrigins,
     allowInternalHosts: upstreamMode === 'stub',
-    fetch: options.fetch ?? createNodeFetch({ maxBufferedBytes: 64 * 1024 * 1024 }),
+    resolveHost: options.resolveHost,
+    fetch: upstreamFetch,
+    jobs,
+    marketplace: {
+      store: marketplace,
+      signer: createMutationSigner({ store: marketplace }),
+      gates: {
+        client: new SuiGrpcClient({
+          network: (config.network.split(':')[1] ?? 'mainnet') as 'mainnet',
+          baseUrl: ledgerUrl,
+        }),
+        registryPackage: config.agentRegistryPackage ?? emulator?.modulesPackage,
+        network: config.network,
+        usdc: asset,
+        allowPrivateNetwork: config.listingAllowPrivateNetwork ?? emulator !== undefined,
+      },
+    },
+    inference: { api: inferenceApi, keys, topUps: config.creditTopUps },
   })
   cleanups.push(() => gateway.paywall.close())
   handler = (request, env) => gateway.app.fetch(request, env as never)
@@ -351,6 +505,7 @@ async function start(
     catalog,
     metrics,
     gateway,
+    inference: { api: inferenceApi, keys, database: database.dialect, modelStub },
     stop,
   }
 }
@@ -365,49 +520,6 @@ const redactPaths = [
   'headers',
   '*.headers',
 ]
-
-async function openStore(
-  kind: StoreKind,
-  config: GatewayConfig,
-  logger: GatewayLogger,
-): Promise<PaymentStore> {
-  const onError = (error: Error) =>
-    logger.error({ event: 'store_connection_error', error: error.name })
-  switch (kind) {
-    case 'memory':
-      return createMemoryStore()
-    case 'sqlite': {
-      const { createSqliteStore } = await import('../src/stores/sqlite.js')
-      return createSqliteStore({
-        database: join(config.dataDir, 'payments.db'),
-        table: config.storePrefix,
-        synchronous: config.sqliteSynchronous,
-      })
-    }
-    case 'postgres': {
-      if (config.databaseUrl === undefined) {
-        throw new ConfigError(['DATABASE_URL (databaseUrl): required when STORE=postgres'])
-      }
-      const { createPostgresStore } = await import('../src/stores/postgres.js')
-      return createPostgresStore({
-        connection: config.databaseUrl,
-        table: config.storePrefix,
-        onError,
-      })
-    }
-    case 'redis': {
-      if (config.redisUrl === undefined) {
-        throw new ConfigError(['REDIS_URL (redisUrl): required when STORE=redis'])
-      }
-      const { createRedisStore } = await import('../src/stores/redis.js')
-      return createRedisStore({
-        connection: config.redisUrl,
-        keyPrefix: `${config.storePrefix}:`,
-        onError,
-      })
-    }
-  }
-}
 
 /** Applies the configured default body limit to endpoints that use the catalog default. */
 function withBodyLimit(catalog: Catalog, maxBodyBytes: number): Catalog {
@@ -444,8 +556,4 @@ function signerOf(secret: string): Signer {
         `OPERATOR_KEY (operatorKey): the ${decoded.scheme} scheme cannot sign`,
       ])
   }
-}
-
-function errorName(error: unknown): string {
-  return error instanceof Error ? error.name : 'error'
 }

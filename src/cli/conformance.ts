@@ -9,12 +9,16 @@ import { writeFileSync } from 'node:fs'
 import { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
 import { Command, InvalidArgumentError, Option } from 'commander'
 import pc from 'picocolors'
-import type { ConformanceReport } from '../../conformance/report.js'
-import { toJson } from '../../conformance/reporters/json.js'
-import { toJUnit } from '../../conformance/reporters/junit.js'
-import { formatSummary, terminalProgress } from '../../conformance/reporters/terminal.js'
-import { ConformanceUsageError, runConformance } from '../../conformance/run.js'
-import { createTestWallet } from '../testing/wallet.js'
+import type { ConformanceReport } from 'tollgate/conformance'
+import {
+  ConformanceUsageError,
+  formatSummary,
+  runConformance,
+  terminalProgress,
+  toJson,
+  toJUnit,
+} from 'tollgate/conformance'
+import { createTestWallet } from 'tollgate/testing'
 
 /** The default ledger: Sui mainnet's public full node. */
 export const defaultLedgerUrl = 'https://fullnode.mainnet.sui.io:443'

@@ -8,7 +8,14 @@
 import { Command, InvalidArgumentError } from 'commander'
 import pc from 'picocolors'
 import { ConfigError, loadConfig } from '../../reference-gateway/config.js'
-import { type RunningGateway, startGateway } from '../../reference-gateway/server.js'
+import { testMoneyNotice } from '../../reference-gateway/discovery/testMoney.js'
+import {
+  gatewayPeers,
+  missingPackages,
+  missingPeersMessage,
+} from '../../reference-gateway/peers.js'
+import type { RunningGateway } from '../../reference-gateway/server.js'
+import { reasonOf } from '../../reference-gateway/startup.js'
 import { notRealBanner } from './ledger.js'
 
 function port(value: string): number {
@@ -30,8 +37,28 @@ export function tryThis(gateway: RunningGateway): string {
     `${pc.bold('health')}       ${u}/healthz    ${pc.bold('metrics')} ${u}/metrics`,
     '',
     `${pc.bold('a 402')}        curl -i -X POST ${u}/openai/v1/chat/completions -H 'content-type: application/json' -d '${chat}'`,
-    `${pc.bold('pay it')}       npm run demo   (or tollgate/client: createPayingFetch)`,
+    ...payLines(gateway),
   ].join('\n')
+}
+
+/** How to pay this gateway: on the emulator, a wallet, test USDC and a `tollgate pay` line. */
+function payLines(gateway: RunningGateway): string[] {
+  if (!gateway.ledger.emulated) {
+    return [
+      `${pc.bold('pay it')}       tollgate pay POST <endpoint> -d '<body>'   (or tollgate/client)`,
+    ]
+  }
+  const notice = testMoneyNotice(gateway.catalog, {
+    publicBaseUrl: gateway.publicBaseUrl,
+    ledgerUrl: gateway.ledger.url,
+  })
+  return [
+    '',
+    pc.yellow(notice.headline),
+    ...notice.commands.map(
+      (command, index) => `${pc.bold((index === 0 ? 'pay it' : '').padEnd(12))} ${command}`,
+    ),
+  ]
 }
 
 /** Builds the `gateway` sub-command. */
@@ -49,13 +76,22 @@ export function gatewayCommand(): Command {
           ...(options.config === undefined ? {} : { file: options.config }),
           ...(options.port === undefined ? {} : { overrides: { port: options.port } }),
         })
-        gateway = await startGateway({ config })
-      } catch (error) {
-        if (error instanceof ConfigError) {
-          console.error(pc.red(error.message))
+        // The gateway's packages are optional peers: name the missing ones before loading it.
+        const missing = await missingPackages(gatewayPeers(config))
+        if (missing.length > 0) {
+          console.error(pc.red(missingPeersMessage(missing)))
           process.exit(2)
         }
-        throw error
+        const { startGateway } = await import('../../reference-gateway/server.js')
+        gateway = await startGateway({ config })
+      } catch (error) {
+        // One line, naming the setting and the cause; exit 2 for a setting to fix.
+        if (error instanceof ConfigError) {
+          console.error(pc.red(`tollgate gateway: ${error.problems.join('; ')}`))
+          process.exit(2)
+        }
+        console.error(pc.red(`tollgate gateway: could not start: ${reasonOf(error)}`))
+        process.exit(1)
       }
       if (gateway.ledger.emulated) console.log(notRealBanner())
       console.log(`${pc.bold('tollgate gateway')} listening on ${gateway.url}`)

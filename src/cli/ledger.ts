@@ -5,7 +5,7 @@
  */
 import { Command, InvalidArgumentError } from 'commander'
 import pc from 'picocolors'
-import { startLedger } from '../testing/ledger/index.js'
+import { startLedger } from 'tollgate/testing'
 
 function integer(name: string, min: number, max: number) {
   return (value: string) => {

@@ -4,6 +4,7 @@
  */
 import { execFile } from 'node:child_process'
 import { mkdtempSync, readFileSync, statSync } from 'node:fs'
+import { type AddressInfo, createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
@@ -23,6 +24,15 @@ beforeAll(async () => {
 afterAll(async () => {
   await sellers?.stop()
 })
+
+/** A loopback port nothing listens on (bound, then closed). */
+async function closedPort(): Promise<number> {
+  const server = createServer()
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const port = (server.address() as AddressInfo).port
+  await new Promise((resolve) => server.close(resolve))
+  return port
+}
 
 type Result = { code: number; stdout: string; stderr: string }
 
@@ -158,6 +168,35 @@ describe('tollgate wallet and tollgate pay', { timeout: 300_000 }, () => {
     expect(limits).toMatchObject({ perTransaction: '0.050000', perDay: '100.000000' })
     // What the earlier calls paid stays counted across processes: 0.02 + 0.02 + 0.05.
     expect(limits.spentLast24h).toBe('0.090000')
+  })
+
+  it('says what to check when the seller, the ledger or a payable offer is missing', async () => {
+    const closed = `http://127.0.0.1:${await closedPort()}`
+    const noSeller = await tollgate('pay', `${closed}/paid`, '--ledger', sellers.chain.url)
+    expect(noSeller.code).toBe(1)
+    expect(noSeller.stderr.trim()).toBe(
+      `error error: Cannot reach ${closed}/paid (connect ECONNREFUSED ${closed.slice(7)}). Check the URL and that the seller is running.`,
+    )
+
+    const noLedger = await tollgate('pay', `${sellers.base}/paid`, '--ledger', closed)
+    expect(noLedger.code).toBe(2)
+    expect(noLedger.stderr).toContain(
+      `error ledger_unavailable: The ledger at ${closed} did not answer (`,
+    )
+    expect(noLedger.stderr).toContain(
+      '): the payment could not be prepared. Check the ledger URL (the local emulator: tollgate ledger).',
+    )
+
+    // Offers on testnet only, and one in wUSDC: each offer's reason is listed.
+    const testnet = await tollgate('pay', `${sellers.base}/testnet`, '--ledger', sellers.chain.url)
+    expect(testnet.code).toBe(2)
+    expect(testnet.stderr).toContain(
+      'error NO_PAYABLE_REQUIREMENT: No offer is payable in USDC on sui:mainnet with scheme exact. Offers: x402: network sui:testnet is not sui:mainnet; mpp: network sui:testnet is not sui:mainnet.',
+    )
+    const wusdc = await tollgate('pay', `${sellers.base}/wusdc`, '--ledger', sellers.chain.url)
+    expect(wusdc.stderr).toMatch(
+      /Offers: x402: asset 0x[0-9a-f]+::\w+::\w+ is not the USDC of sui:mainnet; mpp: /,
+    )
   })
 
   it('exits 1 on a non-2xx answer that needed no payment, and never prints the key', async () => {

@@ -9,8 +9,8 @@
  */
 import { Command, Option } from 'commander'
 import pc from 'picocolors'
-import { type ChallengeEvent, createPayingFetch, type Payment, paymentOf } from '../client/fetch.js'
-import { formatAmount, parseAmount } from '../money.js'
+import { formatAmount, isPaymentError, parseAmount } from 'tollgate'
+import { type ChallengeEvent, createPayingFetch, type Payment, paymentOf } from 'tollgate/client'
 import { fail, ledgerUrlOf } from './wallet.js'
 import { limitsFrom, loadSettings, loadWallet } from './walletFiles.js'
 
@@ -132,11 +132,21 @@ async function pay(first: string, second: string | undefined, options: PayOption
       }
     },
   })
-  const response = await fetcher(url, {
-    method,
-    headers,
-    ...(options.data === undefined ? {} : { body: options.data }),
-  })
+  let response: Response
+  try {
+    response = await fetcher(url, {
+      method,
+      headers,
+      ...(options.data === undefined ? {} : { body: options.data }),
+    })
+  } catch (error) {
+    // A PaymentError says itself what happened; anything else is the seller not answering.
+    if (isPaymentError(error)) throw error
+    throw new Error(
+      `Cannot reach ${url} (${connectionCause(error)}). Check the URL and that the seller is running.`,
+      { cause: error },
+    )
+  }
   const payment = paymentOf(response)
   if (!json) {
     if (payment) {
@@ -187,4 +197,20 @@ async function pay(first: string, second: string | undefined, options: PayOption
     )
   }
   if (!response.ok) process.exitCode = 1
+}
+
+/** Why a request got no answer: the innermost cause's code and message (`ECONNREFUSED …`). */
+function connectionCause(error: unknown): string {
+  let text = error instanceof Error ? error.message : String(error)
+  let current = error instanceof Error ? error.cause : undefined
+  for (let depth = 0; depth < 4 && current instanceof Error; depth++) {
+    const code = (current as { code?: unknown }).code
+    const message =
+      current.message === '' && current instanceof AggregateError
+        ? String((current.errors[0] as Error | undefined)?.message ?? '')
+        : current.message
+    text = typeof code === 'string' && !message.includes(code) ? `${code}: ${message}` : message
+    current = current.cause
+  }
+  return text.slice(0, 200)
 }

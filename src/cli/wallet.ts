@@ -6,11 +6,9 @@
  */
 import { Command, Option } from 'commander'
 import pc from 'picocolors'
-import { createWalletLimits } from '../client/limits.js'
-import { usdcTypeOf } from '../client/select.js'
-import { isPaymentError } from '../errors.js'
-import { createLedger } from '../ledger/index.js'
-import { formatAmount, parseAmount } from '../money.js'
+import { createLedger, formatAmount, isPaymentError, parseAmount } from 'tollgate'
+import { createWalletLimits, usdcTypeOf } from 'tollgate/client'
+import { nodeFetch } from 'tollgate/node'
 import {
   createWalletFile,
   limitsFrom,
@@ -101,7 +99,10 @@ export function walletCommand(): Command {
     .action(async (options: { ledger?: string; network: string; json?: boolean }) => {
       try {
         const address = (await loadWallet()).toSuiAddress()
-        const ledger = createLedger({ url: await ledgerUrlOf(options.ledger, options.network) })
+        const ledger = createLedger({
+          url: await ledgerUrlOf(options.ledger, options.network),
+          fetch: nodeFetch,
+        })
         const usdc = await ledger.getBalance(address, usdcTypeOf(options.network) as string)
         const sui = await ledger.getBalance(address, '0x2::sui::SUI')
         const out = {

@@ -8,10 +8,10 @@
 import { readFile, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
+import { PaymentError } from 'tollgate'
+import { spendingFileName, tollgateHome } from 'tollgate/client'
+import { writeFileAtomic } from 'tollgate/node'
 import { z } from 'zod'
-import { tollgateHome, writeFileAtomic } from '../client/home.js'
-import { spendingFileName } from '../client/limits.js'
-import { PaymentError } from '../errors.js'
 
 const walletSchema = z.object({
   version: z.literal(1),

@@ -5,11 +5,25 @@
  * @module
  */
 export {
+  type EnclaveCall,
+  type EnclaveMisbehaviour,
+  type SimulatedEnclave,
+  type SimulatedEnclaveOptions,
+  startSimulatedEnclave,
+} from './enclave/index.js'
+export {
   createEngine,
   type EngineOptions,
+  type LedgerChange,
   type LedgerEngine,
   type Submission,
 } from './ledger/engine.js'
+export { EscrowAbort } from './ledger/escrow.js'
+export {
+  DEFAULT_ESCROW_FEE_BPS,
+  DEFAULT_ESCROW_TREASURY,
+  type EscrowGenesis,
+} from './ledger/escrowAdmin.js'
 export { type FaucetRequest, FaucetRequestSchema, type FaucetResult } from './ledger/faucet.js'
 export {
   type StartedLedger,
@@ -33,10 +47,15 @@ export {
   x402PaymentHeader,
 } from './payments.js'
 export {
+  type ModelUpstream,
+  type ModelUpstreamCall,
+  type ModelUpstreamOptions,
+  modelCompletion,
   type StubCall,
   type StubProvider,
   type StubUpstreams,
   type StubUpstreamsOptions,
+  startModelUpstream,
   startStubUpstreams,
   stubReply,
 } from './upstreams/index.js'

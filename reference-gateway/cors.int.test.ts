@@ -1,0 +1,138 @@
+/**
+ * A browser can pay the gateway: preflights are answered, the 402 challenge and both dialects'
+ * receipts are readable by the page (exposed), and the allowed origins come from the configuration.
+ * Real gateway, real HTTP, real payments on the ledger emulator.
+ */
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createPayingFetch, paymentOf } from '../src/client/index.js'
+import { type StartedLedger, startLedger } from '../src/testing/index.js'
+import { parseConfig } from './config.js'
+import { type RunningGateway, startGateway } from './server.js'
+
+const path = '/openai/v1/chat/completions'
+const chat = JSON.stringify({ messages: [{ role: 'user', content: 'hi' }] })
+const page = 'https://app.example'
+
+let chain: StartedLedger
+let open: RunningGateway
+let listed: RunningGateway
+let folder: string
+
+async function gatewayWith(corsOrigins: string | undefined, name: string) {
+  return startGateway({
+    config: parseConfig({
+      port: 0,
+      ledgerUrl: chain.url,
+      operatorKey: chain.createTestWallet({ usdc: '1', sui: '1' }).getSecretKey(),
+      challengeSecrets: 'a-test-secret-of-at-least-thirty-two-bytes',
+      store: 'memory',
+      dataDir: join(folder, name),
+      upstreams: 'stub',
+      logLevel: 'silent',
+      ...(corsOrigins === undefined ? {} : { corsOrigins }),
+    }),
+  })
+}
+
+beforeAll(async () => {
+  chain = await startLedger()
+  folder = mkdtempSync(join(tmpdir(), 'tollgate-cors-'))
+  open = await gatewayWith(undefined, 'open')
+  listed = await gatewayWith(`${page}, https://other.example`, 'listed')
+})
+
+afterAll(async () => {
+  await open?.stop()
+  await listed?.stop()
+  await chain?.stop()
+  if (folder) rmSync(folder, { recursive: true, force: true })
+})
+
+const exposed = (response: Response) =>
+  (response.headers.get('access-control-expose-headers') ?? '')
+    .split(',')
+    .map((h) => h.trim().toLowerCase())
+
+describe('CORS on the gateway', () => {
+  it('answers the preflight of a paid call, allowing both payment headers', async () => {
+    const response = await fetch(`${open.url}${path}`, {
+      method: 'OPTIONS',
+      headers: {
+        origin: page,
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'content-type, x-payment, authorization',
+      },
+    })
+    expect(response.status).toBe(204)
+    expect(response.headers.get('access-control-allow-origin')).toBe('*')
+    expect(response.headers.get('access-control-allow-methods')).toContain('POST')
+    const allowed = (response.headers.get('access-control-allow-headers') ?? '').toLowerCase()
+    for (const header of ['content-type', 'x-payment', 'authorization']) {
+      expect(allowed).toContain(header)
+    }
+  })
+
+  it('lets the page read the 402 challenge', async () => {
+    const response = await fetch(`${open.url}${path}`, {
+      method: 'POST',
+      headers: { origin: page, 'content-type': 'application/json' },
+      body: chat,
+    })
+    expect(response.status).toBe(402)
+    expect(response.headers.get('access-control-allow-origin')).toBe('*')
+    expect(response.headers.get('www-authenticate')).toMatch(/^Payment /)
+    expect(exposed(response)).toEqual(
+      expect.arrayContaining(['www-authenticate', 'x-payment-response', 'payment-receipt']),
+    )
+  })
+
+  it.each(['x402', 'mpp'] as const)(
+    'lets the page read the receipt of a paid call (%s)',
+    async (dialect) => {
+      const buyer = chain.createTestWallet({ usdc: '1', sui: '1' })
+      const pay = createPayingFetch({
+        signer: buyer,
+        ledger: chain.url,
+        limits: false,
+        prefer: dialect,
+        // As a browser sends it: with the page's origin.
+        fetch: (request) => {
+          request.headers.set('origin', page)
+          return fetch(request)
+        },
+      })
+      const response = await pay(`${open.url}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: chat,
+      })
+      expect(response.status).toBe(200)
+      expect(response.headers.get('access-control-allow-origin')).toBe('*')
+      expect(exposed(response)).toContain(
+        dialect === 'x402' ? 'x-payment-response' : 'payment-receipt',
+      )
+      expect(paymentOf(response)?.receipt?.dialect).toBe(dialect)
+    },
+  )
+
+  it('allows only the configured origins (CORS_ORIGINS)', async () => {
+    const asked = (origin: string) =>
+      fetch(`${listed.url}${path}`, {
+        method: 'OPTIONS',
+        headers: { origin, 'access-control-request-method': 'POST' },
+      })
+    expect((await asked(page)).headers.get('access-control-allow-origin')).toBe(page)
+    expect((await asked('https://evil.example')).headers.get('access-control-allow-origin')).toBe(
+      null,
+    )
+  })
+
+  it('refuses an origin that is not scheme://host', () => {
+    expect(() => parseConfig({ corsOrigins: 'app.example/path' })).toThrow(
+      /CORS_ORIGINS \(corsOrigins.*\): each origin must be/,
+    )
+  })
+})
