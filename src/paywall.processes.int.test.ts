@@ -48,9 +48,16 @@ function startSeller(
   const child = fork(workerPath, [], {
     execArgv: ['--import', 'tsx'],
     env: { ...process.env, SELLER_CONFIG: JSON.stringify(full) },
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    stdio: ['ignore', 'inherit', 'pipe', 'ipc'],
   })
   children.add(child)
+  // The child's error output is passed on, and its end kept, so that a seller that fails to start
+  // says why in the test's own failure.
+  let stderrTail = ''
+  child.stderr?.on('data', (chunk: Buffer) => {
+    process.stderr.write(chunk)
+    stderrTail = (stderrTail + chunk.toString()).slice(-2000)
+  })
   const exited = new Promise<number | null>((resolve) =>
     child.once('exit', (code) => {
       children.delete(child)
@@ -61,7 +68,9 @@ function startSeller(
     child.once('message', (m: { type: string; port: number }) =>
       resolve({ port: m.port, child, exited }),
     )
-    child.once('exit', (code) => reject(new Error(`seller exited early (${code})`)))
+    child.once('exit', (code) =>
+      reject(new Error(`seller exited early (${code}): ${stderrTail.trim() || 'no error output'}`)),
+    )
   })
 }
 

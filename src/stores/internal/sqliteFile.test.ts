@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
-import { groupCommit, openSqliteFile, syncedCommit } from './sqliteFile.js'
+import { groupCommit, openSqliteFile, retryWhileBusy, syncedCommit } from './sqliteFile.js'
 
 const folder = mkdtempSync(join(tmpdir(), 'tollgate-sqlite-file-'))
 afterAll(() => rmSync(folder, { recursive: true, force: true }))
@@ -20,6 +20,36 @@ describe('the SQLite store file', () => {
     expect(synchronousOf(full)).toBe(2)
     normal.close()
     full.close()
+  })
+
+  it('retries a step SQLite answers SQLITE_BUSY at once, until the busy timeout, and nothing else', () => {
+    const busy = Object.assign(new Error('database is locked'), { code: 'SQLITE_BUSY' })
+    let tries = 0
+    const flaky = () => {
+      tries += 1
+      if (tries < 3) throw busy
+      return 'wal'
+    }
+    expect(retryWhileBusy(flaky, 1_000, 1)).toBe('wal')
+    expect(tries).toBe(3)
+
+    const other = Object.assign(new Error('disk I/O error'), { code: 'SQLITE_IOERR' })
+    tries = 0
+    expect(() =>
+      retryWhileBusy(() => {
+        tries += 1
+        throw other
+      }, 1_000),
+    ).toThrow(other)
+    expect(tries).toBe(1)
+
+    const started = Date.now()
+    expect(() =>
+      retryWhileBusy(() => {
+        throw busy
+      }, 30),
+    ).toThrow(busy)
+    expect(Date.now() - started).toBeGreaterThanOrEqual(30)
   })
 
   it('syncs one commit on demand and goes back to NORMAL, also when the commit throws', () => {

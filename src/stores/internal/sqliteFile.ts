@@ -17,10 +17,34 @@ export function openSqliteFile(
   options: { busyTimeoutMs?: number | undefined; synchronous?: 'normal' | 'full' | undefined },
 ): Database.Database {
   if (path !== ':memory:' && path !== '') mkdirSync(dirname(path), { recursive: true })
-  const db = new Database(path, { timeout: options.busyTimeoutMs ?? 5000 })
-  db.pragma('journal_mode = WAL')
+  const busyTimeoutMs = options.busyTimeoutMs ?? 5000
+  const db = new Database(path, { timeout: busyTimeoutMs })
+  retryWhileBusy(() => db.pragma('journal_mode = WAL'), busyTimeoutMs)
   db.pragma(options.synchronous === 'full' ? 'synchronous = FULL' : 'synchronous = NORMAL')
   return db
+}
+
+const pause = new Int32Array(new SharedArrayBuffer(4))
+
+/**
+ * Runs `step` again while it fails with `SQLITE_BUSY`, for at most `timeoutMs`, pausing `pauseMs`
+ * between tries. Needed for the switch to WAL: when several processes open a new file at once, two
+ * of them can each hold the shared lock the other must see gone, and SQLite then answers one of
+ * them `SQLITE_BUSY` at once instead of waiting out the busy timeout (seen about once in 400
+ * processes started ten at a time on one new file).
+ */
+export function retryWhileBusy<T>(step: () => T, timeoutMs: number, pauseMs = 5): T {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    try {
+      return step()
+    } catch (error) {
+      const code = (error as { code?: unknown } | null)?.code
+      const busy = typeof code === 'string' && code.startsWith('SQLITE_BUSY')
+      if (!busy || Date.now() >= deadline) throw error
+      Atomics.wait(pause, 0, 0, pauseMs)
+    }
+  }
 }
 
 /**
