@@ -1,16 +1,11 @@
 import { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
 import { describe, expect, it } from 'vitest'
-import {
-  coinPayment,
-  signOffline,
-  someDigest,
-  usdcType as usdc,
-} from './internal/offlinePayments.js'
 import type { ExecuteOutcome, LookupOutcome, Settlement } from './ledger/types.js'
 import { normalizeTerms } from './precheck.js'
 import { signProof } from './proof.js'
 import { resolvePending, type SettlementLedger, settleMpp, settleX402 } from './settle.js'
 import { createMemoryStore } from './stores/memory.js'
+import { coinPayment, signOffline, someDigest, usdcType as usdc } from './testHelpers.js'
 
 const payTo = `0x${'33'.repeat(32)}`
 const ref = someDigest

@@ -14,6 +14,7 @@
  * @module
  */
 import { normalizeSuiAddress } from '@mysten/sui/utils'
+import { withRetries } from './backoff.js'
 import { hasCode, PaymentError, type PaymentErrorCode } from './errors.js'
 import { normalizeTypeTag } from './internal/typeTag.js'
 import type { Ledger, LookupOutcome, Settlement } from './ledger/types.js'
@@ -251,16 +252,20 @@ async function claimFor(
 }
 
 async function lookUp(digest: string, context: SettleContext): Promise<LookupOutcome> {
-  const attempts = context.lookupAttempts ?? 5
-  let delay = context.lookupBackoffMs ?? 100
-  let last: LookupOutcome = { status: 'not_found' }
-  for (let attempt = 1; attempt <= attempts; attempt++) {
-    last = await context.ledger.getTransaction(digest)
-    if (last.status === 'found' || attempt === attempts) return last
-    await new Promise((resolve) => setTimeout(resolve, delay))
-    delay *= 2
-  }
-  return last
+  // Reads lag execution: the same look-up, after a doubling wait (no jitter: it is our own read).
+  const { value } = await withRetries<LookupOutcome>(
+    async () => {
+      const found = await context.ledger.getTransaction(digest)
+      return { retry: found.status !== 'found', value: found }
+    },
+    {
+      attempts: context.lookupAttempts ?? 5,
+      baseDelayMs: context.lookupBackoffMs ?? 100,
+      maxDelayMs: Number.POSITIVE_INFINITY,
+      jitter: 'none',
+    },
+  )
+  return value
 }
 
 /** Checks effects and records the outcome (shared by both dialects and by pending resolution). */
