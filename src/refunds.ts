@@ -177,9 +177,9 @@ export function createRefunder(options: RefunderOptions): Refunder {
       refundDigest,
       replaces,
     })
-    // Another worker moved the refund on (paid it, or recorded its own transaction) since it was
-    // listed: it is theirs, and these bytes are never submitted.
-    if (recorded.status === 'conflict') return movedOn(record, recorded)
+    // Another worker moved the refund on since it was listed (recorded its own transaction, or paid
+    // it): it is theirs, and these bytes are never submitted.
+    if (recorded.status === 'conflict') return movedOn(record, recorded, 'record')
     await options.onStep?.('recorded', record.digest)
     const outcome = await ledger.execute(bytes, [signature])
     await options.onStep?.('submitted', record.digest)
@@ -195,7 +195,7 @@ export function createRefunder(options: RefunderOptions): Refunder {
 
   async function finish(record: PaymentRecord, refundDigest: string): Promise<Outcome> {
     const done = await store.refunded(record.digest, refundDigest)
-    if (done.status === 'conflict') return movedOn(record, done)
+    if (done.status === 'conflict') return movedOn(record, done, 'finish')
     emit({
       type: 'refunded',
       digest: record.digest,
@@ -207,12 +207,17 @@ export function createRefunder(options: RefunderOptions): Refunder {
   }
 
   /**
-   * A refund that another process moved on since it was listed: `elsewhere` (not counted)
-   * when that process paid it, else reported as failed (a different refund transaction is recorded,
-   * or the record is gone).
+   * A refund that another process moved on since it was listed. Paid there (`refunded`): not counted
+   * here. Its own refund transaction recorded first (while this one was building): `waiting`, the
+   * next run looks that one up. Anything else is reported and counted as failed.
    */
-  function movedOn(record: PaymentRecord, conflict: TransitionConflict): 'failed' | 'elsewhere' {
+  function movedOn(
+    record: PaymentRecord,
+    conflict: TransitionConflict,
+    step: 'record' | 'finish',
+  ): Outcome {
     if (conflict.state === 'refunded') return 'elsewhere'
+    if (step === 'record' && conflict.reason === 'refund_transaction') return 'waiting'
     emit({
       type: 'refund_failed',
       digest: record.digest,
