@@ -24,7 +24,7 @@ import { type Column, type Row, toRecord } from './row.js'
 
 /** A compare-and-set on the state of one record. */
 export type Transition = {
-  /** The public operation, for error messages. */
+  /** The public operation, named in `details.operation` of a backend failure. */
   operation: string
   /** The states it is allowed from. */
   from: readonly PaymentState[]
@@ -72,6 +72,9 @@ export type ClaimTimes = {
  * `settled` with an expired or no lease and the same resource, sets lease = serveUntil
  * (→ settled_unserved); otherwise
  * answers taken. All of that in one atomic step.
+ *
+ * A step may throw whatever its driver throws: {@link createStore} turns it into a `store_error`
+ * (see `storeFailure`).
  */
 export type StoreEngine = {
   claim(row: Row, times: ClaimTimes): Promise<ClaimOutcome>
@@ -192,7 +195,7 @@ function guarded(engine: StoreEngine): StoreEngine {
 /**
  * Builds the public {@link PaymentStore} over a backend engine.
  *
- * @param engine - the backend's atomic steps.
+ * @param backend - the backend's atomic steps (whatever they throw becomes a `store_error`).
  * @param options - leases, retention and clock (see {@link StoreOptions}).
  */
 export function createStore(backend: StoreEngine, options: StoreOptions = {}): PaymentStore {
