@@ -25,7 +25,7 @@ import {
   resourceUrl,
   verifyChallenge,
 } from './challenge.js'
-import { isPaymentError, PaymentError } from './errors.js'
+import { hasCode, isPaymentError, PaymentError } from './errors.js'
 import { Recent } from './internal/recent.js'
 import type { PreparedTerms } from './internal/terms.js'
 import { type PriceInput, parseAmount } from './money.js'
@@ -139,9 +139,16 @@ export type PaywallEvent =
   /**
    * The serve lease of a call still running was taken over: this process did not renew it for a
    * whole lease (it was cut off from the store, or stalled), and the same payment may have been
-   * served elsewhere. The call's outcome is still recorded if the record allows it.
+   * served elsewhere. The call's outcome is still recorded if the record allows it (when it does
+   * not, this is reported again as the call completes).
    */
   | { type: 'lease_lost'; payment: PaymentInfo }
+  /**
+   * The payment store failed (`error.code` `store_error`; `error.status` 503 when it could not be
+   * reached or was busy, 500 otherwise; the driver's error is `error.cause`): the buyer was answered
+   * with that status, or the outcome of a paid call could not be recorded.
+   */
+  | { type: 'store_failed'; resource: string; error: PaymentError }
 
 /** Options of {@link createPaywall}. */
 export type PaywallOptions = {
@@ -456,6 +463,7 @@ export function createPaywall(options: PaywallOptions): Paywall {
       result = await settle(presented, terms)
     } catch (error) {
       if (!isPaymentError(error)) throw error
+      if (error.code === 'store_error') emit({ type: 'store_failed', resource, error })
       result = { status: 'rejected', error }
     }
     if (result.status === 'rejected') {
@@ -565,8 +573,12 @@ export function createPaywall(options: PaywallOptions): Paywall {
         completion ??= (async () => {
           stopLease()
           if (!isFailure(outcome)) {
-            await options.store.served(payment.digest)
-            emit({ type: 'served', payment })
+            const served = await options.store.served(payment.digest)
+            emit(
+              served.status === 'applied'
+                ? { type: 'served', payment }
+                : { type: 'lease_lost', payment },
+            )
             return 'served' as const
           }
           const reason =
@@ -575,11 +587,19 @@ export function createPaywall(options: PaywallOptions): Paywall {
               : 'error' in outcome
                 ? 'the handler failed'
                 : 'the buyer hung up before the answer started'
-          await options.store.oweRefund(payment.digest, reason)
-          emit({ type: 'refund_due', payment, reason })
+          const owed = await options.store.oweRefund(payment.digest, reason)
+          emit(
+            owed.status === 'applied'
+              ? { type: 'refund_due', payment, reason }
+              : { type: 'lease_lost', payment },
+          )
           void options.refunder?.runOnce().catch(() => {})
           return 'refund_due' as const
-        })()
+        })().catch((error: unknown) => {
+          if (hasCode(error, 'store_error'))
+            emit({ type: 'store_failed', resource: payment.resource, error })
+          throw error
+        })
         return completion
       },
     }
