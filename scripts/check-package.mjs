@@ -247,6 +247,20 @@ try {
       encoding: 'utf8',
     }),
   )[0]
+  // What ships: the build and the README, never tests, fixtures, benchmarks or sources.
+  const shipped = packed.files.map((file) => file.path)
+  const stray = shipped.filter(
+    (path) =>
+      !(
+        path === 'package.json' ||
+        path === 'README.md' ||
+        path === 'LICENSE' ||
+        path === 'CHANGELOG.md' ||
+        path.startsWith('dist/')
+      ) || /(?:\.test|\.bench|fixture|testHelpers)/i.test(path),
+  )
+  if (stray.length > 0) fail(`the tarball ships what it should not: ${stray.join(', ')}`)
+  console.log(`      ${shipped.length} files, ${(packed.size / 1024).toFixed(0)} KiB packed`)
   const tarball = {
     name: packed.filename,
     integrity: `sha512-${createHash('sha512')
