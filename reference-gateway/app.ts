@@ -135,6 +135,7 @@ export const corsExposeHeaders = [
   'Payment-Receipt',
   'X-Request-Id',
   'Retry-After',
+  'x-receipt-id',
 ]
 
 /** Hono variables of the gateway. */

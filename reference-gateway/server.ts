@@ -24,7 +24,12 @@ import pino from 'pino'
 import type { SellerEvent } from 'tollgate'
 import { createLedger, usdcCoinTypes } from 'tollgate'
 import { createNodeFetch, type HostResolver, nodeFetch } from 'tollgate/node'
-import type { ModelUpstream, StartedLedger, StubUpstreams } from 'tollgate/testing'
+import type {
+  ModelUpstream,
+  SimulatedEnclave,
+  StartedLedger,
+  StubUpstreams,
+} from 'tollgate/testing'
 import pkg from '../package.json' with { type: 'json' }
 import { createGatewayApp, type GatewayApp, type GatewayLogger, type LedgerInfo } from './app.js'
 import { createLocalBlobStore } from './blobs/local.js'
@@ -35,7 +40,7 @@ import { databaseLocationOf, openDatabase } from './db/database.js'
 import { createInferenceApi, type InferenceApi } from './inference/api.js'
 import { createKeyStore, type KeyStore } from './inference/keys.js'
 import { createRateLimiter } from './inference/limits.js'
-import { defaultModel, type ModelConfig } from './inference/models.js'
+import { defaultConfidentialModel, defaultModel, type ModelConfig } from './inference/models.js'
 import type { JobRoutesOptions } from './jobs/routes.js'
 import { createMutationSigner } from './marketplace/signing.js'
 import { createMarketplaceStore } from './marketplace/store.js'
@@ -97,6 +102,8 @@ export type RunningGateway = {
     database: 'sqlite' | 'postgres'
     /** The local model server of the embedded default model, when one was started. */
     modelStub: ModelUpstream | undefined
+    /** The simulated enclave of the embedded default's confidential model, when one was started. */
+    enclave: SimulatedEnclave | undefined
   }
   /** Stops gracefully (see the module doc). Idempotent. */
   stop(): Promise<void>
@@ -237,12 +244,17 @@ async function start(
   // The private inference API: its models (configured, or the embedded default on stub upstreams:
   // one open model served by a local deterministic model server), keys, credit and limits.
   let modelStub: ModelUpstream | undefined
+  let enclave: SimulatedEnclave | undefined
   let models: ModelConfig[] = config.inferenceModels ?? []
   if (config.inferenceModels === undefined && upstreamMode === 'stub') {
     const { startModelUpstream } = await import('tollgate/testing')
     modelStub = await startModelUpstream()
     cleanups.push(() => modelStub?.stop())
     models = [defaultModel(modelStub.baseUrl)]
+    const { startSimulatedEnclave } = await import('tollgate/testing')
+    enclave = await startSimulatedEnclave({ misbehaviour: config.enclaveFault })
+    cleanups.push(() => enclave?.stop())
+    models.push(defaultConfidentialModel(enclave, config.confidentialModelPrefix))
   }
   const database = await openDatabase(databaseLocationOf(config), {
     onError: (error) => logger.error({ event: 'database_connection_error', error: error.name }),
@@ -402,7 +414,9 @@ async function start(
     maxBodyBytes: config.maxBodyBytes,
     keylessMaxTokens: config.openMaxTokens,
     logger,
+    confidentialPrefix: config.confidentialModelPrefix,
   })
+  cleanups.push(() => inferenceApi.close())
   const gateway = createGatewayApp({
     catalog,
     seller: {
@@ -505,7 +519,7 @@ async function start(
     catalog,
     metrics,
     gateway,
-    inference: { api: inferenceApi, keys, database: database.dialect, modelStub },
+    inference: { api: inferenceApi, keys, database: database.dialect, modelStub, enclave },
     stop,
   }
 }

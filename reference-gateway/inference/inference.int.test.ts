@@ -88,6 +88,16 @@ describe('the openai SDK with a bearer key', () => {
         context_window: 131_072,
         privacy: 'open',
       },
+      {
+        // The embedded default's confidential model, served by the simulated enclave.
+        id: 'confidential/llama-3.3-70b',
+        object: 'model',
+        created: expect.any(Number),
+        owned_by: 'tollgate',
+        pricing: { currency: 'USDC', per_call: '0.004000' },
+        context_window: 131_072,
+        privacy: 'confidential',
+      },
     ])
     // Public: no key needed.
     expect((await fetch(`${gateway.url}/v1/models`)).status).toBe(200)

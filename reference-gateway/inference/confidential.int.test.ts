@@ -1,0 +1,283 @@
+/**
+ * Confidential models end to end: the gateway (in this process, on the ledger emulator and SQLite)
+ * in front of the simulated enclave of `tollgate/testing`, called with the official `openai` SDK.
+ * A confidential answer, buffered or streamed, carries `x-receipt-id` and a receipt that verifies
+ * over the exact bytes relayed; each enclave misbehaviour is refused with `attestation_failed`, the
+ * credit restored, and — asserted with nock, which lets only loopback through — no other upstream
+ * is called. The embedded default serves one confidential model, and `ENCLAVE_FAULT` makes its
+ * enclave misbehave.
+ */
+import { createHash } from 'node:crypto'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import nock from 'nock'
+import OpenAI, { APIError } from 'openai'
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import {
+  type EnclaveMisbehaviour,
+  type SimulatedEnclave,
+  startSimulatedEnclave,
+  stubReply,
+} from '../../src/testing/index.js'
+import { loadConfig } from '../config.js'
+import { type RunningGateway, startGateway } from '../server.js'
+
+const openHost = 'http://open-upstream.test'
+const model = 'confidential/llama'
+const cached = 'confidential/cached'
+const messages = [{ role: 'user' as const, content: 'Say hello' }]
+const price = 4_000n
+
+let enclave: SimulatedEnclave
+let gateway: RunningGateway
+let dataDir: string
+let openCalls = 0
+const unmatched: string[] = []
+
+function confidentialModel(id: string, refreshMs: number) {
+  return {
+    id,
+    price: '0.004',
+    contextWindow: 131_072,
+    privacy: 'confidential',
+    keyless: false,
+    upstream: {
+      kind: 'confidential',
+      baseUrl: enclave.baseUrl,
+      quoteVerifier: {
+        kind: 'simulated',
+        rootPublicKey: Buffer.from(enclave.rootPublicKey).toString('hex'),
+      },
+      allowedMeasurements: [enclave.measurement],
+      refreshMs,
+    },
+  }
+}
+
+beforeAll(async () => {
+  enclave = await startSimulatedEnclave()
+  dataDir = mkdtempSync(join(tmpdir(), 'tollgate-confidential-'))
+  nock.disableNetConnect()
+  nock.enableNetConnect((host) => host.startsWith('127.0.0.1'))
+  nock.emitter.on('no match', (request: { host?: string; hostname?: string }) => {
+    const host = String(request.host ?? request.hostname)
+    // Loopback passes through (the gateway, the enclave, the ledger); anything else is a leak.
+    if (!host.startsWith('127.0.0.1')) unmatched.push(host)
+  })
+  // The open model's upstream: any call to it is counted (and must never happen here).
+  nock(openHost)
+    .persist()
+    .post('/v1/chat/completions')
+    .reply(200, () => {
+      openCalls++
+      return { id: 'x', object: 'chat.completion', model: 'open', choices: [] }
+    })
+  gateway = await startGateway({
+    config: loadConfig({
+      env: {},
+      overrides: {
+        port: 0,
+        dataDir,
+        emulatorLatencyMs: 0,
+        logLevel: 'silent',
+        inferenceModels: [
+          {
+            id: 'open-model',
+            price: '0.001',
+            contextWindow: 131_072,
+            upstream: { kind: 'openai-compatible', baseUrl: `${openHost}/v1` },
+          },
+          // Attested before every request: a misbehaviour is met at once.
+          confidentialModel(model, 0),
+          // Attested once a minute: only a key change makes it attest again.
+          confidentialModel(cached, 60_000),
+        ] as never,
+      },
+    }),
+  })
+})
+
+afterAll(async () => {
+  await gateway?.stop()
+  await enclave?.stop()
+  nock.cleanAll()
+  nock.emitter.removeAllListeners('no match')
+  nock.enableNetConnect()
+  if (dataDir) rmSync(dataDir, { recursive: true, force: true })
+})
+
+beforeEach(() => {
+  enclave.misbehave(undefined)
+})
+
+function client(apiKey: string): OpenAI {
+  return new OpenAI({ apiKey, baseURL: `${gateway.url}/v1`, maxRetries: 0 })
+}
+
+async function receiptOf(id: string) {
+  const response = await fetch(`${enclave.baseUrl}/receipts/${id}`)
+  return (await response.json()) as {
+    model: string
+    event_log: { type: string; wire_hash?: string }[]
+  }
+}
+
+const sha256 = (bytes: Uint8Array) => `sha256:${createHash('sha256').update(bytes).digest('hex')}`
+const chatCalls = () =>
+  enclave.calls.filter((c) => c.method === 'POST' && c.path === '/v1/chat/completions').length
+
+describe('a confidential model', () => {
+  it('answers a buffered completion with x-receipt-id, its receipt verified', async () => {
+    const { id, key } = await gateway.inference.keys.create({ credit: 10_000n })
+    const { data, response } = await client(key)
+      .chat.completions.create({ model, messages })
+      .withResponse()
+    expect(data.choices[0]?.message.content).toBe(stubReply('Say hello'))
+    expect(data.model).toBe(model)
+    const receiptId = response.headers.get('x-receipt-id')
+    expect(receiptId).toMatch(/^rcpt_/)
+    const receipt = await receiptOf(receiptId ?? '')
+    expect(receipt.model).toBe(model)
+    expect((await gateway.inference.keys.get(id))?.credit).toBe(10_000n - price)
+    expect(openCalls).toBe(0)
+    expect(unmatched).toEqual([])
+  })
+
+  it('streams a completion byte for byte, with x-receipt-id', async () => {
+    const { key } = await gateway.inference.keys.create({ credit: 10_000n })
+    const { data: stream, response } = await client(key)
+      .chat.completions.create({ model, messages, stream: true })
+      .withResponse()
+    let text = ''
+    for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? ''
+    expect(text).toBe(stubReply('Say hello'))
+    expect(response.headers.get('x-receipt-id')).toMatch(/^rcpt_/)
+
+    // The bytes relayed are exactly the bytes the enclave's receipt hashes (wire_hash).
+    const raw = await fetch(`${gateway.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model, messages, stream: true }),
+    })
+    const bytes = new Uint8Array(await raw.arrayBuffer())
+    expect(new TextDecoder().decode(bytes).endsWith('data: [DONE]\n\n')).toBe(true)
+    const receipt = await receiptOf(raw.headers.get('x-receipt-id') ?? '')
+    const returned = receipt.event_log.find((e) => e.type === 'response.returned')
+    expect(returned?.wire_hash).toBe(sha256(bytes))
+    expect(openCalls).toBe(0)
+  })
+
+  it('attests again when the receipt key changes, and serves', async () => {
+    const { key } = await gateway.inference.keys.create({ credit: 100_000n })
+    await client(key).chat.completions.create({ model: cached, messages })
+    const attestations = () => enclave.calls.filter((c) => c.path === '/v1/attestation').length
+    const before = attestations()
+    await client(key).chat.completions.create({ model: cached, messages })
+    expect(attestations()).toBe(before) // the session is reused
+    enclave.rotateKeys()
+    const { response } = await client(key)
+      .chat.completions.create({ model: cached, messages })
+      .withResponse()
+    expect(response.headers.get('x-receipt-id')).toMatch(/^rcpt_/)
+    expect(attestations()).toBe(before + 1) // a fresh attestation for the new key
+  })
+
+  const attestationFaults: EnclaveMisbehaviour[] = [
+    'bad-report-signature',
+    'wrong-nonce',
+    'stale-report',
+    'measurement-not-allowed',
+    'enclave-down',
+  ]
+  const answerFaults: EnclaveMisbehaviour[] = [
+    'unattested-receipt-key',
+    'tampered-receipt',
+    'changed-response-bytes',
+    'model-alias',
+  ]
+
+  for (const fault of [...attestationFaults, ...answerFaults]) {
+    for (const stream of [false, true]) {
+      it(`refuses ${stream ? 'a streamed' : 'a buffered'} call when the enclave misbehaves: ${fault}`, async () => {
+        const { id, key } = await gateway.inference.keys.create({ credit: 10_000n })
+        enclave.misbehave(fault)
+        const chatsBefore = chatCalls()
+        let error: unknown
+        let text = ''
+        try {
+          if (stream) {
+            const chunks = await client(key).chat.completions.create({
+              model,
+              messages,
+              stream: true,
+            })
+            for await (const chunk of chunks) text += chunk.choices[0]?.delta.content ?? ''
+          } else {
+            await client(key).chat.completions.create({ model, messages })
+          }
+        } catch (caught) {
+          error = caught
+        }
+        expect(error).toBeInstanceOf(APIError)
+        expect((error as APIError).code).toBe('attestation_failed')
+        if (!stream || attestationFaults.includes(fault) || fault === 'model-alias') {
+          // Refused before a byte of the answer was sent.
+          expect((error as APIError).status).toBe(502)
+          expect(text).toBe('')
+        }
+        if (attestationFaults.includes(fault)) expect(chatCalls()).toBe(chatsBefore)
+        // Credit restored; nothing went to any other upstream.
+        expect((await gateway.inference.keys.get(id))?.credit).toBe(10_000n)
+        expect(openCalls).toBe(0)
+        expect(unmatched).toEqual([])
+      })
+    }
+  }
+
+  it('still serves the open model through its own upstream (the nock stand-in counts it)', async () => {
+    const { key } = await gateway.inference.keys.create({ credit: 10_000n })
+    await client(key).chat.completions.create({ model: 'open-model', messages })
+    expect(openCalls).toBe(1)
+    openCalls = 0
+  })
+})
+
+describe('the embedded default', () => {
+  let embedded: RunningGateway
+  let embeddedDir: string
+  beforeAll(async () => {
+    embeddedDir = mkdtempSync(join(tmpdir(), 'tollgate-confidential-default-'))
+    embedded = await startGateway({
+      config: loadConfig({
+        env: { ENCLAVE_FAULT: 'wrong-nonce' },
+        overrides: { port: 0, dataDir: embeddedDir, emulatorLatencyMs: 0, logLevel: 'silent' },
+      }),
+    })
+  })
+  afterAll(async () => {
+    await embedded?.stop()
+    if (embeddedDir) rmSync(embeddedDir, { recursive: true, force: true })
+  })
+
+  it('lists one confidential model, refused while ENCLAVE_FAULT makes its enclave misbehave', async () => {
+    const { key } = await embedded.inference.keys.create({ credit: 10_000n })
+    const openai = new OpenAI({ apiKey: key, baseURL: `${embedded.url}/v1`, maxRetries: 0 })
+    const list = await openai.models.list()
+    const confidential = list.data.filter(
+      (m) => (m as unknown as { privacy: string }).privacy === 'confidential',
+    )
+    expect(confidential.map((m) => m.id)).toEqual(['confidential/llama-3.3-70b'])
+    const refused = await openai.chat.completions
+      .create({ model: 'confidential/llama-3.3-70b', messages })
+      .catch((error: unknown) => error)
+    expect((refused as APIError).code).toBe('attestation_failed')
+    embedded.inference.enclave?.misbehave(undefined)
+    await embedded.inference.api.confidential.get('confidential/llama-3.3-70b')?.attestor.refresh()
+    const answer = await openai.chat.completions.create({
+      model: 'confidential/llama-3.3-70b',
+      messages,
+    })
+    expect(answer.choices[0]?.message.content).toBe(stubReply('Say hello'))
+  })
+})
