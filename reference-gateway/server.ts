@@ -41,6 +41,7 @@ import { createInferenceApi, type InferenceApi } from './inference/api.js'
 import { createKeyStore, type KeyStore } from './inference/keys.js'
 import { createRateLimiter } from './inference/limits.js'
 import { defaultConfidentialModel, defaultModel, type ModelConfig } from './inference/models.js'
+import { createReceiptStore } from './inference/receipts.js'
 import type { JobRoutesOptions } from './jobs/routes.js'
 import { createMutationSigner } from './marketplace/signing.js'
 import { createMarketplaceStore } from './marketplace/store.js'
@@ -415,6 +416,7 @@ async function start(
     keylessMaxTokens: config.openMaxTokens,
     logger,
     confidentialPrefix: config.confidentialModelPrefix,
+    receipts: createReceiptStore(database.db),
   })
   cleanups.push(() => inferenceApi.close())
   const gateway = createGatewayApp({

@@ -116,6 +116,39 @@ export const migrations: Readonly<Record<string, Migration>> = {
       await db.schema.dropTable('marketplace_listings').execute()
     },
   },
+  '2026_11_23_003_aci_receipts': {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('aci_sessions')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('model', 'text', (c) => c.notNull())
+        .addColumn('nonce', 'text', (c) => c.notNull())
+        .addColumn('workload_id', 'text', (c) => c.notNull())
+        .addColumn('keyset_digest', 'text', (c) => c.notNull())
+        .addColumn('measurement', 'text', (c) => c.notNull())
+        .addColumn('tcb_status', 'text', (c) => c.notNull())
+        .addColumn('attested_at_ms', 'bigint', (c) => c.notNull())
+        .addColumn('stale_at_ms', 'bigint', (c) => c.notNull())
+        .addColumn('report', 'text', (c) => c.notNull())
+        .addColumn('policy', 'text', (c) => c.notNull())
+        .execute()
+      await db.schema
+        .createTable('aci_receipts')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('model', 'text', (c) => c.notNull())
+        .addColumn('session_id', 'text', (c) => c.notNull().references('aci_sessions.id'))
+        .addColumn('key_id', 'text', (c) => c.notNull())
+        .addColumn('receipt', 'text', (c) => c.notNull())
+        .addColumn('request_hash', 'text', (c) => c.notNull())
+        .addColumn('response_hash', 'text', (c) => c.notNull())
+        .addColumn('stored_at', 'text', (c) => c.notNull())
+        .execute()
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.dropTable('aci_receipts').execute()
+      await db.schema.dropTable('aci_sessions').execute()
+    },
+  },
 }
 
 /** The in-code migration provider. */

@@ -29,6 +29,7 @@
 import { randomBytes } from 'node:crypto'
 import { formatAmount, readBody } from 'tollgate'
 import type { UpstreamResult } from '../upstreams/upstream.js'
+import { createAciHandler } from './aci.js'
 import {
   AttestationRefusal,
   type ConfidentialUpstream,
@@ -45,6 +46,7 @@ import {
   modelList,
   prepareModels,
 } from './models.js'
+import type { ReceiptStore } from './receipts.js'
 import { type ChatRequest, checkContextWindow, parseChatRequest } from './request.js'
 import { createUpstream, type InferenceUpstream, type UpstreamDependencies } from './upstreams.js'
 
@@ -70,6 +72,11 @@ export type InferenceApiOptions = {
   logger?: InferenceLogger | undefined
   /** The reserved id prefix of confidential models. Default `confidential/`. */
   confidentialPrefix?: string | undefined
+  /**
+   * Where confidential answers' receipts and sessions are kept (`/v1/aci/…` answers from it).
+   * Default: none kept (the routes find nothing).
+   */
+  receipts?: ReceiptStore | undefined
 }
 
 /** Result of {@link InferenceApi.checkKeyless}. */
@@ -112,6 +119,8 @@ export type InferenceApi = {
   serveKeyless(body: ChatRequest, context: KeylessContext): Promise<Response>
   /** The enclaves of the confidential models, by public model id. */
   readonly confidential: ReadonlyMap<string, ConfidentialUpstream>
+  /** `GET /v1/aci/…`: attestation status, stored receipts and sessions (see `aci.ts`). */
+  aci(request: Request): Promise<Response>
   /** Stops the confidential models' scheduled re-attestation. */
   close(): void
 }
@@ -128,6 +137,7 @@ const jsonType = 'application/json; charset=utf-8'
  * ```
  */
 export function createInferenceApi(options: InferenceApiOptions): InferenceApi {
+  const receipts = options.receipts ?? noReceipts
   const prefix = options.confidentialPrefix ?? defaultConfidentialPrefix
   const problems = confidentialPrefixProblems(options.models, prefix)
   if (problems.length > 0) throw new Error(`Invalid models:\n  ${problems.join('\n  ')}`)
@@ -135,7 +145,13 @@ export function createInferenceApi(options: InferenceApiOptions): InferenceApi {
   const byId = new Map<string, { model: InferenceModel; upstream: InferenceUpstream }>(
     models.map((model) => [
       model.id,
-      { model, upstream: createUpstream(model.upstream, model.id, options.upstreams) },
+      {
+        model,
+        upstream: createUpstream(model.upstream, model.id, {
+          ...options.upstreams,
+          onReceipt: (receipt) => receipts.save(receipt),
+        }),
+      },
     ]),
   )
   const confidential = new Map<string, ConfidentialUpstream>()
@@ -344,6 +360,7 @@ export function createInferenceApi(options: InferenceApiOptions): InferenceApi {
     checkKeyless,
     serveKeyless,
     confidential,
+    aci: createAciHandler({ confidential, store: receipts, fetch: options.upstreams.fetch }),
     close() {
       for (const upstream of confidential.values()) upstream.close()
     },
@@ -363,6 +380,14 @@ export function createInferenceApi(options: InferenceApiOptions): InferenceApi {
       { headers },
     )
   }
+}
+
+/** A receipt store that keeps nothing. */
+const noReceipts: ReceiptStore = {
+  save: async () => {},
+  saveSession: async () => {},
+  receipt: async () => undefined,
+  session: async () => undefined,
 }
 
 /** The headers of an answer, with the enclave's receipt id when there is one. */

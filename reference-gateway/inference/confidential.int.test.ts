@@ -14,6 +14,7 @@ import { join } from 'node:path'
 import nock from 'nock'
 import OpenAI, { APIError } from 'openai'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { simulatedQuoteVerifier, verifyReceipt, verifyReport } from '../../src/index.js'
 import {
   type EnclaveMisbehaviour,
   type SimulatedEnclave,
@@ -243,6 +244,105 @@ describe('a confidential model', () => {
   })
 })
 
+describe('the /v1/aci routes', () => {
+  const get = async (path: string) => {
+    const response = await fetch(`${gateway.url}${path}`)
+    // biome-ignore lint/suspicious/noExplicitAny: the test reads the JSON answers' fields.
+    return { status: response.status, body: (await response.json()) as Record<string, any> }
+  }
+
+  it('keep each receipt verified with the bytes relayed and the session whose keys verified it', async () => {
+    const { key } = await gateway.inference.keys.create({ credit: 10_000n })
+    const raw = await fetch(`${gateway.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model, messages, stream: true }),
+    })
+    const bytes = new Uint8Array(await raw.arrayBuffer())
+    const id = raw.headers.get('x-receipt-id') ?? ''
+    const stored = await get(`/v1/aci/receipts/${id}`)
+    expect(stored.status).toBe(200)
+    expect(stored.body).toMatchObject({
+      object: 'aci.receipt',
+      id,
+      model,
+      relayed: { response_hash: sha256(bytes) },
+      receipt: { receipt_id: id, model },
+    })
+    const session = await get(`/v1/aci/sessions/${stored.body.session_id}`)
+    expect(session.status).toBe(200)
+    expect(session.body).toMatchObject({
+      object: 'aci.session',
+      model,
+      workload_id: enclave.workloadId,
+      measurement: enclave.measurement,
+      policy: { tee_type: 'simulated-tdx', allowed_measurements: [enclave.measurement] },
+    })
+    // Anyone can check it with the public verifiers: the report against its nonce, then the
+    // receipt against the keys of that report only.
+    const report = await verifyReport(session.body.report, {
+      nonce: session.body.nonce,
+      quoteVerifier: simulatedQuoteVerifier(enclave.rootPublicKey),
+      allowedMeasurements: [enclave.measurement],
+      now: Date.parse(session.body.attested_at),
+    })
+    expect(report.status).toBe('verified')
+    if (report.status !== 'verified') return
+    const receipt = await verifyReceipt(stored.body.receipt, {
+      receiptKeys: report.receiptKeys,
+      workloadId: report.workloadId,
+      keysetDigest: report.keysetDigest,
+      responseBytes: bytes,
+      model,
+    })
+    expect(receipt.status).toBe('verified')
+    expect((await get('/v1/aci/receipts/rcpt_unknown')).body.error.code).toBe('receipt_not_found')
+    expect((await get('/v1/aci/sessions/aci_unknown')).status).toBe(404)
+  })
+
+  it('answer the attestation status, and a fresh report bound to the caller’s nonce', async () => {
+    const status = await get(`/v1/aci/attestation?model=${encodeURIComponent(model)}`)
+    expect(status.body).toMatchObject({
+      object: 'aci.attestation',
+      model,
+      enforced: true,
+      verified: true,
+      tee_type: 'simulated-tdx',
+      workload_id: enclave.workloadId,
+      tcb_status: 'UpToDate',
+      signing_key: expect.stringMatching(/^rk-/),
+    })
+    const nonce = 'ab'.repeat(32)
+    const withNonce = await get(
+      `/v1/aci/attestation?model=${encodeURIComponent(model)}&nonce=${nonce}`,
+    )
+    expect(withNonce.body.report_verification).toEqual({ status: 'verified' })
+    const own = await verifyReport(withNonce.body.report, {
+      nonce,
+      quoteVerifier: simulatedQuoteVerifier(enclave.rootPublicKey),
+      allowedMeasurements: [enclave.measurement],
+    })
+    expect(own.status).toBe('verified')
+
+    enclave.misbehave('wrong-nonce')
+    const refused = await get(
+      `/v1/aci/attestation?model=${encodeURIComponent(model)}&nonce=${nonce}`,
+    )
+    expect(refused.body).toMatchObject({
+      verified: false,
+      failure: { code: 'nonce_mismatch' },
+      report_verification: { status: 'failed', code: 'nonce_mismatch' },
+    })
+    enclave.misbehave(undefined)
+
+    expect((await get('/v1/aci/attestation')).status).toBe(400) // two confidential models here
+    expect(
+      (await get(`/v1/aci/attestation?model=${encodeURIComponent(model)}&nonce=xyz`)).status,
+    ).toBe(400)
+    expect((await get('/v1/aci/attestation?model=open-model')).status).toBe(404)
+  })
+})
+
 describe('the embedded default', () => {
   let embedded: RunningGateway
   let embeddedDir: string
@@ -279,5 +379,43 @@ describe('the embedded default', () => {
       messages,
     })
     expect(answer.choices[0]?.message.content).toBe(stubReply('Say hello'))
+  })
+})
+
+describe('stored receipts', () => {
+  it('outlive the enclave and a gateway restart', async () => {
+    const { key } = await gateway.inference.keys.create({ credit: 10_000n })
+    const { response } = await client(key)
+      .chat.completions.create({ model, messages })
+      .withResponse()
+    const id = response.headers.get('x-receipt-id') ?? ''
+    const before = await (await fetch(`${gateway.url}/v1/aci/receipts/${id}`)).json()
+
+    // The enclave goes away (and with it its own copy), then the gateway restarts on its store.
+    await enclave.stop()
+    await gateway.stop()
+    gateway = await startGateway({
+      config: loadConfig({
+        env: {},
+        overrides: {
+          port: 0,
+          dataDir,
+          emulatorLatencyMs: 0,
+          logLevel: 'silent',
+          inferenceModels: [confidentialModel(model, 0)] as never,
+        },
+      }),
+    })
+    const after = await fetch(`${gateway.url}/v1/aci/receipts/${id}`)
+    expect(after.status).toBe(200)
+    expect(await after.json()).toEqual(before)
+    const session = await fetch(`${gateway.url}/v1/aci/sessions/${before.session_id}`)
+    expect(session.status).toBe(200)
+    // And with no enclave, a confidential call is refused, never served elsewhere.
+    const refused = await client(key)
+      .chat.completions.create({ model, messages })
+      .catch((error: unknown) => error)
+    expect((refused as APIError).code).toBe('attestation_failed')
+    expect(openCalls).toBe(0)
   })
 })

@@ -52,6 +52,23 @@ export type VerifiedReceipt = {
   /** `sha256:` of the request bytes sent and of the response bytes relayed. */
   requestHash: string
   responseHash: string
+  policy: AttestationPolicy
+}
+
+/** What an attestation is verified against (published with each session). */
+export type AttestationPolicy = {
+  tee_type: string
+  quote_verifier: { kind: 'simulated'; root_public_key: string }
+  allowed_measurements: readonly string[]
+}
+
+/** The policy of a confidential upstream's configuration. */
+export function policyOf(config: ConfidentialUpstreamConfig): AttestationPolicy {
+  return {
+    tee_type: quoteVerifierOf(config.quoteVerifier).teeType,
+    quote_verifier: { kind: 'simulated', root_public_key: config.quoteVerifier.rootPublicKey },
+    allowed_measurements: config.allowedMeasurements,
+  }
 }
 
 /** What a confidential upstream needs besides its configuration. */
@@ -108,6 +125,7 @@ export function createConfidentialUpstream(
 ): ConfidentialUpstream {
   const doFetch = deps.fetch ?? globalThis.fetch
   const upstreamModel = config.model ?? modelId
+  const policy = policyOf(config)
   const attestor = createAttestor({
     baseUrl: config.baseUrl,
     quoteVerifier: quoteVerifierOf(config.quoteVerifier),
@@ -176,6 +194,7 @@ export function createConfidentialUpstream(
       keyId: result.keyId,
       requestHash: await sha256Tag(requestBytes),
       responseHash: await sha256Tag(responseBytes),
+      policy,
     }
     try {
       await deps.onReceipt?.(record)
