@@ -38,6 +38,7 @@ import { defaultCatalog } from './catalog/default.js'
 import { ConfigError, type GatewayConfig } from './config.js'
 import { databaseLocationOf, openDatabase } from './db/database.js'
 import { createInferenceApi, type InferenceApi } from './inference/api.js'
+import { createGatewayReceiptSigner } from './inference/gatewayReceipt.js'
 import { createKeyStore, type KeyStore } from './inference/keys.js'
 import { createRateLimiter } from './inference/limits.js'
 import { defaultConfidentialModel, defaultModel, type ModelConfig } from './inference/models.js'
@@ -417,6 +418,7 @@ async function start(
     logger,
     confidentialPrefix: config.confidentialModelPrefix,
     receipts: createReceiptStore(database.db),
+    receiptSigner: createGatewayReceiptSigner(database.db, { issuer: publicBaseUrl }),
   })
   cleanups.push(() => inferenceApi.close())
   const gateway = createGatewayApp({

@@ -141,10 +141,19 @@ export const migrations: Readonly<Record<string, Migration>> = {
         .addColumn('receipt', 'text', (c) => c.notNull())
         .addColumn('request_hash', 'text', (c) => c.notNull())
         .addColumn('response_hash', 'text', (c) => c.notNull())
+        .addColumn('gateway_receipt', 'text')
         .addColumn('stored_at', 'text', (c) => c.notNull())
+        .execute()
+      await db.schema
+        .createTable('aci_signing_keys')
+        .addColumn('kid', 'text', (c) => c.primaryKey())
+        .addColumn('public_jwk', 'text', (c) => c.notNull())
+        .addColumn('private_jwk', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
         .execute()
     },
     async down(db: Kysely<unknown>) {
+      await db.schema.dropTable('aci_signing_keys').execute()
       await db.schema.dropTable('aci_receipts').execute()
       await db.schema.dropTable('aci_sessions').execute()
     },

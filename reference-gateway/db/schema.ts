@@ -153,7 +153,17 @@ export type AciReceiptTable = {
   /** `sha256:` of the request bytes sent and the response bytes relayed. */
   request_hash: string
   response_hash: string
+  /** The gateway's own receipt (compact JWS) binding the payment to this receipt. */
+  gateway_receipt: string | null
   stored_at: string
+}
+
+/** `aci_signing_keys`: the gateway's receipt signing key (Ed25519 JWKs). Secret: `private_jwk`. */
+export type AciSigningKeyTable = {
+  kid: string
+  public_jwk: string
+  private_jwk: string
+  created_at: string
 }
 
 /** The whole relational schema. */
@@ -166,4 +176,5 @@ export type GatewaySchema = {
   marketplace_leases: LeaseTable
   aci_sessions: AciSessionTable
   aci_receipts: AciReceiptTable
+  aci_signing_keys: AciSigningKeyTable
 }

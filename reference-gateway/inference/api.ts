@@ -36,6 +36,7 @@ import {
   type UpstreamRefused,
 } from './confidential.js'
 import { errorResponse, type InferenceErrorCode, streamErrorEvent } from './errors.js'
+import type { GatewayReceiptSigner } from './gatewayReceipt.js'
 import type { KeyStore, Usage } from './keys.js'
 import { type RateLimiter, rateLimitHeaders } from './limits.js'
 import {
@@ -77,6 +78,8 @@ export type InferenceApiOptions = {
    * Default: none kept (the routes find nothing).
    */
   receipts?: ReceiptStore | undefined
+  /** Signs the gateway's own receipt of each confidential answer. Default: none signed. */
+  receiptSigner?: GatewayReceiptSigner | undefined
 }
 
 /** Result of {@link InferenceApi.checkKeyless}. */
@@ -95,6 +98,8 @@ export type KeylessContext = {
    * whether it could; otherwise the stream errors.
    */
   fail?: ((error: Error) => boolean) | undefined
+  /** The payment of the call (bound into a confidential answer's gateway receipt). */
+  payment?: { digest: string; amount: bigint } | undefined
 }
 
 /** The built API. */
@@ -119,6 +124,8 @@ export type InferenceApi = {
   serveKeyless(body: ChatRequest, context: KeylessContext): Promise<Response>
   /** The enclaves of the confidential models, by public model id. */
   readonly confidential: ReadonlyMap<string, ConfidentialUpstream>
+  /** The JWKS of the gateway's receipt keys (`/.well-known/tollgate-receipt-keys.json`). */
+  receiptKeys(): Promise<Response>
   /** `GET /v1/aci/…`: attestation status, stored receipts and sessions (see `aci.ts`). */
   aci(request: Request): Promise<Response>
   /** Stops the confidential models' scheduled re-attestation. */
@@ -149,7 +156,8 @@ export function createInferenceApi(options: InferenceApiOptions): InferenceApi {
         model,
         upstream: createUpstream(model.upstream, model.id, {
           ...options.upstreams,
-          onReceipt: (receipt) => receipts.save(receipt),
+          onReceipt: async (receipt) =>
+            receipts.save(receipt, await options.receiptSigner?.sign(receipt)),
         }),
       },
     ]),
@@ -243,6 +251,12 @@ export function createInferenceApi(options: InferenceApiOptions): InferenceApi {
         request: body,
         signal: request.signal,
         requestId: context.requestId,
+        payment: {
+          kind: 'credit',
+          keyId: auth.keyId,
+          entryId,
+          amount: served.model.priceUnits,
+        },
       })
     } catch (error) {
       await keys.restore(entryId)
@@ -317,6 +331,7 @@ export function createInferenceApi(options: InferenceApiOptions): InferenceApi {
       request: body,
       signal: context.signal,
       requestId: context.requestId,
+      payment: context.payment === undefined ? undefined : { kind: 'payment', ...context.payment },
     })
     if (result.status === 'failed') {
       options.logger?.warn({
@@ -360,6 +375,13 @@ export function createInferenceApi(options: InferenceApiOptions): InferenceApi {
     checkKeyless,
     serveKeyless,
     confidential,
+    async receiptKeys() {
+      const jwks =
+        options.receiptSigner === undefined ? { keys: [] } : await options.receiptSigner.jwks()
+      return new Response(JSON.stringify(jwks), {
+        headers: { 'content-type': 'application/jwk-set+json', 'cache-control': 'max-age=300' },
+      })
+    },
     aci: createAciHandler({ confidential, store: receipts, fetch: options.upstreams.fetch }),
     close() {
       for (const upstream of confidential.values()) upstream.close()

@@ -11,6 +11,7 @@ import { createHash } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { createLocalJWKSet, jwtVerify } from 'jose'
 import nock from 'nock'
 import OpenAI, { APIError } from 'openai'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
@@ -252,7 +253,7 @@ describe('the /v1/aci routes', () => {
   }
 
   it('keep each receipt verified with the bytes relayed and the session whose keys verified it', async () => {
-    const { key } = await gateway.inference.keys.create({ credit: 10_000n })
+    const { id: keyId, key } = await gateway.inference.keys.create({ credit: 10_000n })
     const raw = await fetch(`${gateway.url}/v1/chat/completions`, {
       method: 'POST',
       headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
@@ -296,6 +297,27 @@ describe('the /v1/aci routes', () => {
       model,
     })
     expect(receipt.status).toBe('verified')
+
+    // The gateway's own receipt binds what was paid to this answer, under its published JWKS.
+    const jwks = await (await fetch(`${gateway.url}/.well-known/tollgate-receipt-keys.json`)).json()
+    expect(jwks.keys).toEqual([
+      expect.objectContaining({ kty: 'OKP', crv: 'Ed25519', alg: 'EdDSA', use: 'sig' }),
+    ])
+    expect(jwks.keys[0]).not.toHaveProperty('d')
+    const { payload, protectedHeader } = await jwtVerify(
+      stored.body.gateway_receipt,
+      createLocalJWKSet(jwks),
+      { typ: 'tollgate-receipt+jwt', algorithms: ['EdDSA'] },
+    )
+    expect(protectedHeader.kid).toBe(jwks.keys[0].kid)
+    expect(payload).toMatchObject({
+      sub: id,
+      model,
+      enclave_receipt: { id },
+      response_hash: sha256(bytes),
+      attestation: { session_id: stored.body.session_id, workload_id: enclave.workloadId },
+      payment: { kind: 'credit', key_id: keyId, amount: price.toString() },
+    })
     expect((await get('/v1/aci/receipts/rcpt_unknown')).body.error.code).toBe('receipt_not_found')
     expect((await get('/v1/aci/sessions/aci_unknown')).status).toBe(404)
   })
@@ -409,6 +431,11 @@ describe('stored receipts', () => {
     const after = await fetch(`${gateway.url}/v1/aci/receipts/${id}`)
     expect(after.status).toBe(200)
     expect(await after.json()).toEqual(before)
+    // The signing key survived too: the gateway receipt made before the restart still verifies.
+    const jwks = await (await fetch(`${gateway.url}/.well-known/tollgate-receipt-keys.json`)).json()
+    await expect(
+      jwtVerify(before.gateway_receipt, createLocalJWKSet(jwks), { algorithms: ['EdDSA'] }),
+    ).resolves.toBeDefined()
     const session = await fetch(`${gateway.url}/v1/aci/sessions/${before.session_id}`)
     expect(session.status).toBe(200)
     // And with no enclave, a confidential call is refused, never served elsewhere.

@@ -26,6 +26,7 @@ import {
 } from 'tollgate'
 import type { z } from 'zod'
 import type { UpstreamResult } from '../upstreams/upstream.js'
+import type { PaymentBinding } from './gatewayReceipt.js'
 import type { confidentialUpstreamSchema } from './models.js'
 
 /** A confidential upstream's configuration. */
@@ -53,6 +54,8 @@ export type VerifiedReceipt = {
   requestHash: string
   responseHash: string
   policy: AttestationPolicy
+  /** What paid for the answer, when the caller said. */
+  payment?: PaymentBinding | undefined
 }
 
 /** What an attestation is verified against (published with each session). */
@@ -91,6 +94,7 @@ export type ConfidentialUpstream = {
   chat(call: {
     request: Record<string, unknown> & { stream: boolean }
     signal: AbortSignal
+    payment?: PaymentBinding | undefined
   }): Promise<UpstreamResult | UpstreamRefused>
   /** Stops the scheduled re-attestation. */
   close(): void
@@ -150,6 +154,7 @@ export function createConfidentialUpstream(
     requestBytes: Uint8Array,
     responseBytes: Uint8Array,
     signal: AbortSignal,
+    payment: PaymentBinding | undefined,
   ): Promise<{ status: 'verified'; record: VerifiedReceipt } | UpstreamRefused> {
     let text: string
     let receipt: unknown
@@ -195,6 +200,7 @@ export function createConfidentialUpstream(
       requestHash: await sha256Tag(requestBytes),
       responseHash: await sha256Tag(responseBytes),
       policy,
+      payment,
     }
     try {
       await deps.onReceipt?.(record)
@@ -207,6 +213,7 @@ export function createConfidentialUpstream(
   async function chat(call: {
     request: Record<string, unknown> & { stream: boolean }
     signal: AbortSignal
+    payment?: PaymentBinding | undefined
   }): Promise<UpstreamResult | UpstreamRefused> {
     const attested = await attestor.current()
     if (attested.status === 'failed') return failure(attested)
@@ -250,7 +257,14 @@ export function createConfidentialUpstream(
       const bytes = await readAll(response.body, maxBufferedBytes)
       if (bytes === undefined) return refusal('the enclave answer is too large')
       if (modelOf(bytes) !== upstreamModel) return refusal('another model answered')
-      const verdict = await checkReceipt(session, receiptId, requestBytes, bytes, call.signal)
+      const verdict = await checkReceipt(
+        session,
+        receiptId,
+        requestBytes,
+        bytes,
+        call.signal,
+        call.payment,
+      )
       if (verdict.status !== 'verified') return verdict
       return {
         status: 'ok',
@@ -267,7 +281,7 @@ export function createConfidentialUpstream(
       return refusal(first === undefined ? 'the enclave stream broke' : 'another model answered')
     }
     const body = relay(reader, first.bytes, (wire) =>
-      checkReceipt(session, receiptId, requestBytes, wire, call.signal),
+      checkReceipt(session, receiptId, requestBytes, wire, call.signal, call.payment),
     )
     return {
       status: 'ok',

@@ -27,6 +27,8 @@ export type StoredReceipt = {
   stored_at: string
   /** The enclave's signed receipt. */
   receipt: unknown
+  /** The gateway's own receipt (compact JWS, keys at `/.well-known/tollgate-receipt-keys.json`). */
+  gateway_receipt: string | null
 }
 
 /** A stored attested session, as `GET /v1/aci/sessions/{id}` answers it. */
@@ -48,8 +50,8 @@ export type StoredSession = {
 
 /** The store of receipts and sessions. */
 export type ReceiptStore = {
-  /** Writes a verified receipt and its session (each once). */
-  save(receipt: VerifiedReceipt): Promise<void>
+  /** Writes a verified receipt, the gateway's receipt for it, and its session (each once). */
+  save(receipt: VerifiedReceipt, gatewayReceipt?: string): Promise<void>
   /** Writes an attested session (once). */
   saveSession(model: string, session: AttestedSession, policy: AttestationPolicy): Promise<void>
   receipt(id: string): Promise<StoredReceipt | undefined>
@@ -92,7 +94,7 @@ export function createReceiptStore(db: Kysely<GatewaySchema>): ReceiptStore {
 
   return {
     saveSession,
-    async save(record) {
+    async save(record, gatewayReceipt) {
       await saveSession(record.model, record.session, record.policy)
       await db
         .insertInto('aci_receipts')
@@ -104,6 +106,7 @@ export function createReceiptStore(db: Kysely<GatewaySchema>): ReceiptStore {
           receipt: record.receiptJson,
           request_hash: record.requestHash,
           response_hash: record.responseHash,
+          gateway_receipt: gatewayReceipt ?? null,
           stored_at: new Date().toISOString(),
         })
         .onConflict((oc) => oc.column('id').doNothing())
@@ -125,6 +128,7 @@ export function createReceiptStore(db: Kysely<GatewaySchema>): ReceiptStore {
         relayed: { request_hash: row.request_hash, response_hash: row.response_hash },
         stored_at: row.stored_at,
         receipt: parseJson(row.receipt),
+        gateway_receipt: row.gateway_receipt,
       }
     },
     async session(id) {

@@ -16,6 +16,7 @@ import {
   type UpstreamRefused,
   type VerifiedReceipt,
 } from './confidential.js'
+import type { PaymentBinding } from './gatewayReceipt.js'
 import type { ModelUpstreamConfig } from './models.js'
 import type { ChatRequest } from './request.js'
 
@@ -27,6 +28,8 @@ export type UpstreamChat = {
   signal: AbortSignal
   /** Request id, for provider-side idempotency and logs. */
   requestId: string
+  /** What paid for the call (bound into a confidential answer's gateway receipt). */
+  payment?: PaymentBinding | undefined
 }
 
 /**
@@ -104,7 +107,7 @@ export function createUpstream(
       return {
         kind: config.kind,
         confidential,
-        chat: ({ request, signal }) => confidential.chat({ request, signal }),
+        chat: ({ request, signal, payment }) => confidential.chat({ request, signal, payment }),
       }
     }
   }

@@ -2,7 +2,7 @@
  * `tollgate verify`, run as a process (tsx) against the gateway's embedded default (its confidential
  * model served by the simulated enclave): a streamed confidential answer verifies, every step ✓,
  * exit 0; one byte changed in the stored receipt, or in the stored hash of the relayed bytes, makes
- * it fail at the step that checks it, exit 1.
+ * it fail at the step that checks it, exit 1; so does one byte of the gateway's own receipt (JWS).
  */
 import { execFile } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
@@ -56,7 +56,7 @@ function verify(...args: string[]): Promise<{ code: number; stdout: string }> {
 
 /** Changes the stored receipt row with `change`, runs `check`, then puts it back. */
 async function tampered(
-  column: 'receipt' | 'response_hash',
+  column: 'receipt' | 'response_hash' | 'gateway_receipt',
   change: (value: string) => string,
   check: () => Promise<void>,
 ) {
@@ -91,6 +91,7 @@ describe('tollgate verify', { timeout: 60_000 }, () => {
       '✓ signed by an attested key',
       '✓ request hash matches',
       '✓ response hash matches',
+      '✓ gateway receipt binds the payment to this answer: 0.004000 USDC debited from key_',
     ]) {
       expect(stdout).toContain(step)
     }
@@ -130,6 +131,22 @@ describe('tollgate verify', { timeout: 60_000 }, () => {
           step: 'response_hash',
           code: 'response_hash_mismatch',
         })
+      },
+    )
+  })
+
+  it('fails at the gateway receipt when one byte of its signature changed', async () => {
+    await tampered(
+      'gateway_receipt',
+      (jws) => {
+        const at = jws.lastIndexOf('.') + 5
+        return `${jws.slice(0, at)}${jws[at] === 'A' ? 'B' : 'A'}${jws.slice(at + 1)}`
+      },
+      async () => {
+        const { code, stdout } = await verify(receiptId)
+        expect(code).toBe(1)
+        expect(stdout).toContain('✓ response hash matches')
+        expect(stdout).toMatch(/✗ gateway receipt.*\[gateway_signature_invalid\]/)
       },
     )
   })

@@ -3,16 +3,22 @@
  * `/v1/aci` routes, step by step, with the public verifiers of `tollgate` — the receipt and the
  * attested session it references are fetched, the session's attestation report is verified again
  * (its nonce, quote, measurement), then the receipt against the keys of THAT report only (workload,
- * signature) and its hashes against the hashes of the bytes the gateway sent and relayed. Each step
+ * signature) and its hashes against the hashes of the bytes the gateway sent and relayed, and the
+ * gateway's own receipt (a JWS checked with its published JWKS) must bind the payment to exactly
+ * that receipt, those hashes and that session. Each step
  * is printed with ✓ or ✗ (`--json` for machines); the exit code is 0 only when every step passed.
  *
  * @module
  */
 import { Command } from 'commander'
+import { createLocalJWKSet, jwtVerify } from 'jose'
 import pc from 'picocolors'
 import {
+  formatAmount,
+  jcsBytes,
   type QuoteVerifier,
   SIMULATED_TEE_TYPE,
+  sha256Tag,
   simulatedQuoteVerifier,
   verifyReceipt,
   verifyReport,
@@ -56,12 +62,14 @@ const steps = [
   ['signature', 'signed by an attested key'],
   ['request_hash', 'request hash matches the bytes the gateway sent'],
   ['response_hash', 'response hash matches the bytes the gateway relayed'],
+  ['gateway_receipt', 'gateway receipt binds the payment to this answer'],
 ] as const
 
 const notProven = [
   'The simulated quote proves nothing about hardware: only a real TDX quote under a vendor root would.',
   'The receipt signature proves the attested workload signed these hashes; not that the model is good, nor what happened to the bytes after the gateway relayed them.',
   'The relayed hashes are the gateway’s own statement; compare them with the bytes you received.',
+  'The gateway receipt is the gateway’s signed word on what was paid; a settlement digest can be looked up on the ledger, a credit debit cannot.',
 ]
 
 type Json = Record<string, unknown>
@@ -183,7 +191,51 @@ export async function verifyStoredReceipt(
     return fail('response_hash_mismatch', 'the receipt hashes other response bytes')
   }
   pass(returned.wire_hash)
+
+  const jws = stored.gateway_receipt
+  if (typeof jws !== 'string') return fail('gateway_receipt_missing', 'the gateway signed none')
+  const origin = base.replace(/\/v1\/aci$/, '')
+  let claims: Json
+  try {
+    const jwksResponse = await doFetch(`${origin}/.well-known/tollgate-receipt-keys.json`)
+    const jwks = (await jwksResponse.json()) as Parameters<typeof createLocalJWKSet>[0]
+    const verified = await jwtVerify(jws, createLocalJWKSet(jwks), {
+      typ: 'tollgate-receipt+jwt',
+      algorithms: ['EdDSA'],
+    })
+    claims = verified.payload as Json
+  } catch {
+    return fail(
+      'gateway_signature_invalid',
+      'its signature does not verify with the gateway’s JWKS',
+    )
+  }
+  const enclave = (claims.enclave_receipt ?? {}) as Json
+  const attestation = (claims.attestation ?? {}) as Json
+  if (
+    claims.sub !== receiptId ||
+    enclave.hash !== sha256Tag(jcsBytes(receipt)) ||
+    claims.request_hash !== relayed.request_hash ||
+    claims.response_hash !== relayed.response_hash ||
+    attestation.session_id !== sessionId ||
+    attestation.workload_id !== report.workloadId
+  ) {
+    return fail('gateway_receipt_mismatch', 'it binds another receipt, hashes or session')
+  }
+  pass(paymentOf(claims.payment as Json | undefined))
   return finish()
+}
+
+function paymentOf(payment: Json | undefined): string {
+  const amount = (value: unknown) =>
+    typeof value === 'string' && /^\d{1,30}$/.test(value) ? formatAmount(BigInt(value)) : '?'
+  if (payment?.kind === 'credit') {
+    return `${amount(payment.amount)} USDC debited from ${String(payment.key_id)} (${String(payment.entry_id)})`
+  }
+  if (payment?.kind === 'payment') {
+    return `${amount(payment.amount)} USDC paid, settlement ${String(payment.digest)}`
+  }
+  return 'no payment named'
 }
 
 /** The `verify` command. */
