@@ -11,14 +11,17 @@ import { createHash } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { createLocalJWKSet, jwtVerify } from 'jose'
+import { SuiGrpcClient } from '@mysten/sui/grpc'
+import { createLocalJWKSet, decodeJwt, jwtVerify } from 'jose'
 import nock from 'nock'
 import OpenAI, { APIError } from 'openai'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { createPayingFetch } from '../../src/client/index.js'
 import { simulatedQuoteVerifier, verifyReceipt, verifyReport } from '../../src/index.js'
 import {
   type EnclaveMisbehaviour,
   type SimulatedEnclave,
+  type StartedLedger,
   startSimulatedEnclave,
   stubReply,
 } from '../../src/testing/index.js'
@@ -37,13 +40,13 @@ let dataDir: string
 let openCalls = 0
 const unmatched: string[] = []
 
-function confidentialModel(id: string, refreshMs: number) {
+function confidentialModel(id: string, refreshMs: number, keyless = false) {
   return {
     id,
     price: '0.004',
     contextWindow: 131_072,
     privacy: 'confidential',
-    keyless: false,
+    keyless,
     upstream: {
       kind: 'confidential',
       baseUrl: enclave.baseUrl,
@@ -90,8 +93,8 @@ beforeAll(async () => {
             contextWindow: 131_072,
             upstream: { kind: 'openai-compatible', baseUrl: `${openHost}/v1` },
           },
-          // Attested before every request: a misbehaviour is met at once.
-          confidentialModel(model, 0),
+          // Attested before every request: a misbehaviour is met at once. Also keyless (paid per call).
+          confidentialModel(model, 0, true),
           // Attested once a minute: only a key change makes it attest again.
           confidentialModel(cached, 60_000),
         ] as never,
@@ -362,6 +365,81 @@ describe('the /v1/aci routes', () => {
       (await get(`/v1/aci/attestation?model=${encodeURIComponent(model)}&nonce=xyz`)).status,
     ).toBe(400)
     expect((await get('/v1/aci/attestation?model=open-model')).status).toBe(404)
+  })
+})
+
+describe('a confidential model on the keyless route', () => {
+  const balance = async (address: string) => {
+    const emulator = gateway.emulator as StartedLedger
+    const ledger = new SuiGrpcClient({ network: 'mainnet', baseUrl: emulator.url })
+    const { balance } = await ledger.core.getBalance({
+      owner: address,
+      coinType: emulator.usdcType,
+    })
+    return BigInt(balance.balance)
+  }
+  function payer() {
+    const emulator = gateway.emulator as StartedLedger
+    const signer = emulator.createTestWallet({ usdc: '1', sui: '1' })
+    const pay = createPayingFetch({
+      signer,
+      ledger: emulator.url,
+      maxPrice: '0.05',
+      limits: { file: join(mkdtempSync(join(dataDir, 'wallet-')), 'spending.json') },
+    })
+    const call = () =>
+      pay(`${gateway.url}/open/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ model, messages, stream: true }),
+      })
+    return { address: signer.toSuiAddress(), call }
+  }
+  const readAll = async (response: Response) => {
+    let text = ''
+    const reader = (response.body as ReadableStream<Uint8Array>).getReader()
+    const decoder = new TextDecoder()
+    try {
+      for (;;) {
+        const { done, value } = await reader.read()
+        if (done) break
+        text += decoder.decode(value, { stream: true })
+      }
+    } catch {
+      // the response fails after its error event (so that the paywall refunds)
+    }
+    return text
+  }
+
+  it('is paid per call, and its gateway receipt names the settlement', async () => {
+    const { call } = payer()
+    const response = await call()
+    expect(response.status).toBe(200)
+    expect(await readAll(response)).toMatch(/data: \[DONE\]\n\n$/)
+    const id = response.headers.get('x-receipt-id') ?? ''
+    const stored = await (await fetch(`${gateway.url}/v1/aci/receipts/${id}`)).json()
+    const claims = decodeJwt(stored.gateway_receipt)
+    expect(claims.payment).toEqual({
+      kind: 'payment',
+      digest: expect.any(String),
+      amount: '50000',
+    })
+  })
+
+  it('is refunded when the answer does not verify', async () => {
+    const { address, call } = payer()
+    const before = await balance(address)
+    enclave.misbehave('changed-response-bytes')
+    const response = await call()
+    const text = await readAll(response)
+    expect(text).toContain('"attestation_failed"')
+    expect(text).not.toContain('[DONE]')
+    const deadline = Date.now() + 10_000
+    while ((await balance(address)) !== before && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 50))
+    }
+    expect(await balance(address)).toBe(before)
+    expect(openCalls).toBe(0)
   })
 })
 
