@@ -424,6 +424,7 @@ export function createGatewayApp(options: GatewayAppOptions): GatewayApp {
   if (inference !== undefined) {
     app.get('/v1/models', () => inference.api.listModels())
     app.get('/v1/aci/*', (c) => inference.api.aci(c.req.raw))
+    app.post('/v1/aci/anchor/:id', (c) => inference.api.aci(c.req.raw))
     app.get('/.well-known/tollgate-receipt-keys.json', () => inference.api.receiptKeys())
     app.post('/v1/chat/completions', (c) =>
       inference.api.chat(c.req.raw, { requestId: c.get('requestId') }),

@@ -53,6 +53,7 @@ export const settingVariables = {
   logLevel: 'LOG_LEVEL',
   confidentialModelPrefix: 'CONFIDENTIAL_MODEL_PREFIX',
   enclaveFault: 'ENCLAVE_FAULT',
+  receiptAnchorPackage: 'RECEIPT_ANCHOR_PACKAGE',
 } as const
 
 /** Settings whose values are secrets: never printed, never logged. */
@@ -278,6 +279,11 @@ export const gatewayConfigSchema = z
         'model-alias',
         'enclave-down',
       ])
+      .optional(),
+    /** Package of `receipt_anchor` (confidential receipts anchored). Default on the emulator: its package. */
+    receiptAnchorPackage: z
+      .string()
+      .regex(/^0x[0-9a-fA-F]{1,64}$/, 'must be a 0x-prefixed package address')
       .optional(),
     /** pino level. Default `info`. */
     logLevel: z

@@ -37,6 +37,7 @@ import { type Catalog, defaultMaxBodyBytes, paidEntries, withUpstreams } from '.
 import { defaultCatalog } from './catalog/default.js'
 import { ConfigError, type GatewayConfig } from './config.js'
 import { databaseLocationOf, openDatabase } from './db/database.js'
+import { type AnchorWorker, createAnchorWorker } from './inference/anchors.js'
 import { createInferenceApi, type InferenceApi } from './inference/api.js'
 import { createGatewayReceiptSigner } from './inference/gatewayReceipt.js'
 import { createKeyStore, type KeyStore } from './inference/keys.js'
@@ -106,6 +107,8 @@ export type RunningGateway = {
     modelStub: ModelUpstream | undefined
     /** The simulated enclave of the embedded default's confidential model, when one was started. */
     enclave: SimulatedEnclave | undefined
+    /** The receipt anchor worker, when an operator key and the anchor package are configured. */
+    anchors: AnchorWorker | undefined
   }
   /** Stops gracefully (see the module doc). Idempotent. */
   stop(): Promise<void>
@@ -403,6 +406,22 @@ async function start(
 
   const metrics = createMetrics()
   const upstreamFetch = options.fetch ?? createNodeFetch({ maxBufferedBytes: 64 * 1024 * 1024 })
+  // Receipt anchors on the ledger: the operator key signs them, with the receipt_anchor package.
+  const anchorPackage = config.receiptAnchorPackage ?? emulator?.modulesPackage
+  const anchors =
+    operator === undefined || anchorPackage === undefined
+      ? undefined
+      : createAnchorWorker({
+          db: database.db,
+          ledger,
+          signer: operator,
+          packageId: anchorPackage,
+          holder: `gw_${randomBytes(6).toString('hex')}`,
+          onError: (receiptId, reason) =>
+            logger.warn({ event: 'receipt_anchor_failed', receiptId, reason }),
+        })
+  anchors?.start(config.refundIntervalMs)
+  cleanups.push(() => anchors?.stop())
   const inferenceApi = createInferenceApi({
     models,
     keys,
@@ -419,6 +438,7 @@ async function start(
     confidentialPrefix: config.confidentialModelPrefix,
     receipts: createReceiptStore(database.db),
     receiptSigner: createGatewayReceiptSigner(database.db, { issuer: publicBaseUrl }),
+    anchorNow: anchors?.runOnce,
   })
   cleanups.push(() => inferenceApi.close())
   const gateway = createGatewayApp({
@@ -523,7 +543,14 @@ async function start(
     catalog,
     metrics,
     gateway,
-    inference: { api: inferenceApi, keys, database: database.dialect, modelStub, enclave },
+    inference: {
+      api: inferenceApi,
+      keys,
+      database: database.dialect,
+      modelStub,
+      enclave,
+      anchors,
+    },
     stop,
   }
 }

@@ -166,6 +166,25 @@ export type AciSigningKeyTable = {
   created_at: string
 }
 
+/** `aci_anchors`: the outbox of receipt anchors on the ledger (see `inference/anchors.ts`). */
+export type AciAnchorTable = {
+  receipt_id: string
+  state: 'pending' | 'signed' | 'anchored'
+  wire_hash: string
+  workload_id: string
+  served_at_ms: BigintColumn
+  /** The signed call (base64 BCS), its signature and digest: the only anchor that may exist. */
+  tx_bytes: string | null
+  signature: string | null
+  digest: string | null
+  attempts: ColumnType<number | bigint, number, number>
+  next_attempt_at_ms: BigintColumn
+  /** Which process holds the row until when (ms). */
+  lease_holder: string | null
+  lease_until_ms: BigintColumn
+  anchored_at: string | null
+}
+
 /** The whole relational schema. */
 export type GatewaySchema = {
   inference_keys: InferenceKeyTable
@@ -177,4 +196,5 @@ export type GatewaySchema = {
   aci_sessions: AciSessionTable
   aci_receipts: AciReceiptTable
   aci_signing_keys: AciSigningKeyTable
+  aci_anchors: AciAnchorTable
 }

@@ -10,6 +10,9 @@
  *   signed it, with the hashes of the bytes the gateway sent and relayed and the session id.
  * - `GET /v1/aci/sessions/{id}`: the attested session a receipt references: the report, its nonce
  *   and the policy it was verified against.
+ * - `GET /v1/aci/anchor/{id}`: a receipt's ledger anchor (state, transaction digest);
+ *   `POST /v1/aci/anchor/{id}`: idempotent backfill — queues the anchor if missing and anchors what
+ *   is due now (200 once anchored, 202 while not yet).
  *
  * @module
  */
@@ -36,6 +39,7 @@ export function createAciHandler(options: {
   confidential: ReadonlyMap<string, ConfidentialUpstream>
   store: ReceiptStore
   fetch?: typeof globalThis.fetch | undefined
+  anchorNow?: (() => Promise<unknown>) | undefined
 }): (request: Request) => Promise<Response> {
   const doFetch = options.fetch ?? globalThis.fetch
   const json = (value: unknown) => new Response(JSON.stringify(value), { headers: jsonHeaders })
@@ -122,6 +126,23 @@ export function createAciHandler(options: {
     const path = url.pathname.replace(/^\/v1\/aci\//, '')
     if (path === 'attestation') return attestation(url)
     const [kind, id, ...rest] = path.split('/')
+    if (kind === 'anchor' && rest.length === 0 && id !== undefined && idPattern.test(id)) {
+      if (request.method === 'POST') {
+        if (!(await options.store.backfillAnchor(id))) {
+          return errorResponse('receipt_not_found', 'No such receipt.')
+        }
+        await options.anchorNow?.().catch(() => undefined)
+      }
+      const anchor = await options.store.anchor(id)
+      if (anchor === undefined) return errorResponse('receipt_not_found', 'No such receipt.')
+      return new Response(JSON.stringify(anchor), {
+        status: request.method === 'POST' && anchor.state !== 'anchored' ? 202 : 200,
+        headers: jsonHeaders,
+      })
+    }
+    if (request.method !== 'GET') {
+      return errorResponse('invalid_request', 'No such route. See /openapi.json.')
+    }
     if (rest.length === 0 && id !== undefined && idPattern.test(id)) {
       if (kind === 'receipts') {
         const stored = await options.store.receipt(id)

@@ -80,6 +80,8 @@ export type InferenceApiOptions = {
   receipts?: ReceiptStore | undefined
   /** Signs the gateway's own receipt of each confidential answer. Default: none signed. */
   receiptSigner?: GatewayReceiptSigner | undefined
+  /** Anchors what is due now (`POST /v1/aci/anchor/{id}` runs it). Default: anchoring is off. */
+  anchorNow?: (() => Promise<unknown>) | undefined
 }
 
 /** Result of {@link InferenceApi.checkKeyless}. */
@@ -126,7 +128,7 @@ export type InferenceApi = {
   readonly confidential: ReadonlyMap<string, ConfidentialUpstream>
   /** The JWKS of the gateway's receipt keys (`/.well-known/tollgate-receipt-keys.json`). */
   receiptKeys(): Promise<Response>
-  /** `GET /v1/aci/…`: attestation status, stored receipts and sessions (see `aci.ts`). */
+  /** `GET /v1/aci/…` and `POST /v1/aci/anchor/{id}` (see `aci.ts`). */
   aci(request: Request): Promise<Response>
   /** Stops the confidential models' scheduled re-attestation. */
   close(): void
@@ -382,7 +384,12 @@ export function createInferenceApi(options: InferenceApiOptions): InferenceApi {
         headers: { 'content-type': 'application/jwk-set+json', 'cache-control': 'max-age=300' },
       })
     },
-    aci: createAciHandler({ confidential, store: receipts, fetch: options.upstreams.fetch }),
+    aci: createAciHandler({
+      confidential,
+      store: receipts,
+      fetch: options.upstreams.fetch,
+      anchorNow: options.anchorNow,
+    }),
     close() {
       for (const upstream of confidential.values()) upstream.close()
     },
@@ -409,6 +416,8 @@ const noReceipts: ReceiptStore = {
   save: async () => {},
   saveSession: async () => {},
   receipt: async () => undefined,
+  anchor: async () => undefined,
+  backfillAnchor: async () => false,
   session: async () => undefined,
 }
 

@@ -464,6 +464,7 @@ describe('the keyless route and the paid top-ups', () => {
     for (const path of ['/v1/aci/attestation', '/v1/aci/receipts/{id}', '/v1/aci/sessions/{id}']) {
       expect(Object.keys(doc.paths[path] ?? {})).toEqual(['get'])
     }
+    expect(Object.keys(doc.paths['/v1/aci/anchor/{id}'] ?? {})).toEqual(['get', 'post'])
     expect(doc.paths['/v1/credit/5']?.post?.['x-payment-info']?.price).toBe('5.000000')
     expect(doc.components.securitySchemes.apiKey).toMatchObject({ type: 'http', scheme: 'bearer' })
   })

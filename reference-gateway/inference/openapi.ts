@@ -1,7 +1,8 @@
 /**
  * The private inference API in the gateway's OpenAPI document: `POST /v1/chat/completions` (bearer
  * key), `GET /v1/models` (public), the public verification routes of confidential models
- * (`GET /v1/aci/attestation`, `/v1/aci/receipts/{id}`, `/v1/aci/sessions/{id}`) and the paid credit
+ * (`GET /v1/aci/attestation`, `/v1/aci/receipts/{id}`, `/v1/aci/sessions/{id}`, `GET|POST
+ * /v1/aci/anchor/{id}`) and the paid credit
  * top-ups `POST /v1/credit/<usdc>` (with `x-payment-info`, like every priced operation).
  *
  * @module
@@ -128,6 +129,29 @@ function aciPaths(): Record<string, Record<string, Record<string, unknown>>> {
         responses: {
           '200': okJson('The report, its nonce and the policy it was verified against'),
           '404': error('No such session'),
+        },
+      },
+    },
+    '/v1/aci/anchor/{id}': {
+      get: {
+        operationId: `get-${operationIdOf('/v1/aci/anchor/{id}')}`,
+        summary: 'The ledger anchor of a receipt: its state and transaction digest (public)',
+        tags: ['ai'],
+        parameters: [idParameter('The x-receipt-id of the answer')],
+        responses: {
+          '200': okJson('state (pending, signed, anchored), digest, the fields committed'),
+          '404': error('No such receipt'),
+        },
+      },
+      post: {
+        operationId: `post-${operationIdOf('/v1/aci/anchor/{id}')}`,
+        summary: 'Idempotent backfill: queue the anchor if missing and anchor what is due (public)',
+        tags: ['ai'],
+        parameters: [idParameter('The x-receipt-id of the answer')],
+        responses: {
+          '200': okJson('Anchored'),
+          '202': okJson('Queued, not anchored yet'),
+          '404': error('No such receipt'),
         },
       },
     },

@@ -1,7 +1,8 @@
 /**
  * The receipt store on both engines of the relational store (SQLite file, PostgreSQL in a schema of
  * its own): a verified receipt and its session are kept exactly as given, written once by id even
- * when two writers race, and read back after the store is closed and opened again.
+ * when two writers race, read back after the store is closed and opened again, and its ledger
+ * anchor is queued with it.
  */
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -95,6 +96,12 @@ for (const engine of engines) {
         report: { api_version: 'aci/1' },
       })
       expect(await reopened.receipt('rcpt_3')).toBeUndefined()
+      // Its ledger anchor was queued with it (the outbox), once.
+      expect(await reopened.anchor('rcpt_1')).toMatchObject({ state: 'pending', digest: null })
+      expect(await reopened.backfillAnchor('rcpt_1')).toBe(true)
+      expect(await reopened.backfillAnchor('rcpt_3')).toBe(false)
+      const anchors = await database.db.selectFrom('aci_anchors').select('receipt_id').execute()
+      expect(anchors).toHaveLength(2)
       const rows = await database.db.selectFrom('aci_receipts').select('id').execute()
       expect(rows.map((r) => r.id).sort()).toEqual(['rcpt_1', 'rcpt_2'])
       await database.close()

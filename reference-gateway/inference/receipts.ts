@@ -13,6 +13,7 @@ import type { Kysely } from 'kysely'
 import type { AttestedSession } from 'tollgate'
 import { toBigint } from '../db/database.js'
 import type { GatewaySchema } from '../db/schema.js'
+import { type AnchorRecord, anchorFieldsOf, enqueueAnchor, readAnchor } from './anchors.js'
 import type { AttestationPolicy, VerifiedReceipt } from './confidential.js'
 
 /** A stored receipt, as `GET /v1/aci/receipts/{id}` answers it. */
@@ -55,6 +56,10 @@ export type ReceiptStore = {
   /** Writes an attested session (once). */
   saveSession(model: string, session: AttestedSession, policy: AttestationPolicy): Promise<void>
   receipt(id: string): Promise<StoredReceipt | undefined>
+  /** The ledger anchor of a stored receipt (queued with it). */
+  anchor(id: string): Promise<AnchorRecord | undefined>
+  /** Queues the anchor of a stored receipt if it has none; `false` when there is no such receipt. */
+  backfillAnchor(id: string): Promise<boolean>
   session(id: string): Promise<StoredSession | undefined>
 }
 
@@ -96,21 +101,38 @@ export function createReceiptStore(db: Kysely<GatewaySchema>): ReceiptStore {
     saveSession,
     async save(record, gatewayReceipt) {
       await saveSession(record.model, record.session, record.policy)
-      await db
-        .insertInto('aci_receipts')
-        .values({
-          id: record.id,
-          model: record.model,
-          session_id: record.session.id,
-          key_id: record.keyId,
-          receipt: record.receiptJson,
-          request_hash: record.requestHash,
-          response_hash: record.responseHash,
-          gateway_receipt: gatewayReceipt ?? null,
-          stored_at: new Date().toISOString(),
-        })
-        .onConflict((oc) => oc.column('id').doNothing())
-        .execute()
+      await db.transaction().execute(async (trx) => {
+        await trx
+          .insertInto('aci_receipts')
+          .values({
+            id: record.id,
+            model: record.model,
+            session_id: record.session.id,
+            key_id: record.keyId,
+            receipt: record.receiptJson,
+            request_hash: record.requestHash,
+            response_hash: record.responseHash,
+            gateway_receipt: gatewayReceipt ?? null,
+            stored_at: new Date().toISOString(),
+          })
+          .onConflict((oc) => oc.column('id').doNothing())
+          .execute()
+        // The outbox: the anchor is queued with the receipt, or not at all.
+        await enqueueAnchor(trx, anchorFieldsOf(record.id, record.receiptJson))
+      })
+    },
+    async anchor(id) {
+      return readAnchor(db, id)
+    },
+    async backfillAnchor(id) {
+      const row = await db
+        .selectFrom('aci_receipts')
+        .select('receipt')
+        .where('id', '=', id)
+        .executeTakeFirst()
+      if (row === undefined) return false
+      await enqueueAnchor(db, anchorFieldsOf(id, row.receipt))
+      return true
     },
     async receipt(id) {
       const row = await db

@@ -32,6 +32,9 @@ beforeAll(async () => {
   })
   expect((await answer.text()).endsWith('data: [DONE]\n\n')).toBe(true)
   receiptId = answer.headers.get('x-receipt-id') ?? ''
+  // Anchored now rather than on the worker's next round.
+  const anchor = await fetch(`${gateway.url}/v1/aci/anchor/${receiptId}`, { method: 'POST' })
+  expect(anchor.status).toBe(200)
 }, 60_000)
 
 afterAll(async () => {
@@ -56,19 +59,20 @@ function verify(...args: string[]): Promise<{ code: number; stdout: string }> {
 
 /** Changes the stored receipt row with `change`, runs `check`, then puts it back. */
 async function tampered(
-  column: 'receipt' | 'response_hash' | 'gateway_receipt',
+  column: 'receipt' | 'response_hash' | 'gateway_receipt' | 'digest',
   change: (value: string) => string,
   check: () => Promise<void>,
 ) {
   const db = new Database(join(folder, 'gateway.db'))
+  const [table, key] = column === 'digest' ? ['aci_anchors', 'receipt_id'] : ['aci_receipts', 'id']
   const { value } = db
-    .prepare(`SELECT ${column} AS value FROM aci_receipts WHERE id = ?`)
+    .prepare(`SELECT ${column} AS value FROM ${table} WHERE ${key} = ?`)
     .get(receiptId) as { value: string }
-  db.prepare(`UPDATE aci_receipts SET ${column} = ? WHERE id = ?`).run(change(value), receiptId)
+  db.prepare(`UPDATE ${table} SET ${column} = ? WHERE ${key} = ?`).run(change(value), receiptId)
   try {
     await check()
   } finally {
-    db.prepare(`UPDATE aci_receipts SET ${column} = ? WHERE id = ?`).run(value, receiptId)
+    db.prepare(`UPDATE ${table} SET ${column} = ? WHERE ${key} = ?`).run(value, receiptId)
     db.close()
   }
 }
@@ -92,6 +96,7 @@ describe('tollgate verify', { timeout: 60_000 }, () => {
       '✓ request hash matches',
       '✓ response hash matches',
       '✓ gateway receipt binds the payment to this answer: 0.004000 USDC debited from key_',
+      '✓ ledger anchor event matches the receipt',
     ]) {
       expect(stdout).toContain(step)
     }
@@ -147,6 +152,19 @@ describe('tollgate verify', { timeout: 60_000 }, () => {
         expect(code).toBe(1)
         expect(stdout).toContain('✓ response hash matches')
         expect(stdout).toMatch(/✗ gateway receipt.*\[gateway_signature_invalid\]/)
+      },
+    )
+  })
+
+  it('fails at the anchor when one character of the anchor digest changed', async () => {
+    await tampered(
+      'digest',
+      (digest) => `${digest.slice(0, -1)}${digest.endsWith('2') ? '3' : '2'}`,
+      async () => {
+        const { code, stdout } = await verify(receiptId)
+        expect(code).toBe(1)
+        expect(stdout).toContain('✓ gateway receipt binds the payment')
+        expect(stdout).toMatch(/✗ ledger anchor event matches the receipt.*\[anchor_not_found\]/)
       },
     )
   })

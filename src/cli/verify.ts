@@ -5,7 +5,8 @@
  * (its nonce, quote, measurement), then the receipt against the keys of THAT report only (workload,
  * signature) and its hashes against the hashes of the bytes the gateway sent and relayed, and the
  * gateway's own receipt (a JWS checked with its published JWKS) must bind the payment to exactly
- * that receipt, those hashes and that session. Each step
+ * that receipt, those hashes and that session, and the receipt's `ReceiptAnchored` event on the
+ * ledger must commit its id, wire hash, workload and time. Each step
  * is printed with ✓ or ✗ (`--json` for machines); the exit code is 0 only when every step passed.
  *
  * @module
@@ -14,6 +15,7 @@ import { Command } from 'commander'
 import { createLocalJWKSet, jwtVerify } from 'jose'
 import pc from 'picocolors'
 import {
+  createLedger,
   formatAmount,
   jcsBytes,
   type QuoteVerifier,
@@ -51,6 +53,8 @@ export type VerifyStoredReceiptOptions = {
   rootKey?: string | undefined
   /** Measurements to trust (hex). Default: those the gateway publishes. */
   measurements?: readonly string[] | undefined
+  /** The ledger's full-node URL, to look the anchor up. Default: the one the gateway names. */
+  ledgerUrl?: string | undefined
   fetch?: typeof globalThis.fetch | undefined
 }
 
@@ -63,6 +67,7 @@ const steps = [
   ['request_hash', 'request hash matches the bytes the gateway sent'],
   ['response_hash', 'response hash matches the bytes the gateway relayed'],
   ['gateway_receipt', 'gateway receipt binds the payment to this answer'],
+  ['anchor', 'ledger anchor event matches the receipt'],
 ] as const
 
 const notProven = [
@@ -223,6 +228,40 @@ export async function verifyStoredReceipt(
     return fail('gateway_receipt_mismatch', 'it binds another receipt, hashes or session')
   }
   pass(paymentOf(claims.payment as Json | undefined))
+
+  const anchor = await get(`anchor/${receiptId}`)
+  if (anchor?.state !== 'anchored' || typeof anchor.digest !== 'string') {
+    return fail('anchor_missing', 'not anchored on the ledger yet (POST /v1/aci/anchor/{id})')
+  }
+  let ledgerUrl = options.ledgerUrl
+  if (ledgerUrl === undefined) {
+    try {
+      const health = (await (await doFetch(`${origin}/healthz`)).json()) as {
+        ledger?: { url?: string }
+      }
+      ledgerUrl = health.ledger?.url
+    } catch {
+      ledgerUrl = undefined
+    }
+  }
+  if (ledgerUrl === undefined) return fail('anchor_unreachable', 'no ledger URL (--ledger-url)')
+  const found = await createLedger({ url: ledgerUrl })
+    .getTransaction(anchor.digest)
+    .catch(() => ({ status: 'unknown' as const }))
+  if (found.status !== 'found' || !found.transaction.success) {
+    return fail('anchor_not_found', `transaction ${anchor.digest} not found on ${ledgerUrl}`)
+  }
+  const event = found.transaction.events.find((e) => e.eventType.endsWith('::ReceiptAnchored'))
+  const fields = (event?.json ?? {}) as Json
+  if (
+    fields.receipt_id !== receiptId ||
+    fields.wire_hash !== returned.wire_hash ||
+    fields.workload_id !== report.workloadId ||
+    fields.served_at_ms !== String(Date.parse(String(receipt.served_at)))
+  ) {
+    return fail('anchor_mismatch', `the event of ${anchor.digest} commits another receipt`)
+  }
+  pass(`${anchor.digest} on ${ledgerUrl}`)
   return finish()
 }
 
@@ -252,16 +291,24 @@ export function verifyCommand(): Command {
     )
     .option('--root-key <hex>', 'pin the simulated quote root (default: the gateway’s)')
     .option('--measurement <hex...>', 'pin the measurements to trust (default: the gateway’s)')
+    .option('--ledger-url <url>', 'the ledger full node for the anchor (default: the gateway’s)')
     .option('--json', 'print the result as JSON')
     .action(
       async (
         receiptId: string,
-        flags: { inferenceUrl: string; rootKey?: string; measurement?: string[]; json?: boolean },
+        flags: {
+          inferenceUrl: string
+          rootKey?: string
+          measurement?: string[]
+          ledgerUrl?: string
+          json?: boolean
+        },
       ) => {
         const result = await verifyStoredReceipt(receiptId, {
           inferenceUrl: flags.inferenceUrl,
           rootKey: flags.rootKey,
           measurements: flags.measurement,
+          ledgerUrl: flags.ledgerUrl,
         })
         process.exitCode = result.status === 'verified' ? 0 : 1
         if (flags.json) {
