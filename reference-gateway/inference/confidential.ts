@@ -111,6 +111,8 @@ const encoder = new TextEncoder()
 const done = 'data: [DONE]\n\n'
 const maxReceiptBytes = 64 * 1024
 const maxBufferedBytes = 16 * 1024 * 1024
+/** How long the enclave has to hand over a receipt, ms. */
+const receiptTimeoutMs = 10_000
 
 /**
  * Builds the upstream of one confidential model and starts its scheduled re-attestation.
@@ -161,7 +163,7 @@ export function createConfidentialUpstream(
     try {
       const response = await doFetch(`${config.baseUrl}/receipts/${encodeURIComponent(id)}`, {
         headers: headersOf(deps.apiKey, 'application/json'),
-        signal,
+        signal: AbortSignal.any([signal, AbortSignal.timeout(receiptTimeoutMs)]),
       })
       text = await response.text()
       if (!response.ok || text.length > maxReceiptBytes) throw new Error('no receipt')
@@ -219,7 +221,9 @@ export function createConfidentialUpstream(
     if (attested.status === 'failed') return failure(attested)
     const { session } = attested
     const requestBytes = encoder.encode(JSON.stringify({ ...call.request, model: upstreamModel }))
-    const timeout = AbortSignal.timeout(deps.timeoutMs ?? 120_000)
+    // The timeout covers the wait for the answer's headers, not a long stream after them.
+    const timeout = new AbortController()
+    const timer = setTimeout(() => timeout.abort(), deps.timeoutMs ?? 120_000)
     let response: Response
     try {
       response = await doFetch(`${config.baseUrl}/chat/completions`, {
@@ -229,10 +233,12 @@ export function createConfidentialUpstream(
           'content-type': 'application/json',
         },
         body: requestBytes,
-        signal: AbortSignal.any([call.signal, timeout]),
+        signal: AbortSignal.any([call.signal, timeout.signal]),
       })
     } catch {
       return { status: 'failed', reason: 'the enclave did not answer', retryable: true }
+    } finally {
+      clearTimeout(timer)
     }
     if (!response.ok) {
       await response.body?.cancel().catch(() => {})
