@@ -48,6 +48,10 @@ const subcommands: Record<string, { summary: string; load: () => Promise<Command
     summary: 'Probe a seller endpoint against the listing gates and the x402/MPP rules',
     load: async () => (await import('./cli/conformance.js')).conformanceCommand(),
   },
+  verify: {
+    summary: "Verify a confidential answer's receipt, step by step (exit 0 only when verified)",
+    load: async () => (await import('./cli/verify.js')).verifyCommand(),
+  },
 }
 
 /** The `tollgate` command line. */
