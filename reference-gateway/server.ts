@@ -37,6 +37,7 @@ import { createKeyStore, type KeyStore } from './inference/keys.js'
 import { createRateLimiter } from './inference/limits.js'
 import { defaultModel, type ModelConfig } from './inference/models.js'
 import type { JobRoutesOptions } from './jobs/routes.js'
+import { startMarketplaceReprobes } from './marketplace/schedule.js'
 import { createMutationSigner } from './marketplace/signing.js'
 import { createMarketplaceStore } from './marketplace/store.js'
 import { createMetrics, type GatewayMetrics } from './metrics.js'
@@ -403,6 +404,16 @@ async function start(
     keylessMaxTokens: config.openMaxTokens,
     logger,
   })
+  const listingGates = {
+    client: new SuiGrpcClient({
+      network: (config.network.split(':')[1] ?? 'mainnet') as 'mainnet',
+      baseUrl: ledgerUrl,
+    }),
+    registryPackage: config.agentRegistryPackage ?? emulator?.modulesPackage,
+    network: config.network,
+    usdc: asset,
+    allowPrivateNetwork: config.listingAllowPrivateNetwork ?? emulator !== undefined,
+  }
   const gateway = createGatewayApp({
     catalog,
     seller: {
@@ -447,21 +458,15 @@ async function start(
     marketplace: {
       store: marketplace,
       signer: createMutationSigner({ store: marketplace }),
-      gates: {
-        client: new SuiGrpcClient({
-          network: (config.network.split(':')[1] ?? 'mainnet') as 'mainnet',
-          baseUrl: ledgerUrl,
-        }),
-        registryPackage: config.agentRegistryPackage ?? emulator?.modulesPackage,
-        network: config.network,
-        usdc: asset,
-        allowPrivateNetwork: config.listingAllowPrivateNetwork ?? emulator !== undefined,
-      },
+      gates: listingGates,
+      reprobeIntervalMs: config.reprobeIntervalMs,
     },
     inference: { api: inferenceApi, keys, topUps: config.creditTopUps },
   })
   cleanups.push(() => gateway.paywall.close())
   handler = (request, env) => gateway.app.fetch(request, env as never)
+  const reprobes = startMarketplaceReprobes(config, marketplace, listingGates, logger)
+  cleanups.push(() => reprobes.stop())
 
   let stopping: Promise<void> | undefined
   async function stop(): Promise<void> {

@@ -59,6 +59,9 @@ export type NewListing = Omit<
   'id' | 'state' | 'consecutiveFailures' | 'createdAt' | 'updatedAt'
 >
 
+/** The terms of a listing, as read from the seller's challenge. */
+export type ListingTerms = Pick<Listing, 'network' | 'asset' | 'price' | 'payTo'>
+
 /** The fields a seller may change on its listing. */
 export type ListingUpdate = {
   name?: string | undefined
@@ -105,10 +108,18 @@ export type MarketplaceStore = {
   }): Promise<{ listings: Listing[]; total: number }>
   /** Changes a listing's descriptive fields; false when it does not exist. */
   updateListing(id: string, update: ListingUpdate, at: Date): Promise<boolean>
-  /** Changes a listing's state and failure count (the state machine's moves). */
+  /**
+   * Changes a listing's state and failure count (the state machine's moves), and with `terms` the
+   * terms read by a passing probe. A delisted listing stays delisted.
+   */
   setListingState(
     id: string,
-    change: { state: ListingState; consecutiveFailures: number; nextProbeAtMs?: number },
+    change: {
+      state: ListingState
+      consecutiveFailures: number
+      nextProbeAtMs?: number
+      terms?: ListingTerms | undefined
+    },
     at: Date,
   ): Promise<void>
   /** Listings (`listed` or `suspended`) whose re-probe is due at `nowMs`, earliest first. */
@@ -315,9 +326,20 @@ export function createMarketplaceStore(db: Kysely<GatewaySchema>): MarketplaceSt
           ...(change.nextProbeAtMs !== undefined
             ? { next_probe_at_ms: BigInt(change.nextProbeAtMs) }
             : {}),
+          ...(change.terms !== undefined
+            ? {
+                network: change.terms.network,
+                asset: change.terms.asset,
+                price: change.terms.price,
+                pay_to: change.terms.payTo,
+              }
+            : {}),
           updated_at: at.toISOString(),
         })
         .where('id', '=', id)
+        // Only the seller brings a delisted endpoint back (a new submission), never a probe that
+        // was under way when it delisted.
+        .$if(change.state !== 'delisted', (q) => q.where('state', '!=', 'delisted'))
         .execute()
     },
 
