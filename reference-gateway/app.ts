@@ -47,6 +47,7 @@ import {
   servicesDocument,
   x402Manifest,
 } from './discovery/index.js'
+import { listedDiscoveryRoutes } from './discovery/listed.js'
 import type { InferenceApi } from './inference/api.js'
 import type { KeyStore } from './inference/keys.js'
 import { inferenceOpenApi, topUpBodySchema, topUpPath } from './inference/openapi.js'
@@ -464,6 +465,9 @@ export function createGatewayApp(options: GatewayAppOptions): GatewayApp {
     }
   }
 
+  // With the marketplace: the x402 manifest and llms.txt with listed sellers, and /discovery/*.
+  if (options.marketplace)
+    app.route('/', listedDiscoveryRoutes({ catalog, discovery, store: options.marketplace.store }))
   app.get('/openapi.json', () => new Response(documents.openapi, { headers: jsonHeaders }))
   app.get(
     '/.well-known/x402.json',

@@ -717,6 +717,8 @@ describe('the marketplace routes', () => {
         '/v1/agent/service',
         '/v1/agent/{address}',
         '/v1/services',
+        '/discovery/resources',
+        '/discovery/search',
       ]),
     )
   })
@@ -765,6 +767,16 @@ describe('the marketplace routes', () => {
       }
       expect(all.items.some((i) => i.source === 'gateway')).toBe(true)
       expect(all.items.some((i) => i.source === 'seller')).toBe(true)
+      // Discovery agents find it too: Bazaar resources, the x402 manifest and llms.txt.
+      const resources = (await (
+        await fetch(`${gateway.url}/discovery/resources?payTo=${address}`)
+      ).json()) as { items: { resource: string }[] }
+      expect(resources.items.map((i) => i.resource)).toEqual([running.url])
+      const manifest = (await (await fetch(`${gateway.url}/.well-known/x402.json`)).json()) as {
+        resources: { resource: string }[]
+      }
+      expect(manifest.resources.some((r) => r.resource === running.url)).toBe(true)
+      expect(await (await fetch(`${gateway.url}/llms.txt`)).text()).toContain(running.url)
     } finally {
       await running.close()
     }

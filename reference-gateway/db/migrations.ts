@@ -116,6 +116,16 @@ export const migrations: Readonly<Record<string, Migration>> = {
       await db.schema.dropTable('marketplace_listings').execute()
     },
   },
+  '2026_11_23_010_listing_input_schema': {
+    async up(db: Kysely<unknown>) {
+      // The JSON Schema of a listed endpoint's request body (discovery shows it); null when the
+      // seller gave none.
+      await db.schema.alterTable('marketplace_listings').addColumn('input_schema', 'text').execute()
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.alterTable('marketplace_listings').dropColumn('input_schema').execute()
+    },
+  },
 }
 
 /** The in-code migration provider. */

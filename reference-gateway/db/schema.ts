@@ -83,6 +83,8 @@ export type ListingTable = {
   next_probe_at_ms: BigintColumn
   created_at: string
   updated_at: string
+  /** JSON Schema of the request body, as JSON text; null when the seller gave none. */
+  input_schema: ColumnType<string | null, string | null | undefined, string | null>
 }
 
 /** `marketplace_probes`: every probe of a listing and its outcome. */

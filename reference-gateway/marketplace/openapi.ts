@@ -50,6 +50,10 @@ const submitBody = {
     name: { type: 'string', minLength: 1, maxLength: 120 },
     description: { type: 'string', maxLength: 2000 },
     tags,
+    inputSchema: {
+      type: 'object',
+      description: 'JSON Schema of the request body (at most 16 KiB), shown by /discovery',
+    },
   },
 }
 const json = (description: string) => ({
@@ -61,7 +65,27 @@ const body = (schema: object) => ({
   content: { 'application/json': { schema } },
 })
 
-/** The paths of the marketplace routes under `/v1/agent`. */
+const page = [
+  {
+    name: 'limit',
+    in: 'query',
+    schema: { type: 'integer', minimum: 1, maximum: 100, default: 20 },
+  },
+  {
+    name: 'offset',
+    in: 'query',
+    schema: { type: 'integer', minimum: 0, maximum: 100000, default: 0 },
+  },
+]
+const discoveryFilters = [
+  { name: 'type', in: 'query', schema: { type: 'string', maxLength: 32 }, description: 'http' },
+  { name: 'payTo', in: 'query', schema: address },
+  { name: 'scheme', in: 'query', schema: { type: 'string', maxLength: 32 }, description: 'exact' },
+  { name: 'network', in: 'query', schema: { type: 'string', maxLength: 64 } },
+  ...page,
+]
+
+/** The paths of the marketplace routes under `/v1/agent`, `/v1/services` and `/discovery`. */
 export function marketplacePaths(): Record<string, Record<string, unknown>> {
   return {
     '/v1/agent/endpoint/prepare': {
@@ -163,6 +187,42 @@ export function marketplacePaths(): Record<string, Record<string, unknown>> {
         ],
         responses: {
           '200': json('{ items, total, limit, offset }'),
+          '400': json('Bad query (code invalid_request_body)'),
+        },
+      },
+    },
+    '/discovery/resources': {
+      get: {
+        operationId: 'discovery-resources',
+        tags: ['marketplace'],
+        summary:
+          "x402 Bazaar discovery: the gateway's paid endpoints, then the listed seller endpoints, each with its request body's JSON Schema",
+        parameters: discoveryFilters,
+        responses: {
+          '200': json(
+            '{ x402Version: 1, items: [{ resource, type, x402Version, accepts, lastUpdated, metadata }], pagination: { limit, offset, total } }',
+          ),
+          '400': json('Bad query (code invalid_request_body)'),
+        },
+      },
+    },
+    '/discovery/search': {
+      get: {
+        operationId: 'discovery-search',
+        tags: ['marketplace'],
+        summary:
+          'Search the resources of /discovery/resources: every word must appear in the name, description, tags or URL',
+        parameters: [
+          {
+            name: 'query',
+            in: 'query',
+            required: true,
+            schema: { type: 'string', minLength: 1, maxLength: 200 },
+          },
+          ...discoveryFilters,
+        ],
+        responses: {
+          '200': json('{ x402Version: 1, query, items, pagination }'),
           '400': json('Bad query (code invalid_request_body)'),
         },
       },

@@ -84,6 +84,11 @@ export const submitBodySchema = z
     name: z.string().min(1).max(120),
     description: z.string().max(2000).default(''),
     tags: z.array(tagSchema).max(16).default([]),
+    /** JSON Schema of the request body, shown by discovery (`/discovery/resources`). */
+    inputSchema: z
+      .record(z.string(), z.unknown())
+      .refine((schema) => JSON.stringify(schema).length <= 16_384, 'over 16 KiB')
+      .optional(),
   })
   .strict()
 
@@ -153,6 +158,7 @@ export function listingJson(l: Listing) {
     consecutiveFailures: l.consecutiveFailures,
     createdAt: l.createdAt,
     updatedAt: l.updatedAt,
+    inputSchema: l.inputSchema,
   }
 }
 
@@ -253,6 +259,7 @@ export function marketplaceRoutes(options: MarketplaceRoutesOptions): Hono {
           name: body.data.name,
           description: body.data.description,
           tags: body.data.tags,
+          inputSchema: body.data.inputSchema ?? null,
           ...judged.terms,
           nextProbeAtMs: at + (options.reprobeIntervalMs ?? 24 * 60 * 60_000),
         },

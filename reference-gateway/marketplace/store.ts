@@ -6,7 +6,7 @@
  * @module
  */
 import { randomBytes } from 'node:crypto'
-import type { Kysely, Selectable } from 'kysely'
+import { type Kysely, type Selectable, sql } from 'kysely'
 import { toBigint } from '../db/database.js'
 import type { GatewaySchema, ListingState, ListingTable, ProbeTable } from '../db/schema.js'
 
@@ -31,6 +31,8 @@ export type Listing = {
   nextProbeAtMs: number
   createdAt: string
   updatedAt: string
+  /** JSON Schema of the request body, as the seller submitted it; null when it gave none. */
+  inputSchema: Record<string, unknown> | null
 }
 
 /** A stored probe. */
@@ -56,8 +58,8 @@ export type NonceRefusal =
 /** What a new listing needs. */
 export type NewListing = Omit<
   Listing,
-  'id' | 'state' | 'consecutiveFailures' | 'createdAt' | 'updatedAt'
->
+  'id' | 'state' | 'consecutiveFailures' | 'createdAt' | 'updatedAt' | 'inputSchema'
+> & { inputSchema?: Record<string, unknown> | null | undefined }
 
 /** The terms of a listing, as read from the seller's challenge. */
 export type ListingTerms = Pick<Listing, 'network' | 'asset' | 'price' | 'payTo'>
@@ -102,7 +104,10 @@ export type MarketplaceStore = {
     tag?: string | undefined
     network?: string | undefined
     seller?: string | undefined
+    payTo?: string | undefined
     maxPrice?: bigint | undefined
+    /** Words that must each appear in the name, description, tags or URL (any case). */
+    words?: readonly string[] | undefined
     limit: number
     offset: number
   }): Promise<{ listings: Listing[]; total: number }>
@@ -155,6 +160,7 @@ const fromListingRow = (r: Selectable<ListingTable>): Listing => ({
   nextProbeAtMs: Number(r.next_probe_at_ms),
   createdAt: r.created_at,
   updatedAt: r.updated_at,
+  inputSchema: r.input_schema ? (JSON.parse(r.input_schema) as Record<string, unknown>) : null,
 })
 
 const fromProbeRow = (r: Selectable<ProbeTable>): ProbeRecord => ({
@@ -239,6 +245,7 @@ export function createMarketplaceStore(db: Kysely<GatewaySchema>): MarketplaceSt
         state: 'listed' as const,
         consecutive_failures: 0,
         next_probe_at_ms: BigInt(l.nextProbeAtMs),
+        input_schema: l.inputSchema ? JSON.stringify(l.inputSchema) : null,
         updated_at: now,
       }
       await db
@@ -290,6 +297,15 @@ export function createMarketplaceStore(db: Kysely<GatewaySchema>): MarketplaceSt
       if (q.maxPrice !== undefined) query = query.where('price', '<=', q.maxPrice)
       // Tags are a JSON array of [a-z0-9-] words: the quoted word matches exactly one element.
       if (q.tag !== undefined) query = query.where('tags', 'like', `%${JSON.stringify(q.tag)}%`)
+      if (q.payTo !== undefined) query = query.where('pay_to', '=', q.payTo)
+      for (const word of q.words ?? []) {
+        const pattern = `%${word.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`
+        const like = (column: 'name' | 'description' | 'tags' | 'url') =>
+          sql<boolean>`lower(${sql.ref(column)}) like ${pattern} escape '\\'`
+        query = query.where((eb) =>
+          eb.or([like('name'), like('description'), like('tags'), like('url')]),
+        )
+      }
       const [rows, count] = await Promise.all([
         query
           .selectAll()
