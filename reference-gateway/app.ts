@@ -54,6 +54,7 @@ import { inferenceOpenApi, topUpBodySchema, topUpPath } from './inference/openap
 import type { ChatRequest } from './inference/request.js'
 import { type JobRoutesOptions, jobRoutes } from './jobs/routes.js'
 import { renamedRouteResponse, renamedRoutes } from './marketplace/renamed.js'
+import { reviewRoutes } from './marketplace/reviews.js'
 import { type MarketplaceRoutesOptions, marketplaceRoutes } from './marketplace/routes.js'
 import { ownServiceItems, searchServices, servicesQuerySchema } from './marketplace/services.js'
 import type { GatewayMetrics } from './metrics.js'
@@ -517,6 +518,16 @@ export function createGatewayApp(options: GatewayAppOptions): GatewayApp {
       app.all(removed, () => renamedRouteResponse(replacedBy))
     }
     app.route('/v1/agent', marketplaceRoutes(options.marketplace))
+    const reviews = options.marketplace.reviews
+    if (reviews)
+      app.route(
+        '/v1/reviews',
+        reviewRoutes({
+          ...options.marketplace,
+          reviews: reviews.store,
+          purchases: reviews.purchases,
+        }),
+      )
     const own = ownServiceItems(servicesDocument(catalog, discovery))
     const store = options.marketplace.store
     app.get('/v1/services', async (c) => {

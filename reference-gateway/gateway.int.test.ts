@@ -719,6 +719,7 @@ describe('the marketplace routes', () => {
         '/v1/services',
         '/discovery/resources',
         '/discovery/search',
+        '/v1/reviews',
       ]),
     )
   })

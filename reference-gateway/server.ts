@@ -37,6 +37,7 @@ import { createKeyStore, type KeyStore } from './inference/keys.js'
 import { createRateLimiter } from './inference/limits.js'
 import { defaultModel, type ModelConfig } from './inference/models.js'
 import type { JobRoutesOptions } from './jobs/routes.js'
+import { createReviewStore, gatewayPurchases } from './marketplace/reviews.js'
 import { startMarketplaceReprobes } from './marketplace/schedule.js'
 import { createMutationSigner } from './marketplace/signing.js'
 import { createMarketplaceStore } from './marketplace/store.js'
@@ -460,6 +461,7 @@ async function start(
       signer: createMutationSigner({ store: marketplace }),
       gates: listingGates,
       reprobeIntervalMs: config.reprobeIntervalMs,
+      reviews: { store: createReviewStore(database.db), purchases: gatewayPurchases(store, payTo) },
     },
     inference: { api: inferenceApi, keys, topUps: config.creditTopUps },
   })

@@ -126,6 +126,30 @@ export const migrations: Readonly<Record<string, Migration>> = {
       await db.schema.alterTable('marketplace_listings').dropColumn('input_schema').execute()
     },
   },
+  '2026_11_23_011_marketplace_reviews': {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('marketplace_reviews')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('seller', 'text', (c) => c.notNull())
+        .addColumn('buyer', 'text', (c) => c.notNull())
+        // One review per purchase, also when two arrive at once.
+        .addColumn('purchase', 'text', (c) => c.notNull().unique())
+        .addColumn('rating', 'integer', (c) => c.notNull())
+        .addColumn('text', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addCheckConstraint('marketplace_reviews_rating', sql`rating between 1 and 5`)
+        .execute()
+      await db.schema
+        .createIndex('marketplace_reviews_seller')
+        .on('marketplace_reviews')
+        .columns(['seller', 'created_at'])
+        .execute()
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.dropTable('marketplace_reviews').execute()
+    },
+  },
 }
 
 /** The in-code migration provider. */

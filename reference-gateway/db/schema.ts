@@ -122,6 +122,22 @@ export type LeaseTable = {
   expires_at_ms: BigintColumn
 }
 
+/** `marketplace_reviews`: a buyer's review of one purchase (a paid call) from a seller. */
+export type MarketplaceReviewTable = {
+  /** Public id (`rev_…`). */
+  id: string
+  /** The seller's address (normalised). */
+  seller: string
+  /** The buyer's address (normalised), who signed the review. */
+  buyer: string
+  /** The purchase reviewed: the payment's transaction digest. Unique. */
+  purchase: string
+  /** 1 to 5 stars. */
+  rating: number
+  text: string
+  created_at: string
+}
+
 /** The whole relational schema. */
 export type GatewaySchema = {
   inference_keys: InferenceKeyTable
@@ -130,4 +146,5 @@ export type GatewaySchema = {
   marketplace_probes: ProbeTable
   marketplace_nonces: NonceTable
   marketplace_leases: LeaseTable
+  marketplace_reviews: MarketplaceReviewTable
 }

@@ -56,6 +56,21 @@ const submitBody = {
     },
   },
 }
+const reviewBody = {
+  type: 'object',
+  required: ['seller', 'purchase', 'rating', 'text'],
+  additionalProperties: false,
+  properties: {
+    seller: address,
+    purchase: {
+      type: 'string',
+      pattern: '^[1-9A-HJ-NP-Za-km-z]{32,64}$',
+      description: 'the payment digest',
+    },
+    rating: { type: 'integer', minimum: 1, maximum: 5 },
+    text: { type: 'string', maxLength: 2000 },
+  },
+}
 const json = (description: string) => ({
   description,
   content: { 'application/json': { schema: { type: 'object' } } },
@@ -107,6 +122,12 @@ export function marketplacePaths(): Record<string, Record<string, unknown>> {
               required: ['address', 'action', 'body'],
               additionalProperties: false,
               properties: { address, action: { const: 'service' }, body: serviceBody },
+            },
+            {
+              type: 'object',
+              required: ['address', 'action', 'body'],
+              additionalProperties: false,
+              properties: { address, action: { const: 'review' }, body: reviewBody },
             },
           ],
         }),
@@ -224,6 +245,43 @@ export function marketplacePaths(): Record<string, Record<string, unknown>> {
         responses: {
           '200': json('{ x402Version: 1, query, items, pagination }'),
           '400': json('Bad query (code invalid_request_body)'),
+        },
+      },
+    },
+    '/v1/reviews': {
+      get: {
+        operationId: 'v1-reviews',
+        tags: ['marketplace'],
+        summary: "A seller's reviews, newest first, and its average rating",
+        parameters: [{ name: 'seller', in: 'query', required: true, schema: address }, ...page],
+        responses: {
+          '200': json('{ seller, rating: { average, count }, reviews, total, limit, offset }'),
+          '400': json('Bad query (code invalid_request_body)'),
+        },
+      },
+      post: {
+        operationId: 'v1-reviews-post',
+        tags: ['marketplace'],
+        summary:
+          'Signed review of a paid call by its buyer: 1–5 stars and text, one per purchase, never by the seller, never of a refunded or unserved call',
+        requestBody: body({
+          type: 'object',
+          required: ['address', 'nonce', 'signature', 'body'],
+          additionalProperties: false,
+          properties: {
+            address,
+            nonce: { type: 'string', pattern: '^[0-9a-f]{32}$' },
+            signature: { type: 'string', description: 'Sui personal-message signature' },
+            body: reviewBody,
+          },
+        }),
+        responses: {
+          '201': json('The review'),
+          '400': json('Malformed body (code invalid_request_body)'),
+          '401': json('Refused signature or nonce (code mutation_refused, with a reason)'),
+          '403': json(
+            'Refused by a review rule (code review_refused; reason no_purchase, not_buyer, self_purchase, refunded, not_completed, invalid_rating or already_reviewed)',
+          ),
         },
       },
     },

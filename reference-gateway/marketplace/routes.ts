@@ -16,6 +16,7 @@ import { Hono } from 'hono'
 import { PaymentError, type PaymentErrorCode } from 'tollgate'
 import { lookUpAgent } from 'tollgate/conformance'
 import { z } from 'zod'
+import { type PurchaseLookup, type ReviewStore, reviewBodySchema } from './reviews.js'
 import type { MutationSigner } from './signing.js'
 import type { Listing, MarketplaceStore } from './store.js'
 import { type GateOptions, judgeSubmission } from './submission.js'
@@ -30,6 +31,8 @@ export type MarketplaceRoutesOptions = {
   gates?: GateOptions | undefined
   /** When the first re-probe of a new listing is due, ms after listing. Default one day. */
   reprobeIntervalMs?: number | undefined
+  /** Reviews of paid calls (`/v1/reviews`, and ratings on profiles); off when undefined. */
+  reviews?: { store: ReviewStore; purchases: PurchaseLookup } | undefined
 }
 
 const address = z
@@ -97,6 +100,7 @@ const prepareSchema = z.discriminatedUnion('action', [
   z
     .object({ address, action: z.literal('submit'), body: z.record(z.string(), z.unknown()) })
     .strict(),
+  z.object({ address, action: z.literal('review'), body: reviewBodySchema }).strict(),
 ])
 
 const submitSchema = z
@@ -288,7 +292,20 @@ export function marketplaceRoutes(options: MarketplaceRoutesOptions): Hono {
         probes: (await options.store.probesOf(l.id, profileProbes)).map(({ listingId, ...p }) => p),
       })),
     )
-    return c.json({ address: seller, identity: await identityOf(seller), endpoints })
+    const reviews = options.reviews?.store
+    const rating =
+      reviews === undefined
+        ? undefined
+        : await reviews.of(seller, { limit: 1, offset: 0 }).then((r) => ({
+            average: r.average,
+            count: r.total,
+          }))
+    return c.json({
+      address: seller,
+      identity: await identityOf(seller),
+      endpoints,
+      ...(rating === undefined ? {} : { rating }),
+    })
   })
 
   const identityOf = async (seller: string) => {
