@@ -720,6 +720,8 @@ describe('the marketplace routes', () => {
         '/discovery/resources',
         '/discovery/search',
         '/v1/reviews',
+        '/v1/activity',
+        '/api/mpp/report',
       ]),
     )
   })
@@ -781,6 +783,16 @@ describe('the marketplace routes', () => {
     } finally {
       await running.close()
     }
+  })
+
+  it('shows the paid calls settled through the gateway in the activity feed', async () => {
+    const feed = (await (await fetch(`${gateway.url}/v1/activity?limit=100`)).json()) as {
+      items: { source: string; seller: string; amount: string }[]
+      total: number
+    }
+    expect(feed.total).toBeGreaterThan(0)
+    expect(feed.items[0]).toMatchObject({ source: 'gateway', seller: gateway.payTo })
+    expect(BigInt(feed.items[0]?.amount ?? '0')).toBeGreaterThan(0n)
   })
 
   it('answers the removed "offering" routes with a 404 naming the "service" route (spec 9)', async () => {

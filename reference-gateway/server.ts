@@ -37,6 +37,7 @@ import { createKeyStore, type KeyStore } from './inference/keys.js'
 import { createRateLimiter } from './inference/limits.js'
 import { defaultModel, type ModelConfig } from './inference/models.js'
 import type { JobRoutesOptions } from './jobs/routes.js'
+import { createActivityStore } from './marketplace/activity.js'
 import { createReviewStore, gatewayPurchases } from './marketplace/reviews.js'
 import { startMarketplaceReprobes } from './marketplace/schedule.js'
 import { createMutationSigner } from './marketplace/signing.js'
@@ -462,6 +463,7 @@ async function start(
       gates: listingGates,
       reprobeIntervalMs: config.reprobeIntervalMs,
       reviews: { store: createReviewStore(database.db), purchases: gatewayPurchases(store, payTo) },
+      activity: { store: createActivityStore(database.db), ledger },
     },
     inference: { api: inferenceApi, keys, topUps: config.creditTopUps },
   })

@@ -150,6 +150,37 @@ export const migrations: Readonly<Record<string, Migration>> = {
       await db.schema.dropTable('marketplace_reviews').execute()
     },
   },
+  '2026_11_23_012_marketplace_activity': {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('marketplace_activity')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('source', 'text', (c) => c.notNull())
+        // Each payment once, also when two processes record it at once.
+        .addColumn('digest', 'text', (c) => c.notNull().unique())
+        .addColumn('seller', 'text', (c) => c.notNull())
+        .addColumn('buyer', 'text', (c) => c.notNull())
+        .addColumn('amount', 'bigint', (c) => c.notNull())
+        .addColumn('asset', 'text', (c) => c.notNull())
+        .addColumn('resource', 'text')
+        .addColumn('at_ms', 'bigint', (c) => c.notNull())
+        .addColumn('recorded_ms', 'bigint', (c) => c.notNull())
+        .execute()
+      await db.schema
+        .createIndex('marketplace_activity_at')
+        .on('marketplace_activity')
+        .columns(['at_ms', 'id'])
+        .execute()
+      await db.schema
+        .createIndex('marketplace_activity_recorded')
+        .on('marketplace_activity')
+        .columns(['recorded_ms', 'id'])
+        .execute()
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.dropTable('marketplace_activity').execute()
+    },
+  },
 }
 
 /** The in-code migration provider. */

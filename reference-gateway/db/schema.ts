@@ -138,6 +138,23 @@ export type MarketplaceReviewTable = {
   created_at: string
 }
 
+/** `marketplace_activity`: the activity feed, one row per payment digest. */
+export type ActivityTable = {
+  id: string
+  /** `gateway` (settled through the gateway) or `report` (reported, found on the ledger). */
+  source: 'gateway' | 'report'
+  digest: string
+  seller: string
+  buyer: string
+  amount: BigintColumn
+  asset: string
+  resource: string | null
+  /** When it was paid, ms since the epoch. */
+  at_ms: BigintColumn
+  /** When the feed recorded it, ms since the epoch (orders the live stream). */
+  recorded_ms: BigintColumn
+}
+
 /** The whole relational schema. */
 export type GatewaySchema = {
   inference_keys: InferenceKeyTable
@@ -147,4 +164,5 @@ export type GatewaySchema = {
   marketplace_nonces: NonceTable
   marketplace_leases: LeaseTable
   marketplace_reviews: MarketplaceReviewTable
+  marketplace_activity: ActivityTable
 }

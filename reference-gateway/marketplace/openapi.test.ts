@@ -29,6 +29,9 @@ describe('the OpenAPI document with the marketplace', () => {
         '/v1/reviews',
         '/discovery/resources',
         '/discovery/search',
+        '/v1/activity',
+        '/v1/activity/stream',
+        '/api/mpp/report',
       ]),
     )
     expect(doc.paths['/v1/reviews']).toHaveProperty('get')

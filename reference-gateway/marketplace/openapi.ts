@@ -285,6 +285,59 @@ export function marketplacePaths(): Record<string, Record<string, unknown>> {
         },
       },
     },
+    '/v1/activity': {
+      get: {
+        operationId: 'v1-activity',
+        tags: ['marketplace'],
+        summary:
+          'The activity feed: payments settled through the gateway and verified reports, newest first',
+        parameters: page,
+        responses: {
+          '200': json(
+            '{ items: [{ id, source, digest, seller, buyer, amount, asset, resource, at }], total, limit, offset }',
+          ),
+          '400': json('Bad query (code invalid_request_body)'),
+        },
+      },
+    },
+    '/v1/activity/stream': {
+      get: {
+        operationId: 'v1-activity-stream',
+        tags: ['marketplace'],
+        summary: 'The activity feed live: one server-sent event `activity` per new item',
+        responses: {
+          '200': {
+            description: 'text/event-stream',
+            content: { 'text/event-stream': { schema: { type: 'string' } } },
+          },
+        },
+      },
+    },
+    '/api/mpp/report': {
+      post: {
+        operationId: 'api-mpp-report',
+        tags: ['marketplace'],
+        summary:
+          'Report a payment made directly to a listed seller: it enters the feed once its transaction is found on the ledger paying that seller, once per digest',
+        requestBody: body({
+          type: 'object',
+          required: ['digest', 'seller'],
+          additionalProperties: false,
+          properties: {
+            digest: { type: 'string', pattern: '^[1-9A-HJ-NP-Za-km-z]{32,64}$' },
+            seller: address,
+          },
+        }),
+        responses: {
+          '201': json('The feed item'),
+          '400': json('Malformed body (code invalid_request_body)'),
+          '422': json(
+            'Not in the feed (code report_refused; reason not_a_seller, not_found, not_paying_seller or already_reported)',
+          ),
+          '503': json('The ledger did not answer (code ledger_unavailable)'),
+        },
+      },
+    },
     '/v1/agent/{address}': {
       get: {
         operationId: 'v1-agent-address',

@@ -13,9 +13,10 @@
  */
 import { isValidSuiAddress, normalizeSuiAddress } from '@mysten/sui/utils'
 import { Hono } from 'hono'
-import { PaymentError, type PaymentErrorCode } from 'tollgate'
+import { type Ledger, PaymentError, type PaymentErrorCode } from 'tollgate'
 import { lookUpAgent } from 'tollgate/conformance'
 import { z } from 'zod'
+import type { ActivityStore } from './activity.js'
 import { type PurchaseLookup, type ReviewStore, reviewBodySchema } from './reviews.js'
 import type { MutationSigner } from './signing.js'
 import type { Listing, MarketplaceStore } from './store.js'
@@ -33,6 +34,10 @@ export type MarketplaceRoutesOptions = {
   reprobeIntervalMs?: number | undefined
   /** Reviews of paid calls (`/v1/reviews`, and ratings on profiles); off when undefined. */
   reviews?: { store: ReviewStore; purchases: PurchaseLookup } | undefined
+  /** The activity feed (`/v1/activity`, `POST /api/mpp/report`); off when undefined. */
+  activity?:
+    | { store: ActivityStore; ledger: Pick<Ledger, 'getTransaction'>; pollMs?: number | undefined }
+    | undefined
 }
 
 const address = z
