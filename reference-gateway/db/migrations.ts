@@ -121,8 +121,15 @@ export const migrations: Readonly<Record<string, Migration>> = {
       // The JSON Schema of a listed endpoint's request body (discovery shows it); null when the
       // seller gave none.
       await db.schema.alterTable('marketplace_listings').addColumn('input_schema', 'text').execute()
+      // The catalog's pages: listed endpoints, newest first.
+      await db.schema
+        .createIndex('marketplace_listings_catalog')
+        .on('marketplace_listings')
+        .columns(['state', 'created_at', 'id'])
+        .execute()
     },
     async down(db: Kysely<unknown>) {
+      await db.schema.dropIndex('marketplace_listings_catalog').execute()
       await db.schema.alterTable('marketplace_listings').dropColumn('input_schema').execute()
     },
   },

@@ -309,8 +309,9 @@ export function createMarketplaceStore(db: Kysely<GatewaySchema>): MarketplaceSt
       const [rows, count] = await Promise.all([
         query
           .selectAll()
+          // Both descending: the index (state, created_at, id) serves the order.
           .orderBy('created_at', 'desc')
-          .orderBy('id')
+          .orderBy('id', 'desc')
           .limit(q.limit)
           .offset(q.offset)
           .execute(),
