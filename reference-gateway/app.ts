@@ -24,7 +24,7 @@ import { type Context, Hono } from 'hono'
 import { cors } from 'hono/cors'
 import { type RequestIdVariables, requestId } from 'hono/request-id'
 import { routePath } from 'hono/route'
-import { formatAmount, type SellerOptions } from 'tollgate'
+import { formatAmount, type PaymentInfo, type SellerOptions } from 'tollgate'
 import { type HonoPaywall, paywall, type TollgateEnv } from 'tollgate/hono'
 import type { HostResolver } from 'tollgate/node'
 import type { LocalBlobStore } from './blobs/local.js'
@@ -47,12 +47,15 @@ import {
   servicesDocument,
   x402Manifest,
 } from './discovery/index.js'
+import { listedDiscoveryRoutes } from './discovery/listed.js'
 import type { InferenceApi } from './inference/api.js'
 import type { KeyStore } from './inference/keys.js'
 import { inferenceOpenApi, topUpBodySchema, topUpPath } from './inference/openapi.js'
 import type { ChatRequest } from './inference/request.js'
 import { type JobRoutesOptions, jobRoutes } from './jobs/routes.js'
+import { activityRoutes, recordGatewaySale } from './marketplace/activity.js'
 import { renamedRouteResponse, renamedRoutes } from './marketplace/renamed.js'
+import { reviewRoutes } from './marketplace/reviews.js'
 import { type MarketplaceRoutesOptions, marketplaceRoutes } from './marketplace/routes.js'
 import { ownServiceItems, searchServices, servicesQuerySchema } from './marketplace/services.js'
 import type { GatewayMetrics } from './metrics.js'
@@ -171,6 +174,13 @@ export function createGatewayApp(options: GatewayAppOptions): GatewayApp {
   }
   let inFlight = 0
   const onEvent = options.seller.onEvent
+  const sales = options.marketplace?.activity
+  const recordSale =
+    sales &&
+    ((payment: PaymentInfo) =>
+      void recordGatewaySale(sales.store, options.seller, payment).catch((error) =>
+        logger.warn({ event: 'activity_record_failed', error: errorFields(error, options.redact) }),
+      ))
   const paid = paywall({
     ...options.seller,
     logger: options.seller.logger ?? logger,
@@ -179,6 +189,7 @@ export function createGatewayApp(options: GatewayAppOptions): GatewayApp {
       if (event.type === 'served' || event.type === 'refund_due')
         inFlight = Math.max(0, inFlight - 1)
       metrics.payment(event)
+      if (event.type === 'settled') recordSale?.(event.payment)
       onEvent?.(event)
     },
   })
@@ -469,6 +480,9 @@ export function createGatewayApp(options: GatewayAppOptions): GatewayApp {
     }
   }
 
+  // With the marketplace: the x402 manifest and llms.txt with listed sellers, and /discovery/*.
+  if (options.marketplace)
+    app.route('/', listedDiscoveryRoutes({ catalog, discovery, store: options.marketplace.store }))
   app.get('/openapi.json', () => new Response(documents.openapi, { headers: jsonHeaders }))
   app.get(
     '/.well-known/x402.json',
@@ -518,6 +532,26 @@ export function createGatewayApp(options: GatewayAppOptions): GatewayApp {
       app.all(removed, () => renamedRouteResponse(replacedBy))
     }
     app.route('/v1/agent', marketplaceRoutes(options.marketplace))
+    if (sales)
+      app.route(
+        '/',
+        activityRoutes({
+          ...sales,
+          activity: sales.store,
+          store: options.marketplace.store,
+          asset: options.seller.asset,
+        }),
+      )
+    const reviews = options.marketplace.reviews
+    if (reviews)
+      app.route(
+        '/v1/reviews',
+        reviewRoutes({
+          ...options.marketplace,
+          reviews: reviews.store,
+          purchases: reviews.purchases,
+        }),
+      )
     const own = ownServiceItems(servicesDocument(catalog, discovery))
     const store = options.marketplace.store
     app.get('/v1/services', async (c) => {

@@ -50,6 +50,10 @@ export const settingVariables = {
   corsOrigins: 'CORS_ORIGINS',
   agentRegistryPackage: 'AGENT_REGISTRY_PACKAGE',
   listingAllowPrivateNetwork: 'LISTING_ALLOW_PRIVATE_NETWORK',
+  reprobeIntervalMs: 'REPROBE_INTERVAL_MS',
+  reprobeJitterMs: 'REPROBE_JITTER_MS',
+  reprobeConcurrency: 'REPROBE_CONCURRENCY',
+  reprobeCheckMs: 'REPROBE_CHECK_MS',
   logLevel: 'LOG_LEVEL',
   confidentialModelPrefix: 'CONFIDENTIAL_MODEL_PREFIX',
   enclaveFault: 'ENCLAVE_FAULT',
@@ -285,6 +289,14 @@ export const gatewayConfigSchema = z
       .string()
       .regex(/^0x[0-9a-fA-F]{1,64}$/, 'must be a 0x-prefixed package address')
       .optional(),
+    /** Time between two re-probes of one listing, ms (spec 3.1: daily). Default one day. */
+    reprobeIntervalMs: integer(1_000, 30 * 86_400_000).default(86_400_000),
+    /** Random delay added to each listing's next re-probe, up to this many ms. Default 10 minutes. */
+    reprobeJitterMs: integer(0, 86_400_000).default(600_000),
+    /** Re-probes in flight at once. Default 8. */
+    reprobeConcurrency: integer(1, 256).default(8),
+    /** How often the gateway looks for due re-probes, ms. Default 60 000. */
+    reprobeCheckMs: integer(100, 3_600_000).default(60_000),
     /** pino level. Default `info`. */
     logLevel: z
       .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])

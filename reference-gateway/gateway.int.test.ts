@@ -717,6 +717,11 @@ describe('the marketplace routes', () => {
         '/v1/agent/service',
         '/v1/agent/{address}',
         '/v1/services',
+        '/discovery/resources',
+        '/discovery/search',
+        '/v1/reviews',
+        '/v1/activity',
+        '/api/mpp/report',
       ]),
     )
   })
@@ -765,9 +770,29 @@ describe('the marketplace routes', () => {
       }
       expect(all.items.some((i) => i.source === 'gateway')).toBe(true)
       expect(all.items.some((i) => i.source === 'seller')).toBe(true)
+      // Discovery agents find it too: Bazaar resources, the x402 manifest and llms.txt.
+      const resources = (await (
+        await fetch(`${gateway.url}/discovery/resources?payTo=${address}`)
+      ).json()) as { items: { resource: string }[] }
+      expect(resources.items.map((i) => i.resource)).toEqual([running.url])
+      const manifest = (await (await fetch(`${gateway.url}/.well-known/x402.json`)).json()) as {
+        resources: { resource: string }[]
+      }
+      expect(manifest.resources.some((r) => r.resource === running.url)).toBe(true)
+      expect(await (await fetch(`${gateway.url}/llms.txt`)).text()).toContain(running.url)
     } finally {
       await running.close()
     }
+  })
+
+  it('shows the paid calls settled through the gateway in the activity feed', async () => {
+    const feed = (await (await fetch(`${gateway.url}/v1/activity?limit=100`)).json()) as {
+      items: { source: string; seller: string; amount: string }[]
+      total: number
+    }
+    expect(feed.total).toBeGreaterThan(0)
+    expect(feed.items[0]).toMatchObject({ source: 'gateway', seller: gateway.payTo })
+    expect(BigInt(feed.items[0]?.amount ?? '0')).toBeGreaterThan(0n)
   })
 
   it('answers the removed "offering" routes with a 404 naming the "service" route (spec 9)', async () => {

@@ -45,6 +45,9 @@ import { createRateLimiter } from './inference/limits.js'
 import { defaultConfidentialModel, defaultModel, type ModelConfig } from './inference/models.js'
 import { createReceiptStore } from './inference/receipts.js'
 import type { JobRoutesOptions } from './jobs/routes.js'
+import { createActivityStore } from './marketplace/activity.js'
+import { createReviewStore, gatewayPurchases } from './marketplace/reviews.js'
+import { startMarketplaceReprobes } from './marketplace/schedule.js'
 import { createMutationSigner } from './marketplace/signing.js'
 import { createMarketplaceStore } from './marketplace/store.js'
 import { createMetrics, type GatewayMetrics } from './metrics.js'
@@ -441,6 +444,16 @@ async function start(
     anchorNow: anchors?.runOnce,
   })
   cleanups.push(() => inferenceApi.close())
+  const listingGates = {
+    client: new SuiGrpcClient({
+      network: (config.network.split(':')[1] ?? 'mainnet') as 'mainnet',
+      baseUrl: ledgerUrl,
+    }),
+    registryPackage: config.agentRegistryPackage ?? emulator?.modulesPackage,
+    network: config.network,
+    usdc: asset,
+    allowPrivateNetwork: config.listingAllowPrivateNetwork ?? emulator !== undefined,
+  }
   const gateway = createGatewayApp({
     catalog,
     seller: {
@@ -485,21 +498,17 @@ async function start(
     marketplace: {
       store: marketplace,
       signer: createMutationSigner({ store: marketplace }),
-      gates: {
-        client: new SuiGrpcClient({
-          network: (config.network.split(':')[1] ?? 'mainnet') as 'mainnet',
-          baseUrl: ledgerUrl,
-        }),
-        registryPackage: config.agentRegistryPackage ?? emulator?.modulesPackage,
-        network: config.network,
-        usdc: asset,
-        allowPrivateNetwork: config.listingAllowPrivateNetwork ?? emulator !== undefined,
-      },
+      gates: listingGates,
+      reprobeIntervalMs: config.reprobeIntervalMs,
+      reviews: { store: createReviewStore(database.db), purchases: gatewayPurchases(store, payTo) },
+      activity: { store: createActivityStore(database.db), ledger },
     },
     inference: { api: inferenceApi, keys, topUps: config.creditTopUps },
   })
   cleanups.push(() => gateway.paywall.close())
   handler = (request, env) => gateway.app.fetch(request, env as never)
+  const reprobes = startMarketplaceReprobes(config, marketplace, listingGates, logger)
+  cleanups.push(() => reprobes.stop())
 
   let stopping: Promise<void> | undefined
   async function stop(): Promise<void> {

@@ -40,6 +40,10 @@ const subcommands: Record<string, { summary: string; load: () => Promise<Command
     summary: 'Agent identity on the ledger: register, show',
     load: async () => (await import('./cli/agent.js')).agentCommand(),
   },
+  listing: {
+    summary: "A seller's endpoints in a gateway's catalog: submit, status, delist",
+    load: async () => (await import('./cli/listing.js')).listingCommand(),
+  },
   mcp: {
     summary: "Run an MCP server exposing a gateway's catalog as paid tools (stdio or HTTP)",
     load: async () => (await import('./cli/mcp.js')).mcpCommand(),

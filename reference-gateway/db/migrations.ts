@@ -180,6 +180,78 @@ export const migrations: Readonly<Record<string, Migration>> = {
       await db.schema.dropTable('aci_sessions').execute()
     },
   },
+  '2026_11_23_010_listing_input_schema': {
+    async up(db: Kysely<unknown>) {
+      // The JSON Schema of a listed endpoint's request body (discovery shows it); null when the
+      // seller gave none.
+      await db.schema.alterTable('marketplace_listings').addColumn('input_schema', 'text').execute()
+      // The catalog's pages: listed endpoints, newest first.
+      await db.schema
+        .createIndex('marketplace_listings_catalog')
+        .on('marketplace_listings')
+        .columns(['state', 'created_at', 'id'])
+        .execute()
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.dropIndex('marketplace_listings_catalog').execute()
+      await db.schema.alterTable('marketplace_listings').dropColumn('input_schema').execute()
+    },
+  },
+  '2026_11_23_011_marketplace_reviews': {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('marketplace_reviews')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('seller', 'text', (c) => c.notNull())
+        .addColumn('buyer', 'text', (c) => c.notNull())
+        // One review per purchase, also when two arrive at once.
+        .addColumn('purchase', 'text', (c) => c.notNull().unique())
+        .addColumn('rating', 'integer', (c) => c.notNull())
+        .addColumn('text', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addCheckConstraint('marketplace_reviews_rating', sql`rating between 1 and 5`)
+        .execute()
+      await db.schema
+        .createIndex('marketplace_reviews_seller')
+        .on('marketplace_reviews')
+        .columns(['seller', 'created_at'])
+        .execute()
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.dropTable('marketplace_reviews').execute()
+    },
+  },
+  '2026_11_23_012_marketplace_activity': {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('marketplace_activity')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('source', 'text', (c) => c.notNull())
+        // Each payment once, also when two processes record it at once.
+        .addColumn('digest', 'text', (c) => c.notNull().unique())
+        .addColumn('seller', 'text', (c) => c.notNull())
+        .addColumn('buyer', 'text', (c) => c.notNull())
+        .addColumn('amount', 'bigint', (c) => c.notNull())
+        .addColumn('asset', 'text', (c) => c.notNull())
+        .addColumn('resource', 'text')
+        .addColumn('at_ms', 'bigint', (c) => c.notNull())
+        .addColumn('recorded_ms', 'bigint', (c) => c.notNull())
+        .execute()
+      await db.schema
+        .createIndex('marketplace_activity_at')
+        .on('marketplace_activity')
+        .columns(['at_ms', 'id'])
+        .execute()
+      await db.schema
+        .createIndex('marketplace_activity_recorded')
+        .on('marketplace_activity')
+        .columns(['recorded_ms', 'id'])
+        .execute()
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.dropTable('marketplace_activity').execute()
+    },
+  },
 }
 
 /** The in-code migration provider. */

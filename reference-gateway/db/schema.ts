@@ -83,6 +83,8 @@ export type ListingTable = {
   next_probe_at_ms: BigintColumn
   created_at: string
   updated_at: string
+  /** JSON Schema of the request body, as JSON text; null when the seller gave none. */
+  input_schema: ColumnType<string | null, string | null | undefined, string | null>
 }
 
 /** `marketplace_probes`: every probe of a listing and its outcome. */
@@ -185,6 +187,39 @@ export type AciAnchorTable = {
   anchored_at: string | null
 }
 
+/** `marketplace_reviews`: a buyer's review of one purchase (a paid call) from a seller. */
+export type MarketplaceReviewTable = {
+  /** Public id (`rev_…`). */
+  id: string
+  /** The seller's address (normalised). */
+  seller: string
+  /** The buyer's address (normalised), who signed the review. */
+  buyer: string
+  /** The purchase reviewed: the payment's transaction digest. Unique. */
+  purchase: string
+  /** 1 to 5 stars. */
+  rating: number
+  text: string
+  created_at: string
+}
+
+/** `marketplace_activity`: the activity feed, one row per payment digest. */
+export type ActivityTable = {
+  id: string
+  /** `gateway` (settled through the gateway) or `report` (reported, found on the ledger). */
+  source: 'gateway' | 'report'
+  digest: string
+  seller: string
+  buyer: string
+  amount: BigintColumn
+  asset: string
+  resource: string | null
+  /** When it was paid, ms since the epoch. */
+  at_ms: BigintColumn
+  /** When the feed recorded it, ms since the epoch (orders the live stream). */
+  recorded_ms: BigintColumn
+}
+
 /** The whole relational schema. */
 export type GatewaySchema = {
   inference_keys: InferenceKeyTable
@@ -197,4 +232,6 @@ export type GatewaySchema = {
   aci_receipts: AciReceiptTable
   aci_signing_keys: AciSigningKeyTable
   aci_anchors: AciAnchorTable
+  marketplace_reviews: MarketplaceReviewTable
+  marketplace_activity: ActivityTable
 }

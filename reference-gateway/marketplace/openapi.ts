@@ -50,6 +50,25 @@ const submitBody = {
     name: { type: 'string', minLength: 1, maxLength: 120 },
     description: { type: 'string', maxLength: 2000 },
     tags,
+    inputSchema: {
+      type: 'object',
+      description: 'JSON Schema of the request body (at most 16 KiB), shown by /discovery',
+    },
+  },
+}
+const reviewBody = {
+  type: 'object',
+  required: ['seller', 'purchase', 'rating', 'text'],
+  additionalProperties: false,
+  properties: {
+    seller: address,
+    purchase: {
+      type: 'string',
+      pattern: '^[1-9A-HJ-NP-Za-km-z]{32,64}$',
+      description: 'the payment digest',
+    },
+    rating: { type: 'integer', minimum: 1, maximum: 5 },
+    text: { type: 'string', maxLength: 2000 },
   },
 }
 const json = (description: string) => ({
@@ -61,7 +80,27 @@ const body = (schema: object) => ({
   content: { 'application/json': { schema } },
 })
 
-/** The paths of the marketplace routes under `/v1/agent`. */
+const page = [
+  {
+    name: 'limit',
+    in: 'query',
+    schema: { type: 'integer', minimum: 1, maximum: 100, default: 20 },
+  },
+  {
+    name: 'offset',
+    in: 'query',
+    schema: { type: 'integer', minimum: 0, maximum: 100000, default: 0 },
+  },
+]
+const discoveryFilters = [
+  { name: 'type', in: 'query', schema: { type: 'string', maxLength: 32 }, description: 'http' },
+  { name: 'payTo', in: 'query', schema: address },
+  { name: 'scheme', in: 'query', schema: { type: 'string', maxLength: 32 }, description: 'exact' },
+  { name: 'network', in: 'query', schema: { type: 'string', maxLength: 64 } },
+  ...page,
+]
+
+/** The paths of the marketplace routes under `/v1/agent`, `/v1/services` and `/discovery`. */
 export function marketplacePaths(): Record<string, Record<string, unknown>> {
   return {
     '/v1/agent/endpoint/prepare': {
@@ -83,6 +122,12 @@ export function marketplacePaths(): Record<string, Record<string, unknown>> {
               required: ['address', 'action', 'body'],
               additionalProperties: false,
               properties: { address, action: { const: 'service' }, body: serviceBody },
+            },
+            {
+              type: 'object',
+              required: ['address', 'action', 'body'],
+              additionalProperties: false,
+              properties: { address, action: { const: 'review' }, body: reviewBody },
             },
           ],
         }),
@@ -164,6 +209,132 @@ export function marketplacePaths(): Record<string, Record<string, unknown>> {
         responses: {
           '200': json('{ items, total, limit, offset }'),
           '400': json('Bad query (code invalid_request_body)'),
+        },
+      },
+    },
+    '/discovery/resources': {
+      get: {
+        operationId: 'discovery-resources',
+        tags: ['marketplace'],
+        summary:
+          "x402 Bazaar discovery: the gateway's paid endpoints, then the listed seller endpoints, each with its request body's JSON Schema",
+        parameters: discoveryFilters,
+        responses: {
+          '200': json(
+            '{ x402Version: 1, items: [{ resource, type, x402Version, accepts, lastUpdated, metadata }], pagination: { limit, offset, total } }',
+          ),
+          '400': json('Bad query (code invalid_request_body)'),
+        },
+      },
+    },
+    '/discovery/search': {
+      get: {
+        operationId: 'discovery-search',
+        tags: ['marketplace'],
+        summary:
+          'Search the resources of /discovery/resources: every word must appear in the name, description, tags or URL',
+        parameters: [
+          {
+            name: 'query',
+            in: 'query',
+            required: true,
+            schema: { type: 'string', minLength: 1, maxLength: 200 },
+          },
+          ...discoveryFilters,
+        ],
+        responses: {
+          '200': json('{ x402Version: 1, query, items, pagination }'),
+          '400': json('Bad query (code invalid_request_body)'),
+        },
+      },
+    },
+    '/v1/reviews': {
+      get: {
+        operationId: 'v1-reviews',
+        tags: ['marketplace'],
+        summary: "A seller's reviews, newest first, and its average rating",
+        parameters: [{ name: 'seller', in: 'query', required: true, schema: address }, ...page],
+        responses: {
+          '200': json('{ seller, rating: { average, count }, reviews, total, limit, offset }'),
+          '400': json('Bad query (code invalid_request_body)'),
+        },
+      },
+      post: {
+        operationId: 'v1-reviews-post',
+        tags: ['marketplace'],
+        summary:
+          'Signed review of a paid call by its buyer: 1–5 stars and text, one per purchase, never by the seller, never of a refunded or unserved call',
+        requestBody: body({
+          type: 'object',
+          required: ['address', 'nonce', 'signature', 'body'],
+          additionalProperties: false,
+          properties: {
+            address,
+            nonce: { type: 'string', pattern: '^[0-9a-f]{32}$' },
+            signature: { type: 'string', description: 'Sui personal-message signature' },
+            body: reviewBody,
+          },
+        }),
+        responses: {
+          '201': json('The review'),
+          '400': json('Malformed body (code invalid_request_body)'),
+          '401': json('Refused signature or nonce (code mutation_refused, with a reason)'),
+          '403': json(
+            'Refused by a review rule (code review_refused; reason no_purchase, not_buyer, self_purchase, refunded, not_completed, invalid_rating or already_reviewed)',
+          ),
+        },
+      },
+    },
+    '/v1/activity': {
+      get: {
+        operationId: 'v1-activity',
+        tags: ['marketplace'],
+        summary:
+          'The activity feed: payments settled through the gateway and verified reports, newest first',
+        parameters: page,
+        responses: {
+          '200': json(
+            '{ items: [{ id, source, digest, seller, buyer, amount, asset, resource, at }], total, limit, offset }',
+          ),
+          '400': json('Bad query (code invalid_request_body)'),
+        },
+      },
+    },
+    '/v1/activity/stream': {
+      get: {
+        operationId: 'v1-activity-stream',
+        tags: ['marketplace'],
+        summary: 'The activity feed live: one server-sent event `activity` per new item',
+        responses: {
+          '200': {
+            description: 'text/event-stream',
+            content: { 'text/event-stream': { schema: { type: 'string' } } },
+          },
+        },
+      },
+    },
+    '/api/mpp/report': {
+      post: {
+        operationId: 'api-mpp-report',
+        tags: ['marketplace'],
+        summary:
+          'Report a payment made directly to a listed seller: it enters the feed once its transaction is found on the ledger paying that seller, once per digest',
+        requestBody: body({
+          type: 'object',
+          required: ['digest', 'seller'],
+          additionalProperties: false,
+          properties: {
+            digest: { type: 'string', pattern: '^[1-9A-HJ-NP-Za-km-z]{32,64}$' },
+            seller: address,
+          },
+        }),
+        responses: {
+          '201': json('The feed item'),
+          '400': json('Malformed body (code invalid_request_body)'),
+          '422': json(
+            'Not in the feed (code report_refused; reason not_a_seller, not_found, not_paying_seller or already_reported)',
+          ),
+          '503': json('The ledger did not answer (code ledger_unavailable)'),
         },
       },
     },

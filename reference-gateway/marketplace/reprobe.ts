@@ -11,7 +11,8 @@
  *
  * One pass ({@link Reprober.runOnce}) takes the database lease `reprobe` (so that one gateway process
  * at a time probes), probes every due listing with a concurrency limit, stores every probe, and
- * schedules each listing's next probe one interval (plus jitter) later.
+ * schedules each listing's next probe one interval (plus jitter) later. A passing probe also
+ * records the terms it read (network, asset, price, `payTo`), so a seller's new price shows.
  *
  * @module
  */
@@ -47,6 +48,11 @@ export type ReproberOptions = {
   jitterMs?: number | undefined
   /** Probes in flight at once. Default 8. */
   concurrency?: number | undefined
+  /**
+   * How long the lease lasts without renewal, ms; every probe renews it, and a worker that finds it
+   * taken by another process stops. Longer than one probe. Default one interval.
+   */
+  leaseMs?: number | undefined
   /** Listings probed per pass at most. Default 1 000. */
   batch?: number | undefined
   /** This process's name on the lease. */
@@ -84,13 +90,14 @@ export function createReprober(options: ReproberOptions): Reprober {
   return {
     async runOnce() {
       const started = now()
-      // The lease outlives a pass comfortably; the next pass renews it.
-      if (!(await options.store.acquireLease('reprobe', options.holder, started, interval)))
-        return 0
+      const lease = options.leaseMs ?? interval
+      if (!(await options.store.acquireLease('reprobe', options.holder, started, lease))) return 0
       const due = await options.store.dueListings(started, options.batch ?? 1_000)
       let next = 0
+      let held = true
+      let probed = 0
       const worker = async () => {
-        for (let i = next++; i < due.length; i = next++) {
+        for (let i = next++; held && i < due.length; i = next++) {
           const listing = due[i]
           if (listing === undefined || listing.state === 'delisted') continue
           let verdict: GateVerdict
@@ -127,13 +134,20 @@ export function createReprober(options: ReproberOptions): Reprober {
             {
               ...nextState(listing.state, listing.consecutiveFailures, passed),
               nextProbeAtMs: at + interval + Math.floor(random() * jitter),
+              // A passing probe read the seller's current terms: the listing shows them.
+              ...(verdict.status === 'passed' ? { terms: verdict.terms } : {}),
             },
             new Date(at),
           )
+          probed++
+          // Renew the lease; lost (this process stalled past it), leave the rest to its new holder.
+          if (!(await options.store.acquireLease('reprobe', options.holder, now(), lease))) {
+            held = false
+          }
         }
       }
       await Promise.all(Array.from({ length: Math.min(concurrency, due.length) }, worker))
-      return due.length
+      return probed
     },
   }
 }

@@ -13,9 +13,11 @@
  */
 import { isValidSuiAddress, normalizeSuiAddress } from '@mysten/sui/utils'
 import { Hono } from 'hono'
-import { PaymentError, type PaymentErrorCode } from 'tollgate'
+import { type Ledger, PaymentError, type PaymentErrorCode } from 'tollgate'
 import { lookUpAgent } from 'tollgate/conformance'
 import { z } from 'zod'
+import type { ActivityStore } from './activity.js'
+import { type PurchaseLookup, type ReviewStore, reviewBodySchema } from './reviews.js'
 import type { MutationSigner } from './signing.js'
 import type { Listing, MarketplaceStore } from './store.js'
 import { type GateOptions, judgeSubmission } from './submission.js'
@@ -30,6 +32,12 @@ export type MarketplaceRoutesOptions = {
   gates?: GateOptions | undefined
   /** When the first re-probe of a new listing is due, ms after listing. Default one day. */
   reprobeIntervalMs?: number | undefined
+  /** Reviews of paid calls (`/v1/reviews`, and ratings on profiles); off when undefined. */
+  reviews?: { store: ReviewStore; purchases: PurchaseLookup } | undefined
+  /** The activity feed (`/v1/activity`, `POST /api/mpp/report`); off when undefined. */
+  activity?:
+    | { store: ActivityStore; ledger: Pick<Ledger, 'getTransaction'>; pollMs?: number | undefined }
+    | undefined
 }
 
 const address = z
@@ -84,6 +92,11 @@ export const submitBodySchema = z
     name: z.string().min(1).max(120),
     description: z.string().max(2000).default(''),
     tags: z.array(tagSchema).max(16).default([]),
+    /** JSON Schema of the request body, shown by discovery (`/discovery/resources`). */
+    inputSchema: z
+      .record(z.string(), z.unknown())
+      .refine((schema) => JSON.stringify(schema).length <= 16_384, 'over 16 KiB')
+      .optional(),
   })
   .strict()
 
@@ -92,6 +105,7 @@ const prepareSchema = z.discriminatedUnion('action', [
   z
     .object({ address, action: z.literal('submit'), body: z.record(z.string(), z.unknown()) })
     .strict(),
+  z.object({ address, action: z.literal('review'), body: reviewBodySchema }).strict(),
 ])
 
 const submitSchema = z
@@ -153,6 +167,7 @@ export function listingJson(l: Listing) {
     consecutiveFailures: l.consecutiveFailures,
     createdAt: l.createdAt,
     updatedAt: l.updatedAt,
+    inputSchema: l.inputSchema,
   }
 }
 
@@ -253,6 +268,7 @@ export function marketplaceRoutes(options: MarketplaceRoutesOptions): Hono {
           name: body.data.name,
           description: body.data.description,
           tags: body.data.tags,
+          inputSchema: body.data.inputSchema ?? null,
           ...judged.terms,
           nextProbeAtMs: at + (options.reprobeIntervalMs ?? 24 * 60 * 60_000),
         },
@@ -281,7 +297,20 @@ export function marketplaceRoutes(options: MarketplaceRoutesOptions): Hono {
         probes: (await options.store.probesOf(l.id, profileProbes)).map(({ listingId, ...p }) => p),
       })),
     )
-    return c.json({ address: seller, identity: await identityOf(seller), endpoints })
+    const reviews = options.reviews?.store
+    const rating =
+      reviews === undefined
+        ? undefined
+        : await reviews.of(seller, { limit: 1, offset: 0 }).then((r) => ({
+            average: r.average,
+            count: r.total,
+          }))
+    return c.json({
+      address: seller,
+      identity: await identityOf(seller),
+      endpoints,
+      ...(rating === undefined ? {} : { rating }),
+    })
   })
 
   const identityOf = async (seller: string) => {

@@ -22,7 +22,7 @@ import type { MarketplaceStore, NonceRefusal } from './store.js'
 export const mutationPrefix = 'Tollgate catalog mutation v1\n'
 
 /** The actions a nonce may be issued for. */
-export type MutationAction = 'submit' | 'service'
+export type MutationAction = 'submit' | 'service' | 'review'
 
 /** Hex SHA-256 of a body's canonical JSON (RFC 8785). */
 export function bodySha256(body: unknown): string {

@@ -144,6 +144,36 @@ for (const engine of engines) {
       expect(second.listings.map((l) => l.url)).toEqual(['https://b.example/x'])
     })
 
+    it('searches by words in any case (% and _ literal), by payTo, and keeps input schemas', async () => {
+      const schema = { type: 'object', properties: { city: { type: 'string' } } }
+      await store.putListing(
+        listing({
+          seller: other,
+          url: 'https://words.example/forecast',
+          name: 'Weather ORACLE',
+          description: '100% hourly_forecasts',
+          tags: ['weather'],
+          payTo: other,
+          inputSchema: schema,
+        }),
+        new Date(7_000),
+      )
+      const page = { limit: 10, offset: 0, state: 'listed' as const }
+      const found = async (words: string[]) =>
+        (await store.searchListings({ ...page, words })).listings.map((l) => l.url)
+      expect(await found(['oracle', 'HOURLY'.toLowerCase()])).toEqual([
+        'https://words.example/forecast',
+      ])
+      expect(await found(['words.example'])).toEqual(['https://words.example/forecast'])
+      expect(await found(['100%'])).toEqual(['https://words.example/forecast'])
+      expect(await found(['1_0%'])).toEqual([])
+      expect(await found(['oracle', 'absent'])).toEqual([])
+      expect((await store.searchListings({ ...page, payTo: other })).total).toBe(1)
+      const [stored] = (await store.searchListings({ ...page, payTo: other })).listings
+      expect(stored?.inputSchema).toEqual(schema)
+      expect((await store.listingsOf(seller))[0]?.inputSchema).toBeNull()
+    })
+
     it('finds due listings and keeps probes newest first', async () => {
       const [own] = await store.listingsOf(seller)
       if (own === undefined) throw new Error('no listing')

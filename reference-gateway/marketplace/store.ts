@@ -6,7 +6,7 @@
  * @module
  */
 import { randomBytes } from 'node:crypto'
-import type { Kysely, Selectable } from 'kysely'
+import { type Kysely, type Selectable, sql } from 'kysely'
 import { toBigint } from '../db/database.js'
 import type { GatewaySchema, ListingState, ListingTable, ProbeTable } from '../db/schema.js'
 
@@ -31,6 +31,8 @@ export type Listing = {
   nextProbeAtMs: number
   createdAt: string
   updatedAt: string
+  /** JSON Schema of the request body, as the seller submitted it; null when it gave none. */
+  inputSchema: Record<string, unknown> | null
 }
 
 /** A stored probe. */
@@ -56,8 +58,11 @@ export type NonceRefusal =
 /** What a new listing needs. */
 export type NewListing = Omit<
   Listing,
-  'id' | 'state' | 'consecutiveFailures' | 'createdAt' | 'updatedAt'
->
+  'id' | 'state' | 'consecutiveFailures' | 'createdAt' | 'updatedAt' | 'inputSchema'
+> & { inputSchema?: Record<string, unknown> | null | undefined }
+
+/** The terms of a listing, as read from the seller's challenge. */
+export type ListingTerms = Pick<Listing, 'network' | 'asset' | 'price' | 'payTo'>
 
 /** The fields a seller may change on its listing. */
 export type ListingUpdate = {
@@ -99,16 +104,27 @@ export type MarketplaceStore = {
     tag?: string | undefined
     network?: string | undefined
     seller?: string | undefined
+    payTo?: string | undefined
     maxPrice?: bigint | undefined
+    /** Words that must each appear in the name, description, tags or URL (any case). */
+    words?: readonly string[] | undefined
     limit: number
     offset: number
   }): Promise<{ listings: Listing[]; total: number }>
   /** Changes a listing's descriptive fields; false when it does not exist. */
   updateListing(id: string, update: ListingUpdate, at: Date): Promise<boolean>
-  /** Changes a listing's state and failure count (the state machine's moves). */
+  /**
+   * Changes a listing's state and failure count (the state machine's moves), and with `terms` the
+   * terms read by a passing probe. A delisted listing stays delisted.
+   */
   setListingState(
     id: string,
-    change: { state: ListingState; consecutiveFailures: number; nextProbeAtMs?: number },
+    change: {
+      state: ListingState
+      consecutiveFailures: number
+      nextProbeAtMs?: number
+      terms?: ListingTerms | undefined
+    },
     at: Date,
   ): Promise<void>
   /** Listings (`listed` or `suspended`) whose re-probe is due at `nowMs`, earliest first. */
@@ -144,6 +160,7 @@ const fromListingRow = (r: Selectable<ListingTable>): Listing => ({
   nextProbeAtMs: Number(r.next_probe_at_ms),
   createdAt: r.created_at,
   updatedAt: r.updated_at,
+  inputSchema: r.input_schema ? (JSON.parse(r.input_schema) as Record<string, unknown>) : null,
 })
 
 const fromProbeRow = (r: Selectable<ProbeTable>): ProbeRecord => ({
@@ -228,6 +245,7 @@ export function createMarketplaceStore(db: Kysely<GatewaySchema>): MarketplaceSt
         state: 'listed' as const,
         consecutive_failures: 0,
         next_probe_at_ms: BigInt(l.nextProbeAtMs),
+        input_schema: l.inputSchema ? JSON.stringify(l.inputSchema) : null,
         updated_at: now,
       }
       await db
@@ -279,11 +297,21 @@ export function createMarketplaceStore(db: Kysely<GatewaySchema>): MarketplaceSt
       if (q.maxPrice !== undefined) query = query.where('price', '<=', q.maxPrice)
       // Tags are a JSON array of [a-z0-9-] words: the quoted word matches exactly one element.
       if (q.tag !== undefined) query = query.where('tags', 'like', `%${JSON.stringify(q.tag)}%`)
+      if (q.payTo !== undefined) query = query.where('pay_to', '=', q.payTo)
+      for (const word of q.words ?? []) {
+        const pattern = `%${word.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`
+        const like = (column: 'name' | 'description' | 'tags' | 'url') =>
+          sql<boolean>`lower(${sql.ref(column)}) like ${pattern} escape '\\'`
+        query = query.where((eb) =>
+          eb.or([like('name'), like('description'), like('tags'), like('url')]),
+        )
+      }
       const [rows, count] = await Promise.all([
         query
           .selectAll()
+          // Both descending: the index (state, created_at, id) serves the order.
           .orderBy('created_at', 'desc')
-          .orderBy('id')
+          .orderBy('id', 'desc')
           .limit(q.limit)
           .offset(q.offset)
           .execute(),
@@ -315,9 +343,20 @@ export function createMarketplaceStore(db: Kysely<GatewaySchema>): MarketplaceSt
           ...(change.nextProbeAtMs !== undefined
             ? { next_probe_at_ms: BigInt(change.nextProbeAtMs) }
             : {}),
+          ...(change.terms !== undefined
+            ? {
+                network: change.terms.network,
+                asset: change.terms.asset,
+                price: change.terms.price,
+                pay_to: change.terms.payTo,
+              }
+            : {}),
           updated_at: at.toISOString(),
         })
         .where('id', '=', id)
+        // Only the seller brings a delisted endpoint back (a new submission), never a probe that
+        // was under way when it delisted.
+        .$if(change.state !== 'delisted', (q) => q.where('state', '!=', 'delisted'))
         .execute()
     },
 

@@ -49,6 +49,15 @@ function signerFromKey(key: string): Signer {
   }
 }
 
+/**
+ * The agent's signer: the key in `TOLLGATE_AGENT_KEY` when set, else the wallet's (`tollgate agent`
+ * and `tollgate listing` sign with it).
+ */
+export async function agentSigner(): Promise<Signer> {
+  const key = process.env[agentKeyVariable]
+  return key !== undefined && key !== '' ? signerFromKey(key) : await loadWallet()
+}
+
 /** Builds the `agent` command. */
 export function agentCommand(): Command {
   const agent = new Command('agent').description(
@@ -78,8 +87,7 @@ export function agentCommand(): Command {
     .option('--json', 'print JSON')
     .action(async (options: RegisterOptions) => {
       try {
-        const key = process.env[agentKeyVariable]
-        const signer = key !== undefined && key !== '' ? signerFromKey(key) : await loadWallet()
+        const signer = await agentSigner()
         const url = await ledgerUrlOf(options.ledger, options.network)
         const done = await registerAgent({
           ledger: createLedger({ url }),
