@@ -2,14 +2,18 @@
 // (SQLite in a temporary folder, the local ledger emulator, the local stub upstreams; no
 // configuration, no network), makes a fresh funded test wallet, and pays one call in EACH dialect
 // with the paying fetch of `tollgate/client`, printing the 402, the payment, the settlement digest
-// and the answer. Payments on the local emulator are NOT real money.
+// and the answer; then a chat with the embedded confidential model (served by the simulated enclave)
+// whose receipt is verified step by step, as `tollgate verify` does. Payments on the local emulator
+// are NOT real money.
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pc from 'picocolors'
 import { loadConfig } from '../reference-gateway/config.js'
+import { defaultConfidentialModelId } from '../reference-gateway/inference/models.js'
 import { startGateway } from '../reference-gateway/server.js'
 import { notRealBanner } from '../src/cli/ledger.js'
+import { verifyStoredReceipt } from '../src/cli/verify.js'
 import { createPayingFetch, paymentOf } from '../src/client/index.js'
 import { formatAmount } from '../src/money.js'
 
@@ -107,6 +111,36 @@ await payOnce(
   `${gateway.url}/brave/v1/web/search`,
   JSON.stringify({ q: 'per-request payments over HTTP 402' }),
 )
+
+rule('4. a confidential model: attested enclave, receipt verified step by step')
+const { key } = await gateway.inference.keys.create({ name: 'demo', credit: 1_000_000n })
+console.log(`> POST ${gateway.url}/v1/chat/completions  (model ${defaultConfidentialModelId})`)
+const confidential = await fetch(`${gateway.url}/v1/chat/completions`, {
+  method: 'POST',
+  headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+  body: JSON.stringify({
+    model: defaultConfidentialModelId,
+    messages: [{ role: 'user', content: 'Say hello from inside the enclave.' }],
+  }),
+})
+const receiptId = confidential.headers.get('x-receipt-id')
+console.log(`< HTTP ${confidential.status}   x-receipt-id: ${receiptId}`)
+console.log(`  answer: ${show(JSON.stringify(await confidential.json()), 300)}`)
+if (confidential.status !== 200 || receiptId === null) throw new Error('confidential call failed')
+// The anchor worker runs on a timer; asking for the anchor now submits it at once.
+const anchor = await fetch(`${gateway.url}/v1/aci/anchor/${receiptId}`, { method: 'POST' })
+console.log(
+  `> POST /v1/aci/anchor/${receiptId}\n< HTTP ${anchor.status} ${show(await anchor.text(), 140)}`,
+)
+const verified = await verifyStoredReceipt(receiptId, { inferenceUrl: gateway.url })
+for (const step of verified.steps) {
+  const mark = { passed: pc.green('✓'), failed: pc.red('✗'), skipped: pc.dim('·') }[step.status]
+  console.log(`  ${mark} ${step.step}: ${show(step.detail, 100)}`)
+}
+console.log(
+  `  receipt ${pc.bold(verified.status)} (trust policy from the ${verified.policySource})`,
+)
+if (verified.status !== 'verified') throw new Error('the confidential receipt did not verify')
 
 rule('done')
 console.log(`buyer balance now ${await balance()} USDC (test money)`)

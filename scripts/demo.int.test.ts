@@ -1,0 +1,32 @@
+/**
+ * The README's main command, `npm run demo`, run as a user runs it (a child process through tsx,
+ * with no configuration): it must end well and show what it promises.
+ */
+import { execFile } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
+import { promisify } from 'node:util'
+import { describe, expect, it } from 'vitest'
+
+const root = fileURLToPath(new URL('..', import.meta.url))
+// biome-ignore lint/suspicious/noControlCharactersInRegex: ANSI colour codes (picocolors under CI)
+const plain = (text: string) => text.replace(/\x1b\[[0-9;]*m/g, '')
+
+describe('npm run demo', () => {
+  it('shows the 402, a payment in each dialect and a confidential answer whose receipt verifies', async () => {
+    const { stdout } = await promisify(execFile)('node', ['--import', 'tsx', 'scripts/demo.ts'], {
+      cwd: root,
+      // Nothing from the environment that could point it at real services.
+      env: { PATH: process.env.PATH ?? '', NO_COLOR: '1' },
+      timeout: 120_000,
+    })
+    const out = plain(stdout)
+    expect(out).toMatch(/< HTTP 402/)
+    expect(out).toMatch(/> X-PAYMENT: /)
+    expect(out).toMatch(/> Authorization: Payment /)
+    expect(out.match(/settlement digest: [1-9A-HJ-NP-Za-km-z]{43,44}/g)).toHaveLength(2)
+    expect(out).toMatch(/x-receipt-id: rcpt_/)
+    expect(out).toMatch(/✓ anchor: /)
+    expect(out).not.toMatch(/✗/)
+    expect(out).toMatch(/receipt verified/)
+  })
+})
