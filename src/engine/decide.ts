@@ -55,7 +55,8 @@ export function createDecide(context: DecideContext): Decide {
   const settleContext: SettleContext = {
     ledger: options.ledger,
     store: options.store,
-    precheck: options.precheck,
+    // One object for every check of this engine: its imported signature keys are remembered by it.
+    precheck: { ...options.precheck },
     onStep: options.onSettleStep,
   }
 
