@@ -100,6 +100,32 @@ describe('engine.handle without a payment', () => {
     expect(await decision.response.text()).toBe(decision.plain.body)
   })
 
+  it('keeps its 402 per engine, until the expiry bucket moves on', () => {
+    let clock = 1_700_000_000_000
+    const make = (secret: string) =>
+      createPaywall({
+        payTo: `0x${'ab'.repeat(32)}`,
+        ledger: untouchable,
+        store: createMemoryStore(),
+        secrets: [secret],
+        now: () => clock,
+      })
+    const one = make('a-challenge-secret-of-at-least-32-bytes!')
+    const two = make('another-challenge-secret-of-32-bytes!!')
+    const body = (engine: ReturnType<typeof make>) => {
+      const decision = engine.handle(post(), route) as Decision
+      return decision.status === 'respond' ? decision.plain.body : ''
+    }
+    const first = body(one)
+    // The same route object in two engines: each signs with its own secret.
+    expect(body(two)).not.toBe(first)
+    clock += 1_000
+    expect(body(one)).toBe(first)
+    // 60 s challenges expire on 15 s boundaries: a minute later it is a new challenge.
+    clock += 60_000
+    expect(body(one)).not.toBe(first)
+  })
+
   it('answers 413 for a declared body over the limit, before any 402', () => {
     const decision = engine.handle(post({ 'content-length': '101' }), route) as Decision
     expect(decision.status === 'respond' && decision.plain.status).toBe(413)
