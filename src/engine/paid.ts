@@ -62,6 +62,11 @@ function keepLease(
   }
 }
 
+/**
+ * The decision of a settled request: its success headers (x402 `X-PAYMENT-RESPONSE` on every
+ * served response, the MPP receipt on 2xx only), whether an outcome is a failed call, and
+ * `complete`, which records the outcome once (the serve lease is kept until then).
+ */
 export function paidDecision(
   payment: PaymentInfo,
   route: PaidRoute,
