@@ -8,8 +8,8 @@
 import { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
 import { verifyTransactionSignature } from '@mysten/sui/verify'
 import { bench, describe } from 'vitest'
-import { coinPayment, signOffline, usdcType } from '../src/internal/offlinePayments.js'
 import { normalizeTerms, precheckPayment } from '../src/precheck.js'
+import { coinPayment, signOffline, usdcType } from '../src/testHelpers.js'
 
 const payTo = `0x${'33'.repeat(32)}`
 const buyer = new Ed25519Keypair()

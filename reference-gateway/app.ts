@@ -135,6 +135,7 @@ export const corsExposeHeaders = [
   'Payment-Receipt',
   'X-Request-Id',
   'Retry-After',
+  'x-receipt-id',
 ]
 
 /** Hono variables of the gateway. */
@@ -331,6 +332,7 @@ export function createGatewayApp(options: GatewayAppOptions): GatewayApp {
             ?.outgoing
           return inference.api.serveKeyless(c.get('tollgate').body as ChatRequest, {
             requestId: c.get('requestId'),
+            payment: c.get('tollgate').payment,
             signal: c.req.raw.signal,
             // On Node, a stream that broke fails the response itself: the paywall sees a failed
             // call (and refunds it) instead of a response that ended.
@@ -421,6 +423,9 @@ export function createGatewayApp(options: GatewayAppOptions): GatewayApp {
 
   if (inference !== undefined) {
     app.get('/v1/models', () => inference.api.listModels())
+    app.get('/v1/aci/*', (c) => inference.api.aci(c.req.raw))
+    app.post('/v1/aci/anchor/:id', (c) => inference.api.aci(c.req.raw))
+    app.get('/.well-known/tollgate-receipt-keys.json', () => inference.api.receiptKeys())
     app.post('/v1/chat/completions', (c) =>
       inference.api.chat(c.req.raw, { requestId: c.get('requestId') }),
     )

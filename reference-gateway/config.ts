@@ -51,6 +51,9 @@ export const settingVariables = {
   agentRegistryPackage: 'AGENT_REGISTRY_PACKAGE',
   listingAllowPrivateNetwork: 'LISTING_ALLOW_PRIVATE_NETWORK',
   logLevel: 'LOG_LEVEL',
+  confidentialModelPrefix: 'CONFIDENTIAL_MODEL_PREFIX',
+  enclaveFault: 'ENCLAVE_FAULT',
+  receiptAnchorPackage: 'RECEIPT_ANCHOR_PACKAGE',
 } as const
 
 /** Settings whose values are secrets: never printed, never logged. */
@@ -253,6 +256,35 @@ export const gatewayConfigSchema = z
      * emulator (a local stack), false otherwise. Security: SSRF; never on a public gateway.
      */
     listingAllowPrivateNetwork: boolFromText.optional(),
+    /** Reserved id prefix of confidential models (served only by an attested enclave). */
+    confidentialModelPrefix: z
+      .string()
+      .regex(/^[a-z][a-z0-9-]{0,30}[/:]$/, 'must be like confidential/')
+      .default('confidential/'),
+    /**
+     * A misbehaviour of the embedded default's simulated enclave, to watch the gateway refuse:
+     * `bad-report-signature`, `wrong-nonce`, `stale-report`, `measurement-not-allowed`,
+     * `unattested-receipt-key`, `tampered-receipt`, `changed-response-bytes`, `model-alias`,
+     * `enclave-down`. Default none.
+     */
+    enclaveFault: z
+      .enum([
+        'bad-report-signature',
+        'wrong-nonce',
+        'stale-report',
+        'measurement-not-allowed',
+        'unattested-receipt-key',
+        'tampered-receipt',
+        'changed-response-bytes',
+        'model-alias',
+        'enclave-down',
+      ])
+      .optional(),
+    /** Package of `receipt_anchor` (confidential receipts anchored). Default on the emulator: its package. */
+    receiptAnchorPackage: z
+      .string()
+      .regex(/^0x[0-9a-fA-F]{1,64}$/, 'must be a 0x-prefixed package address')
+      .optional(),
     /** pino level. Default `info`. */
     logLevel: z
       .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])

@@ -24,7 +24,12 @@ import pino from 'pino'
 import type { SellerEvent } from 'tollgate'
 import { createLedger, usdcCoinTypes } from 'tollgate'
 import { createNodeFetch, type HostResolver, nodeFetch } from 'tollgate/node'
-import type { ModelUpstream, StartedLedger, StubUpstreams } from 'tollgate/testing'
+import type {
+  ModelUpstream,
+  SimulatedEnclave,
+  StartedLedger,
+  StubUpstreams,
+} from 'tollgate/testing'
 import pkg from '../package.json' with { type: 'json' }
 import { createGatewayApp, type GatewayApp, type GatewayLogger, type LedgerInfo } from './app.js'
 import { createLocalBlobStore } from './blobs/local.js'
@@ -32,10 +37,13 @@ import { type Catalog, defaultMaxBodyBytes, paidEntries, withUpstreams } from '.
 import { defaultCatalog } from './catalog/default.js'
 import { ConfigError, type GatewayConfig } from './config.js'
 import { databaseLocationOf, openDatabase } from './db/database.js'
+import { type AnchorWorker, createAnchorWorker } from './inference/anchors.js'
 import { createInferenceApi, type InferenceApi } from './inference/api.js'
+import { createGatewayReceiptSigner } from './inference/gatewayReceipt.js'
 import { createKeyStore, type KeyStore } from './inference/keys.js'
 import { createRateLimiter } from './inference/limits.js'
-import { defaultModel, type ModelConfig } from './inference/models.js'
+import { defaultConfidentialModel, defaultModel, type ModelConfig } from './inference/models.js'
+import { createReceiptStore } from './inference/receipts.js'
 import type { JobRoutesOptions } from './jobs/routes.js'
 import { createMutationSigner } from './marketplace/signing.js'
 import { createMarketplaceStore } from './marketplace/store.js'
@@ -97,6 +105,10 @@ export type RunningGateway = {
     database: 'sqlite' | 'postgres'
     /** The local model server of the embedded default model, when one was started. */
     modelStub: ModelUpstream | undefined
+    /** The simulated enclave of the embedded default's confidential model, when one was started. */
+    enclave: SimulatedEnclave | undefined
+    /** The receipt anchor worker, when an operator key and the anchor package are configured. */
+    anchors: AnchorWorker | undefined
   }
   /** Stops gracefully (see the module doc). Idempotent. */
   stop(): Promise<void>
@@ -237,12 +249,17 @@ async function start(
   // The private inference API: its models (configured, or the embedded default on stub upstreams:
   // one open model served by a local deterministic model server), keys, credit and limits.
   let modelStub: ModelUpstream | undefined
+  let enclave: SimulatedEnclave | undefined
   let models: ModelConfig[] = config.inferenceModels ?? []
   if (config.inferenceModels === undefined && upstreamMode === 'stub') {
     const { startModelUpstream } = await import('tollgate/testing')
     modelStub = await startModelUpstream()
     cleanups.push(() => modelStub?.stop())
     models = [defaultModel(modelStub.baseUrl)]
+    const { startSimulatedEnclave } = await import('tollgate/testing')
+    enclave = await startSimulatedEnclave({ misbehaviour: config.enclaveFault })
+    cleanups.push(() => enclave?.stop())
+    models.push(defaultConfidentialModel(enclave, config.confidentialModelPrefix))
   }
   const database = await openDatabase(databaseLocationOf(config), {
     onError: (error) => logger.error({ event: 'database_connection_error', error: error.name }),
@@ -389,6 +406,22 @@ async function start(
 
   const metrics = createMetrics()
   const upstreamFetch = options.fetch ?? createNodeFetch({ maxBufferedBytes: 64 * 1024 * 1024 })
+  // Receipt anchors on the ledger: the operator key signs them, with the receipt_anchor package.
+  const anchorPackage = config.receiptAnchorPackage ?? emulator?.modulesPackage
+  const anchors =
+    operator === undefined || anchorPackage === undefined
+      ? undefined
+      : createAnchorWorker({
+          db: database.db,
+          ledger,
+          signer: operator,
+          packageId: anchorPackage,
+          holder: `gw_${randomBytes(6).toString('hex')}`,
+          onError: (receiptId, reason) =>
+            logger.warn({ event: 'receipt_anchor_failed', receiptId, reason }),
+        })
+  anchors?.start(config.refundIntervalMs)
+  cleanups.push(() => anchors?.stop())
   const inferenceApi = createInferenceApi({
     models,
     keys,
@@ -402,7 +435,12 @@ async function start(
     maxBodyBytes: config.maxBodyBytes,
     keylessMaxTokens: config.openMaxTokens,
     logger,
+    confidentialPrefix: config.confidentialModelPrefix,
+    receipts: createReceiptStore(database.db),
+    receiptSigner: createGatewayReceiptSigner(database.db, { issuer: publicBaseUrl }),
+    anchorNow: anchors?.runOnce,
   })
+  cleanups.push(() => inferenceApi.close())
   const gateway = createGatewayApp({
     catalog,
     seller: {
@@ -505,7 +543,14 @@ async function start(
     catalog,
     metrics,
     gateway,
-    inference: { api: inferenceApi, keys, database: database.dialect, modelStub },
+    inference: {
+      api: inferenceApi,
+      keys,
+      database: database.dialect,
+      modelStub,
+      enclave,
+      anchors,
+    },
     stop,
   }
 }

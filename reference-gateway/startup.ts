@@ -8,7 +8,7 @@
  */
 import { mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
-import type { PaymentStore } from 'tollgate'
+import { hasCode, type PaymentStore } from 'tollgate'
 import { ConfigError, type GatewayConfig, settingVariables } from './config.js'
 
 /** How long the start waits for the payment store to answer, ms. */
@@ -92,7 +92,11 @@ export async function checkStoreReachable(
         )
       }),
     ])
-  } catch (error) {
+  } catch (thrown) {
+    // A store reports its backend's failure as a store_error whose cause is the driver's error:
+    // that is what the operator needs to read.
+    const error =
+      hasCode(thrown, 'store_error') && thrown.cause !== undefined ? thrown.cause : thrown
     const cause = reasonOf(error, secretValues(config))
     if (kind === 'postgres') {
       // 28000 / 28P01: no user, an unknown role or a wrong password.

@@ -247,6 +247,20 @@ try {
       encoding: 'utf8',
     }),
   )[0]
+  // What ships: the build and the README, never tests, fixtures, benchmarks or sources.
+  const shipped = packed.files.map((file) => file.path)
+  const stray = shipped.filter(
+    (path) =>
+      !(
+        path === 'package.json' ||
+        path === 'README.md' ||
+        path === 'LICENSE' ||
+        path === 'CHANGELOG.md' ||
+        path.startsWith('dist/')
+      ) || /(?:\.test|\.bench|fixture|testHelpers)/i.test(path),
+  )
+  if (stray.length > 0) fail(`the tarball ships what it should not: ${stray.join(', ')}`)
+  console.log(`      ${shipped.length} files, ${(packed.size / 1024).toFixed(0)} KiB packed`)
   const tarball = {
     name: packed.filename,
     integrity: `sha512-${createHash('sha512')
@@ -298,17 +312,27 @@ try {
   console.log(`      --help answered for: ${helped.join(', ')}`)
 
   step(
-    'tollgate wallet new; tollgate gateway without its peers: one line naming npm install, exit 2',
+    'tollgate wallet new; tollgate gateway and keys without their peers: one line naming npm install, exit 2',
   )
-  const [created, bare] = await Promise.all([
+  const [created, bare, keysBare] = await Promise.all([
     runAsync(bin, ['wallet', 'new', '--json'], { cwd: project, env }),
     runAsync(bin, ['gateway', '--port', '0'], { cwd: project, env }),
+    runAsync(bin, ['keys', 'list'], { cwd: project, env }),
   ])
   if (created.code !== 0) fail(`tollgate wallet new exited ${created.code}: ${created.stderr}`)
   const lines = bare.stderr.trim().split('\n')
   if (bare.code !== 2 || lines.length !== 1 || !/npm install [a-z@]/.test(lines[0] ?? '')) {
     fail(`tollgate gateway without hono: exit ${bare.code}, stderr:
       ${firstLines(bare.stderr || bare.stdout)}`)
+  }
+  const keysLines = keysBare.stderr.trim().split('\n')
+  if (
+    keysBare.code !== 2 ||
+    keysLines.length !== 1 ||
+    !/npm install better-sqlite3$/.test(keysLines[0] ?? '')
+  ) {
+    fail(`tollgate keys list without better-sqlite3: exit ${keysBare.code}, stderr:
+      ${firstLines(keysBare.stderr || keysBare.stdout)}`)
   }
 
   // 3. The optional peers a user adds, then the gateway and a paid call.

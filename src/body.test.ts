@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
-import { readBody } from './body.js'
+import { readBody, readCappedStream } from './body.js'
 
 const schema = z.object({ messages: z.array(z.object({ role: z.enum(['user', 'assistant']) })) })
 const post = (body: string | undefined, headers: Record<string, string> = {}) =>
@@ -51,5 +51,38 @@ describe('readBody', () => {
     const request = post('not json at all')
     expect(await readBody(request, undefined)).toMatchObject({ status: 'ok', body: undefined })
     expect(request.bodyUsed).toBe(false)
+  })
+})
+
+describe('readCappedStream', () => {
+  const streamOf = (chunks: string[], cancelled: unknown[] = []) =>
+    new ReadableStream<Uint8Array>(
+      {
+        pull(controller) {
+          const next = chunks.shift()
+          if (next === undefined) controller.close()
+          else controller.enqueue(new TextEncoder().encode(next))
+        },
+        cancel(reason) {
+          cancelled.push(reason ?? 'cancelled')
+        },
+      },
+      // Nothing is pulled ahead of a read: what the reader did not ask for stays unread.
+      { highWaterMark: 0 },
+    )
+
+  it('joins the chunks of a body up to exactly the cap', async () => {
+    const bytes = await readCappedStream(streamOf(['ab', 'cd', 'e']), 5)
+    expect(new TextDecoder().decode(bytes)).toBe('abcde')
+    expect(await readCappedStream(streamOf([]), 5)).toEqual(new Uint8Array(0))
+  })
+
+  it('stops one byte past the cap, cancels the stream and reads no further', async () => {
+    const cancelled: unknown[] = []
+    const chunks = ['abc', 'def', 'never read']
+    expect(await readCappedStream(streamOf(chunks, cancelled), 5)).toBeUndefined()
+    await new Promise((resolve) => setTimeout(resolve, 0))
+    expect(cancelled).toHaveLength(1)
+    expect(chunks).toEqual(['never read'])
   })
 })

@@ -7,6 +7,7 @@
  *
  * @module
  */
+import { cappedBytes } from './internal/cappedBytes.js'
 import { type EngineRequest, isRequestView } from './requestView.js'
 
 /** Request bodies are read as UTF-8 (a malformed sequence becomes U+FFFD, a BOM is kept). */
@@ -71,9 +72,12 @@ export async function readBody(
       return { status: 'too_large', limit: maxBytes }
     text = bytes === undefined ? '' : utf8.decode(bytes)
   } else if (request.body !== null) {
-    const read = await readCapped(request.clone().body as ReadableStream<Uint8Array>, maxBytes)
+    const read = await readCappedStream(
+      request.clone().body as ReadableStream<Uint8Array>,
+      maxBytes,
+    )
     if (read === undefined) return { status: 'too_large', limit: maxBytes }
-    text = read
+    text = utf8.decode(read)
   }
   let body: unknown
   if (text.trim() === '') {
@@ -92,32 +96,38 @@ export async function readBody(
   return check.status === 'valid' ? { status: 'ok', body: check.body, text } : check
 }
 
-async function readCapped(
+/**
+ * Reads a Web byte stream whole, up to `maxBytes`: the one capped reader of request and answer
+ * bodies (the core's paid-route bodies, the reference gateway's upstream answers). When the stream
+ * carries more, reading stops, the stream is cancelled (not awaited: cancelling one branch of a
+ * cloned, teed body settles only when the other branch is cancelled too) and the answer is
+ * `undefined`, so at most `maxBytes` plus one chunk is ever held.
+ *
+ * @param stream - the body to read; it is locked and consumed.
+ * @param maxBytes - the largest body accepted, in bytes. Security: the bound on memory an untrusted
+ *   peer can make this read hold.
+ * @returns the bytes (a single chunk as it came, several joined), or `undefined` when over the cap.
+ *
+ * @example
+ * ```ts
+ * const bytes = await readCappedStream(response.body, 1024 * 1024)
+ * if (bytes === undefined) return new Response('too large', { status: 413 })
+ * ```
+ */
+export async function readCappedStream(
   stream: ReadableStream<Uint8Array>,
   maxBytes: number,
-): Promise<string | undefined> {
+): Promise<Uint8Array | undefined> {
   const reader = stream.getReader()
-  const chunks: Uint8Array[] = []
-  let size = 0
+  const kept = cappedBytes(maxBytes)
   for (;;) {
     const { done, value } = await reader.read()
-    if (done) break
-    size += value.byteLength
-    if (size > maxBytes) {
-      // Not awaited: cancelling one branch of a cloned (teed) body settles only when the other
-      // branch is cancelled too, which the request's owner does when it answers.
+    if (done) return kept.bytes()
+    if (!kept.push(value)) {
       void reader.cancel().catch(() => {})
       return undefined
     }
-    chunks.push(value)
   }
-  const whole = new Uint8Array(size)
-  let offset = 0
-  for (const chunk of chunks) {
-    whole.set(chunk, offset)
-    offset += chunk.byteLength
-  }
-  return utf8.decode(whole)
 }
 
 /** Runs a validator and reduces its answer to a {@link BodyCheck} naming the first bad field. */

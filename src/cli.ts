@@ -48,6 +48,10 @@ const subcommands: Record<string, { summary: string; load: () => Promise<Command
     summary: 'Probe a seller endpoint against the listing gates and the x402/MPP rules',
     load: async () => (await import('./cli/conformance.js')).conformanceCommand(),
   },
+  verify: {
+    summary: "Verify a confidential answer's receipt, step by step (exit 0 only when verified)",
+    load: async () => (await import('./cli/verify.js')).verifyCommand(),
+  },
 }
 
 /** The `tollgate` command line. */
@@ -56,10 +60,29 @@ const program = new Command()
   .description('Per-request USDC payments on Sui for any HTTP route (x402 and MPP).')
   .version(pkg.version)
 
-const args = process.argv.slice(2)
-const chosen = args[0] === 'help' ? args[1] : args[0]
-for (const [name, { summary, load }] of Object.entries(subcommands)) {
-  program.addCommand(name === chosen ? await load() : new Command(name).summary(summary))
+/**
+ * The optional package a failed import named (`better-sqlite3`, `pg`, …), if that is why it failed:
+ * the commands that open a store load it only when they run.
+ */
+function missingPackage(error: unknown): string | undefined {
+  const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown }
+  if (code !== 'ERR_MODULE_NOT_FOUND' || typeof message !== 'string') return undefined
+  return /Cannot find package '((?:@[^/']+\/)?[^/']+)/.exec(message)?.[1]
 }
 
-await program.parseAsync(process.argv)
+const args = process.argv.slice(2)
+const chosen = args[0] === 'help' ? args[1] : args[0]
+try {
+  for (const [name, { summary, load }] of Object.entries(subcommands)) {
+    program.addCommand(name === chosen ? await load() : new Command(name).summary(summary))
+  }
+  await program.parseAsync(process.argv)
+} catch (error) {
+  const name = missingPackage(error)
+  if (name === undefined) throw error
+  // One line, as for any misconfiguration: what is missing and the command that adds it.
+  process.stderr.write(
+    `tollgate ${chosen ?? ''}: needs the optional package ${name}, not installed here: npm install ${name}\n`,
+  )
+  process.exitCode = 2
+}

@@ -1,4 +1,5 @@
 export * from './attestation/index.js'
+export * from './backoff.js'
 export * from './body.js'
 export * from './challenge.js'
 export * from './errors.js'

@@ -20,6 +20,7 @@ import { createDecide, emitter } from './engine/decide.js'
 import { finishResponse, hungUpResponse, watchHangUp } from './engine/finish.js'
 import { Preparation } from './engine/prepared.js'
 import { failedCallResponse } from './engine/respond.js'
+import type { PaymentError } from './errors.js'
 import type { PriceInput } from './money.js'
 import type { Offer } from './negotiate.js'
 import type { PrecheckOptions } from './precheck.js'
@@ -125,9 +126,16 @@ export type PaywallEvent =
   /**
    * The serve lease of a call still running was taken over: this process did not renew it for a
    * whole lease (it was cut off from the store, or stalled), and the same payment may have been
-   * served elsewhere. The call's outcome is still recorded if the record allows it.
+   * served elsewhere. The call's outcome is still recorded if the record allows it (when it does
+   * not, this is reported again as the call completes).
    */
   | { type: 'lease_lost'; payment: PaymentInfo }
+  /**
+   * The payment store failed (`error.code` `store_error`; `error.status` 503 when it could not be
+   * reached or was busy, 500 otherwise; the driver's error is `error.cause`): the buyer was answered
+   * with that status, or the outcome of a paid call could not be recorded.
+   */
+  | { type: 'store_failed'; resource: string; error: PaymentError }
 
 /** Options of {@link createPaywall}. */
 export type PaywallOptions = {

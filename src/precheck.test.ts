@@ -1,14 +1,14 @@
 import { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
 import type { Transaction } from '@mysten/sui/transactions'
 import { describe, expect, it } from 'vitest'
+import { normalizeTerms, precheckPayment } from './precheck.js'
 import {
   coinPayment,
   gaslessPayment,
   signOffline,
   usdcType as usdc,
   wusdcType as wusdc,
-} from './internal/offlinePayments.js'
-import { normalizeTerms, precheckPayment } from './precheck.js'
+} from './testHelpers.js'
 
 const payTo = `0x${'33'.repeat(32)}`
 const buyer = new Ed25519Keypair()

@@ -2,6 +2,7 @@ import { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
 import { Transaction } from '@mysten/sui/transactions'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
+import { PaymentError } from './errors.js'
 import { transactionDigest } from './internal/suiSignature.js'
 import type { ExecuteOutcome } from './ledger/types.js'
 import { createRefunder, type RefundLedger } from './refunds.js'
@@ -266,5 +267,58 @@ describe('refunds', () => {
     expect((await refunder.runOnce()).failed).toBe(1)
     expect((await refunder.runOnce()).refunded).toBe(1)
     expect([...executed.values()]).toEqual([false, true])
+  })
+
+  it('two workers listing the same refund at once: one records and pays it, the other stands back', async () => {
+    const store = await owedStore()
+    const { ledger, executed, submissions } = fakeLedger()
+    const events: string[] = []
+    const worker = () =>
+      createRefunder({ store, ledger, signer: operator, onEvent: (e) => events.push(e.type) })
+    const summaries = await Promise.all([worker().runOnce(), worker().runOnce()])
+    // Both built and signed a refund; the second to record it got a conflict and submitted nothing.
+    expect(summaries).toEqual(
+      expect.arrayContaining([
+        { refunded: 1, failed: 0, waiting: 0 },
+        { refunded: 0, failed: 0, waiting: 1 },
+      ]),
+    )
+    expect(submissions).toHaveLength(1)
+    expect(executed.size).toBe(1)
+    expect(events).toEqual(['refunded'])
+    expect((await store.get('D1'))?.state).toBe('refunded')
+    // A worker that finds it paid by another when it comes to mark it refunded counts nothing.
+    const late = createRefunder({
+      store: { ...store, listRefundsDue: async () => [(await store.get('D1'))!] },
+      ledger,
+      signer: operator,
+    })
+    expect(await late.runOnce()).toEqual({ refunded: 0, failed: 0, waiting: 0 })
+  })
+
+  it('a broken store is a failed refund, reported with its cause, never a silent skip', async () => {
+    const store = await owedStore()
+    const { ledger, submissions } = fakeLedger()
+    const reasons: string[] = []
+    const broken = {
+      ...store,
+      recordRefundTransaction: () =>
+        Promise.reject(
+          new PaymentError('store_error', 'The payment store is unavailable; try again.', {
+            status: 503,
+          }),
+        ),
+    }
+    const refunder = createRefunder({
+      store: broken,
+      ledger,
+      signer: operator,
+      onEvent: (e) => {
+        if (e.type === 'refund_failed') reasons.push(e.reason)
+      },
+    })
+    expect(await refunder.runOnce()).toEqual({ refunded: 0, failed: 1, waiting: 0 })
+    expect(reasons).toEqual(['The payment store is unavailable; try again.'])
+    expect(submissions).toEqual([])
   })
 })

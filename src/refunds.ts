@@ -26,7 +26,7 @@ import { fromBase64, toBase64 } from '@mysten/sui/utils'
 import { transactionDigest } from './internal/suiSignature.js'
 import type { ExecutabilityOutcome } from './ledger/types.js'
 import type { SettlementLedger } from './settle.js'
-import type { PaymentRecord, PaymentStore } from './stores/types.js'
+import type { PaymentRecord, PaymentStore, TransitionConflict } from './stores/types.js'
 
 /** What the refund worker needs from the ledger. */
 export type RefundLedger = SettlementLedger & {
@@ -72,6 +72,9 @@ export type RefunderOptions = {
 /** What one run did. */
 export type RefundRunSummary = { refunded: number; failed: number; waiting: number }
 
+/** What handling one refund came to; `elsewhere`: another process paid it meanwhile. */
+type Outcome = 'refunded' | 'failed' | 'waiting' | 'elsewhere'
+
 /** The refund worker. */
 export type Refunder = {
   /** Handles up to `batchSize` due refunds once. Safe to call concurrently with other processes. */
@@ -105,7 +108,7 @@ export function createRefunder(options: RefunderOptions): Refunder {
     }
   }
 
-  async function refundOne(record: PaymentRecord): Promise<'refunded' | 'failed' | 'waiting'> {
+  async function refundOne(record: PaymentRecord): Promise<Outcome> {
     const settlement = record.settlement
     if (!signer || !settlement) return 'waiting'
     const recorded = record.refund?.transaction
@@ -151,10 +154,7 @@ export function createRefunder(options: RefunderOptions): Refunder {
     return submitNew(record, recorded.refundDigest)
   }
 
-  async function submitNew(
-    record: PaymentRecord,
-    replaces: string | undefined,
-  ): Promise<'refunded' | 'failed' | 'waiting'> {
+  async function submitNew(record: PaymentRecord, replaces: string | undefined): Promise<Outcome> {
     const settlement = record.settlement!
     const operator = signer!
     let bytes: Uint8Array
@@ -171,12 +171,15 @@ export function createRefunder(options: RefunderOptions): Refunder {
     }
     const { signature } = await operator.signTransaction(bytes)
     const refundDigest = transactionDigest(bytes)
-    await store.recordRefundTransaction(record.digest, {
+    const recorded = await store.recordRefundTransaction(record.digest, {
       txBytes: toBase64(bytes),
       signature,
       refundDigest,
       replaces,
     })
+    // Another worker moved the refund on since it was listed (recorded its own transaction, or paid
+    // it): it is theirs, and these bytes are never submitted.
+    if (recorded.status === 'conflict') return movedOn(record, recorded, 'record')
     await options.onStep?.('recorded', record.digest)
     const outcome = await ledger.execute(bytes, [signature])
     await options.onStep?.('submitted', record.digest)
@@ -190,8 +193,9 @@ export function createRefunder(options: RefunderOptions): Refunder {
     return 'failed'
   }
 
-  async function finish(record: PaymentRecord, refundDigest: string): Promise<'refunded'> {
-    await store.refunded(record.digest, refundDigest)
+  async function finish(record: PaymentRecord, refundDigest: string): Promise<Outcome> {
+    const done = await store.refunded(record.digest, refundDigest)
+    if (done.status === 'conflict') return movedOn(record, done, 'finish')
     emit({
       type: 'refunded',
       digest: record.digest,
@@ -202,18 +206,41 @@ export function createRefunder(options: RefunderOptions): Refunder {
     return 'refunded'
   }
 
+  /**
+   * A refund that another process moved on since it was listed. Paid there (`refunded`): not counted
+   * here. Its own refund transaction recorded first (while this one was building): `waiting`, the
+   * next run looks that one up. Anything else is reported and counted as failed.
+   */
+  function movedOn(
+    record: PaymentRecord,
+    conflict: TransitionConflict,
+    step: 'record' | 'finish',
+  ): Outcome {
+    if (conflict.state === 'refunded') return 'elsewhere'
+    if (step === 'record' && conflict.reason === 'refund_transaction') return 'waiting'
+    emit({
+      type: 'refund_failed',
+      digest: record.digest,
+      reason:
+        conflict.reason === 'refund_transaction'
+          ? 'another refund transaction was recorded for this payment meanwhile'
+          : `the payment is no longer owed a refund (it is ${conflict.state ?? 'gone'})`,
+    })
+    return 'failed'
+  }
+
   async function run(): Promise<RefundRunSummary> {
     const summary: RefundRunSummary = { refunded: 0, failed: 0, waiting: 0 }
     for (const record of await store.listRefundsDue({ limit: batchSize })) {
-      let outcome: 'refunded' | 'failed' | 'waiting'
+      let outcome: Outcome
       try {
         outcome = await refundOne(record)
       } catch (error) {
-        // Another process may have moved the record on (store_error): it is no longer ours.
+        // The ledger or the store failed (a store_error is a broken store, not a lost race).
         emit({ type: 'refund_failed', digest: record.digest, reason: reasonOf(error) })
         outcome = 'failed'
       }
-      summary[outcome]++
+      if (outcome !== 'elsewhere') summary[outcome]++
     }
     return summary
   }

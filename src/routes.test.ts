@@ -61,6 +61,17 @@ describe('matchRoute', () => {
     expect(priceOf('POST', '/v1%2Fthings%2F7')).toBe('0.02')
   })
 
+  it('prices a dot segment kept as a parameter, as Express and Koa route it', () => {
+    // Express routes `/V1/THINGS/..` to `/v1/things/:id` with the id `..` (found by the fuzz test).
+    expect(priceOf('POST', '/V1/THINGS/..')).toBe('0.02')
+    expect(priceOf('POST', '/v1/things/.')).toBe('0.02')
+    expect(priceOf('POST', '/v1/things/%2e%2E')).toBe('0.02')
+    expect(priceOf('POST', '/v1/things%2F..')).toBe('0.02')
+    // Resolved, the same spellings still price what they resolve to.
+    expect(priceOf('GET', '/v1/report/x/..')).toBe('0.05')
+    expect(priceOf('POST', '/v1/things/1/..')).toBeUndefined()
+  })
+
   it('rejects malformed table keys at start-up', () => {
     expect(() => compileRoutes({ 'v1/x': '1' })).toThrow(/start with/)
     expect(() => compileRoutes({ 'PO$T /x': '1' })).toThrow(/method/)

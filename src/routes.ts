@@ -15,7 +15,10 @@
  * 4. An encoded separator (`%2F`, `%5C`) is matched both ways: as a separator (`/a%2Fb` = `/a/b`)
  *    and as a character inside one segment (so `/things/a%2Fb` still meets `/things/:id`).
  * 5. Empty segments are dropped (`//x///y` = `/x/y`), which also removes a trailing slash.
- * 6. Dot segments are resolved (`/./x`, `/y/../x`, `%2e%2e` included); `..` never climbs above `/`.
+ * 6. Dot segments are matched both ways: resolved (`/./x`, `/y/../x`, `%2e%2e` included; `..` never
+ *    climbs above `/`), as WHATWG URL parsing and so Hono see the path, and kept as literal
+ *    segments, as Express and `@koa/router` route them (`/things/..` reaches `/things/:id` with
+ *    the id `..`).
  * 7. Case-insensitive by default (`/PAID` = `/paid`), as Express and `@koa/router` match by
  *    default; `caseSensitive: true` turns it off (Hono is case-sensitive, so over-matching there is
  *    harmless).
@@ -142,13 +145,21 @@ export function matchRoute(
   if (table.routes.length === 0) return undefined
   const path = pathOf(rawUrl)
   const upper = method.toUpperCase()
-  const split = splitNormalised(path, table.caseSensitive, true)
-  const found = find(table, upper, split)
+  const cased = table.caseSensitive
+  const found = find(table, upper, splitNormalised(path, cased, true))
   if (found !== undefined) return found
   // Rule 4: an encoded separator may also be a character inside one segment (`:id` = `a/b`).
-  if (/%(?:2f|5c)/i.test(path))
-    return find(table, upper, splitNormalised(path, table.caseSensitive, false))
-  return undefined
+  const encodedSeparator = /%(?:2f|5c)/i.test(path)
+  if (encodedSeparator) {
+    const inSegment = find(table, upper, splitNormalised(path, cased, false))
+    if (inSegment !== undefined) return inSegment
+  }
+  // Rule 6: Express and Koa route `.` and `..` as they are (`/things/..` meets `/things/:id`).
+  if (!/\.|%2e/i.test(path)) return undefined
+  return (
+    find(table, upper, splitNormalised(path, cased, true, false)) ??
+    (encodedSeparator ? find(table, upper, splitNormalised(path, cased, false, false)) : undefined)
+  )
 }
 
 function find(
@@ -195,13 +206,19 @@ function pathOf(rawUrl: string): string {
 const plain = /^[A-Za-z0-9\-_~./:*]*$/
 
 /**
- * Rules 2–7. `splitEncoded` decides rule 4: whether `%2F`/`%5C` split segments.
+ * Rules 2–7. `splitEncoded` decides rule 4: whether `%2F`/`%5C` split segments; `resolveDots`
+ * rule 6: whether `.` and `..` are resolved or kept as segments.
  */
-function splitNormalised(path: string, caseSensitive: boolean, splitEncoded: boolean): string[] {
+function splitNormalised(
+  path: string,
+  caseSensitive: boolean,
+  splitEncoded: boolean,
+  resolveDots = true,
+): string[] {
   if (plain.test(path) && !path.includes('//')) {
     const cased = caseSensitive ? path : path.toLowerCase()
     const parts = cased.split('/').filter((part) => part !== '')
-    if (!parts.includes('.') && !parts.includes('..')) return parts
+    if (!resolveDots || (!parts.includes('.') && !parts.includes('..'))) return parts
   }
   const out: string[] = []
   for (const raw of path.split(/[/\\]/)) {
@@ -209,8 +226,9 @@ function splitNormalised(path: string, caseSensitive: boolean, splitEncoded: boo
     const decoded = decodeOnce(raw)
     const pieces = splitEncoded ? decoded.split(/[/\\]/) : [decoded]
     for (const piece of pieces) {
-      if (piece === '' || piece === '.') continue
-      if (piece === '..') {
+      if (piece === '') continue
+      if (resolveDots && piece === '.') continue
+      if (resolveDots && piece === '..') {
         out.pop()
         continue
       }

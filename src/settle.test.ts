@@ -1,16 +1,12 @@
 import { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
 import { describe, expect, it } from 'vitest'
-import {
-  coinPayment,
-  signOffline,
-  someDigest,
-  usdcType as usdc,
-} from './internal/offlinePayments.js'
+import { PaymentError } from './errors.js'
 import type { ExecuteOutcome, LookupOutcome, Settlement } from './ledger/types.js'
 import { normalizeTerms } from './precheck.js'
 import { signProof } from './proof.js'
 import { resolvePending, type SettlementLedger, settleMpp, settleX402 } from './settle.js'
 import { createMemoryStore } from './stores/memory.js'
+import { coinPayment, signOffline, someDigest, usdcType as usdc } from './testHelpers.js'
 
 const payTo = `0x${'33'.repeat(32)}`
 const ref = someDigest
@@ -193,6 +189,29 @@ describe('settleX402', () => {
     const outcomes = results.map((r) => (r.status === 'rejected' ? r.error.code : r.status))
     expect(outcomes.filter((o) => o === 'settled')).toHaveLength(1)
     expect(outcomes.filter((o) => o === 'replay')).toHaveLength(19)
+  })
+
+  it('a store that fails while recording the settlement throws its store_error, never a replay', async () => {
+    const memory = createMemoryStore()
+    const failure = new PaymentError('store_error', 'The payment store failed.', {
+      cause: Object.assign(new Error('relation "payments" does not exist'), { code: '42P01' }),
+    })
+    const store = { ...memory, settled: () => Promise.reject(failure) }
+    const { ledger } = scriptedLedger((d) => paid(d))
+    const p = await payment()
+    await expect(settleX402(p, terms, { ledger, store })).rejects.toBe(failure)
+    // Bad input the store refuses is the same: an error, not a lost race.
+    const refusing = { ...memory, settled: memory.settled }
+    const other = await payment(20_001n)
+    const invalid = await settleX402(
+      other,
+      { ...terms, network: 'n'.repeat(300) },
+      {
+        ledger,
+        store: refusing,
+      },
+    ).catch((e: unknown) => e)
+    expect(invalid).toMatchObject({ code: 'store_error', status: 500 })
   })
 
   it('rejects before touching the ledger when the pre-check fails', async () => {

@@ -14,7 +14,8 @@
  * @module
  */
 import { normalizeSuiAddress } from '@mysten/sui/utils'
-import { hasCode, PaymentError, type PaymentErrorCode } from './errors.js'
+import { withRetries } from './backoff.js'
+import { PaymentError, type PaymentErrorCode } from './errors.js'
 import { normalizeTypeTag } from './internal/typeTag.js'
 import type { Ledger, LookupOutcome, Settlement } from './ledger/types.js'
 import { type PaymentTarget, type PrecheckOptions, precheckPayment } from './precheck.js'
@@ -116,8 +117,9 @@ export async function settleX402(
         reason: outcome.reason,
       })
     case 'unknown':
-      if ((await context.store.get(digest))?.state === 'claimed')
-        await context.store.markPending(digest)
+      // Only a `claimed` record moves to `pending`: one already `pending` (presented again) stays,
+      // and a conflict means another presenter resolved it meanwhile.
+      await context.store.markPending(digest)
       return {
         status: 'pending',
         digest,
@@ -251,16 +253,20 @@ async function claimFor(
 }
 
 async function lookUp(digest: string, context: SettleContext): Promise<LookupOutcome> {
-  const attempts = context.lookupAttempts ?? 5
-  let delay = context.lookupBackoffMs ?? 100
-  let last: LookupOutcome = { status: 'not_found' }
-  for (let attempt = 1; attempt <= attempts; attempt++) {
-    last = await context.ledger.getTransaction(digest)
-    if (last.status === 'found' || attempt === attempts) return last
-    await new Promise((resolve) => setTimeout(resolve, delay))
-    delay *= 2
-  }
-  return last
+  // Reads lag execution: the same look-up, after a doubling wait (no jitter: it is our own read).
+  const { value } = await withRetries<LookupOutcome>(
+    async () => {
+      const found = await context.ledger.getTransaction(digest)
+      return { retry: found.status !== 'found', value: found }
+    },
+    {
+      attempts: context.lookupAttempts ?? 5,
+      baseDelayMs: context.lookupBackoffMs ?? 100,
+      maxDelayMs: Number.POSITIVE_INFINITY,
+      jitter: 'none',
+    },
+  )
+  return value
 }
 
 /** Checks effects and records the outcome (shared by both dialects and by pending resolution). */
@@ -274,29 +280,27 @@ async function record(
   const verdict = checkEffects(transaction, terms)
   if (verdict.status === 'rejected') {
     // x402: these bytes executed, the digest is spent. MPP: the buyer executed on its own and only
-    // the sender can present the digest, so an unacceptable payment is released, not burnt.
-    await compareAndSet(() =>
-      dialect === 'mpp'
-        ? context.store.release(digest)
-        : context.store.rejected(digest, verdict.code),
-    )
+    // the sender can present the digest, so an unacceptable payment is released, not burnt. A
+    // conflict means another presenter of the same payment moved the record on: it owns the record.
+    if (dialect === 'mpp') await context.store.release(digest)
+    else await context.store.rejected(digest, verdict.code)
     return rejected(verdict.code, verdict.message, digest, verdict.details)
   }
   const payer = normalizeSuiAddress(transaction.sender)
-  let lease: Date | undefined
-  const won = await compareAndSet(async () => {
-    const settled = await context.store.settled(digest, {
-      payer,
-      amount: verdict.amount,
-      resource: terms.resource,
-      dialect,
-      network: terms.network,
-      asset: terms.asset,
-      settledAt: new Date(),
-    })
-    lease = settled.leaseUntil
+  const settled = await context.store.settled(digest, {
+    payer,
+    amount: verdict.amount,
+    resource: terms.resource,
+    dialect,
+    network: terms.network,
+    asset: terms.asset,
+    settledAt: new Date(),
   })
-  if (!won) return rejected('replay', 'This payment was already used.', digest)
+  // Another presenter of the same payment settled (or otherwise moved) it first: that presenter owns
+  // the outcome, and this one is a replay. A broken store throws instead (store_error: 503/500).
+  if (settled.status === 'conflict') {
+    return rejected('replay', 'This payment was already used.', digest)
+  }
   await context.onStep?.('settled', digest)
   return {
     status: 'settled',
@@ -305,21 +309,7 @@ async function record(
     amount: verdict.amount,
     dialect,
     resumed: false,
-    lease,
-  }
-}
-
-/**
- * Runs a store transition; `false` when another presenter of the same payment moved the record on
- * first (`store_error`): that presenter owns the outcome, and this one is a replay.
- */
-async function compareAndSet(transition: () => Promise<unknown>): Promise<boolean> {
-  try {
-    await transition()
-    return true
-  } catch (error) {
-    if (hasCode(error, 'store_error')) return false
-    throw error
+    lease: settled.record.leaseUntil,
   }
 }
 

@@ -5,9 +5,20 @@
  *
  * @module
  */
-import { mkdirSync } from 'node:fs'
-import { dirname, join } from 'node:path'
-import { Kysely, Migrator, PostgresDialect, SqliteDialect } from 'kysely'
+import { join } from 'node:path'
+import {
+  CompiledQuery,
+  type DatabaseConnection,
+  type DialectAdapter,
+  type Driver,
+  Kysely,
+  Migrator,
+  PostgresDialect,
+  SqliteAdapter,
+  SqliteDialect,
+  type SqliteDialectConfig,
+  SqliteDriver,
+} from 'kysely'
 import { migrationProvider } from './migrations.js'
 import type { GatewaySchema } from './schema.js'
 
@@ -62,16 +73,14 @@ export async function openDatabase(
   let db: Kysely<GatewaySchema>
   let migrationSchema: string | undefined
   if (location.kind === 'sqlite') {
-    const { default: Sqlite } = await import('better-sqlite3')
-    if (location.file !== ':memory:') mkdirSync(dirname(location.file), { recursive: true })
-    const database = new Sqlite(location.file, { timeout: 5000 })
-    database.pragma('journal_mode = WAL')
-    database.pragma('synchronous = NORMAL')
+    const { openSqliteDatabase } = await import('tollgate/stores/sqlite')
+    // better-sqlite3's own Database (the store's return type names only what the store uses).
+    const database = openSqliteDatabase(location.file) as import('better-sqlite3').Database
     database.pragma('foreign_keys = ON')
     // Integers come back as bigints: no amount is ever read through a float.
     database.defaultSafeIntegers(true)
     db = new Kysely<GatewaySchema>({
-      dialect: new SqliteDialect({ database: withStatementCache(database) }),
+      dialect: new ImmediateSqliteDialect({ database: withStatementCache(database) }),
     })
   } else {
     const schema = location.schema ?? 'public'
@@ -110,6 +119,46 @@ async function createSchema(pool: import('pg').Pool, schema: string): Promise<vo
       // Two processes creating it at once: one of them meets a unique violation; look again.
       if (attempt >= 2) throw error
     }
+  }
+}
+
+/**
+ * Kysely's SQLite dialect, with every transaction begun IMMEDIATE and the migrations run in one.
+ *
+ * Kysely begins SQLite transactions DEFERRED and runs migrations outside any transaction, with no
+ * lock. Two gateway processes starting on one new file then both applied the first migration and one
+ * of them stopped ("table … already exists"); and a deferred transaction that has read (preparing a
+ * statement reads the schema) cannot take the write lock after another process committed: SQLite
+ * answers SQLITE_BUSY at once, without waiting out the busy timeout. `BEGIN IMMEDIATE` takes the
+ * write lock first, waiting for it, and SQLite's DDL is transactional: the second process waits,
+ * then finds the migrations done.
+ */
+class ImmediateSqliteDialect extends SqliteDialect {
+  readonly #settings: SqliteDialectConfig
+
+  constructor(settings: SqliteDialectConfig) {
+    super(settings)
+    this.#settings = settings
+  }
+
+  override createDriver(): Driver {
+    return new ImmediateSqliteDriver(this.#settings)
+  }
+
+  override createAdapter(): DialectAdapter {
+    return new TransactionalSqliteAdapter()
+  }
+}
+
+class ImmediateSqliteDriver extends SqliteDriver {
+  override async beginTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('begin immediate'))
+  }
+}
+
+class TransactionalSqliteAdapter extends SqliteAdapter {
+  override get supportsTransactionalDdl(): boolean {
+    return true
   }
 }
 

@@ -116,6 +116,70 @@ export const migrations: Readonly<Record<string, Migration>> = {
       await db.schema.dropTable('marketplace_listings').execute()
     },
   },
+  '2026_11_23_003_aci_receipts': {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('aci_sessions')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('model', 'text', (c) => c.notNull())
+        .addColumn('nonce', 'text', (c) => c.notNull())
+        .addColumn('workload_id', 'text', (c) => c.notNull())
+        .addColumn('keyset_digest', 'text', (c) => c.notNull())
+        .addColumn('measurement', 'text', (c) => c.notNull())
+        .addColumn('tcb_status', 'text', (c) => c.notNull())
+        .addColumn('attested_at_ms', 'bigint', (c) => c.notNull())
+        .addColumn('stale_at_ms', 'bigint', (c) => c.notNull())
+        .addColumn('report', 'text', (c) => c.notNull())
+        .addColumn('policy', 'text', (c) => c.notNull())
+        .execute()
+      await db.schema
+        .createTable('aci_receipts')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('model', 'text', (c) => c.notNull())
+        .addColumn('session_id', 'text', (c) => c.notNull().references('aci_sessions.id'))
+        .addColumn('key_id', 'text', (c) => c.notNull())
+        .addColumn('receipt', 'text', (c) => c.notNull())
+        .addColumn('request_hash', 'text', (c) => c.notNull())
+        .addColumn('response_hash', 'text', (c) => c.notNull())
+        .addColumn('gateway_receipt', 'text')
+        .addColumn('stored_at', 'text', (c) => c.notNull())
+        .execute()
+      await db.schema
+        .createTable('aci_signing_keys')
+        .addColumn('kid', 'text', (c) => c.primaryKey())
+        .addColumn('public_jwk', 'text', (c) => c.notNull())
+        .addColumn('private_jwk', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .execute()
+      await db.schema
+        .createTable('aci_anchors')
+        .addColumn('receipt_id', 'text', (c) => c.primaryKey())
+        .addColumn('state', 'text', (c) => c.notNull())
+        .addColumn('wire_hash', 'text', (c) => c.notNull())
+        .addColumn('workload_id', 'text', (c) => c.notNull())
+        .addColumn('served_at_ms', 'bigint', (c) => c.notNull())
+        .addColumn('tx_bytes', 'text')
+        .addColumn('signature', 'text')
+        .addColumn('digest', 'text')
+        .addColumn('attempts', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('next_attempt_at_ms', 'bigint', (c) => c.notNull())
+        .addColumn('lease_holder', 'text')
+        .addColumn('lease_until_ms', 'bigint', (c) => c.notNull())
+        .addColumn('anchored_at', 'text')
+        .execute()
+      await db.schema
+        .createIndex('aci_anchors_due')
+        .on('aci_anchors')
+        .columns(['state', 'next_attempt_at_ms'])
+        .execute()
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.dropTable('aci_anchors').execute()
+      await db.schema.dropTable('aci_signing_keys').execute()
+      await db.schema.dropTable('aci_receipts').execute()
+      await db.schema.dropTable('aci_sessions').execute()
+    },
+  },
 }
 
 /** The in-code migration provider. */

@@ -120,6 +120,71 @@ export type LeaseTable = {
   expires_at_ms: BigintColumn
 }
 
+/** `aci_sessions`: an attestation of a confidential model's enclave that the gateway verified. */
+export type AciSessionTable = {
+  /** `aci_` + the nonce. */
+  id: string
+  /** The public model id. */
+  model: string
+  /** The fresh nonce (hex) the report is bound to. */
+  nonce: string
+  workload_id: string
+  keyset_digest: string
+  measurement: string
+  tcb_status: string
+  attested_at_ms: BigintColumn
+  stale_at_ms: BigintColumn
+  /** The report as received (JSON text). */
+  report: string
+  /** What it was verified against: TEE type, quote verifier, measurements (JSON text). */
+  policy: string
+}
+
+/** `aci_receipts`: a confidential answer's receipt, verified, kept after the enclave forgets it. */
+export type AciReceiptTable = {
+  /** The enclave's receipt id (the `x-receipt-id` header). */
+  id: string
+  model: string
+  /** The session whose keys verified it. */
+  session_id: string
+  key_id: string
+  /** The receipt exactly as the enclave sent it (JSON text). */
+  receipt: string
+  /** `sha256:` of the request bytes sent and the response bytes relayed. */
+  request_hash: string
+  response_hash: string
+  /** The gateway's own receipt (compact JWS) binding the payment to this receipt. */
+  gateway_receipt: string | null
+  stored_at: string
+}
+
+/** `aci_signing_keys`: the gateway's receipt signing key (Ed25519 JWKs). Secret: `private_jwk`. */
+export type AciSigningKeyTable = {
+  kid: string
+  public_jwk: string
+  private_jwk: string
+  created_at: string
+}
+
+/** `aci_anchors`: the outbox of receipt anchors on the ledger (see `inference/anchors.ts`). */
+export type AciAnchorTable = {
+  receipt_id: string
+  state: 'pending' | 'signed' | 'anchored'
+  wire_hash: string
+  workload_id: string
+  served_at_ms: BigintColumn
+  /** The signed call (base64 BCS), its signature and digest: the only anchor that may exist. */
+  tx_bytes: string | null
+  signature: string | null
+  digest: string | null
+  attempts: ColumnType<number | bigint, number, number>
+  next_attempt_at_ms: BigintColumn
+  /** Which process holds the row until when (ms). */
+  lease_holder: string | null
+  lease_until_ms: BigintColumn
+  anchored_at: string | null
+}
+
 /** The whole relational schema. */
 export type GatewaySchema = {
   inference_keys: InferenceKeyTable
@@ -128,4 +193,8 @@ export type GatewaySchema = {
   marketplace_probes: ProbeTable
   marketplace_nonces: NonceTable
   marketplace_leases: LeaseTable
+  aci_sessions: AciSessionTable
+  aci_receipts: AciReceiptTable
+  aci_signing_keys: AciSigningKeyTable
+  aci_anchors: AciAnchorTable
 }

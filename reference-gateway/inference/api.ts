@@ -17,6 +17,11 @@
  *                  final `data: {"error":…}` event and the debit is restored (once)
  * ```
  *
+ * A confidential model (its id has the reserved prefix) is served only by its enclave upstream and
+ * only while the enclave proves itself (see `confidential.ts`): otherwise 502 `attestation_failed`
+ * (or, after a stream started, a final `attestation_failed` error event), the debit restored, and
+ * nothing sent anywhere else. Its answers carry `x-receipt-id`.
+ *
  * Every answer carries `x-request-id` and, once the key is known, the `x-ratelimit-*` headers.
  *
  * @module
@@ -24,10 +29,25 @@
 import { randomBytes } from 'node:crypto'
 import { formatAmount, readBody } from 'tollgate'
 import type { UpstreamResult } from '../upstreams/upstream.js'
+import { createAciHandler } from './aci.js'
+import {
+  AttestationRefusal,
+  type ConfidentialUpstream,
+  type UpstreamRefused,
+} from './confidential.js'
 import { errorResponse, type InferenceErrorCode, streamErrorEvent } from './errors.js'
+import type { GatewayReceiptSigner } from './gatewayReceipt.js'
 import type { KeyStore, Usage } from './keys.js'
 import { type RateLimiter, rateLimitHeaders } from './limits.js'
-import { type InferenceModel, type ModelConfig, modelList, prepareModels } from './models.js'
+import {
+  confidentialPrefixProblems,
+  defaultConfidentialPrefix,
+  type InferenceModel,
+  type ModelConfig,
+  modelList,
+  prepareModels,
+} from './models.js'
+import type { ReceiptStore } from './receipts.js'
 import { type ChatRequest, checkContextWindow, parseChatRequest } from './request.js'
 import { createUpstream, type InferenceUpstream, type UpstreamDependencies } from './upstreams.js'
 
@@ -51,6 +71,17 @@ export type InferenceApiOptions = {
   /** `max_tokens` of a keyless call: the cap, and the value sent when the buyer gives none. Default 4096. */
   keylessMaxTokens?: number | undefined
   logger?: InferenceLogger | undefined
+  /** The reserved id prefix of confidential models. Default `confidential/`. */
+  confidentialPrefix?: string | undefined
+  /**
+   * Where confidential answers' receipts and sessions are kept (`/v1/aci/…` answers from it).
+   * Default: none kept (the routes find nothing).
+   */
+  receipts?: ReceiptStore | undefined
+  /** Signs the gateway's own receipt of each confidential answer. Default: none signed. */
+  receiptSigner?: GatewayReceiptSigner | undefined
+  /** Anchors what is due now (`POST /v1/aci/anchor/{id}` runs it). Default: anchoring is off. */
+  anchorNow?: (() => Promise<unknown>) | undefined
 }
 
 /** Result of {@link InferenceApi.checkKeyless}. */
@@ -69,6 +100,8 @@ export type KeylessContext = {
    * whether it could; otherwise the stream errors.
    */
   fail?: ((error: Error) => boolean) | undefined
+  /** The payment of the call (bound into a confidential answer's gateway receipt). */
+  payment?: { digest: string; amount: bigint } | undefined
 }
 
 /** The built API. */
@@ -91,6 +124,14 @@ export type InferenceApi = {
    * it ends with an error event, then the response fails: see {@link KeylessContext.fail}).
    */
   serveKeyless(body: ChatRequest, context: KeylessContext): Promise<Response>
+  /** The enclaves of the confidential models, by public model id. */
+  readonly confidential: ReadonlyMap<string, ConfidentialUpstream>
+  /** The JWKS of the gateway's receipt keys (`/.well-known/tollgate-receipt-keys.json`). */
+  receiptKeys(): Promise<Response>
+  /** `GET /v1/aci/…` and `POST /v1/aci/anchor/{id}` (see `aci.ts`). */
+  aci(request: Request): Promise<Response>
+  /** Stops the confidential models' scheduled re-attestation. */
+  close(): void
 }
 
 const jsonType = 'application/json; charset=utf-8'
@@ -105,13 +146,28 @@ const jsonType = 'application/json; charset=utf-8'
  * ```
  */
 export function createInferenceApi(options: InferenceApiOptions): InferenceApi {
+  const receipts = options.receipts ?? noReceipts
+  const prefix = options.confidentialPrefix ?? defaultConfidentialPrefix
+  const problems = confidentialPrefixProblems(options.models, prefix)
+  if (problems.length > 0) throw new Error(`Invalid models:\n  ${problems.join('\n  ')}`)
   const models = prepareModels(options.models)
   const byId = new Map<string, { model: InferenceModel; upstream: InferenceUpstream }>(
     models.map((model) => [
       model.id,
-      { model, upstream: createUpstream(model.upstream, model.id, options.upstreams) },
+      {
+        model,
+        upstream: createUpstream(model.upstream, model.id, {
+          ...options.upstreams,
+          onReceipt: async (receipt) =>
+            receipts.save(receipt, await options.receiptSigner?.sign(receipt)),
+        }),
+      },
     ]),
   )
+  const confidential = new Map<string, ConfidentialUpstream>()
+  for (const [id, served] of byId) {
+    if (served.upstream.confidential) confidential.set(id, served.upstream.confidential)
+  }
   const maxBodyBytes = options.maxBodyBytes ?? 1024 * 1024
   const keylessMaxTokens = options.keylessMaxTokens ?? 4096
   const allList = JSON.stringify(modelList(models))
@@ -191,12 +247,18 @@ export function createInferenceApi(options: InferenceApiOptions): InferenceApi {
       )
     }
 
-    let result: UpstreamResult
+    let result: UpstreamResult | UpstreamRefused
     try {
       result = await served.upstream.chat({
         request: body,
         signal: request.signal,
         requestId: context.requestId,
+        payment: {
+          kind: 'credit',
+          keyId: auth.keyId,
+          entryId,
+          amount: served.model.priceUnits,
+        },
       })
     } catch (error) {
       await keys.restore(entryId)
@@ -212,8 +274,13 @@ export function createInferenceApi(options: InferenceApiOptions): InferenceApi {
       })
       return upstreamFailure(result.retryable, 'Your credit is restored.', headers)
     }
+    if (result.status === 'refused') {
+      await keys.restore(entryId)
+      return refused(served.model.id, result.reason, 'Your credit is restored.', headers)
+    }
+    const answerHeaders = withReceiptId(headers, result.response)
     if (isEventStream(result.response)) {
-      return streamed(result.response, headers, {
+      return streamed(result.response, answerHeaders, {
         ended: () => void keys.served(entryId).catch(() => {}),
         broke: () => keys.restore(entryId).then(() => undefined),
         afterErrorEvent: 'close',
@@ -223,7 +290,7 @@ export function createInferenceApi(options: InferenceApiOptions): InferenceApi {
     await keys.served(entryId, usageOf(text))
     return new Response(text, {
       status: 200,
-      headers: { ...headers, 'content-type': jsonType },
+      headers: { ...answerHeaders, 'content-type': jsonType },
     })
   }
 
@@ -266,6 +333,7 @@ export function createInferenceApi(options: InferenceApiOptions): InferenceApi {
       request: body,
       signal: context.signal,
       requestId: context.requestId,
+      payment: context.payment === undefined ? undefined : { kind: 'payment', ...context.payment },
     })
     if (result.status === 'failed') {
       options.logger?.warn({
@@ -280,12 +348,24 @@ export function createInferenceApi(options: InferenceApiOptions): InferenceApi {
         headers,
       )
     }
+    if (result.status === 'refused') {
+      return refused(
+        served.model.id,
+        result.reason,
+        'This call is not charged: your payment is refunded automatically.',
+        headers,
+      )
+    }
+    const answerHeaders = withReceiptId(headers, result.response)
     if (isEventStream(result.response)) {
-      return streamed(result.response, headers, { afterErrorEvent: 'error', fail: context.fail })
+      return streamed(result.response, answerHeaders, {
+        afterErrorEvent: 'error',
+        fail: context.fail,
+      })
     }
     return new Response(result.response.body, {
       status: 200,
-      headers: { ...headers, 'content-type': jsonType },
+      headers: { ...answerHeaders, 'content-type': jsonType },
     })
   }
 
@@ -296,7 +376,58 @@ export function createInferenceApi(options: InferenceApiOptions): InferenceApi {
     chat,
     checkKeyless,
     serveKeyless,
+    confidential,
+    async receiptKeys() {
+      const jwks =
+        options.receiptSigner === undefined ? { keys: [] } : await options.receiptSigner.jwks()
+      return new Response(JSON.stringify(jwks), {
+        headers: { 'content-type': 'application/jwk-set+json', 'cache-control': 'max-age=300' },
+      })
+    },
+    aci: createAciHandler({
+      confidential,
+      store: receipts,
+      fetch: options.upstreams.fetch,
+      anchorNow: options.anchorNow,
+    }),
+    close() {
+      for (const upstream of confidential.values()) upstream.close()
+    },
   }
+
+  function refused(
+    model: string,
+    reason: string,
+    note: string,
+    headers: Record<string, string>,
+  ): Response {
+    options.logger?.warn({ event: 'confidential_refused', model, reason })
+    return errorResponse(
+      'attestation_failed',
+      `The confidential model ${model} was refused: ${reason}. Nothing was sent to any other ` +
+        `model. ${note}`,
+      { headers },
+    )
+  }
+}
+
+/** A receipt store that keeps nothing. */
+const noReceipts: ReceiptStore = {
+  save: async () => {},
+  saveSession: async () => {},
+  receipt: async () => undefined,
+  anchor: async () => undefined,
+  backfillAnchor: async () => false,
+  session: async () => undefined,
+}
+
+/** The headers of an answer, with the enclave's receipt id when there is one. */
+function withReceiptId(
+  headers: Record<string, string>,
+  response: Response,
+): Record<string, string> {
+  const id = response.headers.get('x-receipt-id')
+  return id === null ? headers : { ...headers, 'x-receipt-id': id }
 }
 
 function upstreamFailure(
@@ -383,13 +514,18 @@ function streamed(
         }
       } catch (error) {
         await hooks.broke?.().catch(() => {})
+        const refusal = error instanceof AttestationRefusal
+        const note =
+          hooks.afterErrorEvent === 'close'
+            ? 'Your credit for this call is restored.'
+            : 'This call is not charged: your payment is refunded automatically.'
         controller.enqueue(
-          streamErrorEvent(
-            'upstream_failed',
-            hooks.afterErrorEvent === 'close'
-              ? 'The model stream broke. Your credit for this call is restored.'
-              : 'The model stream broke. This call is not charged: your payment is refunded automatically.',
-          ),
+          refusal
+            ? streamErrorEvent(
+                'attestation_failed',
+                `The confidential answer was refused: ${error.message}. ${note}`,
+              )
+            : streamErrorEvent('upstream_failed', `The model stream broke. ${note}`),
         )
         if (hooks.afterErrorEvent === 'close') controller.close()
         else failedWith = error instanceof Error ? error : new Error('upstream stream failed')

@@ -20,6 +20,9 @@ export type InferenceErrorCode =
   | 'upstream_failed'
   | 'upstream_timeout'
   | 'internal_error'
+  | 'attestation_failed'
+  | 'receipt_not_found'
+  | 'session_not_found'
 
 /** The HTTP status and OpenAI `type` of each code. */
 export const inferenceErrors: Readonly<
@@ -35,6 +38,9 @@ export const inferenceErrors: Readonly<
   upstream_failed: { status: 502, type: 'server_error' },
   upstream_timeout: { status: 504, type: 'server_error' },
   internal_error: { status: 500, type: 'server_error' },
+  attestation_failed: { status: 502, type: 'server_error' },
+  receipt_not_found: { status: 404, type: 'invalid_request_error' },
+  session_not_found: { status: 404, type: 'invalid_request_error' },
 }
 
 /** The OpenAI error envelope. */

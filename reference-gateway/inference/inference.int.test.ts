@@ -88,6 +88,16 @@ describe('the openai SDK with a bearer key', () => {
         context_window: 131_072,
         privacy: 'open',
       },
+      {
+        // The embedded default's confidential model, served by the simulated enclave.
+        id: 'confidential/llama-3.3-70b',
+        object: 'model',
+        created: expect.any(Number),
+        owned_by: 'tollgate',
+        pricing: { currency: 'USDC', per_call: '0.004000' },
+        context_window: 131_072,
+        privacy: 'confidential',
+      },
     ])
     // Public: no key needed.
     expect((await fetch(`${gateway.url}/v1/models`)).status).toBe(200)
@@ -451,6 +461,10 @@ describe('the keyless route and the paid top-ups', () => {
     }
     expect(Object.keys(doc.paths['/v1/chat/completions'] ?? {})).toEqual(['post'])
     expect(Object.keys(doc.paths['/v1/models'] ?? {})).toEqual(['get'])
+    for (const path of ['/v1/aci/attestation', '/v1/aci/receipts/{id}', '/v1/aci/sessions/{id}']) {
+      expect(Object.keys(doc.paths[path] ?? {})).toEqual(['get'])
+    }
+    expect(Object.keys(doc.paths['/v1/aci/anchor/{id}'] ?? {})).toEqual(['get', 'post'])
     expect(doc.paths['/v1/credit/5']?.post?.['x-payment-info']?.price).toBe('5.000000')
     expect(doc.components.securitySchemes.apiKey).toMatchObject({ type: 'http', scheme: 'bearer' })
   })

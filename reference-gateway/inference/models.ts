@@ -2,8 +2,8 @@
  * The models of the private inference API, from configuration: an id, a flat price per call (USDC),
  * a context window, a privacy tier, whether the keyless route offers it, and the upstream that serves
  * it. The upstream is a tagged union on `kind`; each kind says which privacy tiers it may serve, so a
- * confidential model can only ever be served by an upstream kind that proves it (none yet: such a
- * model is refused at start, never silently served by an ordinary upstream).
+ * confidential model can only ever be served by an upstream kind that proves it (`confidential`: an
+ * ACI enclave whose attestation verified), never silently by an ordinary upstream.
  *
  * @module
  */
@@ -37,8 +37,49 @@ export const openaiCompatibleUpstreamSchema = z
   })
   .strict()
 
+const hex = (bytes: number) =>
+  z
+    .string()
+    .regex(new RegExp(`^[0-9a-f]{${bytes * 2}}$`), `must be ${bytes} bytes of lowercase hex`)
+
+/**
+ * How a confidential upstream's hardware quotes are checked. `simulated`: quotes of the simulated
+ * enclave (`tollgate/testing`), signed under the given test root; it proves nothing about hardware.
+ */
+export const quoteVerifierConfigSchema = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('simulated'), rootPublicKey: hex(32) }).strict(),
+])
+
+/**
+ * Upstream kind `confidential`: an ACI ("aci/1") enclave. Every request waits for a VERIFIED
+ * attestation (fresh nonce, quote, measurement allow-list) and every answer for a receipt signed by
+ * an attested key over the exact bytes; any failure refuses the request (`attestation_failed`).
+ */
+export const confidentialUpstreamSchema = z
+  .object({
+    kind: z.literal('confidential'),
+    /** Base URL of the enclave's ACI API (`…/v1`: `/attestation`, `/chat/completions`, `/receipts/{id}`). */
+    baseUrl: httpUrl,
+    /** Setting holding a bearer key for the enclave, if it wants one. Never logged. */
+    credential: z
+      .string()
+      .regex(/^[A-Z][A-Z0-9_]*_(API_)?KEY$/, 'must name a *_API_KEY or *_KEY setting')
+      .optional(),
+    /** The model's name at the enclave. Default: the model id. */
+    model: z.string().min(1).max(256).optional(),
+    quoteVerifier: quoteVerifierConfigSchema,
+    /** Measurements (48 bytes hex) accepted. Security: only these workloads are trusted. */
+    allowedMeasurements: z.array(hex(48)).min(1).max(64),
+    /** Attest again (fresh nonce) after this long, ms; 0 attests before every request. Default 60 000. */
+    refreshMs: z.int().min(0).max(86_400_000).default(60_000),
+  })
+  .strict()
+
 /** The upstream of a model, by kind (a later kind adds its schema here). */
-export const modelUpstreamSchema = z.discriminatedUnion('kind', [openaiCompatibleUpstreamSchema])
+export const modelUpstreamSchema = z.discriminatedUnion('kind', [
+  openaiCompatibleUpstreamSchema,
+  confidentialUpstreamSchema,
+])
 /** A model's upstream configuration. */
 export type ModelUpstreamConfig = z.output<typeof modelUpstreamSchema>
 /** An upstream kind. */
@@ -47,6 +88,32 @@ export type UpstreamKind = ModelUpstreamConfig['kind']
 /** The privacy tiers each upstream kind may serve. */
 export const upstreamTiers: Readonly<Record<UpstreamKind, readonly PrivacyTier[]>> = {
   'openai-compatible': ['open'],
+  confidential: ['confidential'],
+}
+
+/** The reserved id prefix of confidential models, by default. */
+export const defaultConfidentialPrefix = 'confidential/'
+
+/**
+ * Problems of a model list with the reserved confidential prefix: a model whose id has the prefix
+ * must be `confidential` on a `confidential` upstream, and a confidential model must have the
+ * prefix (so that the id alone tells a buyer where it runs). Empty when none.
+ */
+export function confidentialPrefixProblems(
+  models: readonly ModelConfig[],
+  prefix: string,
+): string[] {
+  const problems: string[] = []
+  for (const m of models) {
+    const reserved = m.id.startsWith(prefix)
+    const confidential = m.privacy === 'confidential' || m.upstream.kind === 'confidential'
+    if (reserved && !(m.privacy === 'confidential' && m.upstream.kind === 'confidential')) {
+      problems.push(`model ${m.id}: the prefix ${prefix} is reserved for confidential models`)
+    } else if (confidential && !reserved) {
+      problems.push(`model ${m.id}: a confidential model's id must start with ${prefix}`)
+    }
+  }
+  return problems
 }
 
 const usdc = z
@@ -113,6 +180,36 @@ export function defaultModel(baseUrl: string): ModelConfig {
     privacy: 'open',
     keyless: true,
     upstream: { kind: 'openai-compatible', baseUrl, credential: 'INFERENCE_API_KEY' },
+  }
+}
+
+/** The id of the confidential model the embedded default serves (default prefix). */
+export const defaultConfidentialModelId = `${defaultConfidentialPrefix}llama-3.3-70b`
+
+/**
+ * The embedded default's confidential model: served by the simulated enclave of `tollgate/testing`
+ * at `baseUrl`, its quotes checked under the enclave's test root, its measurement allowed.
+ */
+export function defaultConfidentialModel(
+  enclave: { baseUrl: string; rootPublicKey: Uint8Array; measurement: string },
+  prefix: string = defaultConfidentialPrefix,
+): ModelConfig {
+  return {
+    id: `${prefix}llama-3.3-70b`,
+    price: '0.004',
+    contextWindow: 131_072,
+    privacy: 'confidential',
+    keyless: false,
+    upstream: {
+      kind: 'confidential',
+      baseUrl: enclave.baseUrl,
+      quoteVerifier: {
+        kind: 'simulated',
+        rootPublicKey: Buffer.from(enclave.rootPublicKey).toString('hex'),
+      },
+      allowedMeasurements: [enclave.measurement],
+      refreshMs: 60_000,
+    },
   }
 }
 

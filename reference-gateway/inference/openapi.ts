@@ -1,7 +1,9 @@
 /**
  * The private inference API in the gateway's OpenAPI document: `POST /v1/chat/completions` (bearer
- * key), `GET /v1/models` (public) and the paid credit top-ups `POST /v1/credit/<usdc>` (with
- * `x-payment-info`, like every priced operation).
+ * key), `GET /v1/models` (public), the public verification routes of confidential models
+ * (`GET /v1/aci/attestation`, `/v1/aci/receipts/{id}`, `/v1/aci/sessions/{id}`, `GET|POST
+ * /v1/aci/anchor/{id}`) and the paid credit
+ * top-ups `POST /v1/credit/<usdc>` (with `x-payment-info`, like every priced operation).
  *
  * @module
  */
@@ -62,6 +64,100 @@ function jsonSchema(schema: z.ZodType): Record<string, unknown> {
   return rest
 }
 
+const okJson = (description: string) => ({
+  description,
+  content: { 'application/json': { schema: { type: 'object' } } },
+})
+const idParameter = (description: string) => ({
+  name: 'id',
+  in: 'path',
+  required: true,
+  description,
+  schema: { type: 'string', pattern: '^[A-Za-z0-9_-]{1,140}$' },
+})
+
+/** The public verification routes of confidential models. */
+function aciPaths(): Record<string, Record<string, Record<string, unknown>>> {
+  return {
+    '/v1/aci/attestation': {
+      get: {
+        operationId: operationIdOf('/v1/aci/attestation'),
+        summary:
+          'Attestation status of a confidential model (public); with nonce, a fresh report bound to it',
+        tags: ['ai'],
+        parameters: [
+          {
+            name: 'model',
+            in: 'query',
+            required: false,
+            description: 'A confidential model id (optional when there is one)',
+            schema: { type: 'string' },
+          },
+          {
+            name: 'nonce',
+            in: 'query',
+            required: false,
+            description: '16 to 64 bytes of lowercase hex: adds the enclave’s report bound to it',
+            schema: { type: 'string', pattern: '^(?:[0-9a-f]{2}){16,64}$' },
+          },
+        ],
+        responses: {
+          '200': okJson('verified, enforced, tee_type, workload_id, signing keys, tcb_status'),
+          '400': error('Bad model or nonce'),
+          '404': error('No such confidential model'),
+        },
+      },
+    },
+    '/v1/aci/receipts/{id}': {
+      get: {
+        operationId: operationIdOf('/v1/aci/receipts/{id}'),
+        summary: 'The signed receipt of a confidential answer (public, stored durably)',
+        tags: ['ai'],
+        parameters: [idParameter('The x-receipt-id of the answer')],
+        responses: {
+          '200': okJson('The enclave’s receipt, the relayed hashes and the session id'),
+          '404': error('No such receipt'),
+        },
+      },
+    },
+    '/v1/aci/sessions/{id}': {
+      get: {
+        operationId: operationIdOf('/v1/aci/sessions/{id}'),
+        summary: 'The attested session a receipt references (public)',
+        tags: ['ai'],
+        parameters: [idParameter('The session_id of a receipt')],
+        responses: {
+          '200': okJson('The report, its nonce and the policy it was verified against'),
+          '404': error('No such session'),
+        },
+      },
+    },
+    '/v1/aci/anchor/{id}': {
+      get: {
+        operationId: `get-${operationIdOf('/v1/aci/anchor/{id}')}`,
+        summary: 'The ledger anchor of a receipt: its state and transaction digest (public)',
+        tags: ['ai'],
+        parameters: [idParameter('The x-receipt-id of the answer')],
+        responses: {
+          '200': okJson('state (pending, signed, anchored), digest, the fields committed'),
+          '404': error('No such receipt'),
+        },
+      },
+      post: {
+        operationId: `post-${operationIdOf('/v1/aci/anchor/{id}')}`,
+        summary: 'Idempotent backfill: queue the anchor if missing and anchor what is due (public)',
+        tags: ['ai'],
+        parameters: [idParameter('The x-receipt-id of the answer')],
+        responses: {
+          '200': okJson('Anchored'),
+          '202': okJson('Queued, not anchored yet'),
+          '404': error('No such receipt'),
+        },
+      },
+    },
+  }
+}
+
 /** The OpenAPI path items and the security scheme of the inference API. */
 export function inferenceOpenApi(options: InferenceOpenApiOptions): {
   paths: Record<string, Record<string, Record<string, unknown>>>
@@ -97,10 +193,14 @@ export function inferenceOpenApi(options: InferenceOpenApiOptions): {
           '402': error('Insufficient credit'),
           '404': error('Unknown model'),
           '429': error('Rate limit exceeded (Retry-After)'),
-          '502': error('The model’s upstream failed (credit restored)'),
+          '502': error(
+            'The model’s upstream failed, or a confidential model’s enclave did not prove itself ' +
+              '(attestation_failed); credit restored',
+          ),
         },
       },
     },
+    ...aciPaths(),
     '/v1/models': {
       get: {
         operationId: operationIdOf('/v1/models'),

@@ -10,6 +10,13 @@
 import type { BlobStore } from '../blobs/blob-store.js'
 import { openaiCompatible } from '../upstreams/openai-compatible.js'
 import { callUpstream, type UpstreamEvent, type UpstreamResult } from '../upstreams/upstream.js'
+import {
+  type ConfidentialUpstream,
+  createConfidentialUpstream,
+  type UpstreamRefused,
+  type VerifiedReceipt,
+} from './confidential.js'
+import type { PaymentBinding } from './gatewayReceipt.js'
 import type { ModelUpstreamConfig } from './models.js'
 import type { ChatRequest } from './request.js'
 
@@ -21,12 +28,19 @@ export type UpstreamChat = {
   signal: AbortSignal
   /** Request id, for provider-side idempotency and logs. */
   requestId: string
+  /** What paid for the call (bound into a confidential answer's gateway receipt). */
+  payment?: PaymentBinding | undefined
 }
 
-/** What serves a model: a JSON or SSE answer, or a secret-free failure. */
+/**
+ * What serves a model: a JSON or SSE answer, a secret-free failure, or (confidential upstreams) a
+ * refusal because the enclave did not prove itself.
+ */
 export type InferenceUpstream = {
   readonly kind: ModelUpstreamConfig['kind']
-  chat(call: UpstreamChat): Promise<UpstreamResult>
+  chat(call: UpstreamChat): Promise<UpstreamResult | UpstreamRefused>
+  /** The enclave behind a `confidential` upstream. */
+  readonly confidential?: ConfidentialUpstream | undefined
 }
 
 /** What every upstream kind may use. */
@@ -38,6 +52,8 @@ export type UpstreamDependencies = {
   /** Per-attempt timeout override, ms. Default the OpenAI-compatible family's (120 s). */
   timeoutMs?: number | undefined
   onEvent?: ((event: UpstreamEvent) => void) | undefined
+  /** Stores each verified receipt of a confidential answer before the answer is released. */
+  onReceipt?: ((receipt: VerifiedReceipt) => Promise<void>) | undefined
 }
 
 const noBlobs: BlobStore = {
@@ -79,6 +95,19 @@ export function createUpstream(
             requestId,
             onEvent: deps.onEvent,
           }),
+      }
+    }
+    case 'confidential': {
+      const confidential = createConfidentialUpstream(config, modelId, {
+        fetch: deps.fetch,
+        apiKey: config.credential === undefined ? undefined : deps.providerKeys[config.credential],
+        onReceipt: deps.onReceipt,
+        timeoutMs: deps.timeoutMs,
+      })
+      return {
+        kind: config.kind,
+        confidential,
+        chat: ({ request, signal, payment }) => confidential.chat({ request, signal, payment }),
       }
     }
   }

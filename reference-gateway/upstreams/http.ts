@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { readCappedStream } from 'tollgate'
 import { type HostResolver, safeFetch, takeBufferedBody } from 'tollgate/node'
 import type { UpstreamFailed, UpstreamResult } from './upstream.js'
 
@@ -48,26 +49,7 @@ export async function readLimited(
     ) as Uint8Array<ArrayBuffer>
   }
   if (!response.body) return new Uint8Array(0)
-  const reader = response.body.getReader()
-  const chunks: Uint8Array[] = []
-  let total = 0
-  for (;;) {
-    const { done, value } = await reader.read()
-    if (done) break
-    total += value.byteLength
-    if (total > max) {
-      await reader.cancel().catch(() => {})
-      return undefined
-    }
-    chunks.push(value)
-  }
-  const out = new Uint8Array(total)
-  let offset = 0
-  for (const chunk of chunks) {
-    out.set(chunk, offset)
-    offset += chunk.byteLength
-  }
-  return out
+  return (await readCappedStream(response.body, max)) as Uint8Array<ArrayBuffer> | undefined
 }
 
 /** Reads a JSON object answer; a failure when it is too large, not JSON, or not an object. */

@@ -7,6 +7,7 @@
  * @module
  */
 
+import { retryAfterMs, withRetries } from 'tollgate'
 import type { HostResolver } from 'tollgate/node'
 import type { BlobStore } from '../blobs/blob-store.js'
 import type { FamilyId } from '../catalog/catalog.js'
@@ -171,7 +172,6 @@ export async function callUpstream(options: CallUpstreamOptions): Promise<Upstre
     return failed(`upstream ${family.id} has no credential configured`)
   }
   const fetchFn = options.fetch ?? globalThis.fetch
-  const sleep = options.sleep ?? ((ms: number) => new Promise((r) => setTimeout(r, ms)))
   const sleeper = (signal: AbortSignal) =>
     options.sleep
       ? async (ms: number) => {
@@ -182,7 +182,6 @@ export async function callUpstream(options: CallUpstreamOptions): Promise<Upstre
   const timeoutMs = options.timeoutMs ?? family.timeoutMs
   const attempts = Math.max(1, options.retry?.attempts ?? family.attempts ?? 3)
   const budgetMs = options.retry?.budgetMs ?? timeoutMs
-  const baseDelayMs = options.retry?.baseDelayMs ?? 250
   const started = Date.now()
   const body: Record<string, unknown> = { ...options.defaults, ...options.body }
   const streaming = operation.streams?.(body) ?? false
@@ -215,116 +214,108 @@ export async function callUpstream(options: CallUpstreamOptions): Promise<Upstre
     prepared = result
   }
 
-  let last: UpstreamFailed = failed('upstream was not called')
-  for (let attempt = 1; attempt <= attempts; attempt++) {
-    const remaining = budgetMs - (Date.now() - started)
-    if (attempt > 1 && remaining <= 0) break
-    const attemptMs = attempt === 1 ? timeoutMs : Math.min(timeoutMs, remaining)
-    const timer = new AbortController()
-    const timeout = setTimeout(
-      () => timer.abort(new DOMException('timeout', 'TimeoutError')),
-      attemptMs,
-    )
-    const signal = anySignal([timer.signal, options.signal])
-    const ctx: OperationContext = { ...baseContext, signal, sleep: sleeper(signal) }
-    const began = Date.now()
-    const report = (outcome: number | string) =>
-      options.onEvent?.({
-        type: 'upstream.attempt',
-        family: family.id,
-        operation: options.operation,
-        attempt,
-        outcome,
-        ms: Date.now() - began,
-      })
-
-    let built: Request | UpstreamFailed
-    try {
-      built = operation.request(body, ctx, prepared)
-    } catch (error) {
-      built = failed(`upstream ${family.id} request could not be built (${errorName(error)})`)
-    }
-    if (isFailed(built)) {
-      clearTimeout(timeout)
-      return built
-    }
-    let answer: Response
-    try {
-      answer = await fetchFn(built, { signal })
-    } catch (error) {
-      clearTimeout(timeout)
-      const timedOut = timer.signal.aborted
-      report(timedOut ? 'timeout' : errorName(error))
-      if (options.signal?.aborted) return failed('the call was cancelled')
-      last = failed(
-        timedOut
-          ? `upstream ${family.id} timed out after ${attemptMs} ms`
-          : `upstream ${family.id} unreachable (${errorName(error)})`,
-        true,
+  const outcome = await withRetries<UpstreamResult>(
+    async (attempt) => {
+      const remaining = budgetMs - (Date.now() - started)
+      const attemptMs = attempt === 1 ? timeoutMs : Math.min(timeoutMs, remaining)
+      const timer = new AbortController()
+      const timeout = setTimeout(
+        () => timer.abort(new DOMException('timeout', 'TimeoutError')),
+        attemptMs,
       )
-      if (!(await backoff(attempt, undefined))) break
-      continue
-    }
-    report(answer.status)
+      const signal = anySignal([timer.signal, options.signal])
+      const ctx: OperationContext = { ...baseContext, signal, sleep: sleeper(signal) }
+      const began = Date.now()
+      const report = (outcome: number | string) =>
+        options.onEvent?.({
+          type: 'upstream.attempt',
+          family: family.id,
+          operation: options.operation,
+          attempt,
+          outcome,
+          ms: Date.now() - began,
+        })
 
-    if (
-      (answer.status < 200 || answer.status > 299) &&
-      !operation.accepts?.includes(answer.status)
-    ) {
-      clearTimeout(timeout)
-      const detail = await providerMessage(answer, options.apiKey ?? '')
-      const retryable = transientStatuses.has(answer.status)
-      last = {
-        ...failed(`upstream ${family.id} answered ${answer.status}${detail}`, retryable),
-        upstreamStatus: answer.status,
+      let built: Request | UpstreamFailed
+      try {
+        built = operation.request(body, ctx, prepared)
+      } catch (error) {
+        built = failed(`upstream ${family.id} request could not be built (${errorName(error)})`)
       }
-      if (!retryable) return last
-      if (!(await backoff(attempt, answer.headers.get('retry-after')))) break
-      continue
-    }
+      if (isFailed(built)) {
+        clearTimeout(timeout)
+        return { retry: false, value: built }
+      }
+      let answer: Response
+      try {
+        answer = await fetchFn(built, { signal })
+      } catch (error) {
+        clearTimeout(timeout)
+        const timedOut = timer.signal.aborted
+        report(timedOut ? 'timeout' : errorName(error))
+        if (options.signal?.aborted)
+          return { retry: false, value: failed('the call was cancelled') }
+        const reason = timedOut
+          ? `upstream ${family.id} timed out after ${attemptMs} ms`
+          : `upstream ${family.id} unreachable (${errorName(error)})`
+        return { retry: true, value: failed(reason, true) }
+      }
+      report(answer.status)
 
-    if (streaming) {
-      // The stream may outlive the attempt timeout: it covered the wait for headers only.
-      clearTimeout(timeout)
-    }
-    try {
-      const mapped = await (operation.response
-        ? operation.response(answer, ctx, body)
-        : passJson(answer))
-      if (streaming && mapped.status === 'ok' && mapped.response.body) {
-        const idleMs = options.streamIdleMs ?? 60_000
-        return {
-          status: 'ok',
-          response: new Response(watchIdle(mapped.response.body, idleMs), {
+      if (
+        (answer.status < 200 || answer.status > 299) &&
+        !operation.accepts?.includes(answer.status)
+      ) {
+        clearTimeout(timeout)
+        const detail = await providerMessage(answer, options.apiKey ?? '')
+        const retryable = transientStatuses.has(answer.status)
+        const value = {
+          ...failed(`upstream ${family.id} answered ${answer.status}${detail}`, retryable),
+          upstreamStatus: answer.status,
+        }
+        return retryable
+          ? { retry: true, value, retryAfterMs: retryAfterMs(answer.headers.get('retry-after')) }
+          : { retry: false, value }
+      }
+
+      if (streaming) {
+        // The stream may outlive the attempt timeout: it covered the wait for headers only.
+        clearTimeout(timeout)
+      }
+      try {
+        const mapped = await (operation.response
+          ? operation.response(answer, ctx, body)
+          : passJson(answer))
+        if (streaming && mapped.status === 'ok' && mapped.response.body) {
+          const idleMs = options.streamIdleMs ?? 60_000
+          const response = new Response(watchIdle(mapped.response.body, idleMs), {
             status: mapped.response.status,
             headers: mapped.response.headers,
-          }),
+          })
+          return { retry: false, value: { status: 'ok', response } }
         }
-      }
-      return mapped
-    } catch (error) {
-      const timedOut = timer.signal.aborted
-      return failed(
-        timedOut
+        return { retry: false, value: mapped }
+      } catch (error) {
+        const timedOut = timer.signal.aborted
+        const reason = timedOut
           ? `upstream ${family.id} timed out after ${attemptMs} ms`
-          : `upstream ${family.id} answer could not be mapped (${errorName(error)})`,
-        timedOut,
-      )
-    } finally {
-      if (!streaming) clearTimeout(timeout)
-    }
-  }
-  return last
-
-  async function backoff(attempt: number, retryAfter: string | null | undefined) {
-    if (attempt >= attempts) return false
-    const remaining = budgetMs - (Date.now() - started)
-    const hinted = parseRetryAfter(retryAfter)
-    const wait = hinted ?? Math.floor(Math.random() * baseDelayMs * 2 ** (attempt - 1))
-    if (wait >= remaining) return false
-    await sleep(wait)
-    return !options.signal?.aborted
-  }
+          : `upstream ${family.id} answer could not be mapped (${errorName(error)})`
+        return { retry: false, value: failed(reason, timedOut) }
+      } finally {
+        if (!streaming) clearTimeout(timeout)
+      }
+    },
+    {
+      attempts,
+      // The budget counts from the call: preparing the request already spent part of it.
+      budgetMs: budgetMs - (Date.now() - started),
+      baseDelayMs: options.retry?.baseDelayMs ?? 250,
+      maxDelayMs: Number.POSITIVE_INFINITY,
+      signal: options.signal,
+      sleep: options.sleep,
+    },
+  )
+  return outcome.value
 }
 
 /** Passes a stream through unchanged, erroring it when no chunk arrives for `idleMs`. */
@@ -384,13 +375,6 @@ function isFailed(value: unknown): value is UpstreamFailed {
 function anySignal(signals: (AbortSignal | undefined)[]): AbortSignal {
   const present = signals.filter((s): s is AbortSignal => s !== undefined)
   return present.length === 1 ? (present[0] as AbortSignal) : AbortSignal.any(present)
-}
-
-function parseRetryAfter(value: string | null | undefined): number | undefined {
-  if (!value) return undefined
-  if (/^\d{1,6}$/.test(value.trim())) return Number(value.trim()) * 1000
-  const at = Date.parse(value)
-  return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now())
 }
 
 /** A short provider error message with the key redacted (`: <message>`), or `''`. */

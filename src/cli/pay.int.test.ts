@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type Sellers, startSellers } from '../client/testSellers.js'
+import { type Sellers, startSellers } from '../client/testHelpers.js'
 
 const run = promisify(execFile)
 let sellers: Sellers

@@ -14,7 +14,7 @@ import { WORMHOLE_USDC_TYPE } from '../testing/index.js'
 import { decodeXPayment } from '../x402.js'
 import { createPayingFetch, type PayingFetchOptions, paymentOf } from './fetch.js'
 import { dayMs } from './limits.js'
-import { type Sellers, startSellers } from './testSellers.js'
+import { type Sellers, startSellers } from './testHelpers.js'
 
 let sellers: Sellers
 

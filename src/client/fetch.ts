@@ -15,6 +15,7 @@
  * @module
  */
 import type { Signer } from '@mysten/sui/cryptography'
+import { withRetries } from '../backoff.js'
 import { isPaymentError, PaymentError } from '../errors.js'
 import { nodeFetch } from '../internal/nodeFetch.js'
 import { createLedger, type Ledger } from '../ledger/index.js'
@@ -25,7 +26,7 @@ import { decodeXPaymentResponse, type XPaymentResponse, x402Headers } from '../x
 import { createWalletLimits, type WalletLimits, type WalletLimitsOptions } from './limits.js'
 import { makePayment } from './pay.js'
 import { readBounded, reasonOf, refundReportOf, template } from './request.js'
-import { type RetryOptions, retryDelay, transientStatuses } from './retry.js'
+import { type RetryOptions, retryAfterMs, transientStatuses } from './retry.js'
 import {
   type PayableOffer,
   type PaymentOffer,
@@ -224,39 +225,41 @@ export function createPayingFetch(options: PayingFetchOptions): PayingFetch {
     retried: number[] = [],
   ): Promise<Response> {
     const statuses = retryOnError ? paidRetryStatuses : transientStatuses
-    const retries = Math.max(0, options.retry?.retries ?? 2)
-    for (let attempt = 0; ; attempt++) {
-      let response: Response
-      try {
-        response = await baseFetch(make())
-      } catch (error) {
-        if (!retryOnError || attempt >= retries || (error as Error)?.name === 'AbortError')
-          throw error
-        const wait = retryDelay(attempt, new Response(null), {
-          ...options.retry,
-          ...(options.random ? { random: options.random } : {}),
-        }) as number
-        log.warn?.(
-          { url, attempt: attempt + 1, waitMs: wait },
-          'no answer; re-sending the same paid request',
-        )
-        await sleep(wait)
-        continue
-      }
-      if (!statuses.has(response.status) || attempt >= retries) return response
-      const wait = retryDelay(attempt, response, {
+    type Sent = { response: Response } | { error: unknown }
+    const { value } = await withRetries<Sent>(
+      async () => {
+        let response: Response
+        try {
+          response = await baseFetch(make())
+        } catch (error) {
+          if (!retryOnError || (error as Error)?.name === 'AbortError') throw error
+          return { retry: true, value: { error } }
+        }
+        if (!statuses.has(response.status)) return { retry: false, value: { response } }
+        const asked = retryAfterMs(response.headers.get('retry-after'))
+        return { retry: true, value: { response }, retryAfterMs: asked }
+      },
+      {
         ...options.retry,
-        ...(options.random ? { random: options.random } : {}),
-      })
-      if (wait === undefined) return response
-      retried.push(response.status)
-      log.warn?.(
-        { url, status: response.status, attempt: attempt + 1, waitMs: wait },
-        'transient answer; retrying',
-      )
-      await response.body?.cancel()
-      await sleep(wait)
-    }
+        attempts: Math.max(0, options.retry?.retries ?? 2) + 1,
+        random: options.random,
+        sleep,
+        onRetry: async ({ attempt, waitMs, value: sent }) => {
+          if ('error' in sent) {
+            log.warn?.({ url, attempt, waitMs }, 'no answer; re-sending the same paid request')
+            return
+          }
+          retried.push(sent.response.status)
+          log.warn?.(
+            { url, status: sent.response.status, attempt, waitMs },
+            'transient answer; retrying',
+          )
+          await sent.response.body?.cancel()
+        },
+      },
+    )
+    if ('error' in value) throw value.error
+    return value.response
   }
 
   async function payingFetch(input: string | URL | Request, init?: RequestInit): Promise<Response> {

@@ -10,7 +10,7 @@ import type { ChatCompletion } from 'openai/resources/chat/completions'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { hasCode } from '../errors.js'
 import { createPayingFetch, paymentOf } from './fetch.js'
-import { type Sellers, startSellers } from './testSellers.js'
+import { type Sellers, startSellers } from './testHelpers.js'
 
 let sellers: Sellers
 

@@ -6,6 +6,7 @@
  * @module
  * @internal
  */
+import { readCappedStream } from '../body.js'
 import { maxChallengeBodyBytes } from './select.js'
 
 /** Whether `text` is a JSON object or array. */
@@ -93,6 +94,8 @@ export async function readBounded(response: Response): Promise<string> {
     await response.body?.cancel()
     return ''
   }
-  const text = await response.text()
-  return text.length > maxChallengeBodyBytes ? '' : text
+  if (response.body === null) return ''
+  // Capped as it is read: a body without a length (chunked) is not read past the cap either.
+  const bytes = await readCappedStream(response.body, maxChallengeBodyBytes)
+  return bytes === undefined ? '' : new TextDecoder().decode(bytes)
 }

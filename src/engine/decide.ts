@@ -94,6 +94,7 @@ export function createDecide(context: DecideContext): Decide {
       result = await settle(presented, at.terms)
     } catch (error) {
       if (!isPaymentError(error)) throw error
+      if (error.code === 'store_error') emit({ type: 'store_failed', resource, error })
       result = { status: 'rejected', error }
     }
     if (result.status === 'rejected') {

@@ -6,6 +6,7 @@
  * @module
  * @internal
  */
+import { hasCode } from '../errors.js'
 import { encodeReceipt, mppHeaders } from '../mpp.js'
 import type { CallOutcome, PaidDecision, PaidRoute, PaymentInfo, PaywallEvent } from '../paywall.js'
 import type { PaymentStore } from '../stores/types.js'
@@ -117,8 +118,12 @@ export function paidDecision(
       completion ??= (async () => {
         stopLease()
         if (!isFailure(outcome)) {
-          await store.served(payment.digest)
-          emit({ type: 'served', payment })
+          const served = await store.served(payment.digest)
+          emit(
+            served.status === 'applied'
+              ? { type: 'served', payment }
+              : { type: 'lease_lost', payment },
+          )
           return 'served' as const
         }
         const reason =
@@ -127,11 +132,19 @@ export function paidDecision(
             : 'error' in outcome
               ? 'the handler failed'
               : 'the buyer hung up before the answer started'
-        await store.oweRefund(payment.digest, reason)
-        emit({ type: 'refund_due', payment, reason })
+        const owed = await store.oweRefund(payment.digest, reason)
+        emit(
+          owed.status === 'applied'
+            ? { type: 'refund_due', payment, reason }
+            : { type: 'lease_lost', payment },
+        )
         void context.refunder?.runOnce().catch(() => {})
         return 'refund_due' as const
-      })()
+      })().catch((error: unknown) => {
+        if (hasCode(error, 'store_error'))
+          emit({ type: 'store_failed', resource: payment.resource, error })
+        throw error
+      })
       return completion
     },
   }

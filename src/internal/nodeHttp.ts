@@ -13,6 +13,7 @@ import type {
 } from 'node:http'
 import type { PaidDecision, PlainResponse } from '../paywall.js'
 import type { RequestView } from '../requestView.js'
+import { cappedBytes } from './cappedBytes.js'
 
 /**
  * Reads a request body once, keeping at most `limit + 1` bytes (one more than the limit is enough for
@@ -33,18 +34,15 @@ export async function readNodeBody(
   if (length === undefined && request.headers['transfer-encoding'] === undefined) return undefined
   if (Number(length ?? '0') > limit) return undefined
   return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = []
-    let size = 0
+    const kept = cappedBytes(limit)
     const done = () => {
       request.off('data', onData)
       request.off('end', done)
       request.off('error', reject)
-      resolve(size === 0 ? undefined : Buffer.concat(chunks, size))
+      resolve(kept.size === 0 ? undefined : kept.bytes())
     }
     const onData = (chunk: Buffer) => {
-      chunks.push(chunk)
-      size += chunk.byteLength
-      if (size > limit) {
+      if (!kept.push(chunk)) {
         // Enough to answer 413; the rest stays unread (the connection is not reused).
         request.pause()
         done()

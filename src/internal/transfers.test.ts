@@ -3,7 +3,7 @@ import { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
 import type { Transaction } from '@mysten/sui/transactions'
 import { normalizeStructTag } from '@mysten/sui/utils'
 import { describe, expect, it } from 'vitest'
-import { coinPayment, gaslessPayment, someDigest, usdcType, wusdcType } from './offlinePayments.js'
+import { coinPayment, gaslessPayment, someDigest, usdcType, wusdcType } from '../testHelpers.js'
 import { analyseTransfers, paymentTo } from './transfers.js'
 
 const usdc = normalizeStructTag(usdcType)

@@ -13,6 +13,7 @@ import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js'
 import { SuiGrpcClient } from '@mysten/sui/grpc'
 import type { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import pkg from '../../package.json' with { type: 'json' }
 import { loadConfig } from '../../reference-gateway/config.js'
 import { type RunningGateway, startGateway } from '../../reference-gateway/server.js'
 import type { StartedLedger } from '../testing/ledger/index.js'
@@ -72,6 +73,7 @@ type ErrorContent = { error: { code: string; message: string } }
 describe('tollgate mcp: a gateway catalog as paid tools', () => {
   it('lists one tool per endpoint with its request schema and price, and the wallet tools', async () => {
     const { client } = await connect(emulator.createTestWallet({ usdc: '1', sui: '1' }))
+    expect(client.getServerVersion()).toEqual({ name: 'tollgate', version: pkg.version })
     const { tools } = await client.listTools()
     const messages = tools.find((tool) => tool.name === 'anthropic-v1-messages')
     expect(messages?.description).toBe(

@@ -18,6 +18,7 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js'
 import type { Signer } from '@mysten/sui/cryptography'
+import pkg from '../../package.json' with { type: 'json' }
 import { createPayingFetch, isRefusal, paymentOf } from '../client/fetch.js'
 import {
   createWalletLimits,
@@ -209,7 +210,8 @@ export async function createGatewayMcp(options: GatewayMcpOptions): Promise<Gate
     createServer() {
       const session = budget.session()
       const server = new Server(
-        { name: 'tollgate', version: '1.0.0' },
+        // One version for the package, its CLI and this server.
+        { name: 'tollgate', version: pkg.version },
         { capabilities: { tools: {} } },
       )
       server.setRequestHandler(ListToolsRequestSchema, async () => ({

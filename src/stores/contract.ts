@@ -8,8 +8,15 @@
  */
 import { randomBytes } from 'node:crypto'
 import { afterEach, beforeEach, describe, expect, test } from 'vitest'
-import { hasCode } from '../errors.js'
-import type { PaymentSettlement, PaymentState, PaymentStore, StoreOptions } from './types.js'
+import type {
+  PaymentRecord,
+  PaymentSettlement,
+  PaymentState,
+  PaymentStore,
+  ReleaseResult,
+  StoreOptions,
+  TransitionResult,
+} from './types.js'
 
 /** Fresh backing storage for one test. */
 export type StoreHarness = {
@@ -91,7 +98,11 @@ const legal: { readonly [S in PaymentState]: Partial<Record<Operation, PaymentSt
 
 const refundDigest = 'RefundDigest1111111111111111111111111111111'
 
-function run(store: PaymentStore, op: Operation, digest: string): Promise<unknown> {
+function run(
+  store: PaymentStore,
+  op: Operation,
+  digest: string,
+): Promise<TransitionResult | ReleaseResult> {
   switch (op) {
     case 'release':
       return store.release(digest)
@@ -125,28 +136,32 @@ async function reach(store: PaymentStore, state: PaymentState): Promise<string> 
     refunded: ['settled', 'oweRefund', 'refunded'],
     rejected: ['rejected'],
   }
-  for (const op of path[state]) await run(store, op, digest)
+  for (const op of path[state]) expect((await run(store, op, digest)).status).not.toBe('conflict')
   expect((await store.get(digest))?.state).toBe(state)
   return digest
 }
 
-async function expectStoreError(
-  promise: Promise<unknown>,
-  state: PaymentState | null,
-  label = 'the operation',
-) {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  )
-  expect(
-    hasCode(error, 'store_error'),
-    `${label}: expected a store_error, got ${String(error)}`,
-  ).toBe(true)
-  if (hasCode(error, 'store_error')) {
-    expect(error.details.state).toBe(state)
-    if (state !== null) expect(error.message).toContain(`'${state}'`)
+/** The record of an applied transition (fails the test on a conflict). */
+async function applied(promise: Promise<TransitionResult>): Promise<PaymentRecord> {
+  const result = await promise
+  if (result.status !== 'applied') {
+    throw new Error(`expected the transition to apply, got a conflict in '${result.state}'`)
   }
+  return result.record
+}
+
+/** Asserts a conflict result (not an exception) naming the record's current state. */
+async function expectConflict(
+  promise: Promise<TransitionResult | ReleaseResult>,
+  state: PaymentState | undefined,
+  label = 'the operation',
+  reason: 'state' | 'refund_transaction' = 'state',
+) {
+  const result = await promise.then(
+    (value) => value,
+    (error: unknown) => ({ status: 'threw', error: String(error) }),
+  )
+  expect(result, label).toEqual({ status: 'conflict', state, reason })
 }
 
 /**
@@ -209,11 +224,11 @@ export function describePaymentStoreContract(
       await store.claim(digest, meta)
       const amount = 12_345_678_901_234_567_890n
       time += 10
-      const settled = await store.settled(digest, settlementFor(amount))
+      const settled = await applied(store.settled(digest, settlementFor(amount)))
       expect(settled.state).toBe('settled')
       expect(settled.settlement).toEqual(settlementFor(amount))
       time += 10
-      const served = await store.served(digest)
+      const served = await applied(store.served(digest))
       expect(served).toMatchObject({ state: 'served', servedAt: new Date(time) })
       const record = await store.get(digest)
       expect(record?.settlement?.amount).toBe(amount)
@@ -227,7 +242,7 @@ export function describePaymentStoreContract(
       const store = await open()
       const digest = randomDigest()
       await store.claim(digest, meta)
-      await store.release(digest)
+      expect(await store.release(digest)).toEqual({ status: 'released' })
       expect(await store.get(digest)).toBeUndefined()
       expect(await store.claim(digest, meta)).toEqual({ status: 'claimed' })
     })
@@ -256,14 +271,16 @@ export function describePaymentStoreContract(
       await store.claim(digest, meta)
       await store.settled(digest, settlementFor(30_000n))
       time += 5
-      const owed = await store.oweRefund(digest, 'handler threw')
+      const owed = await applied(store.oweRefund(digest, 'handler threw'))
       expect(owed.refund).toEqual({ reason: 'handler threw', owedAt: new Date(time) })
       expect((await store.listRefundsDue()).map((r) => r.digest)).toEqual([digest])
-      const recorded = await store.recordRefundTransaction(digest, {
-        txBytes: 'AAECAwQ=',
-        signature: 'c2ln',
-        refundDigest,
-      })
+      const recorded = await applied(
+        store.recordRefundTransaction(digest, {
+          txBytes: 'AAECAwQ=',
+          signature: 'c2ln',
+          refundDigest,
+        }),
+      )
       expect(recorded.state).toBe('refund_due')
       expect(recorded.refund?.transaction).toEqual({
         txBytes: 'AAECAwQ=',
@@ -273,13 +290,22 @@ export function describePaymentStoreContract(
       // The same transaction again (a retry after a crash) is accepted; a different one is not.
       await store.recordRefundTransaction(digest, { txBytes: 'AAECAwQ=', refundDigest })
       const other = 'OtherRefund222222222222222222222222222222222'
-      await expectStoreError(
+      const before = await store.get(digest)
+      await expectConflict(
         store.recordRefundTransaction(digest, { txBytes: 'BBBB', refundDigest: other }),
         'refund_due',
+        'another refund transaction',
+        'refund_transaction',
       )
-      await expectStoreError(store.refunded(digest, other), 'refund_due')
+      await expectConflict(
+        store.refunded(digest, other),
+        'refund_due',
+        'refunded by another transaction',
+        'refund_transaction',
+      )
+      expect(await store.get(digest)).toEqual(before)
       time += 5
-      const refunded = await store.refunded(digest, refundDigest)
+      const refunded = await applied(store.refunded(digest, refundDigest))
       expect(refunded.state).toBe('refunded')
       expect(refunded.refund).toMatchObject({ refundDigest, refundedAt: new Date(time) })
       expect(refunded.settlement?.amount).toBe(30_000n)
@@ -291,14 +317,21 @@ export function describePaymentStoreContract(
       const digest = await reach(store, 'refund_due')
       await store.recordRefundTransaction(digest, { txBytes: 'AAAA', refundDigest })
       const next = 'NextRefund3333333333333333333333333333333333'
-      const record = await store.recordRefundTransaction(digest, {
-        txBytes: 'BBBB',
-        refundDigest: next,
-        replaces: refundDigest,
-      })
+      const record = await applied(
+        store.recordRefundTransaction(digest, {
+          txBytes: 'BBBB',
+          refundDigest: next,
+          replaces: refundDigest,
+        }),
+      )
       expect(record.refund?.transaction).toEqual({ txBytes: 'BBBB', refundDigest: next })
-      await expectStoreError(store.refunded(digest, refundDigest), 'refund_due')
-      expect((await store.refunded(digest, next)).state).toBe('refunded')
+      await expectConflict(
+        store.refunded(digest, refundDigest),
+        'refund_due',
+        'the replaced refund',
+        'refund_transaction',
+      )
+      expect((await applied(store.refunded(digest, next))).state).toBe('refunded')
     })
 
     const states: PaymentState[] = [
@@ -312,7 +345,7 @@ export function describePaymentStoreContract(
     ]
     for (const state of states) {
       const allowed = Object.keys(legal[state]).join(', ') || 'nothing'
-      test(`from '${state}': ${allowed} succeed; every other transition is a store_error`, async () => {
+      test(`from '${state}': ${allowed} succeed; every other transition is a conflict`, async () => {
         const store = await open()
         for (const op of operations) {
           const digest = await reach(store, state)
@@ -320,11 +353,13 @@ export function describePaymentStoreContract(
           const to = legal[state][op]
           if (to === undefined) {
             time += 1
-            await expectStoreError(run(store, op, digest), state, op)
+            await expectConflict(run(store, op, digest), state, op)
             expect(await store.get(digest), `${op} must change nothing`).toEqual(before)
           } else {
             time += 1
-            await run(store, op, digest)
+            const result = await run(store, op, digest)
+            expect(result.status, op).toBe(to === 'gone' ? 'released' : 'applied')
+            if (result.status === 'applied') expect(result.record).toEqual(await store.get(digest))
             const after = await store.get(digest)
             if (to === 'gone') expect(after).toBeUndefined()
             else expect(after?.state, op).toBe(to)
@@ -333,10 +368,10 @@ export function describePaymentStoreContract(
       })
     }
 
-    test('every transition of an unknown digest is a store_error', async () => {
+    test('every transition of an unknown digest is a conflict with no state', async () => {
       const store = await open()
       for (const op of operations) {
-        await expectStoreError(run(store, op, randomDigest()), null, op)
+        await expectConflict(run(store, op, randomDigest()), undefined, op)
       }
     })
 
@@ -350,7 +385,13 @@ export function describePaymentStoreContract(
       await expect(store.settled(digest, negative)).rejects.toMatchObject({ code: 'store_error' })
       await expect(store.rejected(digest, 'no_such_code' as 'replay')).rejects.toMatchObject({
         code: 'store_error',
+        status: 500,
       })
+      await expect(store.served('not a digest!')).rejects.toMatchObject({ code: 'store_error' })
+      await expect(store.release('')).rejects.toMatchObject({ code: 'store_error' })
+      await expect(
+        store.recordRefundTransaction(digest, { txBytes: '', refundDigest }),
+      ).rejects.toMatchObject({ code: 'store_error' })
       expect((await store.get(digest))?.state).toBe('claimed')
     })
 
@@ -397,7 +438,7 @@ export function describePaymentStoreContract(
       expect(store.serveLeaseMs).toBe(serveLeaseMs)
       const digest = randomDigest()
       await store.claim(digest, meta)
-      const settled = await store.settled(digest, settlementFor())
+      const settled = await applied(store.settled(digest, settlementFor()))
       expect(settled.leaseUntil).toEqual(new Date(time + serveLeaseMs))
       let lease = settled.leaseUntil as Date
       // A call that runs three leases long, renewing every half lease: never taken.
@@ -429,7 +470,7 @@ export function describePaymentStoreContract(
       const store = await open()
       const digest = randomDigest()
       await store.claim(digest, meta)
-      const first = (await store.settled(digest, settlementFor())).leaseUntil as Date
+      const first = (await applied(store.settled(digest, settlementFor()))).leaseUntil as Date
       time += serveLeaseMs + 1
       const results = await Promise.all(Array.from({ length: 20 }, () => store.claim(digest, meta)))
       const winners = results.filter((r) => r.status === 'settled_unserved')
@@ -463,8 +504,16 @@ export function describePaymentStoreContract(
       expect(results.filter((r) => r.status === 'claimed')).toHaveLength(1)
       expect((await store.get(digest))?.claimedAt).toEqual(new Date(time))
       // Both the dead claimer and the new one may try to settle: only the first succeeds.
-      await store.settled(digest, settlementFor())
-      await expectStoreError(store.settled(digest, settlementFor()), 'settled')
+      const settling = await Promise.all([
+        store.settled(digest, settlementFor()),
+        store.settled(digest, settlementFor()),
+      ])
+      expect(settling.map((r) => r.status).sort()).toEqual(['applied', 'conflict'])
+      expect(settling.find((r) => r.status === 'conflict')).toEqual({
+        status: 'conflict',
+        state: 'settled',
+        reason: 'state',
+      })
     })
 
     test('refund and pending records survive a restart on the same storage', async () => {
@@ -485,7 +534,7 @@ export function describePaymentStoreContract(
       expect((await second.claim(settled, meta)).status).toBe('taken')
       time += serveLeaseMs
       expect((await second.claim(settled, meta)).status).toBe('settled_unserved')
-      expect((await second.refunded(owed, refundDigest)).state).toBe('refunded')
+      expect((await applied(second.refunded(owed, refundDigest))).state).toBe('refunded')
     })
 
     test('refunds due are listed oldest first, up to the limit', async () => {

@@ -48,7 +48,8 @@ describe.skipIf(url === undefined)('redis store (skipped when REDIS_URL is not s
       await store.claim(digest, { resource: 'https://r/', dialect: 'mpp' })
       expect(await admin.hget(`${keyPrefix}payment:${digest}`, 'state')).toBe('claimed')
       await admin.script('FLUSH')
-      expect((await store.markPending(digest)).state).toBe('pending')
+      const pending = await store.markPending(digest)
+      expect(pending.status === 'applied' && pending.record.state).toBe('pending')
       expect(await admin.zscore(`${keyPrefix}pending`, digest)).not.toBeNull()
     } finally {
       await store.close()

@@ -78,7 +78,8 @@ describe('sqlite store options', () => {
         settledAt: new Date(),
       })
       expect(await store.oweRefund(digest, 'upstream failed')).toMatchObject({
-        state: 'refund_due',
+        status: 'applied',
+        record: { state: 'refund_due' },
       })
       await Promise.all([claimed, settled])
       await store.close()

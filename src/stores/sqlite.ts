@@ -43,6 +43,21 @@ export type SqliteDatabase = {
   close(): unknown
 }
 
+/**
+ * Opens a SQLite file the way the store opens its own (creating its folder): WAL journal, the busy
+ * timeout (default 5 s), `synchronous` NORMAL or FULL, and the switch to WAL retried while another
+ * process opening the same new file holds it up. For a file that the store shares with your own
+ * tables, or that several processes open at once.
+ *
+ * @returns an open better-sqlite3 `Database` (typed structurally: see {@link SqliteDatabase}).
+ */
+export function openSqliteDatabase(
+  path: string,
+  options: { busyTimeoutMs?: number | undefined; synchronous?: 'normal' | 'full' | undefined } = {},
+): SqliteDatabase {
+  return openSqliteFile(path, options)
+}
+
 /** Options of {@link createSqliteStore}. */
 export type SqliteStoreOptions = StoreOptions & {
   /**

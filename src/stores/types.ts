@@ -11,9 +11,12 @@
  *     └─ release ─▶ (forgotten: the payment may be presented again)
  * ```
  *
- * Every transition is a compare-and-set on the current state: a transition that is not allowed from
- * the state the record is in fails with a {@link PaymentError} of code `store_error` naming both
- * states, and changes nothing.
+ * Every transition is a compare-and-set on the current state, and answers a {@link TransitionResult}:
+ * `applied`, or `conflict` — the record is not in a state the transition is allowed from (another
+ * presenter or process moved it on first, or there is none), and nothing changed. A conflict is an
+ * expected outcome, never an exception. A {@link PaymentError} of code `store_error` means only that
+ * the store itself is broken: bad input (status 500), or a backend that failed (status 503 when it
+ * cannot be reached or is busy, 500 otherwise; the driver's error is its `cause`).
  *
  * @module
  */
@@ -149,6 +152,38 @@ export type LeaseRenewal =
   | { status: 'renewed'; leaseUntil: Date }
   | { status: 'lost'; record: PaymentRecord | undefined }
 
+/**
+ * A transition that changed nothing because the record is not where it must be:
+ * - `state`: the state the record is in, `undefined` when no payment is recorded for the digest;
+ * - `reason`: `state` when the transition is not allowed from that state, `refund_transaction` when
+ *   the state allows it but a different refund transaction is recorded (see
+ *   {@link PaymentStore.recordRefundTransaction} and {@link PaymentStore.refunded}).
+ *
+ * Whoever moved the record on owns the outcome: for settlement, the caller lost the race (a replay).
+ */
+export type TransitionConflict = {
+  status: 'conflict'
+  state: PaymentState | undefined
+  reason: 'state' | 'refund_transaction'
+}
+
+/**
+ * The outcome of a state transition ({@link PaymentStore.markPending}, `settled`, `served`,
+ * `rejected`, `oweRefund`, `recordRefundTransaction`, `refunded`): `applied` with the record as it is
+ * now, or a {@link TransitionConflict}.
+ *
+ * @example
+ * ```ts
+ * const result = await store.settled(digest, settlement)
+ * if (result.status === 'conflict') return replay() // another presenter settled it first
+ * const lease = result.record.leaseUntil
+ * ```
+ */
+export type TransitionResult = { status: 'applied'; record: PaymentRecord } | TransitionConflict
+
+/** The outcome of {@link PaymentStore.release}: `released` (forgotten), or a {@link TransitionConflict}. */
+export type ReleaseResult = { status: 'released' } | TransitionConflict
+
 /** Number of records in each state, for metrics. */
 export type PaymentCounts = { readonly [S in PaymentState]: number }
 
@@ -200,7 +235,10 @@ export type PruneOptions = {
 
 /**
  * The durable state of payment digests. Every operation is atomic; transitions are compare-and-set on
- * the current state and throw a `store_error` {@link PaymentError} when not allowed from it.
+ * the current state and answer a {@link TransitionResult}: `conflict` when not allowed from it (an
+ * expected outcome, not an exception). A method throws only when the store is broken: a
+ * {@link PaymentError} of code `store_error` for bad input (HTTP status 500) or a failed backend
+ * (503 when unreachable or busy, 500 otherwise, the driver's error as `cause`).
  *
  * Implementations: `createMemoryStore` (tests, one process), `createSqliteStore`
  * (`tollgate/stores/sqlite`, the embedded default, several processes on one host),
@@ -211,7 +249,8 @@ export type PruneOptions = {
  * const claim = await store.claim(digest, { resource, dialect: 'x402' })
  * if (claim.status === 'taken') return replay()
  * // … execute, verify effects …
- * await store.settled(digest, { payer, amount, resource, dialect: 'x402', network, asset, settledAt: new Date() })
+ * const settled = await store.settled(digest, { payer, amount, resource, dialect: 'x402', network, asset, settledAt: new Date() })
+ * if (settled.status === 'conflict') return replay() // another presenter settled it first
  * // … serve …
  * await store.served(digest)
  * ```
@@ -223,11 +262,11 @@ export type PaymentStore = {
    */
   claim(digest: string, meta: ClaimMeta): Promise<ClaimResult>
   /** `claimed` → forgotten: the claim was abandoned before the transaction was submitted. */
-  release(digest: string): Promise<void>
+  release(digest: string): Promise<ReleaseResult>
   /** `claimed` → `pending`: the ledger did not answer after submission; resolve by digest look-up. */
-  markPending(digest: string): Promise<PaymentRecord>
+  markPending(digest: string): Promise<TransitionResult>
   /** `claimed` | `pending` → `settled`, with the verified settlement. Starts the serve lease. */
-  settled(digest: string, settlement: SettlementInput): Promise<PaymentRecord>
+  settled(digest: string, settlement: SettlementInput): Promise<TransitionResult>
   /**
    * Extends the serve lease of a `settled` record to now + `serveLeaseMs`, for the caller that
    * holds it: `lease` is the end of the lease it holds (from {@link PaymentStore.settled}, the
@@ -238,25 +277,25 @@ export type PaymentStore = {
   /** The serve lease of this store, in ms (see {@link StoreOptions.serveLeaseMs}). */
   readonly serveLeaseMs: number
   /** `settled` → `served`: the paid response was delivered. */
-  served(digest: string): Promise<PaymentRecord>
+  served(digest: string): Promise<TransitionResult>
   /** `claimed` | `pending` → `rejected`, with the rejection code. */
-  rejected(digest: string, code: PaymentErrorCode): Promise<PaymentRecord>
+  rejected(digest: string, code: PaymentErrorCode): Promise<TransitionResult>
   /** `settled` → `refund_due`: the paid call failed; the payer is owed the settled amount back. */
-  oweRefund(digest: string, reason: string): Promise<PaymentRecord>
+  oweRefund(digest: string, reason: string): Promise<TransitionResult>
   /**
-   * Stores the refund transaction of a `refund_due` record BEFORE it is submitted. Fails when a
-   * different refund transaction is already recorded, unless `replaces` names its digest (for a
-   * refund that provably never executed, e.g. expired).
+   * Stores the refund transaction of a `refund_due` record BEFORE it is submitted. A `conflict`
+   * (reason `refund_transaction`) when a different refund transaction is already recorded, unless
+   * `replaces` names its digest (for a refund that provably never executed, e.g. expired).
    */
   recordRefundTransaction(
     digest: string,
     transaction: RefundTransaction & { replaces?: string | undefined },
-  ): Promise<PaymentRecord>
+  ): Promise<TransitionResult>
   /**
    * `refund_due` → `refunded`. When a refund transaction was recorded, `refundDigest` must be its
-   * digest.
+   * digest (otherwise a `conflict`, reason `refund_transaction`).
    */
-  refunded(digest: string, refundDigest: string): Promise<PaymentRecord>
+  refunded(digest: string, refundDigest: string): Promise<TransitionResult>
   /** The record of a digest, or undefined. */
   get(digest: string): Promise<PaymentRecord | undefined>
   /** Records in `refund_due`, oldest first. */

@@ -11,17 +11,20 @@ import type {
   ClaimResult,
   LeaseRenewal,
   PaymentCounts,
-  PaymentRecord,
   PaymentState,
   PaymentStore,
+  ReleaseResult,
   StoreOptions,
+  TransitionConflict,
+  TransitionResult,
 } from '../types.js'
 import { paymentStates } from '../types.js'
+import { storeFailure } from './failure.js'
 import { type Column, type Row, toRecord } from './row.js'
 
 /** A compare-and-set on the state of one record. */
 export type Transition = {
-  /** The public operation, for error messages. */
+  /** The public operation, named in `details.operation` of a backend failure. */
   operation: string
   /** The states it is allowed from. */
   from: readonly PaymentState[]
@@ -69,6 +72,9 @@ export type ClaimTimes = {
  * `settled` with an expired or no lease and the same resource, sets lease = serveUntil
  * (→ settled_unserved); otherwise
  * answers taken. All of that in one atomic step.
+ *
+ * A step may throw whatever its driver throws: {@link createStore} turns it into a `store_error`
+ * (see `storeFailure`).
  */
 export type StoreEngine = {
   claim(row: Row, times: ClaimTimes): Promise<ClaimOutcome>
@@ -127,10 +133,6 @@ function checkMs(value: unknown, field: string): number {
   return value
 }
 
-function quote(states: readonly PaymentState[]): string {
-  return states.map((s) => `'${s}'`).join(' or ')
-}
-
 /** An empty row for a new claim. */
 export function newRow(digest: string, meta: ClaimMeta, now: number, leaseUntil: number): Row {
   return {
@@ -158,48 +160,72 @@ export function newRow(digest: string, meta: ClaimMeta, now: number, leaseUntil:
 }
 
 /**
+ * The engine with every failure of the backend turned into a `store_error` {@link PaymentError}
+ * (503 when unreachable or busy, 500 otherwise; see {@link storeFailure}).
+ */
+function guarded(engine: StoreEngine): StoreEngine {
+  const wrap =
+    <A extends unknown[], R>(name: string, step: (...args: A) => Promise<R>) =>
+    async (...args: A): Promise<R> => {
+      try {
+        return await step(...args)
+      } catch (error) {
+        throw storeFailure(error, name)
+      }
+    }
+  return {
+    claim: wrap('claim', (row: Row, times: ClaimTimes) => engine.claim(row, times)),
+    async apply(digest, transition) {
+      try {
+        return await engine.apply(digest, transition)
+      } catch (error) {
+        throw storeFailure(error, transition.operation)
+      }
+    },
+    get: wrap('get', (digest: string) => engine.get(digest)),
+    list: wrap('list', (state: 'refund_due' | 'pending', limit: number) =>
+      engine.list(state, limit),
+    ),
+    counts: wrap('counts', () => engine.counts()),
+    prune: wrap('prune', (cutoff: number) => engine.prune(cutoff)),
+    close: wrap('close', () => engine.close()),
+  }
+}
+
+/**
  * Builds the public {@link PaymentStore} over a backend engine.
  *
- * @param engine - the backend's atomic steps.
+ * @param backend - the backend's atomic steps (whatever they throw becomes a `store_error`).
  * @param options - leases, retention and clock (see {@link StoreOptions}).
  */
-export function createStore(engine: StoreEngine, options: StoreOptions = {}): PaymentStore {
+export function createStore(backend: StoreEngine, options: StoreOptions = {}): PaymentStore {
+  const engine = guarded(backend)
   const now = options.now ?? Date.now
   const claimLeaseMs = checkMs(options.claimLeaseMs ?? defaultClaimLeaseMs, 'claimLeaseMs')
   const serveLeaseMs = checkMs(options.serveLeaseMs ?? defaultServeLeaseMs, 'serveLeaseMs')
   const retentionMs =
     options.retentionMs === undefined ? undefined : checkMs(options.retentionMs, 'retentionMs')
 
-  async function apply(digest: string, transition: Transition): Promise<Row | undefined> {
+  async function apply(
+    digest: string,
+    transition: Transition,
+  ): Promise<{ status: 'ok'; row: Row | undefined } | TransitionConflict> {
     const result = await engine.apply(digest, transition)
-    if (result.status === 'ok') return result.row
-    if (result.status === 'missing') {
-      throw storeError(
-        `Cannot ${transition.operation}: no payment is recorded for this digest (expected ${quote(transition.from)}).`,
-        { digest, operation: transition.operation, state: null, expected: transition.from },
-      )
+    if (result.status === 'ok') return result
+    if (result.status === 'missing')
+      return { status: 'conflict', state: undefined, reason: 'state' }
+    return {
+      status: 'conflict',
+      state: result.state,
+      reason: result.guard ? 'refund_transaction' : 'state',
     }
-    if (result.guard) {
-      throw storeError(
-        `Cannot ${transition.operation}: the payment is '${result.state}' with a different refund transaction already recorded.`,
-        {
-          digest,
-          operation: transition.operation,
-          state: result.state,
-          expected: transition.from,
-        },
-      )
-    }
-    throw storeError(
-      `Cannot ${transition.operation}: the payment is '${result.state}', expected ${quote(transition.from)}.`,
-      { digest, operation: transition.operation, state: result.state, expected: transition.from },
-    )
   }
 
-  async function transition(digest: string, t: Transition): Promise<PaymentRecord> {
-    const row = await apply(checkDigest(digest), t)
-    if (row === undefined) throw storeError('The store returned no record.', { digest })
-    return toRecord(row)
+  async function transition(digest: string, t: Transition): Promise<TransitionResult> {
+    const outcome = await apply(checkDigest(digest), t)
+    if (outcome.status === 'conflict') return outcome
+    if (outcome.row === undefined) throw storeError('The store returned no record.', { digest })
+    return { status: 'applied', record: toRecord(outcome.row) }
   }
 
   function listLimit(limit: number | undefined): number {
@@ -226,13 +252,14 @@ export function createStore(engine: StoreEngine, options: StoreOptions = {}): Pa
       return { status: outcome.status, record: toRecord(outcome.row) }
     },
 
-    async release(digest) {
-      await apply(checkDigest(digest), {
+    async release(digest): Promise<ReleaseResult> {
+      const outcome = await apply(checkDigest(digest), {
         operation: 'release',
         from: ['claimed'],
         to: null,
         set: {},
       })
+      return outcome.status === 'conflict' ? outcome : { status: 'released' }
     },
 
     async markPending(digest) {

@@ -230,6 +230,8 @@ export function classifyMiss(
   return {
     status: 'conflict',
     state: row.state,
-    guard: transition.from.includes(row.state),
+    // The state allowed it, so the guard refused it (without a guard: the record changed between
+    // the compare-and-set and this read, a plain conflict).
+    guard: transition.guard !== undefined && transition.from.includes(row.state),
   }
 }

@@ -1,8 +1,8 @@
 /**
- * Local sellers for the client's integration tests (not part of `tollgate/client`): one loopback
- * server with the real paywall over the ledger emulator, and a route per condition the buyer must
- * meet (both dialects, one dialect only, wUSDC, another network, escrow, flaky answers, an
- * OpenAI-style chat route buffered and streamed).
+ * Test-only set-up of the client's integration tests (and `tollgate pay`'s), not part of
+ * `tollgate/client`: local sellers, one loopback server with the real paywall over the ledger
+ * emulator, and a route per condition the buyer must meet (both dialects, one dialect only, wUSDC,
+ * another network, escrow, flaky answers, an OpenAI-style chat route buffered and streamed).
  *
  * @module
  * @internal

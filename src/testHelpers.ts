@@ -1,6 +1,7 @@
 /**
- * Offline payment transactions for unit tests and benchmarks (not exported): built with the real
- * `Transaction` builder and fixed object refs, so they need no ledger. Not valid on any chain.
+ * Test-only set-up of the core's unit tests (and `bench/settle.bench.ts`), not exported: offline
+ * payment transactions built with the real `Transaction` builder and fixed object refs, so they need
+ * no ledger. Not valid on any chain.
  *
  * @module
  */
