@@ -28,6 +28,7 @@ import type { NextFunction, Request, RequestHandler, Response } from 'express'
 import type { PaidRoute, PriceInput } from 'tollgate'
 import {
   createSellerPaywall,
+  type Decision,
   type PaidRequestInfo,
   type PayRouteOptions,
   type SellerOptions,
@@ -98,15 +99,23 @@ export function paywall(options: ExpressPaywallOptions): ExpressPaywall {
   const seller = createSellerPaywall(options, { ledgerFetch: nodeFetch })
   const handled = new WeakSet<Request>()
 
-  async function run(route: PaidRoute, req: Request, res: Response, next: NextFunction) {
+  /** Answers the engine's decision, or lets the paid request through to the handler. */
+  async function run(
+    route: PaidRoute,
+    req: Request,
+    res: Response,
+    next: NextFunction,
+    decided: Decision | Promise<Decision> | undefined,
+  ) {
     handled.add(req)
     const parsed = (req as { body?: unknown }).body
     // Only a route with a body schema needs the body before payment; others leave it unread.
     const bytes =
-      route.body === undefined
+      route.body === undefined || decided !== undefined
         ? undefined
         : await readNodeBody(req, seller.maxBodyBytes(route), parsed)
-    const decision = await seller.engine.handle(nodeRequestView(req, req.originalUrl, bytes), route)
+    const decision = await (decided ??
+      seller.engine.handle(nodeRequestView(req, req.originalUrl, bytes), route))
     if (decision.status === 'respond') return sendPlain(res, decision.plain)
     // A buyer who hung up while the payment settled is refunded; the handler does not run.
     if (!attachPaidResponse(res, decision)) return
@@ -119,11 +128,14 @@ export function paywall(options: ExpressPaywallOptions): ExpressPaywall {
     next()
   }
 
-  /** An unpaid request is answered at once; anything else goes through the engine's `handle`. */
+  /** An unpaid request is answered at once (the engine decides it without a promise). */
   function dispatch(route: PaidRoute, req: Request, res: Response, next: NextFunction) {
-    const plain = seller.engine.unpaid(nodeRequestView(req, req.originalUrl, undefined), route)
-    if (plain !== undefined) return sendPlain(res, plain)
-    run(route, req, res, next).catch(next)
+    if (route.body !== undefined) return void run(route, req, res, next, undefined).catch(next)
+    const decision = seller.engine.handle(nodeRequestView(req, req.originalUrl, undefined), route)
+    if (!(decision instanceof Promise) && decision.status === 'respond') {
+      return sendPlain(res, decision.plain)
+    }
+    run(route, req, res, next, decision).catch(next)
   }
 
   const middleware: RequestHandler = (req, res, next) => {

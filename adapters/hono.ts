@@ -36,7 +36,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Context, HonoRequest, MiddlewareHandler, Next } from 'hono'
-import type { EngineRequest, PriceInput } from 'tollgate'
+import type { Decision, EngineRequest, PriceInput } from 'tollgate'
 import {
   createSellerPaywall,
   finishResponse,
@@ -203,13 +203,12 @@ export function paywall(options: HonoPaywallOptions): HonoPaywall {
   }
 
   async function run(
-    route: PaidRoute,
     c: Context<TollgateEnv>,
     next: Next,
-    request: EngineRequest | Promise<EngineRequest>,
+    decided: Decision | Promise<Decision>,
   ): Promise<Response | undefined> {
     handled.add(c.req.raw)
-    const decision = await seller.engine.handle(await request, route)
+    const decision = await decided
     if (decision.status === 'respond') return decision.response
     const finish = watch(decision, c.req.raw, c.env)
     if (finish === undefined) return hungUpResponse()
@@ -226,27 +225,32 @@ export function paywall(options: HonoPaywallOptions): HonoPaywall {
     return undefined
   }
 
-  /** An unpaid request is answered at once; anything else goes through the engine's `handle`. */
+  /** The decision on a route with a body schema: once its body is read. */
+  async function afterBody(route: PaidRoute, view: Promise<EngineRequest>): Promise<Decision> {
+    return seller.engine.handle(await view, route)
+  }
+
+  /** An unpaid request is answered at once (the engine decides it without a promise). */
   async function dispatch(route: PaidRoute, c: Context<TollgateEnv>, next: Next) {
-    if (route.body !== undefined)
-      return run(route, c, next, bodyView(route, c.req.raw, c.env, c.req))
+    if (route.body !== undefined) {
+      return run(c, next, afterBody(route, bodyView(route, c.req.raw, c.env, c.req)))
+    }
     const request = headerView(c.req.raw, c.env)
-    const plain = seller.engine.unpaid(request, route)
-    return plain === undefined
-      ? run(route, c, next, request)
-      : respond(plain, request !== c.req.raw)
+    const decision = seller.engine.handle(request, route)
+    return decision instanceof Promise || decision.status !== 'respond'
+      ? run(c, next, decision)
+      : respond(decision.plain, request !== c.req.raw)
   }
 
   async function paidInFront<Env, ExecutionContext>(
-    route: PaidRoute,
     request: Request,
     env: Env | undefined,
     executionCtx: ExecutionContext | undefined,
     app: FetchHandler<Env, ExecutionContext>,
-    view: EngineRequest | Promise<EngineRequest>,
+    decided: Decision | Promise<Decision>,
   ): Promise<Response> {
     handled.add(request)
-    const decision = await seller.engine.handle(await view, route)
+    const decision = await decided
     if (decision.status === 'respond') return decision.response
     const finish = watch(decision, request, env)
     if (finish === undefined) return hungUpResponse()
@@ -273,17 +277,19 @@ export function paywall(options: HonoPaywallOptions): HonoPaywall {
       executionCtx: ExecutionContext | undefined,
     ) => {
       if (route.body !== undefined) {
-        const view = bodyView(route, request, env)
-        return paidInFront(route, request, env, executionCtx, app, view)
+        const decided = afterBody(route, bodyView(route, request, env))
+        return paidInFront(request, env, executionCtx, app, decided)
       }
       const view = headerView(request, env)
-      const plain = seller.engine.unpaid(view, route)
+      const decision = seller.engine.handle(view, route)
       // Answered as a promise on purpose: @hono/node-server finishes a response returned at once
       // by draining the unread request body itself (a timer and three listeners per request),
       // one returned as a promise by Node's own discarding of it — about 7 k instructions less
       // per unpaid POST (`npm run bench:adapters:instructions`).
-      if (plain !== undefined) return Promise.resolve(respond(plain, view !== request))
-      return paidInFront(route, request, env, executionCtx, app, view)
+      if (!(decision instanceof Promise) && decision.status === 'respond') {
+        return Promise.resolve(respond(decision.plain, view !== request))
+      }
+      return paidInFront(request, env, executionCtx, app, decision)
     }
     // The unpriced case stays a small function of its own: one look-up, then the app.
     return (request, env, executionCtx) => {

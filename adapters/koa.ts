@@ -25,7 +25,7 @@
  * @module
  */
 import type { Context, Middleware, Next } from 'koa'
-import type { PaidRoute, PlainResponse, PriceInput } from 'tollgate'
+import type { Decision, PaidRoute, PlainResponse, PriceInput } from 'tollgate'
 import {
   createSellerPaywall,
   type PaidRequestInfo,
@@ -87,19 +87,23 @@ export function paywall(options: KoaPaywallOptions): KoaPaywall {
   const seller = createSellerPaywall(options, { ledgerFetch: nodeFetch })
   const handled = new WeakSet<object>()
 
-  async function run(route: PaidRoute, ctx: Context, next: Next): Promise<void> {
+  /** Answers the engine's decision, or lets the paid request through to the handler. */
+  async function run(
+    route: PaidRoute,
+    ctx: Context,
+    next: Next,
+    decided: Decision | Promise<Decision> | undefined,
+  ): Promise<void> {
     handled.add(ctx.req)
     const request = ctx.request as typeof ctx.request & BodyRequest
     const parsed = request.body
     // Only a route with a body schema needs the body before payment; others leave it unread.
     const bytes =
-      route.body === undefined
+      route.body === undefined || decided !== undefined
         ? undefined
         : await readNodeBody(ctx.req, seller.maxBodyBytes(route), parsed)
-    const decision = await seller.engine.handle(
-      nodeRequestView(ctx.req, ctx.originalUrl, bytes),
-      route,
-    )
+    const decision = await (decided ??
+      seller.engine.handle(nodeRequestView(ctx.req, ctx.originalUrl, bytes), route))
     if (decision.status === 'respond') return answer(ctx, decision.plain)
     // A buyer who hung up while the payment settled is refunded; the handler does not run.
     if (!attachPaidResponse(ctx.res, decision)) return
@@ -124,11 +128,17 @@ export function paywall(options: KoaPaywallOptions): KoaPaywall {
     ctx.body = plain.body
   }
 
-  /** An unpaid request is answered at once; anything else goes through the engine's `handle`. */
+  /** An unpaid request is answered at once (the engine decides it without a promise). */
   function dispatch(route: PaidRoute, ctx: Context, next: Next): Promise<void> | undefined {
-    const plain = seller.engine.unpaid(nodeRequestView(ctx.req, ctx.originalUrl, undefined), route)
-    if (plain === undefined) return run(route, ctx, next)
-    answer(ctx, plain)
+    if (route.body !== undefined) return run(route, ctx, next, undefined)
+    const decision = seller.engine.handle(
+      nodeRequestView(ctx.req, ctx.originalUrl, undefined),
+      route,
+    )
+    if (decision instanceof Promise || decision.status !== 'respond') {
+      return run(route, ctx, next, decision)
+    }
+    answer(ctx, decision.plain)
     return undefined
   }
 

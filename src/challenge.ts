@@ -15,21 +15,14 @@ import { PaymentError } from './errors.js'
 import {
   alignedExpiry,
   type ChallengeSecret,
-  candidateExpiries,
-  expiryText,
-  idBytes,
-  idText,
   keyRing,
   type MacKey,
-  mac,
-  sameMac,
 } from './internal/challengeId.js'
+import { assembleChallenge, checkChallengeId, explainChallenge } from './internal/challenges.js'
 import { type PreparedTerms, prepareTerms, type RouteTerms } from './internal/terms.js'
-import { formatAmount } from './money.js'
-import { formatChallenge, paymentRequiredProblem } from './mpp.js'
-import { type Offer, offered } from './negotiate.js'
+import type { Offer } from './negotiate.js'
 import type { HeaderLookup } from './requestView.js'
-import { type PaymentRequirement, x402Version } from './x402.js'
+import type { PaymentRequirement } from './x402.js'
 
 export type { ChallengeSecret } from './internal/challengeId.js'
 export {
@@ -38,11 +31,6 @@ export {
   type RouteTerms,
   usdcCoinTypes,
 } from './internal/terms.js'
-
-/** The HMAC input of a challenge id (`mppx`'s order; `digest` is unused and empty). */
-function idInput(p: PreparedTerms, expires: string): string {
-  return `${p.realm}|sui|charge|${p.request}|${expires}||${p.opaque}`
-}
 
 /** Options of {@link buildChallenge} and {@link paymentRequiredResponse}. */
 export type ChallengeOptions = {
@@ -100,8 +88,8 @@ function nowMs(now: Date | number | undefined): number {
 }
 
 /**
- * Builds the pieces of the 402 for a route: id, expiry, body (object and text), headers. Plain
- * challenges (no `error`) are cached per route until the expiry bucket moves on.
+ * Builds the pieces of the 402 for a route: id, expiry, body (object and text), headers. Nothing is
+ * kept between calls (the engine of `createPaywall` keeps its own, per instance).
  *
  * @throws {PaymentError} `invalid_config` for bad terms, `invalid_secret` for bad secrets.
  * @example
@@ -117,95 +105,8 @@ export function buildChallenge(
   const p = prepareTerms(terms, { realm: options.realm })
   const key = keyRing(options.secrets)[0] as MacKey
   const expiresAt = alignedExpiry(nowMs(options.now), p.maxTimeoutSeconds)
-  const offer = options.offer ?? 'both'
-  const last = p.last
-  let plain: ChallengePieces
-  if (
-    last !== undefined &&
-    last.expiresAt === expiresAt &&
-    last.offer === offer &&
-    last.key === key
-  ) {
-    plain = last.pieces
-  } else {
-    plain = assemble(p, key, expiresAt, offer)
-    p.last = { expiresAt, offer, key, pieces: plain }
-  }
-  return options.error === undefined ? plain : explain(plain, options.error)
-}
-
-function assemble(p: PreparedTerms, key: MacKey, expiresAt: number, offer: Offer): ChallengePieces {
-  const expires = expiryText(expiresAt)
-  const id = idText(mac(key, idInput(p, expires)))
-  const dialects = offered(offer)
-  const how =
-    dialects.x402 && dialects.mpp
-      ? 'X-PAYMENT (x402) or Authorization: Payment (MPP)'
-      : dialects.x402
-        ? 'X-PAYMENT (x402)'
-        : 'Authorization: Payment (MPP)'
-  const detail = `This resource costs ${formatAmount(p.price)} USDC on ${p.network}. Pay with ${how}.`
-  const base = paymentRequiredProblem(detail)
-  const extra = { challengeId: id, ...(p.escrow === undefined ? {} : { escrow: p.escrow }) }
-  const body: ChallengeBody = dialects.x402
-    ? {
-        x402Version,
-        error: 'Payment required',
-        accepts: Object.freeze([Object.freeze({ ...p.requirement, extra: Object.freeze(extra) })]),
-        ...base,
-      }
-    : base
-  const wwwAuthenticate = dialects.mpp
-    ? formatChallenge({
-        id,
-        realm: p.realm,
-        method: 'sui',
-        intent: 'charge',
-        request: p.request,
-        ...(p.description === '' ? {} : { description: p.description }),
-        expires,
-        opaque: p.opaque,
-      })
-    : undefined
-  const headers: Record<string, string> = {
-    'Content-Type': 'application/json',
-    'Cache-Control': 'no-store',
-  }
-  if (wwwAuthenticate !== undefined) headers['WWW-Authenticate'] = wwwAuthenticate
-  return Object.freeze({
-    id,
-    expiresAt,
-    expires,
-    status: 402,
-    body: Object.freeze(body),
-    bodyText: JSON.stringify(body),
-    wwwAuthenticate,
-    headers: Object.freeze(headers),
-  })
-}
-
-/** The same challenge, with the body explaining why an earlier payment was rejected. */
-function explain(plain: ChallengePieces, error: PaymentError): ChallengePieces {
-  const problem = error.toProblem()
-  const refund = error.details.refund
-  const why = {
-    type: problem.type,
-    title: problem.title,
-    status: 402,
-    detail: problem.detail,
-    code: problem.code,
-    // A payment presented again after its paid call failed: whether it is refunded.
-    ...(refund === undefined ? {} : { refund }),
-  }
-  const body: ChallengeBody =
-    plain.body.x402Version === undefined
-      ? why
-      : { ...plain.body, error: error.shortMessage, ...why }
-  return Object.freeze({
-    ...plain,
-    body: Object.freeze(body),
-    bodyText: JSON.stringify(body),
-  })
+  const plain = assembleChallenge(p, key, expiresAt, options.offer ?? 'both')
+  return options.error === undefined ? plain : explainChallenge(plain, options.error)
 }
 
 /**
@@ -250,18 +151,6 @@ export type ChallengeVerification =
   | { status: 'invalid'; error: PaymentError }
   | { status: 'expired'; error: PaymentError }
 
-const invalid = (): ChallengeVerification => ({
-  status: 'invalid',
-  error: new PaymentError('invalid_challenge', 'This challenge was not issued for this resource.'),
-})
-
-const expired = (at: number): ChallengeVerification => ({
-  status: 'expired',
-  error: new PaymentError('challenge_expired', 'This challenge has expired.', {
-    details: { expires: expiryText(at) },
-  }),
-})
-
 /**
  * Verifies a challenge id statelessly against the route's terms, in constant time per comparison.
  *
@@ -282,23 +171,7 @@ const expired = (at: number): ChallengeVerification => ({
  */
 export function verifyChallenge(input: VerifyChallengeInput): ChallengeVerification {
   const p = prepareTerms(input.terms, { realm: input.realm })
-  const keys = keyRing(input.secrets)
-  const given = idBytes(input.id)
-  if (given === undefined) return invalid()
-  const now = nowMs(input.now)
-  const matches = (expires: string) =>
-    keys.some((key) => sameMac(mac(key, idInput(p, expires)), given))
-  if (input.expires !== undefined) {
-    const at = Date.parse(input.expires)
-    if (input.expires.length > 64 || Number.isNaN(at) || !matches(input.expires)) return invalid()
-    return at > now ? { status: 'valid', expires: new Date(at) } : expired(at / 1000)
-  }
-  const { live, expired: past } = candidateExpiries(now, p.maxTimeoutSeconds)
-  for (const at of live) {
-    if (matches(expiryText(at))) return { status: 'valid', expires: new Date(at * 1000) }
-  }
-  for (const at of past) if (matches(expiryText(at))) return expired(at)
-  return invalid()
+  return checkChallengeId(p, keyRing(input.secrets), input.id, nowMs(input.now), input.expires)
 }
 
 /** Options of {@link resourceUrl}. */

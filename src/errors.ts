@@ -262,17 +262,34 @@ export class PaymentError extends Error {
     this.status = options.status ?? statusOf[code]
   }
 
-  /** This error as an RFC 9457 problem document (with the MPP problem type). */
-  toProblem(): Problem {
+  /**
+   * This error as an RFC 9457 problem document: with the MPP problem type, or `about:blank` and the
+   * HTTP status's title for the codes that are not about a payment (a body over the limit or not
+   * valid, a paid call that failed). `extensions` are added as members (`{ field }` of an invalid
+   * body); they never override the standard members.
+   */
+  toProblem(extensions?: Readonly<Record<string, unknown>>): Problem {
+    const plain = plainStatusTitles[this.code]
     const type = problemTypeOf(this.code)
-    return {
-      type: problemTypeBase + type,
-      title: titleOf(type),
+    const problem: Problem = {
+      type: plain === undefined ? problemTypeBase + type : 'about:blank',
+      title: plain ?? titleOf(type),
       status: this.status,
       detail: this.shortMessage,
       code: this.code,
     }
+    return extensions === undefined ? problem : { ...problem, ...extensions, ...problem }
   }
+}
+
+/**
+ * The codes whose problem documents are `about:blank` (RFC 9457 §4.2.1: the title is the status's
+ * reason phrase), because they are not about a payment.
+ */
+const plainStatusTitles: { readonly [K in PaymentErrorCode]?: string } = {
+  invalid_request_body: 'Bad Request',
+  request_body_too_large: 'Payload Too Large',
+  call_failed: 'Internal Server Error',
 }
 
 function titleOf(type: ProblemType): string {

@@ -6,7 +6,6 @@
 import { findScheme } from './internal/authParams.js'
 import { paymentScheme } from './mpp.js'
 import type { HeaderLookup } from './requestView.js'
-import { x402Headers } from './x402.js'
 
 /** The payment dialects. `x402`: body challenge + `X-PAYMENT`; `mpp`: `WWW-Authenticate: Payment`. */
 export type Dialect = 'x402' | 'mpp'
@@ -46,7 +45,8 @@ export function classifyRequest(request: HasHeaders): Classification {
     const credential = findScheme(authorization, paymentScheme)
     if (credential !== undefined) return { dialect: 'mpp', header: credential }
   }
-  const payment = request.headers.get(x402Headers.payment)
+  // Lower-case, as Node keys its parsed headers (a Web `Headers` matches any case).
+  const payment = request.headers.get('x-payment')
   if (payment !== null) return { dialect: 'x402', header: payment }
   return { dialect: 'none' }
 }

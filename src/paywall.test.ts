@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest'
 import {
   type CallOutcome,
   createPaywall,
+  type Decision,
   finishResponse,
   type PaidDecision,
   watchHangUp,
@@ -71,7 +72,7 @@ describe('finishResponse', () => {
   })
 })
 
-describe('engine.unpaid', () => {
+describe('engine.handle without a payment', () => {
   const untouchable = {
     execute: () => Promise.reject(new Error('the ledger must not be called')),
     getTransaction: () => Promise.reject(new Error('the ledger must not be called')),
@@ -86,25 +87,74 @@ describe('engine.unpaid', () => {
   const post = (headers: Record<string, string> = {}) =>
     new Request('http://shop.example/v1/x', { method: 'POST', headers })
 
-  it('answers the same 402 as handle, as one object while the challenge lasts', async () => {
-    const first = engine.unpaid(post(), route)
-    expect(first?.status).toBe(402)
-    expect(engine.unpaid(post(), route)).toBe(first)
-    const decision = await engine.handle(post(), route)
-    expect(decision.status === 'respond' && decision.plain).toBe(first)
+  it('decides an unpaid request at once, with one 402 object while the challenge lasts', async () => {
+    const first = engine.handle(post(), route)
+    expect(first).not.toBeInstanceOf(Promise)
+    const decision = first as Decision
+    expect(decision.status === 'respond' && decision.plain.status).toBe(402)
+    expect(engine.handle(post(), route)).toBe(first)
+    // Each read of `response` is a Response of its own with the same bytes.
+    if (decision.status !== 'respond') throw new Error('not an answer')
+    expect(decision.response).not.toBe(decision.response)
+    expect(await decision.response.text()).toBe(decision.plain.body)
+    expect(await decision.response.text()).toBe(decision.plain.body)
+  })
+
+  it('keeps its 402 per engine, until the expiry bucket moves on', () => {
+    let clock = 1_700_000_000_000
+    const make = (secret: string) =>
+      createPaywall({
+        payTo: `0x${'ab'.repeat(32)}`,
+        ledger: untouchable,
+        store: createMemoryStore(),
+        secrets: [secret],
+        now: () => clock,
+      })
+    const one = make('a-challenge-secret-of-at-least-32-bytes!')
+    const two = make('another-challenge-secret-of-32-bytes!!')
+    const body = (engine: ReturnType<typeof make>) => {
+      const decision = engine.handle(post(), route) as Decision
+      return decision.status === 'respond' ? decision.plain.body : ''
+    }
+    const first = body(one)
+    // The same route object in two engines: each signs with its own secret.
+    expect(body(two)).not.toBe(first)
+    clock += 1_000
+    expect(body(one)).toBe(first)
+    // 60 s challenges expire on 15 s boundaries: a minute later it is a new challenge.
+    clock += 60_000
+    expect(body(one)).not.toBe(first)
   })
 
   it('answers 413 for a declared body over the limit, before any 402', () => {
-    expect(engine.unpaid(post({ 'content-length': '101' }), route)).toMatchObject({
+    const decision = engine.handle(post({ 'content-length': '101' }), route) as Decision
+    expect(decision.status === 'respond' && decision.plain.status).toBe(413)
+    expect(decision.status === 'respond' && JSON.parse(decision.plain.body)).toEqual({
+      type: 'about:blank',
+      title: 'Payload Too Large',
       status: 413,
+      detail: 'The request body is over 100 bytes.',
+      code: 'request_body_too_large',
     })
   })
 
-  it('leaves requests that carry a payment, and routes that validate a body, to handle', () => {
-    expect(engine.unpaid(post({ 'x-payment': 'e30=' }), route)).toBeUndefined()
-    expect(engine.unpaid(post({ authorization: 'Payment e30=' }), route)).toBeUndefined()
+  it('decides requests that carry a payment, and routes that validate a body, asynchronously', async () => {
+    const x402 = engine.handle(post({ 'x-payment': 'e30=' }), route)
+    expect(x402).toBeInstanceOf(Promise)
+    expect(engine.handle(post({ authorization: 'Payment e30=' }), route)).toBeInstanceOf(Promise)
     const validated = { ...route, body: () => ({ status: 'valid', body: {} }) as const }
-    expect(engine.unpaid(post(), validated)).toBeUndefined()
+    const challenged = engine.handle(
+      new Request('http://shop.example/v1/x', { method: 'POST', body: '{}' }),
+      validated,
+    )
+    expect(challenged).toBeInstanceOf(Promise)
+    // The same 402 bytes either way.
+    const plain = engine.handle(post(), route) as Decision
+    const later = await challenged
+    expect(later.status === 'respond' && later.plain.body).toBe(
+      plain.status === 'respond' && plain.plain.body,
+    )
+    expect((await x402).status).toBe('respond')
   })
 })
 

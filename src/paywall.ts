@@ -2,48 +2,34 @@
  * The paywall engine: the one place where a request meets a price. Framework-neutral (Web-standard
  * `Request`/`Response`); the Express, Koa and Hono adapters only translate to and from it.
  *
+ * It is made of one concept per module under `engine/`: what an engine prepares once and remembers
+ * (`prepared`), the one decision (`decide`), the engine's own answers (`respond`), a settled
+ * request's success headers and outcome (`paid`), and finishing a handler's response on
+ * Web-standard runtimes (`finish`).
+ *
  * ```
- * handle(request, route)
- *   body invalid for the route ─▶ 400/413, nothing charged
- *   no credential ─▶ 402 (x402 body + WWW-Authenticate: Payment, one challenge id)
- *   X-PAYMENT ─▶ decode ─▶ challenge bound to these terms ─▶ settleX402
- *   Authorization: Payment ─▶ decode ─▶ challenge HMAC + expiry ─▶ settleMpp
- *   bad payment of any kind ─▶ 402 with the reason (never a 500), nothing served
- *   settled ─▶ { status: 'paid', headers, complete() }
+ * handle(request, route) ─▶ respond (400, 402, 413, 503) | paid
  * complete({ status }) ─▶ served | refund_due (handler threw, 5xx, or a status the route marks failed)
  * ```
  *
  * @module
  */
-import { type BodyValidator, defaultMaxBodyBytes, readBody } from './body.js'
-import {
-  buildChallenge,
-  type ChallengePieces,
-  type ChallengeSecret,
-  prepareTerms,
-  type RouteTerms,
-  resourceUrl,
-  verifyChallenge,
-} from './challenge.js'
-import { hasCode, isPaymentError, PaymentError } from './errors.js'
-import { Recent } from './internal/recent.js'
-import type { PreparedTerms } from './internal/terms.js'
-import { type PriceInput, parseAmount } from './money.js'
-import { encodeReceipt, mppHeaders, parseCredential, suiChargePayload } from './mpp.js'
-import { type Classification, classifyRequest, type Offer } from './negotiate.js'
-import { normalizeTerms, type PrecheckOptions } from './precheck.js'
+import type { BodyValidator } from './body.js'
+import type { ChallengeSecret } from './challenge.js'
+import { createDecide, emitter } from './engine/decide.js'
+import { finishResponse, hungUpResponse, watchHangUp } from './engine/finish.js'
+import { Preparation } from './engine/prepared.js'
+import { failedCallResponse } from './engine/respond.js'
+import type { PaymentError } from './errors.js'
+import type { PriceInput } from './money.js'
+import type { Offer } from './negotiate.js'
+import type { PrecheckOptions } from './precheck.js'
 import type { EngineRequest } from './requestView.js'
 import { checkPaywallOptions } from './sellerOptions.js'
-import {
-  type SettleContext,
-  type SettlementLedger,
-  type SettlementResult,
-  type SettlementTerms,
-  settleMpp,
-  settleX402,
-} from './settle.js'
+import type { SettleContext, SettlementLedger } from './settle.js'
 import type { PaymentDialect, PaymentStore } from './stores/types.js'
-import { decodeXPayment, encodeXPaymentResponse, x402Headers } from './x402.js'
+
+export { finishResponse, hungUpResponse, watchHangUp } from './engine/finish.js'
 
 /** A priced route. */
 export type PaidRoute = {
@@ -102,8 +88,9 @@ export type PlainResponse = {
 /** The engine's answer for one request. */
 export type Decision =
   /**
-   * Answer with this response (400, 402, 413, 503); the handler does not run. `response` (built on
-   * first access) and `plain` carry the same status, headers and bytes.
+   * Answer with this response (400, 402, 413, 503); the handler does not run. `response` (a new
+   * `Response` each time it is read) and `plain` carry the same status, headers and bytes. The
+   * same decision object may be handed out again (a 402 stays the same until its expiry moves on).
    */
   | { status: 'respond'; readonly response: Response; readonly plain: PlainResponse }
   /** Paid: run the handler, set `headers` on its response, then call `complete` exactly once. */
@@ -195,16 +182,13 @@ export type Paywall = {
   /**
    * Decides what to do with a request for a priced route. Never throws for bad input. Takes a Web
    * `Request`, or an adapter's cheaper view of its own request (`RequestView`).
+   *
+   * A request that carries no payment, to a route without a body validator, is decided at once
+   * with no I/O: the decision (its 402, or a 413 when the declared body is over the limit) is
+   * returned as it is, not as a promise, so that the common unpaid request costs no promise. Every
+   * other request is decided asynchronously (`await` works on both).
    */
-  handle(request: EngineRequest, route: PaidRoute): Promise<Decision>
-  /**
-   * The answer to a request that carries no payment, decided at once with no I/O: the 402 (or a 413
-   * when the declared body is over the limit). `undefined` when the request needs {@link handle}:
-   * it carries a payment, or its route validates the body first (an invalid body is a 400 before
-   * any 402). Adapters call it first, so the common unpaid request costs no promise and no
-   * `Request`; `handle` gives the same answers.
-   */
-  unpaid(request: EngineRequest, route: PaidRoute): PlainResponse | undefined
+  handle(request: EngineRequest, route: PaidRoute): Decision | Promise<Decision>
   /**
    * Wraps a Web-standard handler: `(request) => Response`, paid. The success header is set on the
    * handler's response, and a streamed body is passed through as it comes; the outcome is recorded
@@ -218,18 +202,10 @@ export type Paywall = {
   readonly options: Readonly<PaywallOptions>
 }
 
-type PreparedRoute = {
-  price: bigint
-  base: Omit<RouteTerms, 'resource'>
-  /** Prepared terms per resource URL, so that challenge precomputation is reused (bounded). */
-  terms: Recent<string, PreparedTerms>
-}
-
-const defaultFailed = (status: number) => status >= 500
-
 /**
  * Creates the engine.
  *
+ * @throws {PaymentError} `invalid_config` or `invalid_secret` for options no payment could pass.
  * @example
  * ```ts
  * const paywall = createPaywall({ payTo, ledger, store, secrets: [process.env.CHALLENGE_SECRET!] })
@@ -238,372 +214,14 @@ const defaultFailed = (status: number) => status >= 500
  */
 export function createPaywall(options: PaywallOptions): Paywall {
   checkPaywallOptions(options)
-  const routes = new WeakMap<PaidRoute, PreparedRoute>()
-  const resources = new Recent<string, string>(1024, 1024)
-  /** Unpaid 402s are the same bytes until the challenge's expiry bucket moves on. */
-  const plain402s = new WeakMap<ChallengePieces, PlainResponse>()
-  /** The last of them, checked first (most sellers' unpaid requests go to one route at a time). */
-  let last402: { pieces?: ChallengePieces; plain?: PlainResponse } = {}
-  /** The route prepared last, checked before the map for the same reason. */
-  let lastRoute: { route?: PaidRoute; prepared?: PreparedRoute } = {}
-  const now = options.now ?? Date.now
-  const emit = (event: PaywallEvent) => {
-    try {
-      options.onEvent?.(event)
-    } catch {
-      // Observers must not break payments.
-    }
-  }
-
-  function prepared(route: PaidRoute): PreparedRoute {
-    if (route === lastRoute.route && lastRoute.prepared !== undefined) return lastRoute.prepared
-    let p = routes.get(route)
-    if (p === undefined) {
-      const price = parseAmount(route.price)
-      p = {
-        price,
-        terms: new Recent(1024),
-        base: {
-          price,
-          payTo: options.payTo,
-          ...(options.asset === undefined ? {} : { asset: options.asset }),
-          ...(options.network === undefined ? {} : { network: options.network }),
-          ...(route.description === undefined ? {} : { description: route.description }),
-          ...(route.mimeType === undefined ? {} : { mimeType: route.mimeType }),
-          ...(route.maxTimeoutSeconds === undefined
-            ? {}
-            : { maxTimeoutSeconds: route.maxTimeoutSeconds }),
-          ...(route.outputSchema === undefined ? {} : { outputSchema: route.outputSchema }),
-        },
-      }
-      prepareTerms({ ...p.base, resource: 'http://localhost/' }, { realm: options.realm })
-      routes.set(route, p)
-    }
-    lastRoute = { route, prepared: p }
-    return p
-  }
-
-  /**
-   * Terms are prepared once per (route, resource) and cached, so that a 402 or a settlement reuses
-   * the validation and the precomputed challenge parts.
-   */
-  function termsFor(route: PaidRoute, resource: string): PreparedTerms {
-    const { terms, base } = prepared(route)
-    return (
-      terms.get(resource) ??
-      terms.remember(resource, prepareTerms({ ...base, resource }, { realm: options.realm }))
-    )
-  }
-
-  function bodyLimit(route: PaidRoute): number {
-    return route.maxBodyBytes ?? options.maxBodyBytes ?? defaultMaxBodyBytes
-  }
-
-  function unpaid(request: EngineRequest, route: PaidRoute): PlainResponse | undefined {
-    return answerUnpaid(request, route, classifyRequest(request))
-  }
-
-  /** The 402 (or 413) of an unpaid request on a route without a body validator; else undefined. */
-  function answerUnpaid(
-    request: EngineRequest,
-    route: PaidRoute,
-    presented: Classification,
-  ): PlainResponse | undefined {
-    if (route.body !== undefined || presented.dialect !== 'none') return undefined
-    const limit = bodyLimit(route)
-    if (Number(request.headers.get('content-length') ?? '0') > limit) return tooLarge(limit)
-    const resource = resourceOf(request)
-    if (options.onEvent !== undefined) emit({ type: 'challenged', resource })
-    return challenge(termsFor(route, resource))
-  }
-
-  /**
-   * The resource URL of a request, remembered per URL (and forwarded headers, when trusted): the
-   * same few URLs repeat, and parsing one costs more than the rest of a 402.
-   */
-  function resourceOf(request: EngineRequest): string {
-    const trustProxy = options.trustProxy === true && options.publicBaseUrl === undefined
-    const key = trustProxy
-      ? `${request.url}\n${request.headers.get('x-forwarded-proto')}\n${request.headers.get('x-forwarded-host')}`
-      : request.url
-    return (
-      resources.get(key) ??
-      resources.remember(
-        key,
-        resourceUrl(request, {
-          publicBaseUrl: options.publicBaseUrl,
-          trustProxy: options.trustProxy,
-        }),
-      )
-    )
-  }
-
-  function challenge(
-    terms: PreparedTerms,
-    error?: PaymentError,
-    extraHeaders?: Readonly<Record<string, string>>,
-  ): PlainResponse {
-    if (error !== undefined && error.status !== 402) {
-      return {
-        status: error.status,
-        headers: {
-          ...extraHeaders,
-          'Content-Type': 'application/problem+json',
-          'Cache-Control': 'no-store',
-        },
-        body: JSON.stringify(error.toProblem()),
-      }
-    }
-    const pieces = buildChallenge(terms, {
-      secrets: options.secrets,
-      realm: options.realm,
-      now: now(),
-      offer: options.offer,
-      error,
-    })
-    if (error === undefined && extraHeaders === undefined) {
-      if (pieces === last402.pieces && last402.plain !== undefined) return last402.plain
-      let plain = plain402s.get(pieces)
-      if (plain === undefined) {
-        plain = Object.freeze({ status: 402, headers: pieces.headers, body: pieces.bodyText })
-        plain402s.set(pieces, plain)
-      }
-      last402 = { pieces, plain }
-      return plain
-    }
-    return {
-      status: 402,
-      headers: extraHeaders === undefined ? pieces.headers : { ...pieces.headers, ...extraHeaders },
-      body: pieces.bodyText,
-    }
-  }
-
-  async function settle(
-    presented: Exclude<Classification, { dialect: 'none' }>,
-    p: PreparedTerms,
-  ): Promise<SettlementResult> {
-    const settlementTerms: SettlementTerms = {
-      ...normalizeTerms({ payTo: p.payTo, asset: p.asset, amount: p.price }),
-      network: p.network,
-      resource: p.resource,
-    }
-    const context: SettleContext = {
-      ledger: options.ledger,
-      store: options.store,
-      precheck: options.precheck,
-      onStep: options.onSettleStep,
-    }
-    const offer = options.offer ?? 'both'
-    if (presented.dialect === 'x402') {
-      if (offer === 'mpp')
-        return refused('unsupported_scheme', 'This route takes MPP payments only.')
-      const payment = decodeXPayment(presented.header)
-      if (payment.network !== p.network) {
-        return refused('unsupported_network', `This route is paid on ${p.network}.`)
-      }
-      const verdict = verifyChallenge({
-        id: payment.payload.challengeId,
-        terms: p,
-        secrets: options.secrets,
-        now: now(),
-      })
-      if (verdict.status !== 'valid') return { status: 'rejected', error: verdict.error }
-      return settleX402(payment.payload, settlementTerms, context)
-    }
-    if (offer === 'x402')
-      return refused('method_unsupported', 'This route takes x402 payments only.')
-    const credential = parseCredential(presented.header)
-    const payload = suiChargePayload(credential)
-    const verdict = verifyChallenge({
-      id: credential.challenge.id,
-      terms: p,
-      secrets: options.secrets,
-      now: now(),
-      expires: credential.challenge.expires,
-      realm: p.realm,
-    })
-    if (verdict.status !== 'valid') return { status: 'rejected', error: verdict.error }
-    return settleMpp(
-      {
-        digest: payload.digest,
-        signature: payload.signature,
-        proof: {
-          realm: p.realm,
-          challengeId: credential.challenge.id,
-          amount: p.amount,
-          currency: p.asset,
-          recipient: p.payTo,
-        },
-      },
-      settlementTerms,
-      context,
-    )
-  }
-
-  async function handle(request: EngineRequest, route: PaidRoute): Promise<Decision> {
-    const presented = classifyRequest(request)
-    const early = answerUnpaid(request, route, presented)
-    if (early !== undefined) return respond(early)
-    const resource = resourceOf(request)
-    const terms = termsFor(route, resource)
-    const read = await readBody(request, route.body, bodyLimit(route))
-    if (read.status === 'too_large') return respond(tooLarge(read.limit))
-    if (read.status === 'invalid') {
-      emit({ type: 'invalid_body', resource, field: read.field })
-      return respond(
-        problem(400, 'Bad Request', read.message, 'invalid_request_body', { field: read.field }),
-      )
-    }
-    if (presented.dialect === 'none') {
-      emit({ type: 'challenged', resource })
-      return respond(challenge(terms))
-    }
-    let result: SettlementResult
-    try {
-      result = await settle(presented, terms)
-    } catch (error) {
-      if (!isPaymentError(error)) throw error
-      if (error.code === 'store_error') emit({ type: 'store_failed', resource, error })
-      result = { status: 'rejected', error }
-    }
-    if (result.status === 'rejected') {
-      emit({ type: 'rejected', resource, dialect: presented.dialect, code: result.error.code })
-      return respond(challenge(terms, result.error))
-    }
-    if (result.status === 'pending') {
-      emit({ type: 'pending', resource, digest: result.digest })
-      return respond(challenge(terms, result.error, { 'Retry-After': '2' }))
-    }
-    const network = prepareTerms(terms, { realm: options.realm }).network
-    const payment: PaymentInfo = {
-      dialect: result.dialect,
-      digest: result.digest,
-      payer: result.payer,
-      amount: result.amount,
-      resource,
-      resumed: result.resumed,
-    }
-    emit({ type: 'settled', resource, payment })
-    return paid(payment, route, read.body, network, result.lease)
-  }
-
-  /**
-   * Keeps the serve lease of a paid call while it runs: renewed every third of the store's lease, so
-   * that a call longer than the lease is never handed to a second presenter of the same payment. A
-   * crashed process stops renewing, and its settled payment is served once after the lease. Returns
-   * the function that stops renewing (when the outcome is recorded).
-   */
-  function keepLease(payment: PaymentInfo, lease: Date | undefined): () => void {
-    const store = options.store
-    if (lease === undefined) return () => {}
-    const every = Math.max(1, Math.floor(store.serveLeaseMs / 3))
-    let held = lease
-    let stopped = false
-    let timer: ReturnType<typeof setTimeout> | undefined
-    const schedule = () => {
-      timer = setTimeout(renew, every)
-      ;(timer as { unref?: () => void }).unref?.()
-    }
-    const renew = async () => {
-      try {
-        const renewal = await store.renewServeLease(payment.digest, held)
-        if (renewal.status === 'lost') {
-          // After `stop` the outcome is being recorded here; before it, someone else took over.
-          if (!stopped) emit({ type: 'lease_lost', payment })
-          return
-        }
-        held = renewal.leaseUntil
-      } catch {
-        // The store could not be reached: try again at the next tick, while the lease lasts.
-      }
-      if (!stopped) schedule()
-    }
-    schedule()
-    return () => {
-      stopped = true
-      clearTimeout(timer)
-    }
-  }
-
-  function paid(
-    payment: PaymentInfo,
-    route: PaidRoute,
-    body: unknown,
-    network: string,
-    lease: Date | undefined,
-  ): PaidDecision {
-    const success: Record<string, string> =
-      payment.dialect === 'x402'
-        ? {
-            [x402Headers.paymentResponse]: encodeXPaymentResponse({
-              success: true,
-              transaction: payment.digest,
-              network,
-              payer: payment.payer,
-            }),
-          }
-        : {
-            [mppHeaders.paymentReceipt]: encodeReceipt({
-              status: 'success',
-              method: 'sui',
-              timestamp: new Date(now()).toISOString(),
-              reference: payment.digest,
-            }),
-          }
-    const none: Record<string, string> = {}
-    const headersFor = (status: number) =>
-      payment.dialect === 'mpp' && (status < 200 || status > 299) ? none : success
-    const failed = route.failedStatuses
-    const isFailure = (outcome: CallOutcome) =>
-      !('status' in outcome) ||
-      (typeof failed === 'function'
-        ? failed(outcome.status)
-        : failed !== undefined
-          ? failed.includes(outcome.status) || defaultFailed(outcome.status)
-          : defaultFailed(outcome.status))
-    let completion: Promise<'served' | 'refund_due'> | undefined
-    const stopLease = keepLease(payment, lease)
-    return {
-      status: 'paid',
-      payment,
-      body,
-      headersFor,
-      isFailure,
-      complete(outcome) {
-        completion ??= (async () => {
-          stopLease()
-          if (!isFailure(outcome)) {
-            const served = await options.store.served(payment.digest)
-            emit(
-              served.status === 'applied'
-                ? { type: 'served', payment }
-                : { type: 'lease_lost', payment },
-            )
-            return 'served' as const
-          }
-          const reason =
-            'status' in outcome
-              ? `the handler answered ${outcome.status}`
-              : 'error' in outcome
-                ? 'the handler failed'
-                : 'the buyer hung up before the answer started'
-          const owed = await options.store.oweRefund(payment.digest, reason)
-          emit(
-            owed.status === 'applied'
-              ? { type: 'refund_due', payment, reason }
-              : { type: 'lease_lost', payment },
-          )
-          void options.refunder?.runOnce().catch(() => {})
-          return 'refund_due' as const
-        })().catch((error: unknown) => {
-          if (hasCode(error, 'store_error'))
-            emit({ type: 'store_failed', resource: payment.resource, error })
-          throw error
-        })
-        return completion
-      },
-    }
-  }
+  const handle = createDecide({
+    options,
+    prepared: new Preparation(options),
+    store: options.store,
+    refunder: options.refunder,
+    emit: emitter(options),
+    now: options.now ?? Date.now,
+  })
 
   function protect(
     route: PaidRoute,
@@ -621,149 +239,11 @@ export function createPaywall(options: PaywallOptions): Paywall {
       } catch (error) {
         stopWatching()
         await decision.complete({ error })
-        return new Response(JSON.stringify(failedCallProblem()), {
-          status: 500,
-          headers: { 'Content-Type': 'application/problem+json' },
-        })
+        return failedCallResponse()
       }
       return finishResponse(response, decision)
     }
   }
 
-  return { handle, unpaid, protect, options }
-}
-
-/**
- * Puts the success headers on a handler's response and records the outcome when its body is done:
- * immediately for a bodiless or failed response, at the end of the stream otherwise (an error while
- * streaming is a failed call, refunded; a buyer who hangs up mid-stream was served). Bytes pass
- * through as they come, unbuffered.
- */
-export function finishResponse(response: Response, decision: PaidDecision): Response {
-  const outcome = { status: response.status }
-  const headers = new Headers(response.headers)
-  const init = { status: response.status, statusText: response.statusText, headers }
-  if (decision.isFailure(outcome) || response.body === null) {
-    void decision.complete(outcome).catch(() => {})
-    if (!decision.isFailure(outcome)) setAll(headers, decision.headersFor(response.status))
-    return new Response(response.body, init)
-  }
-  setAll(headers, decision.headersFor(response.status))
-  const reader = response.body.getReader()
-  const body = new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      try {
-        const { done, value } = await reader.read()
-        if (done) {
-          controller.close()
-          void decision.complete(outcome).catch(() => {})
-        } else {
-          controller.enqueue(value)
-        }
-      } catch (error) {
-        void decision.complete({ error }).catch(() => {})
-        controller.error(error)
-      }
-    },
-    cancel(reason) {
-      void decision.complete(outcome).catch(() => {})
-      return reader.cancel(reason)
-    },
-  })
-  return new Response(body, init)
-}
-
-/**
- * Watches a paid request's abort signal while its handler runs (Web-standard runtimes, where the
- * signal is how a server says the buyer went away): an abort before the answer starts records the
- * call as failed (`{ hungUp: true }`, refunded). Call the returned function once the handler has
- * answered (from then on the answer has started: a hang-up mid-stream was served). Returns
- * `undefined` when the buyer is already gone: the refund is recorded and the handler should not run.
- *
- * @example
- * ```ts
- * const stop = watchHangUp(request.signal, decision)
- * if (stop === undefined) return hungUpResponse()
- * const response = await handler(request)
- * stop()
- * ```
- */
-export function watchHangUp(
-  signal: AbortSignal | undefined,
-  decision: PaidDecision,
-): (() => void) | undefined {
-  const hungUp = () => {
-    void decision.complete({ hungUp: true }).catch(() => {})
-  }
-  if (signal === undefined) return () => {}
-  if (signal.aborted) {
-    hungUp()
-    return undefined
-  }
-  signal.addEventListener('abort', hungUp, { once: true })
-  return () => signal.removeEventListener('abort', hungUp)
-}
-
-/**
- * The answer to a paid request whose buyer is already gone (nobody reads it; 499 is the status
- * servers log for "client closed request").
- */
-export function hungUpResponse(): Response {
-  return new Response(null, { status: 499 })
-}
-
-function setAll(headers: Headers, values: Readonly<Record<string, string>>): void {
-  for (const [name, value] of Object.entries(values)) headers.set(name, value)
-}
-
-function respond(plain: PlainResponse): Decision {
-  let response: Response | undefined
-  return {
-    status: 'respond',
-    plain,
-    get response() {
-      response ??= new Response(plain.body, { status: plain.status, headers: plain.headers })
-      return response
-    },
-  }
-}
-
-function refused(
-  code: 'unsupported_scheme' | 'unsupported_network' | 'method_unsupported',
-  message: string,
-): SettlementResult {
-  return { status: 'rejected', error: new PaymentError(code, message) }
-}
-
-function tooLarge(limit: number): PlainResponse {
-  return problem(
-    413,
-    'Payload Too Large',
-    `The request body is over ${limit} bytes.`,
-    'request_body_too_large',
-  )
-}
-
-function problem(
-  status: number,
-  title: string,
-  detail: string,
-  code: string,
-  extra: Record<string, unknown> = {},
-): PlainResponse {
-  return {
-    status,
-    headers: { 'Content-Type': 'application/problem+json', 'Cache-Control': 'no-store' },
-    body: JSON.stringify({ type: 'about:blank', title, status, detail, code, ...extra }),
-  }
-}
-
-function failedCallProblem() {
-  return {
-    type: 'about:blank',
-    title: 'Internal Server Error',
-    status: 500,
-    detail: 'The paid call failed; the payment will be refunded.',
-    code: 'call_failed',
-  }
+  return { handle, protect, options }
 }

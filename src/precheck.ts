@@ -9,7 +9,11 @@
 import { normalizeStructTag, normalizeSuiAddress } from '@mysten/sui/utils'
 import { PaymentError, type PaymentErrorCode } from './errors.js'
 import { decodeBase64 } from './internal/base64.js'
-import { verifyTransactionSigner } from './internal/suiSignature.js'
+import {
+  type ImportedKeys,
+  importedKeys,
+  verifyTransactionSigner,
+} from './internal/suiSignature.js'
 import { parseTransactionData, transactionDigest } from './internal/transactionData.js'
 import { analyseTransfers, paymentTo, type RawTransactionData } from './internal/transfers.js'
 
@@ -40,6 +44,21 @@ export type PrecheckOptions = {
   allowedForms?: readonly TransactionForm[] | undefined
   /** Largest transaction accepted, in bytes. Default 16 384. */
   maxTransactionBytes?: number | undefined
+}
+
+/**
+ * Imported signature keys, remembered per options object: an engine passes the same one to every
+ * check it makes, so its payers' keys are imported once (bounded); a call without options keeps none.
+ */
+const keysByOptions = new WeakMap<PrecheckOptions, ImportedKeys>()
+
+function keysOf(options: PrecheckOptions): ImportedKeys {
+  let keys = keysByOptions.get(options)
+  if (keys === undefined) {
+    keys = importedKeys()
+    keysByOptions.set(options, keys)
+  }
+  return keys
 }
 
 /** A payment that passed the pre-check. */
@@ -118,7 +137,7 @@ async function precheck(
     return reject('invalid_transaction', 'The transaction bytes do not decode.')
   }
   const sender = normalizeSuiAddress(data.sender)
-  const signer = await verifyTransactionSigner(txBytes, signature)
+  const signer = await verifyTransactionSigner(txBytes, signature, keysOf(options))
   if (signer.status === 'invalid') {
     return reject('invalid_signature', 'The transaction signature is not valid.', {
       reason: signer.reason,

@@ -177,7 +177,7 @@ const view = nodeRequestView(
   '/paid',
   undefined,
 )
-const unpaidUs = await perCall(() => seller.engine.unpaid(view, route), 200_000)
+const unpaidUs = await perCall(() => seller.engine.handle(view, route), 200_000)
 
 try {
   const lines: string[] = []

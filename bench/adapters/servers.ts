@@ -60,9 +60,11 @@ async function challengeAnswer(): Promise<{
   const seller = createSellerPaywall(options())
   const url = 'http://127.0.0.1:3000/paid'
   const route = seller.match('POST', url)
-  const plain = route && seller.engine.unpaid(new Request(url, { method: 'POST' }), route)
+  const decision =
+    route && (await seller.engine.handle(new Request(url, { method: 'POST' }), route))
   await seller.close()
-  if (plain === undefined) throw new Error('no 402 for POST /paid')
+  if (decision?.status !== 'respond') throw new Error('no 402 for POST /paid')
+  const plain = decision.plain
   return { status: plain.status, headers: { ...plain.headers }, body: Buffer.from(plain.body) }
 }
 

@@ -28,9 +28,8 @@ type KeyRing = { readonly snapshot: readonly ChallengeSecret[]; readonly keys: r
 
 const utf8 = new TextEncoder()
 
+/** Prepared keys per secret list (the caller's object; an engine asks once, when it is made). */
 const rings = new WeakMap<readonly ChallengeSecret[], KeyRing>()
-let lastList: readonly ChallengeSecret[] | undefined
-let lastRing: KeyRing | undefined
 
 /**
  * The validated keys of a secret list, cached per list (re-validated if the list was changed).
@@ -38,13 +37,8 @@ let lastRing: KeyRing | undefined
  * @throws {PaymentError} `invalid_secret` for an empty list or a secret shorter than 32 bytes.
  */
 export function keyRing(secrets: readonly ChallengeSecret[]): readonly MacKey[] {
-  // Most processes have one secret list: the last one asked for is checked before the map.
-  const cached = lastList === secrets ? lastRing : rings.get(secrets)
-  if (cached !== undefined && sameList(cached.snapshot, secrets)) {
-    lastList = secrets
-    lastRing = cached
-    return cached.keys
-  }
+  const cached = rings.get(secrets)
+  if (cached !== undefined && sameList(cached.snapshot, secrets)) return cached.keys
   if (!Array.isArray(secrets) || secrets.length === 0) {
     throw new PaymentError('invalid_secret', 'At least one challenge secret is required.')
   }
@@ -62,8 +56,6 @@ export function keyRing(secrets: readonly ChallengeSecret[]): readonly MacKey[] 
   })
   const ring = { snapshot: [...secrets], keys }
   rings.set(secrets, ring)
-  lastList = secrets
-  lastRing = ring
   return keys
 }
 

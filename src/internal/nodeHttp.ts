@@ -14,7 +14,6 @@ import type {
 import type { PaidDecision, PlainResponse } from '../paywall.js'
 import type { RequestView } from '../requestView.js'
 import { cappedBytes } from './cappedBytes.js'
-import { Recent } from './recent.js'
 
 /**
  * Reads a request body once, keeping at most `limit + 1` bytes (one more than the limit is enough for
@@ -99,32 +98,26 @@ class NodeHeaders {
     this.#headers = headers
   }
   get(name: string): string | null {
-    const value = this.#headers[lowerCaseName(name)]
+    // The engine asks in lower case, as Node keys them; another spelling is lower-cased on a miss.
+    let value = this.#headers[name]
+    if (value === undefined) {
+      const lower = name.toLowerCase()
+      if (lower !== name) value = this.#headers[lower]
+    }
     return value === undefined ? null : Array.isArray(value) ? value.join(', ') : value
   }
 }
 
 /**
- * Header names as Node keys them. The engine asks for the same few names on every request; their
- * lower-case forms are remembered (a map look-up of a constant costs less than lower-casing it).
+ * The absolute URL of a request target as received: `scheme://host` + the target when the host is
+ * well-formed and the target is a path (what every request but a proxy's looks like), else worked
+ * out by the URL parser (`localhost` for a host that is not one).
  */
-const lowerCaseNames = new Map<string, string>()
-
-function lowerCaseName(name: string): string {
-  let lower = lowerCaseNames.get(name)
-  if (lower === undefined) {
-    lower = name.toLowerCase()
-    if (lowerCaseNames.size < 64) lowerCaseNames.set(name, lower)
-  }
-  return lower
-}
-
-/** Recently seen absolute URLs by scheme, host and target. */
-const absoluteUrls = new Recent<string, string>(1024, 1024)
-
 function absoluteUrl(scheme: string, host: string | undefined, rawUrl: string): string {
-  const key = `${scheme} ${host} ${rawUrl}`
-  return absoluteUrls.get(key) ?? absoluteUrls.remember(key, urlOf(scheme, host, rawUrl))
+  if (host !== undefined && rawUrl.startsWith('/') && hostPattern.test(host)) {
+    return `${scheme}://${host}${rawUrl}`
+  }
+  return urlOf(scheme, host, rawUrl)
 }
 
 /** A host name or IP literal with an optional port; anything else in `Host` is not used. */

@@ -22,27 +22,30 @@ export type SignerCheck =
 const ED25519_FLAG = 0x00
 const ED25519_LENGTH = 1 + 64 + 32
 /**
- * Imported keys by hex public key: importing costs about as much as verifying, and payers repeat.
- * The import itself is kept, so that concurrent checks by one payer import once.
+ * Imported keys by hex public key, kept by whoever checks many signatures (an engine keeps one):
+ * importing costs about as much as verifying, and payers repeat. The import itself is kept, so
+ * that concurrent checks by one payer import once.
  */
-const keyCache = new Recent<string, Promise<CryptoKey>>(10_000)
+export type ImportedKeys = Recent<string, Promise<CryptoKey>>
 
-/** The raw 32-byte key as a WebCrypto verification key. */
-function ed25519Key(publicKey: Uint8Array): Promise<CryptoKey> {
-  const hex = toHex(publicKey)
-  return (
-    keyCache.get(hex) ??
-    keyCache.remember(
-      hex,
-      crypto.subtle.importKey(
-        'raw',
-        publicKey as Uint8Array<ArrayBuffer>,
-        { name: 'Ed25519' },
-        false,
-        ['verify'],
-      ),
-    )
+/** A bounded store of imported keys for {@link verifyTransactionSigner}. */
+export function importedKeys(max = 10_000): ImportedKeys {
+  return new Recent(max)
+}
+
+/** The raw 32-byte key as a WebCrypto verification key (remembered in `keys` when given). */
+function ed25519Key(publicKey: Uint8Array, keys: ImportedKeys | undefined): Promise<CryptoKey> {
+  const hex = keys === undefined ? '' : toHex(publicKey)
+  const known = keys?.get(hex)
+  if (known !== undefined) return known
+  const imported = crypto.subtle.importKey(
+    'raw',
+    publicKey as Uint8Array<ArrayBuffer>,
+    { name: 'Ed25519' },
+    false,
+    ['verify'],
   )
+  return keys === undefined ? imported : keys.remember(hex, imported)
 }
 /** Intent scope TransactionData, version 0, app id Sui. */
 const TRANSACTION_INTENT = Uint8Array.from([0, 0, 0])
@@ -79,6 +82,7 @@ export function ed25519Address(publicKey: Uint8Array): string {
  *
  * @param txBytes - BCS `TransactionData` bytes exactly as submitted.
  * @param serializedSignature - base64 of flag ‖ signature ‖ public key (or a multisig/zkLogin form).
+ * @param keys - where imported Ed25519 keys are remembered between checks (default: nowhere).
  * @returns the signer's normalized address when valid. The caller compares it with the sender
  *   (or gas owner): a valid signature by someone else is still a rejection.
  * @example
@@ -88,6 +92,7 @@ export function ed25519Address(publicKey: Uint8Array): string {
 export async function verifyTransactionSigner(
   txBytes: Uint8Array,
   serializedSignature: string,
+  keys?: ImportedKeys,
 ): Promise<SignerCheck> {
   if (serializedSignature.length === 0 || serializedSignature.length > MAX_SIGNATURE_CHARS) {
     return { status: 'invalid', reason: 'signature is empty or too large' }
@@ -107,7 +112,7 @@ export async function verifyTransactionSigner(
     try {
       const ok = await crypto.subtle.verify(
         'Ed25519',
-        await ed25519Key(publicKey),
+        await ed25519Key(publicKey, keys),
         signature as Uint8Array<ArrayBuffer>,
         transactionSigningDigest(txBytes) as Uint8Array<ArrayBuffer>,
       )

@@ -6,13 +6,10 @@
  */
 import { normalizeStructTag } from '@mysten/sui/utils'
 import { z } from 'zod'
-import type { ChallengePieces } from '../challenge.js'
 import { PaymentError } from '../errors.js'
 import { defaultMaxAmount } from '../money.js'
 import { encodeRequest } from '../mpp.js'
 import { type PaymentRequirement, suiAddressSchema } from '../x402.js'
-import type { MacKey } from './challengeId.js'
-import { Recent } from './recent.js'
 import { parseWith } from './wire.js'
 
 /** USDC coin types by network (Circle native USDC; never the bridged wUSDC). */
@@ -84,10 +81,9 @@ export type PreparedTerms = {
   readonly source: RouteTerms
   /** @internal */
   readonly sourceRealm: string | undefined
-  /** @internal One-entry cache of the last plain challenge. */
-  last: { expiresAt: number; offer: string; key: MacKey; pieces: ChallengePieces } | undefined
 }
 
+/** Preparations per terms object (the caller's; re-prepared when one of its fields changed). */
 const prepared = new WeakMap<RouteTerms, PreparedTerms>()
 
 function unchanged(p: PreparedTerms, t: RouteTerms, realm: string | undefined): boolean {
@@ -108,32 +104,8 @@ function unchanged(p: PreparedTerms, t: RouteTerms, realm: string | undefined): 
 }
 
 /**
- * Adapters typically build a fresh terms object per request (`{ ...route, resource }`), so besides
- * the per-object cache, terms without object-valued fields are also cached by value (bounded; the
- * resource may come from a request's Host header, so the oldest entry makes room when full).
- */
-const byFingerprint = new Recent<string, PreparedTerms>(1024)
-
-function fingerprint(t: RouteTerms, realm: string | undefined): string | undefined {
-  if (t.escrow !== undefined || t.outputSchema !== undefined || typeof t.price !== 'bigint') {
-    return undefined
-  }
-  return JSON.stringify([
-    t.price.toString(),
-    t.payTo,
-    t.asset,
-    t.network,
-    t.resource,
-    t.description,
-    t.mimeType,
-    t.maxTimeoutSeconds,
-    realm,
-  ])
-}
-
-/**
  * Validates and precomputes a route's terms. Functions of this module accept raw terms too and
- * cache the preparation per terms object (re-preparing if a field changed), so calling this is
+ * keep the preparation per terms object (re-preparing if a field changed), so calling this is
  * optional; it is the place configuration errors surface.
  *
  * @param options.realm - MPP realm; default the host of `resource`. Bound into the id.
@@ -150,9 +122,6 @@ export function prepareTerms(
   const raw = terms as RouteTerms
   const cached = prepared.get(raw)
   if (cached !== undefined && unchanged(cached, raw, options.realm)) return cached
-  const key = fingerprint(raw, options.realm)
-  const same = key === undefined ? undefined : byFingerprint.get(key)
-  if (same !== undefined) return same
   const t = parseWith(termsSchema, raw, 'route terms', 'invalid_config')
   const assetInput = t.asset ?? usdcCoinTypes[t.network]
   if (assetInput === undefined) {
@@ -202,11 +171,7 @@ export function prepareTerms(
     escrow: t.escrow,
     source: { ...raw },
     sourceRealm: options.realm,
-    last: undefined,
   }
   prepared.set(raw, result)
-  if (key !== undefined) {
-    byFingerprint.remember(key, result)
-  }
   return result
 }

@@ -1,0 +1,151 @@
+/**
+ * A paid request, once settled: the success headers it is answered with, whether an outcome counts
+ * as a failed call, the serve lease kept while the handler runs, and the outcome recorded once —
+ * served, or a refund owed (and the refund worker woken).
+ *
+ * @module
+ * @internal
+ */
+import { hasCode } from '../errors.js'
+import { encodeReceipt, mppHeaders } from '../mpp.js'
+import type { CallOutcome, PaidDecision, PaidRoute, PaymentInfo, PaywallEvent } from '../paywall.js'
+import type { PaymentStore } from '../stores/types.js'
+import { encodeXPaymentResponse, x402Headers } from '../x402.js'
+
+/** What a paid decision needs of its engine. */
+export type PaidContext = {
+  readonly store: PaymentStore
+  readonly refunder: { runOnce(): Promise<unknown> } | undefined
+  readonly emit: (event: PaywallEvent) => void
+  readonly now: () => number
+}
+
+const defaultFailed = (status: number) => status >= 500
+
+/**
+ * Keeps the serve lease of a paid call while it runs: renewed every third of the store's lease, so
+ * that a call longer than the lease is never handed to a second presenter of the same payment. A
+ * crashed process stops renewing, and its settled payment is served once after the lease. Returns
+ * the function that stops renewing (when the outcome is recorded).
+ */
+function keepLease(
+  payment: PaymentInfo,
+  lease: Date | undefined,
+  { store, emit }: PaidContext,
+): () => void {
+  if (lease === undefined) return () => {}
+  const every = Math.max(1, Math.floor(store.serveLeaseMs / 3))
+  let held = lease
+  let stopped = false
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const schedule = () => {
+    timer = setTimeout(renew, every)
+    ;(timer as { unref?: () => void }).unref?.()
+  }
+  const renew = async () => {
+    try {
+      const renewal = await store.renewServeLease(payment.digest, held)
+      if (renewal.status === 'lost') {
+        // After `stop` the outcome is being recorded here; before it, someone else took over.
+        if (!stopped) emit({ type: 'lease_lost', payment })
+        return
+      }
+      held = renewal.leaseUntil
+    } catch {
+      // The store could not be reached: try again at the next tick, while the lease lasts.
+    }
+    if (!stopped) schedule()
+  }
+  schedule()
+  return () => {
+    stopped = true
+    clearTimeout(timer)
+  }
+}
+
+/**
+ * The decision of a settled request: its success headers (x402 `X-PAYMENT-RESPONSE` on every
+ * served response, the MPP receipt on 2xx only), whether an outcome is a failed call, and
+ * `complete`, which records the outcome once (the serve lease is kept until then).
+ */
+export function paidDecision(
+  payment: PaymentInfo,
+  route: PaidRoute,
+  body: unknown,
+  network: string,
+  lease: Date | undefined,
+  context: PaidContext,
+): PaidDecision {
+  const { store, emit, now } = context
+  const success: Record<string, string> =
+    payment.dialect === 'x402'
+      ? {
+          [x402Headers.paymentResponse]: encodeXPaymentResponse({
+            success: true,
+            transaction: payment.digest,
+            network,
+            payer: payment.payer,
+          }),
+        }
+      : {
+          [mppHeaders.paymentReceipt]: encodeReceipt({
+            status: 'success',
+            method: 'sui',
+            timestamp: new Date(now()).toISOString(),
+            reference: payment.digest,
+          }),
+        }
+  const none: Record<string, string> = {}
+  const headersFor = (status: number) =>
+    payment.dialect === 'mpp' && (status < 200 || status > 299) ? none : success
+  const failed = route.failedStatuses
+  const isFailure = (outcome: CallOutcome) =>
+    !('status' in outcome) ||
+    (typeof failed === 'function'
+      ? failed(outcome.status)
+      : failed !== undefined
+        ? failed.includes(outcome.status) || defaultFailed(outcome.status)
+        : defaultFailed(outcome.status))
+  let completion: Promise<'served' | 'refund_due'> | undefined
+  const stopLease = keepLease(payment, lease, context)
+  return {
+    status: 'paid',
+    payment,
+    body,
+    headersFor,
+    isFailure,
+    complete(outcome) {
+      completion ??= (async () => {
+        stopLease()
+        if (!isFailure(outcome)) {
+          const served = await store.served(payment.digest)
+          emit(
+            served.status === 'applied'
+              ? { type: 'served', payment }
+              : { type: 'lease_lost', payment },
+          )
+          return 'served' as const
+        }
+        const reason =
+          'status' in outcome
+            ? `the handler answered ${outcome.status}`
+            : 'error' in outcome
+              ? 'the handler failed'
+              : 'the buyer hung up before the answer started'
+        const owed = await store.oweRefund(payment.digest, reason)
+        emit(
+          owed.status === 'applied'
+            ? { type: 'refund_due', payment, reason }
+            : { type: 'lease_lost', payment },
+        )
+        void context.refunder?.runOnce().catch(() => {})
+        return 'refund_due' as const
+      })().catch((error: unknown) => {
+        if (hasCode(error, 'store_error'))
+          emit({ type: 'store_failed', resource: payment.resource, error })
+        throw error
+      })
+      return completion
+    },
+  }
+}
