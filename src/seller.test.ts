@@ -2,9 +2,11 @@ import { describe, expect, it } from 'vitest'
 import { paywall as expressPaywall } from '../adapters/express.js'
 import { paywall as honoPaywall } from '../adapters/hono.js'
 import { paywall as koaPaywall } from '../adapters/koa.js'
+import { PaymentError } from './errors.js'
 import { parseChallenge, serializeCredential } from './mpp.js'
 import { createPaywall } from './paywall.js'
 import { createSellerPaywall, type SellerOptions } from './seller.js'
+import { logSellerEvent } from './sellerLog.js'
 import { createMemoryStore } from './stores/memory.js'
 
 const options = (extra: Partial<SellerOptions> = {}): SellerOptions => ({
@@ -118,6 +120,36 @@ describe('createSellerPaywall', () => {
       { event: 'rejected', resource: 'http://127.0.0.1/x', code: 'invalid_encoding' },
     ])
     expect(JSON.stringify(lines)).not.toContain('a-challenge-secret')
+  })
+
+  it('logs a broken store with the cause the driver gave', () => {
+    const lines: Record<string, unknown>[] = []
+    const push = (o: Record<string, unknown>) => lines.push(o)
+    const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), {
+      code: 'ECONNREFUSED',
+    })
+    const error = new PaymentError('store_error', 'The payment store failed.', {
+      status: 503,
+      details: { operation: 'claim' },
+      cause: refused,
+    })
+    logSellerEvent(
+      { info: push, warn: push, error: push },
+      { type: 'store_failed', resource: 'http://127.0.0.1/x', error },
+    )
+    expect(lines).toEqual([
+      {
+        event: 'store_failed',
+        resource: 'http://127.0.0.1/x',
+        status: 503,
+        operation: 'claim',
+        cause: {
+          code: 'ECONNREFUSED',
+          name: 'Error',
+          message: 'connect ECONNREFUSED 127.0.0.1:5432',
+        },
+      },
+    ])
   })
 })
 

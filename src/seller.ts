@@ -25,6 +25,7 @@ import {
 import type { PrecheckOptions } from './precheck.js'
 import { createRefunder, type RefundEvent, type Refunder } from './refunds.js'
 import { type CompiledRoutes, compileRoutes, matchRoute, type RouteTable } from './routes.js'
+import { logSellerEvent } from './sellerLog.js'
 import { checkPaywallOptions, checkRoutePrice } from './sellerOptions.js'
 import type { PaymentStore } from './stores/types.js'
 
@@ -173,7 +174,7 @@ export function createSellerPaywall(
     } catch {
       // Observers must not break payments.
     }
-    if (logger !== undefined) log(logger, event)
+    if (logger !== undefined) logSellerEvent(logger, event)
   }
   const refunder = createRefunder({
     store: options.store,
@@ -239,51 +240,4 @@ export function successHeaders(
   status: number,
 ): Readonly<Record<string, string>> {
   return decision.isFailure({ status }) ? {} : decision.headersFor(status)
-}
-
-function log(logger: SellerLogger, event: SellerEvent): void {
-  switch (event.type) {
-    case 'settled':
-    case 'served':
-      logger.info({
-        event: event.type,
-        dialect: event.payment.dialect,
-        digest: event.payment.digest,
-        payer: event.payment.payer,
-        amount: event.payment.amount.toString(),
-        resource: event.payment.resource,
-      })
-      return
-    case 'refund_due':
-      logger.warn({
-        event: event.type,
-        digest: event.payment.digest,
-        payer: event.payment.payer,
-        reason: event.reason,
-      })
-      return
-    case 'refunded':
-      logger.info({
-        event: event.type,
-        digest: event.digest,
-        refundDigest: event.refundDigest,
-        payer: event.payer,
-        amount: event.amount.toString(),
-      })
-      return
-    case 'refund_failed':
-      logger.error({ event: event.type, digest: event.digest, reason: event.reason })
-      return
-    case 'rejected':
-      logger.info({ event: event.type, resource: event.resource, code: event.code })
-      return
-    case 'pending':
-      logger.warn({ event: event.type, resource: event.resource, digest: event.digest })
-      return
-    case 'lease_lost':
-      logger.error({ event: event.type, digest: event.payment.digest, payer: event.payment.payer })
-      return
-    default:
-      return
-  }
 }
