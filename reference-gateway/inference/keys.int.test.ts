@@ -4,48 +4,13 @@
  * calls in parallel), a failed call is restored exactly once however many times it is restored, a
  * payment credits once, and keys are stored hashed.
  */
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import fc from 'fast-check'
-import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { serviceUrl, uniqueName } from '../../src/stores/contract.js'
-import { type GatewayDatabase, openDatabase } from '../db/database.js'
+import type { GatewayDatabase } from '../db/database.js'
+import { testEngines } from '../db/testHelpers.js'
 import { createKeyStore, hashKey, type KeyStore } from './keys.js'
 
-const databaseUrl = serviceUrl('DATABASE_URL')
-
-type Engine = {
-  name: string
-  skip: boolean
-  open(): Promise<GatewayDatabase>
-  cleanup(): Promise<void>
-}
-
-const folder = mkdtempSync(join(tmpdir(), 'tollgate-keys-'))
-const schema = uniqueName('keys').toLowerCase()
-
-const engines: Engine[] = [
-  {
-    name: 'SQLite',
-    skip: false,
-    open: () => openDatabase({ kind: 'sqlite', file: join(folder, 'gateway.db') }),
-    cleanup: async () => rmSync(folder, { recursive: true, force: true }),
-  },
-  {
-    name: 'PostgreSQL',
-    // Skipped without DATABASE_URL; CI_REQUIRE_SERVICES=1 fails instead (serviceUrl).
-    skip: databaseUrl === undefined,
-    open: () => openDatabase({ kind: 'postgres', url: databaseUrl as string, schema }),
-    async cleanup() {
-      const client = new pg.Client({ connectionString: databaseUrl })
-      await client.connect()
-      await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`)
-      await client.end()
-    },
-  },
-]
+const engines = testEngines('keys')
 
 for (const engine of engines) {
   describe.skipIf(engine.skip)(`keys and credit on ${engine.name}`, () => {

@@ -4,40 +4,13 @@
  * when two writers race, read back after the store is closed and opened again, and its ledger
  * anchor is queued with it.
  */
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import pg from 'pg'
 import { afterAll, describe, expect, it } from 'vitest'
-import { serviceUrl, uniqueName } from '../../src/stores/contract.js'
-import { type GatewayDatabase, openDatabase } from '../db/database.js'
+import type { GatewayDatabase } from '../db/database.js'
+import { testEngines } from '../db/testHelpers.js'
 import type { VerifiedReceipt } from './confidential.js'
 import { createReceiptStore } from './receipts.js'
 
-const databaseUrl = serviceUrl('DATABASE_URL')
-const folder = mkdtempSync(join(tmpdir(), 'tollgate-receipts-'))
-const schema = uniqueName('receipts').toLowerCase()
-
-const engines = [
-  {
-    name: 'SQLite',
-    skip: false,
-    open: () => openDatabase({ kind: 'sqlite', file: join(folder, 'gateway.db') }),
-    cleanup: async () => rmSync(folder, { recursive: true, force: true }),
-  },
-  {
-    name: 'PostgreSQL',
-    // Skipped without DATABASE_URL; CI_REQUIRE_SERVICES=1 fails instead (serviceUrl).
-    skip: databaseUrl === undefined,
-    open: () => openDatabase({ kind: 'postgres', url: databaseUrl as string, schema }),
-    async cleanup() {
-      const client = new pg.Client({ connectionString: databaseUrl })
-      await client.connect()
-      await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`)
-      await client.end()
-    },
-  },
-]
+const engines = testEngines('receipts')
 
 const receiptJson = '{"api_version":"aci/1","receipt_id":"rcpt_1","model":"m","signature":"00"}'
 const record = (id: string): VerifiedReceipt => ({

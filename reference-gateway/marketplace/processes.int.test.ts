@@ -5,41 +5,14 @@
  * its lease has run out. The judge is a counter (this is about who probes when, not the gates;
  * the gates against real sellers are in submit.int.test.ts and schedule.int.test.ts).
  */
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import pg from 'pg'
 import { afterAll, describe, expect, it } from 'vitest'
-import { serviceUrl, uniqueName } from '../../src/stores/contract.js'
-import { type GatewayDatabase, openDatabase } from '../db/database.js'
+import type { GatewayDatabase } from '../db/database.js'
+import { testEngines } from '../db/testHelpers.js'
 import { createReprober } from './reprobe.js'
 import { type ReprobeSchedule, startReprobeSchedule } from './schedule.js'
 import { createMarketplaceStore, type MarketplaceStore } from './store.js'
 
-const databaseUrl = serviceUrl('DATABASE_URL')
-const folder = mkdtempSync(join(tmpdir(), 'tollgate-reprobe-'))
-const schema = uniqueName('reprobe').toLowerCase()
-
-const engines = [
-  {
-    name: 'SQLite',
-    skip: false,
-    open: () => openDatabase({ kind: 'sqlite', file: join(folder, 'gateway.db') }),
-    cleanup: async () => rmSync(folder, { recursive: true, force: true }),
-  },
-  {
-    name: 'PostgreSQL',
-    // Skipped without DATABASE_URL; CI_REQUIRE_SERVICES=1 fails instead (serviceUrl).
-    skip: databaseUrl === undefined,
-    open: () => openDatabase({ kind: 'postgres', url: databaseUrl as string, schema }),
-    async cleanup() {
-      const client = new pg.Client({ connectionString: databaseUrl })
-      await client.connect()
-      await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`)
-      await client.end()
-    },
-  },
-]
+const engines = testEngines('reprobe')
 
 const interval = 3_600_000
 const lease = 60_000

@@ -4,39 +4,12 @@
  * body; listings are unique per seller, method and URL; searches filter and page; probes are kept
  * newest first; the re-probe lease has one holder at a time.
  */
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { serviceUrl, uniqueName } from '../../src/stores/contract.js'
-import { type GatewayDatabase, openDatabase } from '../db/database.js'
+import type { GatewayDatabase } from '../db/database.js'
+import { testEngines } from '../db/testHelpers.js'
 import { createMarketplaceStore, type MarketplaceStore, type NewListing } from './store.js'
 
-const databaseUrl = serviceUrl('DATABASE_URL')
-const folder = mkdtempSync(join(tmpdir(), 'tollgate-market-'))
-const schema = uniqueName('market').toLowerCase()
-
-const engines = [
-  {
-    name: 'SQLite',
-    skip: false,
-    open: () => openDatabase({ kind: 'sqlite', file: join(folder, 'gateway.db') }),
-    cleanup: async () => rmSync(folder, { recursive: true, force: true }),
-  },
-  {
-    name: 'PostgreSQL',
-    // Skipped without DATABASE_URL; CI_REQUIRE_SERVICES=1 fails instead (serviceUrl).
-    skip: databaseUrl === undefined,
-    open: () => openDatabase({ kind: 'postgres', url: databaseUrl as string, schema }),
-    async cleanup() {
-      const client = new pg.Client({ connectionString: databaseUrl })
-      await client.connect()
-      await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`)
-      await client.end()
-    },
-  },
-]
+const engines = testEngines('market')
 
 const seller = `0x${'a'.repeat(64)}`
 const other = `0x${'b'.repeat(64)}`
