@@ -12,8 +12,7 @@
  * @module
  */
 import { createHash, generateKeyPairSync, type KeyObject, randomBytes, sign } from 'node:crypto'
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
-import type { AddressInfo } from 'node:net'
+import type { IncomingMessage, ServerResponse } from 'node:http'
 import { secp256k1 } from '@noble/curves/secp256k1.js'
 import {
   bytesToHex,
@@ -25,6 +24,7 @@ import {
 } from '../../attestation/digest.js'
 import { SIMULATED_TEE_TYPE, simulatedQuoteBody, type TcbStatus } from '../../attestation/quote.js'
 import { receiptSigningInput } from '../../attestation/receipt.js'
+import { listenOnLoopback } from '../loopback.js'
 import { stubCreated } from '../upstreams/handlers.js'
 import { modelCompletion } from '../upstreams/model.js'
 
@@ -386,18 +386,7 @@ export async function startSimulatedEnclave(
     res.end()
   }
 
-  const server = createServer((req, res) => {
-    handle(req, res).catch(() => {
-      if (!res.headersSent) res.writeHead(500)
-      res.end()
-    })
-  })
-  server.keepAliveTimeout = 30_000
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject)
-    server.listen(options.port ?? 0, '127.0.0.1', () => resolve())
-  })
-  const { port } = server.address() as AddressInfo
+  const { server, port } = await listenOnLoopback(handle, options.port, 30_000)
   return {
     baseUrl: `http://127.0.0.1:${port}/v1`,
     rootPublicKey,

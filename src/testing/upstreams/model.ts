@@ -9,8 +9,8 @@
  * @module
  */
 import { createHash } from 'node:crypto'
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
-import type { AddressInfo } from 'node:net'
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import { listenOnLoopback } from '../loopback.js'
 import { stubCreated, stubReply } from './handlers.js'
 
 /** Options of {@link startModelUpstream}. */
@@ -206,18 +206,7 @@ export async function startModelUpstream(
     res.end()
   }
 
-  const server = createServer((req, res) => {
-    handle(req, res).catch(() => {
-      if (!res.headersSent) res.writeHead(500)
-      res.end()
-    })
-  })
-  server.keepAliveTimeout = 30_000
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject)
-    server.listen(options.port ?? 0, '127.0.0.1', () => resolve())
-  })
-  const { port } = server.address() as AddressInfo
+  const { server, port } = await listenOnLoopback(handle, options.port, 30_000)
   return {
     baseUrl: `http://127.0.0.1:${port}/v1`,
     calls,

@@ -5,9 +5,9 @@
  *
  * @module
  */
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
-import type { AddressInfo } from 'node:net'
+import type { IncomingMessage, ServerResponse } from 'node:http'
 import { nodeHeaders } from '../../internal/nodeHttp.js'
+import { listenOnLoopback } from '../loopback.js'
 import {
   cohereStub,
   deeplStub,
@@ -245,17 +245,7 @@ export async function startStubUpstreams(
     }
   }
 
-  const server = createServer((req, res) => {
-    handle(req, res).catch(() => {
-      if (!res.headersSent) res.writeHead(500)
-      res.end()
-    })
-  })
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject)
-    server.listen(options.port ?? 0, '127.0.0.1', () => resolve())
-  })
-  const { port } = server.address() as AddressInfo
+  const { server, port } = await listenOnLoopback(handle, options.port)
   origin = `http://127.0.0.1:${port}`
   const baseUrls = Object.fromEntries(
     Object.entries(providers).map(([name, p]) => [name, `${origin}${p.prefix}`]),
