@@ -317,7 +317,11 @@ try {
   const [created, bare, keysBare] = await Promise.all([
     runAsync(bin, ['wallet', 'new', '--json'], { cwd: project, env }),
     runAsync(bin, ['gateway', '--port', '0'], { cwd: project, env }),
-    runAsync(bin, ['keys', 'list'], { cwd: project, env }),
+    // On the embedded default (SQLite), whatever database the calling shell points at.
+    runAsync(bin, ['keys', 'list'], {
+      cwd: project,
+      env: { ...env, DATABASE_URL: undefined, DATABASE_SCHEMA: undefined },
+    }),
   ])
   if (created.code !== 0) fail(`tollgate wallet new exited ${created.code}: ${created.stderr}`)
   const lines = bare.stderr.trim().split('\n')
