@@ -16,7 +16,6 @@ export {
 export { type CheckDefinition, maxListingPrice } from './checks.js'
 export {
   isInternalAddress,
-  ProbeError,
   type ProbeOptions,
   type ProbeResponse,
   probe,
@@ -36,7 +35,6 @@ export { formatCheckLine, formatSummary, terminalProgress } from './reporters/te
 export {
   allChecks,
   type ConformanceOptions,
-  ConformanceUsageError,
   type ProgressEvent,
   runConformance,
 } from './run.js'

@@ -8,12 +8,13 @@
  */
 import type { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
 import { normalizeStructTag, normalizeSuiAddress } from '@mysten/sui/utils'
-import type { Ledger } from 'tollgate'
 import {
   baseUnitsSchema,
   type Challenge,
   decodeReceipt,
   decodeXPaymentResponse,
+  type Ledger,
+  PaymentError,
   type PaymentRequirement,
 } from 'tollgate'
 import { mppAuthorization, type TestPaymentOptions, x402PaymentHeader } from 'tollgate/testing'
@@ -95,12 +96,16 @@ async function payAndPresent(
   overrides: TestPaymentOptions = {},
 ): Promise<{ observation: Observation; credential: string; digest?: string }> {
   const client = context.client
-  if (client === undefined) throw new Error('no ledger client')
+  // runConformance refuses paid mode without a ledger, so this is an options error of a caller that
+  // builds a CheckContext by hand.
+  if (client === undefined)
+    throw new PaymentError('invalid_options', 'paid checks need a ledger client')
   const coinType = overrides.coinType ?? context.usdc
   const amount = overrides.amount ?? offer.amount
   const balance = await state.ledger.getBalance(state.payer.toSuiAddress(), coinType)
   if (balance.coinBalance < amount) {
-    throw new Error(
+    throw new PaymentError(
+      'INSUFFICIENT_BALANCE',
       `the test wallet holds ${balance.coinBalance} base units of ${coinType} in coins, ${amount} are needed (fund it)`,
     )
   }
