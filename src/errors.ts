@@ -99,8 +99,9 @@ export type ConfigErrorCode =
   | 'invalid_options'
 
 /**
- * Codes of an outbound request the library made that got no usable answer (the conformance probe;
- * the same strings as `SafeFetchFailureCode` of `tollgate/node`).
+ * Codes of an outbound request the library made that got no usable answer (the conformance probe,
+ * the `tollgate` command). All but `unexpected_status` are the `SafeFetchFailureCode` strings of
+ * `tollgate/node`.
  */
 export type FetchErrorCode =
   /**
@@ -118,6 +119,8 @@ export type FetchErrorCode =
   | 'too_many_redirects'
   /** The caller's signal aborted the request (HTTP 500). */
   | 'aborted'
+  /** An answer with a status the request cannot use, such as a faucet's 4xx or 5xx (HTTP 502). */
+  | 'unexpected_status'
 
 /** Codes of answers a paid route gives that are not about the payment itself. */
 export type ServiceErrorCode =
@@ -206,6 +209,7 @@ const statusOf: { readonly [K in PaymentErrorCode]: number } = {
   too_large: 502,
   too_many_redirects: 502,
   aborted: 500,
+  unexpected_status: 502,
   request_body_too_large: 413,
   call_failed: 500,
   job_not_found: 404,

@@ -175,7 +175,7 @@ describe('tollgate wallet and tollgate pay', { timeout: 300_000 }, () => {
     const noSeller = await tollgate('pay', `${closed}/paid`, '--ledger', sellers.chain.url)
     expect(noSeller.code).toBe(1)
     expect(noSeller.stderr.trim()).toBe(
-      `error error: Cannot reach ${closed}/paid (connect ECONNREFUSED ${closed.slice(7)}). Check the URL and that the seller is running.`,
+      `error unreachable: Cannot reach ${closed}/paid (connect ECONNREFUSED ${closed.slice(7)}). Check the URL and that the seller is running.`,
     )
 
     const noLedger = await tollgate('pay', `${sellers.base}/paid`, '--ledger', closed)
