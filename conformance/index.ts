@@ -13,7 +13,8 @@ export {
   type RegisterAgentOptions,
   registerAgent,
 } from './agent.js'
-export { type CheckDefinition, maxListingPrice } from './checks.js'
+export type { CheckDefinition } from './check.js'
+export { maxListingPrice } from './gates.js'
 export {
   isInternalAddress,
   type ProbeOptions,

@@ -9,8 +9,11 @@ import type { ClientWithCoreApi } from '@mysten/sui/client'
 import { SuiGrpcClient } from '@mysten/sui/grpc'
 import type { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
 import { createLedger, PaymentError } from 'tollgate'
-import { type CheckContext, type CheckDefinition, readOnlyChecks, usdcOf } from './checks.js'
-import { type PaidState, paidChecks, prepareExpiry } from './paid.js'
+import type { CheckContext, CheckDefinition } from './check.js'
+import { readOnlyChecks } from './checks.js'
+import { usdcOf } from './offers.js'
+import { paidChecks, prepareExpiry } from './paid.js'
+import type { PaidState } from './payer.js'
 import type { CheckResult, ConformanceReport } from './report.js'
 
 /** Options of {@link runConformance}. */
