@@ -9,7 +9,7 @@
  */
 import { mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
-import type { PaymentError, PaymentStore } from 'tollgate'
+import { PaymentError, type PaymentStore } from 'tollgate'
 import { configError, configProblems, type GatewayConfig, settingVariables } from './config.js'
 
 /** How long the start waits for the payment store to answer, ms. */
@@ -88,7 +88,7 @@ export async function checkStoreReachable(
       store.counts(),
       new Promise((_resolve, reject) => {
         timer = setTimeout(
-          () => reject(new Error(`no answer within ${timeoutMs / 1000} s`)),
+          () => reject(new PaymentError('timeout', `no answer within ${timeoutMs / 1000} s`)),
           timeoutMs,
         )
       }),
