@@ -1,337 +1,35 @@
 /**
- * The four listing gates (spec 3.1) and the read-only protocol checks (spec 4.5, PROTOCOLS §4–5).
- * Each check is judged from what the seller answered; none of them pays.
+ * The read-only protocol checks (spec 4.5, PROTOCOLS §4–5), and the read-only list in report order:
+ * the four listing gates (see `gates.ts`) first. Each check is judged from what the seller answered;
+ * none of them pays.
  *
  * @module
  */
-import type { ClientWithCoreApi } from '@mysten/sui/client'
-import { normalizeStructTag, normalizeSuiAddress } from '@mysten/sui/utils'
-import type { Challenge } from 'tollgate'
-import { baseUnitsSchema, formatAmount, usdcCoinTypes } from 'tollgate'
-import { lookUpAgent } from './agent.js'
+import { formatAmount } from 'tollgate'
 import {
-  chargeOf,
-  type LenientRequirement,
-  type MppReading,
-  type Observation,
-  observe,
-  readMpp,
-  readX402,
-  type X402Reading,
-} from './observe.js'
-import type { PaidState } from './paid.js'
-import type { ProbeOptions } from './probe.js'
-import type { CheckStatus, Exchange, Gate } from './report.js'
+  answeredWith402,
+  type CheckContext,
+  type CheckDefinition,
+  fail,
+  pass,
+  skip,
+  type Verdict,
+} from './check.js'
+import { gateChecks } from './gates.js'
+import { observe } from './observe.js'
+import {
+  challenged,
+  noChallenge,
+  offeredDetails,
+  offeredText,
+  offers,
+  priceOf,
+  sameAddress,
+  suiEntries,
+} from './offers.js'
 
-/** The largest price a listing may ask: 5 USDC. */
-export const maxListingPrice = 5_000_000n
-
-/** What one check concluded. */
-export type Verdict = {
-  status: CheckStatus
-  message: string
-  hint?: string | undefined
-  evidence?: Exchange[] | undefined
-  details?: Record<string, unknown> | undefined
-}
-
-/** Everything the checks share. */
-export type CheckContext = {
-  url: string
-  method: string
-  body: string
-  network: string
-  usdc: string
-  probeOptions: ProbeOptions
-  client: ClientWithCoreApi | undefined
-  agent: string | undefined
-  walletAddress: string | undefined
-  registryPackage: string | undefined
-  openapiUrl: string | undefined
-  /** Filled by gate (a): the registered wallet. */
-  wallet: string | null
-  /** Present in `paid` mode with a ledger and a wallet. */
-  paid?: PaidState | undefined
-  /** Tells the person waiting what the running check does (set by the runner per check). */
-  progress?: ((message: string) => void) | undefined
-  /** Filled by gate (b): the unpaid probe and its readings. */
-  first?: { observation: Observation; x402: X402Reading; mpp: MppReading }
-}
-
-/** A check definition. */
-export type CheckDefinition = {
-  id: string
-  gate: Gate
-  title: string
-  /** Hint shown when the check fails. */
-  hint: string
-  mode: 'read-only' | 'paid'
-  run(context: CheckContext): Promise<Verdict>
-}
-
-/** A passing verdict. */
-export const pass = (message: string, extra: Partial<Verdict> = {}): Verdict => ({
-  status: 'pass',
-  message,
-  ...extra,
-})
-/** A failing verdict (the seller breaks the rule). */
-export const fail = (message: string, extra: Partial<Verdict> = {}): Verdict => ({
-  status: 'fail',
-  message,
-  ...extra,
-})
-/** A skipped verdict (not applicable, or not judgeable after an earlier failure). */
-export const skip = (message: string, extra: Partial<Verdict> = {}): Verdict => ({
-  status: 'skip',
-  message,
-  ...extra,
-})
-/** An error verdict (the suite could not judge: network, ledger, inputs). */
-export const error = (message: string, extra: Partial<Verdict> = {}): Verdict => ({
-  status: 'error',
-  message,
-  ...extra,
-})
-
-/** The Sui entries of an x402 envelope (entries for other chains are not judged). */
-export function suiEntries(reading: X402Reading): LenientRequirement[] {
-  return reading.status === 'ok' ? reading.accepts.filter((a) => a.network.startsWith('sui:')) : []
-}
-
-/** What an x402 envelope offers, in words: `network (asset)` per entry; empty when unreadable. */
-function offeredText(reading: X402Reading): string {
-  if (reading.status !== 'ok') return ''
-  return reading.accepts.map((a) => `${a.network} (asset ${a.asset})`).join(', ')
-}
-
-function offeredDetails(reading: X402Reading): Record<string, unknown> {
-  return reading.status === 'ok'
-    ? {
-        networks: reading.accepts.map((a) => a.network),
-        assets: reading.accepts.map((a) => a.asset),
-      }
-    : {}
-}
-
-function sameAddress(a: string, b: string): boolean {
-  try {
-    return normalizeSuiAddress(a) === normalizeSuiAddress(b)
-  } catch {
-    return false
-  }
-}
-
-function sameCoin(a: string, b: string): boolean {
-  try {
-    return normalizeStructTag(a) === normalizeStructTag(b)
-  } catch {
-    return false
-  }
-}
-
-/** Whether the unpaid probe produced a usable challenge (else dependent checks skip). */
-function challenged(
-  context: CheckContext,
-): context is CheckContext & { first: NonNullable<CheckContext['first']> } {
-  const first = context.first
-  return (
-    first?.observation.response?.status === 402 &&
-    (suiEntries(first.x402).length > 0 || first.mpp.status === 'ok')
-  )
-}
-
-const noChallenge = () => skip('no well-formed 402 to judge (see gate b)')
-
-/** A price readable from an x402 amount string, or undefined. */
-function priceOf(amount: string): bigint | undefined {
-  return baseUnitsSchema.safeParse(amount).success ? BigInt(amount) : undefined
-}
-
-/** The terms of one offered challenge. */
-export type OfferedTerms = {
-  dialect: 'x402' | 'mpp'
-  network: string
-  payTo: string
-  asset: string
-  amount: string
-}
-
-/** Every offered Sui challenge: x402 entries and MPP charges, with their terms. */
-export function offers(context: CheckContext): OfferedTerms[] {
-  if (context.first === undefined) return []
-  const out: OfferedTerms[] = suiEntries(context.first.x402).map((e) => ({
-    dialect: 'x402' as const,
-    network: e.network,
-    payTo: e.payTo,
-    asset: e.asset,
-    amount: e.maxAmountRequired,
-  }))
-  if (context.first.mpp.status === 'ok') {
-    for (const c of context.first.mpp.challenges) {
-      const r = chargeOf(c)
-      out.push({
-        dialect: 'mpp' as const,
-        network: r.methodDetails.network,
-        payTo: r.recipient,
-        asset: r.currency,
-        amount: r.amount,
-      })
-    }
-  }
-  return out
-}
-
-/** Gates (a)–(d) and the read-only checks, in report order. */
-export const readOnlyChecks: readonly CheckDefinition[] = [
-  {
-    id: 'gate.agent-identity',
-    gate: 'a',
-    title: 'an agent identity record exists on the ledger',
-    hint: 'Register the seller with agent_registry::register from the wallet that receives payments, and pass that address as --agent.',
-    mode: 'read-only',
-    async run(context) {
-      if (context.agent === undefined) {
-        context.wallet =
-          context.walletAddress === undefined ? null : normalizeSuiAddress(context.walletAddress)
-        return fail('no agent address was given, so no identity record can be found')
-      }
-      if (context.client === undefined)
-        return error('no ledger to look the agent up on (--ledger URL)')
-      let found: Awaited<ReturnType<typeof lookUpAgent>>
-      try {
-        found = await lookUpAgent(context.client, {
-          address: context.agent,
-          registryPackage: context.registryPackage,
-        })
-      } catch (cause) {
-        context.wallet =
-          context.walletAddress === undefined ? null : normalizeSuiAddress(context.walletAddress)
-        return error(`the ledger did not answer: ${(cause as Error).message}`)
-      }
-      if (found.status !== 'found') {
-        context.wallet =
-          context.walletAddress === undefined ? null : normalizeSuiAddress(context.walletAddress)
-        return fail(
-          found.status === 'not_found'
-            ? `no AgentRecord is owned by ${normalizeSuiAddress(context.agent)}`
-            : `the AgentRecord is unreadable: ${found.reason}`,
-        )
-      }
-      context.wallet = found.record.agent
-      const details: Record<string, unknown> = {
-        objectId: found.record.objectId,
-        name: found.record.name,
-        wallet: found.record.agent,
-      }
-      if (
-        context.walletAddress !== undefined &&
-        !sameAddress(context.walletAddress, found.record.agent)
-      ) {
-        details.givenWalletIgnored = normalizeSuiAddress(context.walletAddress)
-      }
-      return pass(
-        `agent record "${found.record.name}" found; registered wallet ${found.record.agent}`,
-        { details },
-      )
-    },
-  },
-  {
-    id: 'gate.live-402',
-    gate: 'b',
-    title: 'a live probe returns 402 with a well-formed challenge',
-    hint: 'Answer an unpaid request with HTTP 402 and the x402 envelope (body) and/or a WWW-Authenticate: Payment challenge.',
-    mode: 'read-only',
-    async run(context) {
-      const observation = await observe(context.url, {
-        ...context.probeOptions,
-        method: context.method,
-        headers: { 'content-type': 'application/json', accept: 'application/json' },
-        body: context.body,
-      })
-      const evidence = [observation.exchange]
-      if (observation.response === undefined) {
-        return error(`the probe failed: ${observation.exchange.error}`, { evidence })
-      }
-      const x402 = readX402(observation.response)
-      const mpp = readMpp(observation.response)
-      context.first = { observation, x402, mpp }
-      const status = observation.response.status
-      if (status !== 402) {
-        const badBody = status === 400 || status === 415 || status === 422
-        return fail(`the unpaid request was answered ${status}, not 402`, {
-          evidence,
-          ...(badBody
-            ? {
-                hint: `The endpoint refused the probe's body (${status}) before asking for payment: give the body it expects with --body '<json>' (body in code); the default is {}. A seller validates the body first, then answers 402.`,
-              }
-            : {}),
-        })
-      }
-      if (suiEntries(x402).length === 0 && mpp.status !== 'ok') {
-        const offered = offeredText(x402)
-        return fail(
-          `402, but with no well-formed Sui challenge in either dialect${offered === '' ? '' : `; it offers ${offered}`}`,
-          {
-            evidence,
-            details: { x402: x402.status, mpp: mpp.status, ...offeredDetails(x402) },
-          },
-        )
-      }
-      const dialects = [suiEntries(x402).length > 0 ? 'x402' : '', mpp.status === 'ok' ? 'MPP' : '']
-        .filter(Boolean)
-        .join(' and ')
-      return pass(`402 with a well-formed challenge in ${dialects}`, { evidence })
-    },
-  },
-  {
-    id: 'gate.pays-registered-wallet',
-    gate: 'c',
-    title: `every challenge pays the registered wallet in USDC on the network`,
-    hint: 'Set payTo (x402) and the MPP recipient to the registered wallet, the asset to the USDC coin type, and the network to sui:mainnet.',
-    mode: 'read-only',
-    async run(context) {
-      if (!challenged(context)) return noChallenge()
-      if (context.wallet === null) {
-        return fail('no registered wallet is known (no agent record and no --wallet-address)')
-      }
-      const wallet = context.wallet
-      const wrong = offers(context).flatMap((o) => {
-        const problems: string[] = []
-        if (!sameAddress(o.payTo, wallet)) problems.push(`pays ${o.payTo}`)
-        if (!sameCoin(o.asset, context.usdc)) problems.push(`asset ${o.asset}`)
-        if (o.network !== context.network) problems.push(`network ${o.network}`)
-        return problems.length === 0 ? [] : [`${o.dialect}: ${problems.join(', ')}`]
-      })
-      if (wrong.length > 0) {
-        return fail(
-          `a challenge does not pay ${wallet} in USDC on ${context.network}: ${wrong.join('; ')}`,
-        )
-      }
-      return pass(`every challenge pays ${wallet} in USDC on ${context.network}`)
-    },
-  },
-  {
-    id: 'gate.price-cap',
-    gate: 'd',
-    title: 'every price is at most 5 USDC',
-    hint: 'Lower the price to 5 USDC (5000000 base units) or less per call.',
-    mode: 'read-only',
-    async run(context) {
-      if (!challenged(context)) return noChallenge()
-      const prices = offers(context).map((o) => ({ ...o, units: priceOf(o.amount) }))
-      const readable = prices.filter((p) => p.units !== undefined)
-      if (readable.length === 0) return fail('no price could be read in base units')
-      const over = readable.filter((p) => (p.units as bigint) > maxListingPrice)
-      if (over.length > 0) {
-        return fail(
-          `price ${formatAmount(over[0]?.units as bigint)} USDC (${over[0]?.dialect}) is above 5 USDC`,
-        )
-      }
-      const top = readable.reduce((m, p) => ((p.units as bigint) > m ? (p.units as bigint) : m), 0n)
-      return pass(`highest price ${formatAmount(top)} USDC`)
-    },
-  },
+/** The read-only protocol checks, in report order. */
+const protocolChecks: readonly CheckDefinition[] = [
   {
     id: 'x402.well-formed',
     gate: 'protocol',
@@ -494,20 +192,15 @@ export const readOnlyChecks: readonly CheckDefinition[] = [
   },
 ]
 
+/** Gates (a)–(d) and the read-only checks, in report order. */
+export const readOnlyChecks: readonly CheckDefinition[] = [...gateChecks, ...protocolChecks]
+
 function normalizeUrl(url: string): string {
   try {
     return new URL(url).href
   } catch {
     return url
   }
-}
-
-function answeredWith402(observation: Observation, what: string): Verdict {
-  const evidence = [observation.exchange]
-  const status = observation.response?.status
-  if (status === undefined) return error(`no answer: ${observation.exchange.error}`, { evidence })
-  if (status === 402) return pass(`${what} was answered 402`, { evidence })
-  return fail(`${what} was answered ${status}`, { evidence })
 }
 
 async function checkOpenApi(context: CheckContext): Promise<Verdict> {
@@ -559,18 +252,4 @@ async function checkOpenApi(context: CheckContext): Promise<Verdict> {
   return problems.length === 0
     ? pass(`x-payment-info price ${expected} matches`, { evidence })
     : fail(problems.join('; '), { evidence })
-}
-
-/** The charge request of an MPP challenge, or undefined when it is not a `sui` charge. */
-export function chargeOfSafe(challenge: Challenge): ReturnType<typeof chargeOf> | undefined {
-  try {
-    return chargeOf(challenge)
-  } catch {
-    return undefined
-  }
-}
-
-/** The USDC coin type of a network, if known. */
-export function usdcOf(network: string): string | undefined {
-  return usdcCoinTypes[network]
 }

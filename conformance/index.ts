@@ -13,10 +13,10 @@ export {
   type RegisterAgentOptions,
   registerAgent,
 } from './agent.js'
-export { type CheckDefinition, maxListingPrice } from './checks.js'
+export type { CheckDefinition } from './check.js'
+export { maxListingPrice } from './gates.js'
 export {
   isInternalAddress,
-  ProbeError,
   type ProbeOptions,
   type ProbeResponse,
   probe,
@@ -36,7 +36,6 @@ export { formatCheckLine, formatSummary, terminalProgress } from './reporters/te
 export {
   allChecks,
   type ConformanceOptions,
-  ConformanceUsageError,
   type ProgressEvent,
   runConformance,
 } from './run.js'

@@ -5,29 +5,10 @@
  *
  * @module
  */
-import {
-  type HostResolver,
-  isInternalAddress,
-  type SafeFetchFailureCode,
-  safeFetch,
-} from 'tollgate/node'
+import { PaymentError } from 'tollgate'
+import { type HostResolver, isInternalAddress, safeFetch } from 'tollgate/node'
 
 export { isInternalAddress }
-
-/** Why a probe could not be made. */
-export class ProbeError extends Error {
-  override readonly name = 'ProbeError'
-  /**
-   * `unreachable` (does not resolve, is an internal address, refuses the connection — one code on
-   * purpose, so a probe's answer never maps what is reachable inside), `bad_url`, `timeout`,
-   * `too_large`, `too_many_redirects` or `aborted`.
-   */
-  readonly code: SafeFetchFailureCode
-  constructor(code: ProbeError['code'], message: string) {
-    super(message)
-    this.code = code
-  }
-}
 
 /** Options of {@link probe}. */
 export type ProbeOptions = {
@@ -64,8 +45,10 @@ export type ProbeResponse = {
  * Sends one request the SSRF-safe way (see the module description).
  *
  * @param url - `http:` or `https:` only.
- * @throws {ProbeError} for an unreachable or refused target, a timeout, an oversized body, too
- *   many redirects or a URL that is not http(s).
+ * @throws {PaymentError} when no answer could be had, with the `FetchErrorCode` saying why:
+ *   `unreachable` (does not resolve, is an internal address, refuses the connection — one code on
+ *   purpose, so a probe's answer never maps what is reachable inside), `bad_url` (not http(s)),
+ *   `timeout`, `too_large`, `too_many_redirects` or `aborted`.
  * @example
  * ```ts
  * const answer = await probe('https://api.example.com/v1/x', { method: 'POST', body: '{}' })
@@ -88,7 +71,7 @@ export async function probe(url: string, options: ProbeOptions = {}): Promise<Pr
       result.code === 'unreachable'
         ? `${result.message}; a seller on this machine or a private network needs allowPrivateNetwork (--allow-private-network)`
         : result.message
-    throw new ProbeError(result.code, message)
+    throw new PaymentError(result.code, message)
   }
   const { response } = result
   return {

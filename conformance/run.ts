@@ -8,9 +8,12 @@
 import type { ClientWithCoreApi } from '@mysten/sui/client'
 import { SuiGrpcClient } from '@mysten/sui/grpc'
 import type { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
-import { createLedger } from 'tollgate'
-import { type CheckContext, type CheckDefinition, readOnlyChecks, usdcOf } from './checks.js'
-import { type PaidState, paidChecks, prepareExpiry } from './paid.js'
+import { createLedger, PaymentError } from 'tollgate'
+import type { CheckContext, CheckDefinition } from './check.js'
+import { readOnlyChecks } from './checks.js'
+import { usdcOf } from './offers.js'
+import { paidChecks, prepareExpiry } from './paid.js'
+import type { PaidState } from './payer.js'
 import type { CheckResult, ConformanceReport } from './report.js'
 
 /** Options of {@link runConformance}. */
@@ -65,9 +68,9 @@ export type ProgressEvent =
   | { type: 'progress'; id: string; message: string }
   | { type: 'end'; result: CheckResult }
 
-/** Thrown for options that cannot describe a run (a usage error). */
-export class ConformanceUsageError extends Error {
-  override readonly name = 'ConformanceUsageError'
+/** Options that cannot describe a run (a usage error): `PaymentError` `invalid_options`. */
+function usageError(message: string): PaymentError {
+  return new PaymentError('invalid_options', message)
 }
 
 const errorHint =
@@ -79,7 +82,7 @@ export const allChecks: readonly CheckDefinition[] = [...readOnlyChecks, ...paid
 /**
  * Runs the suite against one URL.
  *
- * @throws {ConformanceUsageError} for an unusable URL, body, network or mode — never for what the
+ * @throws {PaymentError} `invalid_options` for an unusable URL, body, network or mode — never for what the
  *   seller does (that is in the report).
  * @example
  * ```ts
@@ -95,14 +98,13 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
   try {
     url = new URL(options.url)
   } catch {
-    throw new ConformanceUsageError(`not a URL: ${String(options.url).slice(0, 200)}`)
+    throw usageError(`not a URL: ${String(options.url).slice(0, 200)}`)
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new ConformanceUsageError('the URL must be http or https')
+    throw usageError('the URL must be http or https')
   }
   const usdc = options.usdc ?? usdcOf(network)
-  if (usdc === undefined)
-    throw new ConformanceUsageError(`no USDC coin type known for ${network}; pass usdc`)
+  if (usdc === undefined) throw usageError(`no USDC coin type known for ${network}; pass usdc`)
   const body =
     options.body === undefined
       ? '{}'
@@ -116,7 +118,7 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
         ? new SuiGrpcClient({ network: 'mainnet', baseUrl: options.ledger })
         : options.ledger
   if (mode === 'paid' && (client === undefined || options.wallet === undefined)) {
-    throw new ConformanceUsageError('paid mode needs a test ledger and a funded wallet')
+    throw usageError('paid mode needs a test ledger and a funded wallet')
   }
   const context: CheckContext = {
     url: url.href,

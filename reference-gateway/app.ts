@@ -24,7 +24,7 @@ import { type Context, Hono } from 'hono'
 import { cors } from 'hono/cors'
 import { type RequestIdVariables, requestId } from 'hono/request-id'
 import { routePath } from 'hono/route'
-import { formatAmount, type PaymentInfo, type SellerOptions } from 'tollgate'
+import { formatAmount, PaymentError, type PaymentInfo, type SellerOptions } from 'tollgate'
 import { type HonoPaywall, paywall, type TollgateEnv } from 'tollgate/hono'
 import type { HostResolver } from 'tollgate/node'
 import type { LocalBlobStore } from './blobs/local.js'
@@ -170,7 +170,11 @@ export function createGatewayApp(options: GatewayAppOptions): GatewayApp {
   const { catalog, metrics, logger } = options
   const checked = validateCatalog(catalog, { operations: familyOperations })
   if (checked.status === 'invalid') {
-    throw new Error(`The catalog is invalid:\n  ${checked.problems.join('\n  ')}`)
+    throw new PaymentError(
+      'invalid_config',
+      `The catalog is invalid:\n  ${checked.problems.join('\n  ')}`,
+      { details: { catalogProblems: checked.problems } },
+    )
   }
   let inFlight = 0
   const onEvent = options.seller.onEvent

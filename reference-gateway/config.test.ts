@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
-import { ConfigError, describeConfig, loadConfig } from './config.js'
+import { configProblems, describeConfig, loadConfig } from './config.js'
 
 const folder = mkdtempSync(join(tmpdir(), 'tollgate-config-'))
 afterAll(() => rmSync(folder, { recursive: true, force: true }))
@@ -11,10 +11,11 @@ function problems(run: () => unknown): string[] {
   try {
     run()
   } catch (error) {
-    if (error instanceof ConfigError) return [...error.problems]
+    const found = configProblems(error)
+    if (found !== undefined) return [...found]
     throw error
   }
-  throw new Error('expected a ConfigError')
+  throw new Error('expected an invalid_config error')
 }
 
 describe('loadConfig', () => {

@@ -9,6 +9,7 @@
  */
 import { readFileSync } from 'node:fs'
 import { resolve } from 'node:path'
+import { hasCode, PaymentError } from 'tollgate'
 import { z } from 'zod'
 import { modelListSchema } from './inference/models.js'
 
@@ -309,15 +310,40 @@ export type GatewayConfig = z.output<typeof gatewayConfigSchema>
 /** Configuration as written (file, or an object in code); every key optional. */
 export type GatewayConfigInput = z.input<typeof gatewayConfigSchema>
 
-/** A configuration that does not validate; the message names every bad setting, never its value. */
-export class ConfigError extends Error {
-  override readonly name = 'ConfigError'
-  /** `PORT (port): must be …` per problem. */
-  readonly problems: readonly string[]
-  constructor(problems: readonly string[]) {
-    super(`Invalid gateway configuration:\n  ${problems.join('\n  ')}`)
-    this.problems = problems
-  }
+/**
+ * A configuration that does not validate: a {@link PaymentError} with code `invalid_config` whose
+ * `details.problems` holds one `PORT (port): must be …` per bad setting; the message names every
+ * bad setting, never its value. Recognise it with {@link configProblems}.
+ *
+ * @example
+ * ```ts
+ * throw configError(['PORT (port): must be a whole number from 0 to 65535'])
+ * ```
+ */
+export function configError(problems: readonly string[]): PaymentError {
+  return new PaymentError(
+    'invalid_config',
+    `Invalid gateway configuration:\n  ${problems.join('\n  ')}`,
+    { details: { problems: [...problems] } },
+  )
+}
+
+/**
+ * The bad settings of a gateway configuration error (see {@link configError}); `undefined` for any
+ * other error, an `invalid_config` of the core without a list of settings included.
+ *
+ * @example
+ * ```ts
+ * const problems = configProblems(error)
+ * if (problems !== undefined) console.error(problems.join('; '))
+ * ```
+ */
+export function configProblems(error: unknown): readonly string[] | undefined {
+  if (!hasCode(error, 'invalid_config')) return undefined
+  const problems = error.details.problems
+  return Array.isArray(problems) && problems.every((problem) => typeof problem === 'string')
+    ? (problems as string[])
+    : undefined
 }
 
 /** Options of {@link loadConfig}. */
@@ -331,7 +357,8 @@ export type LoadConfigOptions = {
 }
 
 /**
- * Reads and validates the configuration. Throws {@link ConfigError} naming each bad setting.
+ * Reads and validates the configuration. Throws {@link configError} (`invalid_config`) naming each
+ * bad setting.
  *
  * @example
  * ```ts
@@ -369,7 +396,7 @@ export function loadConfig(options: LoadConfigOptions = {}): GatewayConfig {
   return parseConfig(merged)
 }
 
-/** Validates a configuration object (camelCase keys). Throws {@link ConfigError}. */
+/** Validates a configuration object (camelCase keys). Throws {@link configError} (`invalid_config`). */
 export function parseConfig(input: unknown): GatewayConfig {
   const result = gatewayConfigSchema.safeParse(input)
   if (result.success) return result.data
@@ -389,7 +416,7 @@ export function parseConfig(input: unknown): GatewayConfig {
         : issue.message
     return `${name}: ${message}`
   })
-  throw new ConfigError(problems)
+  throw configError(problems)
 }
 
 function readConfigFile(path: string): Record<string, unknown> {
@@ -397,16 +424,16 @@ function readConfigFile(path: string): Record<string, unknown> {
   try {
     text = readFileSync(resolve(path), 'utf8')
   } catch {
-    throw new ConfigError([`TOLLGATE_GATEWAY_CONFIG: cannot read the file ${path}`])
+    throw configError([`TOLLGATE_GATEWAY_CONFIG: cannot read the file ${path}`])
   }
   let value: unknown
   try {
     value = JSON.parse(text)
   } catch {
-    throw new ConfigError([`TOLLGATE_GATEWAY_CONFIG: ${path} is not valid JSON`])
+    throw configError([`TOLLGATE_GATEWAY_CONFIG: ${path} is not valid JSON`])
   }
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-    throw new ConfigError([`TOLLGATE_GATEWAY_CONFIG: ${path} must hold a JSON object`])
+    throw configError([`TOLLGATE_GATEWAY_CONFIG: ${path} must hold a JSON object`])
   }
   return value as Record<string, unknown>
 }

@@ -35,7 +35,7 @@ import { createGatewayApp, type GatewayApp, type GatewayLogger, type LedgerInfo 
 import { createLocalBlobStore } from './blobs/local.js'
 import { type Catalog, defaultMaxBodyBytes, paidEntries, withUpstreams } from './catalog/catalog.js'
 import { defaultCatalog } from './catalog/default.js'
-import { ConfigError, type GatewayConfig } from './config.js'
+import { configError, type GatewayConfig } from './config.js'
 import { databaseLocationOf, openDatabase } from './db/database.js'
 import { type AnchorWorker, createAnchorWorker } from './inference/anchors.js'
 import { createInferenceApi, type InferenceApi } from './inference/api.js'
@@ -162,11 +162,11 @@ async function start(
 ): Promise<RunningGateway> {
   const asset = config.asset ?? usdcCoinTypes[config.network]
   if (asset === undefined) {
-    throw new ConfigError([`ASSET (asset): required on ${config.network} (no known USDC type)`])
+    throw configError([`ASSET (asset): required on ${config.network} (no known USDC type)`])
   }
   const storeLocation = gatewayStoreLocation(config)
   if (storeLocation.kind === 'missing') {
-    throw new ConfigError([
+    throw configError([
       `${storeLocation.setting} (${storeLocation.setting === 'DATABASE_URL' ? 'databaseUrl' : 'redisUrl'}): required when STORE=${storeLocation.store}`,
     ])
   }
@@ -206,7 +206,7 @@ async function start(
   const operatorAddress = operator?.toSuiAddress()
   const payTo = config.payTo ?? operatorAddress
   if (payTo === undefined) {
-    throw new ConfigError([
+    throw configError([
       'PAY_TO (payTo): required when no OPERATOR_KEY is set and the ledger is not the embedded emulator',
     ])
   }
@@ -378,7 +378,7 @@ async function start(
 
   // Escrowed jobs: on the emulator's package, or a configured package and config object.
   if ((config.escrowPackage === undefined) !== (config.escrowConfig === undefined)) {
-    throw new ConfigError([
+    throw configError([
       'ESCROW_CONFIG (escrowConfig) and ESCROW_PACKAGE (escrowPackage): set both or neither',
     ])
   }
@@ -596,7 +596,7 @@ function signerOf(secret: string): Signer {
   try {
     decoded = decodeSuiPrivateKey(secret)
   } catch {
-    throw new ConfigError(['OPERATOR_KEY (operatorKey): not a valid Sui private key'])
+    throw configError(['OPERATOR_KEY (operatorKey): not a valid Sui private key'])
   }
   switch (decoded.scheme) {
     case 'ED25519':
@@ -606,8 +606,6 @@ function signerOf(secret: string): Signer {
     case 'Secp256r1':
       return Secp256r1Keypair.fromSecretKey(decoded.secretKey)
     default:
-      throw new ConfigError([
-        `OPERATOR_KEY (operatorKey): the ${decoded.scheme} scheme cannot sign`,
-      ])
+      throw configError([`OPERATOR_KEY (operatorKey): the ${decoded.scheme} scheme cannot sign`])
   }
 }

@@ -1,6 +1,7 @@
 /**
  * What the gateway checks before it says it is listening: a data folder it can write, a port it can
- * bind, a payment store it can reach. Each failure is a {@link ConfigError} with one problem naming
+ * bind, a payment store it can reach. Each failure is a {@link configError} (`invalid_config`) with
+ * one problem naming
  * the setting (by its environment variable and file key) and the cause; secret values (database and
  * Redis URLs) are never echoed. Also: errors described for logs and for `/readyz`, with their cause.
  *
@@ -8,20 +9,20 @@
  */
 import { mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
-import { hasCode, type PaymentStore } from 'tollgate'
-import { ConfigError, type GatewayConfig, settingVariables } from './config.js'
+import { hasCode, PaymentError, type PaymentStore } from 'tollgate'
+import { configError, configProblems, type GatewayConfig, settingVariables } from './config.js'
 
 /** How long the start waits for the payment store to answer, ms. */
 export const storeCheckTimeoutMs = 10_000
 
-function problem(setting: keyof typeof settingVariables, message: string): ConfigError {
-  return new ConfigError([`${settingVariables[setting]} (${setting}): ${message}`])
+function problem(setting: keyof typeof settingVariables, message: string): PaymentError {
+  return configError([`${settingVariables[setting]} (${setting}): ${message}`])
 }
 
 /**
  * Makes sure `directory` exists (created if missing) and is a folder the gateway can write.
  *
- * @throws {ConfigError} naming `setting` and the cause (`is a file`, `EACCES`, `ENOTDIR`, …).
+ * @throws {PaymentError} `invalid_config`, naming `setting` and the cause (`is a file`, `EACCES`, `ENOTDIR`, …).
  */
 export function checkWritableFolder(setting: 'dataDir' | 'blobDir', directory: string): void {
   const path = resolve(directory)
@@ -35,7 +36,7 @@ export function checkWritableFolder(setting: 'dataDir' | 'blobDir', directory: s
     writeFileSync(probe, '')
     rmSync(probe, { force: true })
   } catch (error) {
-    if (error instanceof ConfigError) throw error
+    if (configProblems(error) !== undefined) throw error
     throw problem(setting, `cannot write to ${path} (${reasonOf(error)})`)
   }
 }
@@ -47,7 +48,7 @@ export function checkWritableFolder(setting: 'dataDir' | 'blobDir', directory: s
 export function listenProblem(
   error: unknown,
   config: Pick<GatewayConfig, 'host' | 'port'>,
-): ConfigError | undefined {
+): PaymentError | undefined {
   const code = (error as { code?: unknown } | null)?.code
   const where = `${config.host}:${config.port}`
   switch (code) {
@@ -71,7 +72,7 @@ export function listenProblem(
  * Asks the store one question (its counts) and fails the start when it does not answer within
  * `timeoutMs`: a database that refuses the user, is not running or does not exist.
  *
- * @throws {ConfigError} naming the store's setting (`DATABASE_URL`, `REDIS_URL`, `DATA_DIR`) and the
+ * @throws {PaymentError} `invalid_config`, naming the store's setting (`DATABASE_URL`, `REDIS_URL`, `DATA_DIR`) and the
  *   cause, with the configured URLs removed from it.
  */
 export async function checkStoreReachable(
@@ -87,7 +88,7 @@ export async function checkStoreReachable(
       store.counts(),
       new Promise((_resolve, reject) => {
         timer = setTimeout(
-          () => reject(new Error(`no answer within ${timeoutMs / 1000} s`)),
+          () => reject(new PaymentError('timeout', `no answer within ${timeoutMs / 1000} s`)),
           timeoutMs,
         )
       }),

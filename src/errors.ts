@@ -6,6 +6,20 @@
  * Guards match by `code` / `name` (see {@link isPaymentError}), not only `instanceof`, so errors that
  * crossed a realm or a bundle boundary are still recognised.
  *
+ * Configuration, usage and outbound-request errors (the gateway's settings, the conformance suite's
+ * options, a probe that got no answer) are codes of this same base, not of a sibling class: a caller
+ * — the `tollgate` command, the gateway's start, an app embedding the library — then needs one guard
+ * ({@link isPaymentError} / {@link hasCode}) and one shape (`code`, `shortMessage`, `details`,
+ * `cause`, `status`) for everything the library throws, and the family already held configuration
+ * codes (`invalid_config`, `invalid_secret`) before. Such codes are never caused by a buyer's
+ * payment, so their {@link problemTypeOf | problem type} is the neutral `payment-required`.
+ *
+ * **Code casing.** Codes are lowercase `snake_case`. The one exception is the buyer client's codes
+ * ({@link ClientErrorCode}, `PRICE_ABOVE_MAX` …), which are `UPPER_SNAKE_CASE`: they are on the
+ * wire (the MCP server's tool results, the `tollgate pay` output, the buyer docs), and a wire code
+ * never changes, so they stay as they are. New codes follow the lowercase rule (`errors.test.ts`
+ * checks it).
+ *
  * @module
  */
 
@@ -70,10 +84,43 @@ export type ClientErrorCode =
 /** Codes for configuration and programming errors (never caused by a buyer). */
 export type ConfigErrorCode =
   | 'invalid_amount'
+  /**
+   * A setting that does not validate. The reference gateway's configuration errors carry every bad
+   * setting in `details.problems` (`PORT (port): must be …`, one string each, never a value).
+   */
   | 'invalid_config'
   | 'invalid_secret'
   | 'invalid_request_body'
   | 'store_error'
+  /**
+   * Options or command-line arguments that cannot describe what was asked (a usage error: the
+   * conformance suite's URL, network or mode, a CLI flag), as opposed to a setting (`invalid_config`).
+   */
+  | 'invalid_options'
+
+/**
+ * Codes of an outbound request the library made that got no usable answer (the conformance probe,
+ * the `tollgate` command). All but `unexpected_status` are the `SafeFetchFailureCode` strings of
+ * `tollgate/node`.
+ */
+export type FetchErrorCode =
+  /**
+   * Does not resolve, is an internal address, refuses or drops the connection — one code on
+   * purpose, so an answer never maps what is reachable inside a network (HTTP 502).
+   */
+  | 'unreachable'
+  /** A URL that is not http(s), or carries credentials (HTTP 400). */
+  | 'bad_url'
+  /** No whole answer within the time allowed (HTTP 504). */
+  | 'timeout'
+  /** An answer larger than the body cap (HTTP 502). */
+  | 'too_large'
+  /** More redirects than allowed (HTTP 502). */
+  | 'too_many_redirects'
+  /** The caller's signal aborted the request (HTTP 500). */
+  | 'aborted'
+  /** An answer with a status the request cannot use, such as a faucet's 4xx or 5xx (HTTP 502). */
+  | 'unexpected_status'
 
 /** Codes of answers a paid route gives that are not about the payment itself. */
 export type ServiceErrorCode =
@@ -108,6 +155,7 @@ export type PaymentErrorCode =
   | SettlementErrorCode
   | ClientErrorCode
   | ConfigErrorCode
+  | FetchErrorCode
   | ServiceErrorCode
   | EscrowErrorCode
   | MarketplaceErrorCode
@@ -154,6 +202,14 @@ const statusOf: { readonly [K in PaymentErrorCode]: number } = {
   invalid_secret: 500,
   invalid_request_body: 400,
   store_error: 500,
+  invalid_options: 400,
+  unreachable: 502,
+  bad_url: 400,
+  timeout: 504,
+  too_large: 502,
+  too_many_redirects: 502,
+  aborted: 500,
+  unexpected_status: 502,
   request_body_too_large: 413,
   call_failed: 500,
   job_not_found: 404,

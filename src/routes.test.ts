@@ -76,6 +76,17 @@ describe('matchRoute', () => {
     expect(() => compileRoutes({ 'v1/x': '1' })).toThrow(/start with/)
     expect(() => compileRoutes({ 'PO$T /x': '1' })).toThrow(/method/)
     expect(() => compileRoutes({ 'GET /*/x': '1' })).toThrow(/last segment/)
+    let thrown: unknown
+    try {
+      compileRoutes({ 'v1/x': '1' })
+    } catch (error) {
+      thrown = error
+    }
+    expect(thrown).toMatchObject({
+      name: 'PaymentError',
+      code: 'invalid_config',
+      details: { route: 'v1/x' },
+    })
   })
 
   it('is case-sensitive only when asked', () => {

@@ -30,6 +30,7 @@
  * @module
  */
 
+import { PaymentError } from './errors.js'
 import type { PriceInput } from './money.js'
 import type { PaidRoute } from './paywall.js'
 
@@ -80,7 +81,8 @@ export function toPaidRoute(entry: RouteEntry): PaidRoute {
 }
 
 /**
- * Compiles a route table once. Throws on a malformed key (a programming error, at start-up).
+ * Compiles a route table once. Throws a `PaymentError` `invalid_config` naming a malformed key (a
+ * programming error, found at start-up).
  *
  * @param table - `'POST /v1/things/:id'` → `'0.02'` or a {@link PaidRoute}.
  * @param options - `caseSensitive` (default false).
@@ -96,16 +98,16 @@ export function compileRoutes(table: RouteTable, options: RouteMatchOptions = {}
     const methodText = space === -1 ? undefined : trimmed.slice(0, space)
     const path = space === -1 ? trimmed : trimmed.slice(space).trim()
     if (methodText !== undefined && !methodPattern.test(methodText) && methodText !== '*') {
-      throw new TypeError(`Route "${key}": the method must be letters, like "POST /path".`)
+      throw routeError(key, 'the method must be letters, like "POST /path".')
     }
-    if (!path.startsWith('/')) throw new TypeError(`Route "${key}": the path must start with "/".`)
+    if (!path.startsWith('/')) throw routeError(key, 'the path must start with "/".')
     const upper = methodText?.toUpperCase()
     const method = upper === undefined || upper === '*' || upper === 'ALL' ? undefined : upper
     const parts = splitNormalised(path, caseSensitive, false)
     const segments: Segment[] = parts.map((part, index) => {
       if (part === '*') {
         if (index !== parts.length - 1) {
-          throw new TypeError(`Route "${key}": "*" is only allowed as the last segment.`)
+          throw routeError(key, '"*" is only allowed as the last segment.')
         }
         return { kind: 'rest' }
       }
@@ -252,4 +254,11 @@ function decodeOnce(segment: string): string {
       }
     })
   }
+}
+
+/** A route key that cannot be compiled: `invalid_config`, naming the route. */
+function routeError(key: string, problem: string): PaymentError {
+  return new PaymentError('invalid_config', `Route "${key}": ${problem}`, {
+    details: { route: key.slice(0, 200) },
+  })
 }

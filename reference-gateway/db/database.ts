@@ -19,6 +19,7 @@ import {
   type SqliteDialectConfig,
   SqliteDriver,
 } from 'kysely'
+import { PaymentError } from 'tollgate'
 import { migrationProvider } from './migrations.js'
 import type { GatewaySchema } from './schema.js'
 
@@ -84,7 +85,9 @@ export async function openDatabase(
     })
   } else {
     const schema = location.schema ?? 'public'
-    if (!schemaName.test(schema)) throw new Error('the database schema must be [a-z_][a-z0-9_]*')
+    if (!schemaName.test(schema)) {
+      throw new PaymentError('invalid_config', 'the database schema must be [a-z_][a-z0-9_]*')
+    }
     const { default: pg } = await import('pg')
     const pool = new pg.Pool({
       connectionString: location.url,
@@ -207,7 +210,10 @@ export async function migrate(db: Kysely<GatewaySchema>, schema?: string): Promi
     ...(schema === undefined ? {} : { migrationTableSchema: schema }),
   })
   const { error } = await migrator.migrateToLatest()
-  if (error !== undefined) throw error instanceof Error ? error : new Error(String(error))
+  if (error === undefined) return
+  throw error instanceof Error
+    ? error
+    : new PaymentError('store_error', `a migration failed: ${String(error).slice(0, 300)}`)
 }
 
 /** A driver's integer (bigint, number or numeric string) as a bigint. */

@@ -6,7 +6,7 @@
  */
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { ConfigError, loadConfig } from '../config.js'
+import { configProblems, loadConfig } from '../config.js'
 import { errorBody, inferenceErrors } from './errors.js'
 import { createRateLimiter, rateLimitHeaders } from './limits.js'
 import { modelConfigSchema, modelList, prepareModels } from './models.js'
@@ -149,8 +149,8 @@ describe('models', () => {
         loadConfig({ env: { INFERENCE_MODELS: bad } })
         expect.unreachable()
       } catch (error) {
-        expect(error).toBeInstanceOf(ConfigError)
-        expect((error as ConfigError).problems[0]).toMatch(/^INFERENCE_MODELS \(inferenceModels/)
+        expect(error).toMatchObject({ name: 'PaymentError', code: 'invalid_config' })
+        expect(configProblems(error)?.[0]).toMatch(/^INFERENCE_MODELS \(inferenceModels/)
       }
     }
   })

@@ -7,14 +7,9 @@
  */
 import type { ClientWithCoreApi } from '@mysten/sui/client'
 import { normalizeSuiAddress } from '@mysten/sui/utils'
+import { hasCode } from 'tollgate'
 import { readOffers } from 'tollgate/client'
-import {
-  type CheckResult,
-  ConformanceUsageError,
-  maxListingPrice,
-  probe,
-  runConformance,
-} from 'tollgate/conformance'
+import { type CheckResult, maxListingPrice, probe, runConformance } from 'tollgate/conformance'
 
 /** What the gates need besides the submission. */
 export type GateOptions = {
@@ -98,8 +93,7 @@ export async function judgeSubmission(
       timeoutMs: options.timeoutMs,
     })
   } catch (error) {
-    if (error instanceof ConformanceUsageError)
-      return { status: 'unusable', message: error.message }
+    if (hasCode(error, 'invalid_options')) return { status: 'unusable', message: error.message }
     throw error
   }
   const failures: GateFailure[] = []

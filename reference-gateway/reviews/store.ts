@@ -8,6 +8,7 @@
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import Database from 'better-sqlite3'
+import { PaymentError } from 'tollgate'
 
 /** A stored review. */
 export type Review = {
@@ -61,7 +62,9 @@ const fromRow = (r: Row): Review => ({
  */
 export function createSqliteReviewStore(options: { file: string; table?: string }): ReviewStore {
   const table = options.table ?? 'tollgate_reviews'
-  if (!/^[a-z_][a-z0-9_]{0,40}$/.test(table)) throw new Error('invalid review table name')
+  if (!/^[a-z_][a-z0-9_]{0,40}$/.test(table)) {
+    throw new PaymentError('invalid_config', 'invalid review table name')
+  }
   if (options.file !== ':memory:') mkdirSync(dirname(options.file), { recursive: true })
   const db = new Database(options.file, { timeout: 5000 })
   db.pragma('journal_mode = WAL')

@@ -17,6 +17,9 @@ import {
   verifyReport,
 } from './report.js'
 
+/** What a fetch of the report that gave no usable report reads as. */
+const noReport = Symbol('no report')
+
 /** A verified attestation of the upstream's workload. */
 export type AttestedSession = {
   /** `aci_` + the nonce: names this attestation. */
@@ -99,10 +102,12 @@ export function createAttestor(options: AttestorOptions): Attestor {
         headers: { accept: 'application/json' },
       })
       const text = await response.text()
-      if (!response.ok) throw new Error(`status ${response.status}`)
-      if (text.length > maxReportBytes) throw new Error('report too large')
-      json = JSON.parse(text)
+      // An error status or an oversized report is no report, as is an answer that is not JSON.
+      json = response.ok && text.length <= maxReportBytes ? JSON.parse(text) : noReport
     } catch {
+      json = noReport
+    }
+    if (json === noReport) {
       session = undefined
       return { status: 'failed', code: 'enclave_unreachable', message: 'no attestation report' }
     }

@@ -12,7 +12,7 @@ import { Secp256k1Keypair } from '@mysten/sui/keypairs/secp256k1'
 import { Secp256r1Keypair } from '@mysten/sui/keypairs/secp256r1'
 import { Command, Option } from 'commander'
 import pc from 'picocolors'
-import { createLedger } from 'tollgate'
+import { createLedger, PaymentError } from 'tollgate'
 import { defaultRegistryPackage, registerAgent } from 'tollgate/conformance'
 import { addAgentShow } from './agentShow.js'
 import { fail, ledgerUrlOf } from './wallet.js'
@@ -35,7 +35,10 @@ function signerFromKey(key: string): Signer {
   try {
     decoded = decodeSuiPrivateKey(key)
   } catch {
-    throw new Error(`${agentKeyVariable} is not a Sui private key (suiprivkey1…).`)
+    throw new PaymentError(
+      'invalid_options',
+      `${agentKeyVariable} is not a Sui private key (suiprivkey1…).`,
+    )
   }
   switch (decoded.scheme) {
     case 'ED25519':
@@ -45,7 +48,10 @@ function signerFromKey(key: string): Signer {
     case 'Secp256r1':
       return Secp256r1Keypair.fromSecretKey(decoded.secretKey)
     default:
-      throw new Error(`${agentKeyVariable}: the ${decoded.scheme} scheme cannot sign here.`)
+      throw new PaymentError(
+        'invalid_options',
+        `${agentKeyVariable}: the ${decoded.scheme} scheme cannot sign here.`,
+      )
   }
 }
 

@@ -9,9 +9,9 @@ import { writeFileSync } from 'node:fs'
 import { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
 import { Command, InvalidArgumentError, Option } from 'commander'
 import pc from 'picocolors'
+import { PaymentError } from 'tollgate'
 import type { ConformanceReport } from 'tollgate/conformance'
 import {
-  ConformanceUsageError,
   formatSummary,
   runConformance,
   terminalProgress,
@@ -67,14 +67,15 @@ async function walletFor(options: Options): Promise<Ed25519Keypair | undefined> 
     try {
       return Ed25519Keypair.fromSecretKey(key)
     } catch {
-      throw new ConformanceUsageError(`${walletKeyVariable} is not an Ed25519 suiprivkey`)
+      throw new PaymentError('invalid_config', `${walletKeyVariable} is not an Ed25519 suiprivkey`)
     }
   }
   if (options.faucet) {
     const funded = await createTestWallet({ url: options.ledger, usdc: '20', sui: '1' })
     return funded.keypair
   }
-  throw new ConformanceUsageError(
+  throw new PaymentError(
+    'invalid_options',
     `paid mode needs a funded test wallet: set ${walletKeyVariable}, or pass --faucet with a local --ledger`,
   )
 }

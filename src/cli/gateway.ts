@@ -7,7 +7,7 @@
  */
 import { Command, InvalidArgumentError } from 'commander'
 import pc from 'picocolors'
-import { ConfigError, loadConfig } from '../../reference-gateway/config.js'
+import { configProblems, loadConfig } from '../../reference-gateway/config.js'
 import { testMoneyNotice } from '../../reference-gateway/discovery/testMoney.js'
 import {
   gatewayPeers,
@@ -86,8 +86,9 @@ export function gatewayCommand(): Command {
         gateway = await startGateway({ config })
       } catch (error) {
         // One line, naming the setting and the cause; exit 2 for a setting to fix.
-        if (error instanceof ConfigError) {
-          console.error(pc.red(`tollgate gateway: ${error.problems.join('; ')}`))
+        const problems = configProblems(error)
+        if (problems !== undefined) {
+          console.error(pc.red(`tollgate gateway: ${problems.join('; ')}`))
           process.exit(2)
         }
         console.error(pc.red(`tollgate gateway: could not start: ${reasonOf(error)}`))

@@ -234,7 +234,7 @@ export function jobCommand(): Command {
     ).action(
       action(async (id: string, options: Common & { file?: string; text?: string }) => {
         if ((options.file === undefined) === (options.text === undefined)) {
-          throw new Error('Give exactly one of --file or --text.')
+          throw new PaymentError('invalid_options', 'Give exactly one of --file or --text.')
         }
         const content =
           options.file !== undefined ? await readFile(options.file) : (options.text as string)

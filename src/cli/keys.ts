@@ -10,18 +10,18 @@ import { randomBytes } from 'node:crypto'
 import { Command, InvalidArgumentError } from 'commander'
 import pc from 'picocolors'
 import { formatAmount, parseAmount } from 'tollgate'
-import { ConfigError, loadConfig } from '../../reference-gateway/config.js'
+import { configProblems, loadConfig } from '../../reference-gateway/config.js'
 import { databaseLocationOf, openDatabase } from '../../reference-gateway/db/database.js'
 import { createKeyStore, type KeyStore } from '../../reference-gateway/inference/keys.js'
 
 function usdc(value: string): bigint {
   try {
     const units = parseAmount(value)
-    if (units <= 0n) throw new Error()
-    return units
+    if (units > 0n) return units
   } catch {
-    throw new InvalidArgumentError('must be a USDC amount more than 0, like 5 or 0.25')
+    // Not an amount at all: the same answer as for one that is not positive.
   }
+  throw new InvalidArgumentError('must be a USDC amount more than 0, like 5 or 0.25')
 }
 
 async function withKeys<T>(
@@ -32,8 +32,8 @@ async function withKeys<T>(
   try {
     config = loadConfig(options.config === undefined ? {} : { file: options.config })
   } catch (error) {
-    if (error instanceof ConfigError) {
-      console.error(pc.red(error.message))
+    if (configProblems(error) !== undefined) {
+      console.error(pc.red((error as Error).message))
       process.exit(2)
     }
     throw error

@@ -175,8 +175,13 @@ describe('tollgate wallet and tollgate pay', { timeout: 300_000 }, () => {
     const noSeller = await tollgate('pay', `${closed}/paid`, '--ledger', sellers.chain.url)
     expect(noSeller.code).toBe(1)
     expect(noSeller.stderr.trim()).toBe(
-      `error error: Cannot reach ${closed}/paid (connect ECONNREFUSED ${closed.slice(7)}). Check the URL and that the seller is running.`,
+      `error unreachable: Cannot reach ${closed}/paid (connect ECONNREFUSED ${closed.slice(7)}). Check the URL and that the seller is running.`,
     )
+
+    // A usage error names its stable code, and exits 1 like any command that could not run.
+    const badMethod = await tollgate('pay', 'FETCH', `${sellers.base}/paid`)
+    expect(badMethod.code).toBe(1)
+    expect(badMethod.stderr.trim()).toBe('error invalid_options: Unknown HTTP method FETCH.')
 
     const noLedger = await tollgate('pay', `${sellers.base}/paid`, '--ledger', closed)
     expect(noLedger.code).toBe(2)

@@ -9,7 +9,7 @@
  */
 import { Command, Option } from 'commander'
 import pc from 'picocolors'
-import { formatAmount, isPaymentError, parseAmount } from 'tollgate'
+import { formatAmount, isPaymentError, PaymentError, parseAmount } from 'tollgate'
 import { type ChallengeEvent, createPayingFetch, type Payment, paymentOf } from 'tollgate/client'
 import { fail, ledgerUrlOf } from './wallet.js'
 import { limitsFrom, loadSettings, loadWallet } from './walletFiles.js'
@@ -102,13 +102,16 @@ async function pay(first: string, second: string | undefined, options: PayOption
   const explicit = second !== undefined
   const url = explicit ? second : first
   const method = explicit ? first.toUpperCase() : options.data === undefined ? 'GET' : 'POST'
-  if (!methods.has(method)) throw new Error(`Unknown HTTP method ${first}.`)
+  if (!methods.has(method))
+    throw new PaymentError('invalid_options', `Unknown HTTP method ${first}.`)
   if (options.data !== undefined) JSON.parse(options.data)
   if (options.max !== undefined) parseAmount(options.max)
   const headers = new Headers()
   for (const header of options.header) {
     const at = header.indexOf(':')
-    if (at <= 0) throw new Error(`A header must look like "Name: value": ${header}`)
+    if (at <= 0) {
+      throw new PaymentError('invalid_options', `A header must look like "Name: value": ${header}`)
+    }
     headers.set(header.slice(0, at).trim(), header.slice(at + 1).trim())
   }
   const settings = await loadSettings()
@@ -142,7 +145,8 @@ async function pay(first: string, second: string | undefined, options: PayOption
   } catch (error) {
     // A PaymentError says itself what happened; anything else is the seller not answering.
     if (isPaymentError(error)) throw error
-    throw new Error(
+    throw new PaymentError(
+      'unreachable',
       `Cannot reach ${url} (${connectionCause(error)}). Check the URL and that the seller is running.`,
       { cause: error },
     )

@@ -35,7 +35,7 @@ async function resolveStore(
   }
   // The gateway's settings (DATA_DIR, STORE, DATABASE_URL, REDIS_URL, STORE_PREFIX, its config
   // file): the same answer `tollgate gateway` uses, so both look at one store.
-  const { ConfigError, loadConfig } = await import('../../reference-gateway/config.js')
+  const { configProblems, loadConfig } = await import('../../reference-gateway/config.js')
   const { describeStoreLocation, gatewayStoreLocation, openStoreAt } = await import(
     '../../reference-gateway/storeLocation.js'
   )
@@ -45,7 +45,8 @@ async function resolveStore(
       loadConfig(configFile === undefined ? {} : { file: configFile }),
     )
   } catch (error) {
-    if (error instanceof ConfigError) return { problem: error.problems.join('; ') }
+    const problems = configProblems(error)
+    if (problems !== undefined) return { problem: problems.join('; ') }
     throw error
   }
   const where = describeStoreLocation(location)

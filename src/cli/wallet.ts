@@ -6,7 +6,14 @@
  */
 import { Command, Option } from 'commander'
 import pc from 'picocolors'
-import { createLedger, formatAmount, isPaymentError, parseAmount } from 'tollgate'
+import {
+  createLedger,
+  formatAmount,
+  isPaymentError,
+  PaymentError,
+  type PaymentErrorCode,
+  parseAmount,
+} from 'tollgate'
 import { createWalletLimits, usdcTypeOf } from 'tollgate/client'
 import { nodeFetch } from 'tollgate/node'
 import {
@@ -34,7 +41,25 @@ export async function ledgerUrlOf(option: string | undefined, network: string): 
   return settings.ledger ?? publicNodes[network] ?? localLedgerUrl
 }
 
-/** Prints a PaymentError as `error CODE: message` and sets a non-zero exit code. */
+/**
+ * Codes of a command that could not run as asked (a usage error, no usable answer): exit 1, as any
+ * error without a code. Every other code is a refusal (the client, the ledger or a setting): exit 2.
+ */
+const couldNotRun: ReadonlySet<PaymentErrorCode> = new Set<PaymentErrorCode>([
+  'invalid_options',
+  'unreachable',
+  'bad_url',
+  'timeout',
+  'too_large',
+  'too_many_redirects',
+  'aborted',
+  'unexpected_status',
+])
+
+/**
+ * Prints an error as `error CODE: message` (`error error: …` for one without a code) and sets the
+ * exit code: 2 for a refusal, 1 for a command that could not run (see `couldNotRun`).
+ */
 export function fail(error: unknown, json = false): void {
   const code = isPaymentError(error) ? error.code : 'error'
   const message = error instanceof Error ? error.message : String(error)
@@ -43,7 +68,7 @@ export function fail(error: unknown, json = false): void {
   } else {
     console.error(`${pc.red(pc.bold('error'))} ${pc.bold(code)}: ${message}`)
   }
-  process.exitCode = isPaymentError(error) ? 2 : 1
+  process.exitCode = isPaymentError(error) && !couldNotRun.has(error.code) ? 2 : 1
 }
 
 const ledgerOption = () =>
@@ -152,8 +177,9 @@ export function walletCommand(): Command {
             body: JSON.stringify(body),
           })
           if (!response.ok) {
-            throw new Error(
-              `The faucet at ${url} answered ${response.status}: ${await response.text()}`,
+            throw new PaymentError(
+              'unexpected_status',
+              `The faucet at ${url} answered ${response.status}: ${(await response.text()).slice(0, 500)}`,
             )
           }
         }

@@ -16,6 +16,7 @@
 import http from 'node:http'
 import https from 'node:https'
 import { Readable } from 'node:stream'
+import { PaymentError } from '../errors.js'
 
 const agents = {
   'http:': new http.Agent({ keepAlive: true }),
@@ -134,7 +135,7 @@ function send(
         incoming.on('data', (chunk: Buffer) => {
           size += chunk.byteLength
           if (size > maxBufferedBytes) {
-            incoming.destroy(new Error('the response is too large'))
+            incoming.destroy(new PaymentError('too_large', 'the response is too large'))
             return
           }
           chunks.push(chunk)

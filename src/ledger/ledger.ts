@@ -10,6 +10,7 @@ import type { Signer } from '@mysten/sui/cryptography'
 import { SuiGrpcClient } from '@mysten/sui/grpc'
 import { normalizeStructTag, normalizeSuiAddress } from '@mysten/sui/utils'
 import { PaymentError } from '../errors.js'
+import { invariant } from '../internal/invariant.js'
 import { parseTransactionData, transactionDigest } from '../internal/transactionData.js'
 import { normalizeTypeTag } from '../internal/typeTag.js'
 import { judgeExecutability } from './executability.js'
@@ -93,7 +94,7 @@ export function toSettlement(
   txBytes?: Uint8Array,
 ): Settlement {
   const tx = result.Transaction ?? result.FailedTransaction
-  if (!tx) throw new Error('transaction result without a transaction')
+  invariant(tx, 'transaction result without a transaction')
   return {
     digest: tx.digest,
     success: tx.status.success,
