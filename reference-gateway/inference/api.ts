@@ -27,7 +27,7 @@
  * @module
  */
 import { randomBytes } from 'node:crypto'
-import { formatAmount, readBody } from 'tollgate'
+import { formatAmount, PaymentError, readBody } from 'tollgate'
 import type { UpstreamResult } from '../upstreams/upstream.js'
 import { createAciHandler } from './aci.js'
 import {
@@ -149,7 +149,11 @@ export function createInferenceApi(options: InferenceApiOptions): InferenceApi {
   const receipts = options.receipts ?? noReceipts
   const prefix = options.confidentialPrefix ?? defaultConfidentialPrefix
   const problems = confidentialPrefixProblems(options.models, prefix)
-  if (problems.length > 0) throw new Error(`Invalid models:\n  ${problems.join('\n  ')}`)
+  if (problems.length > 0) {
+    throw new PaymentError('invalid_config', `Invalid models:\n  ${problems.join('\n  ')}`, {
+      details: { problems },
+    })
+  }
   const models = prepareModels(options.models)
   const byId = new Map<string, { model: InferenceModel; upstream: InferenceUpstream }>(
     models.map((model) => [

@@ -18,6 +18,7 @@ import { readFile } from 'node:fs/promises'
 import type { Signer } from '@mysten/sui/cryptography'
 import { Command, Option } from 'commander'
 import pc from 'picocolors'
+import { PaymentError } from 'tollgate'
 import { agentSigner } from './agent.js'
 import { fail } from './wallet.js'
 
@@ -60,14 +61,23 @@ async function call(
           },
     )
   } catch (error) {
-    throw new Error(`The gateway at ${gateway} did not answer: ${(error as Error).message}`)
+    throw new PaymentError(
+      'unreachable',
+      `The gateway at ${gateway} did not answer (${(error as Error).message}).`,
+      {
+        cause: error,
+      },
+    )
   }
   const text = await response.text()
   let json: Record<string, unknown>
   try {
     json = JSON.parse(text) as Record<string, unknown>
   } catch {
-    throw new Error(`The gateway answered ${response.status} with a body that is not JSON.`)
+    throw new PaymentError(
+      'unexpected_status',
+      `The gateway answered ${response.status} with a body that is not JSON.`,
+    )
   }
   if (!response.ok) throw new GatewayRefusal(response.status, json)
   return json
@@ -157,7 +167,11 @@ export function listingCommand(): Command {
           try {
             body.inputSchema = JSON.parse(await readFile(options.inputSchema, 'utf8'))
           } catch (error) {
-            throw new Error(`--input-schema: ${(error as Error).message}`)
+            throw new PaymentError(
+              'invalid_options',
+              `--input-schema: ${(error as Error).message}`,
+              { cause: error },
+            )
           }
         }
         const listed = await signed(
