@@ -49,6 +49,7 @@ import {
 } from './discovery/index.js'
 import { listedDiscoveryRoutes } from './discovery/listed.js'
 import type { InferenceApi } from './inference/api.js'
+import { receiptKeysPath } from './inference/gatewayReceipt.js'
 import type { KeyStore } from './inference/keys.js'
 import { inferenceOpenApi, topUpBodySchema, topUpPath } from './inference/openapi.js'
 import type { ChatRequest } from './inference/request.js'
@@ -440,7 +441,7 @@ export function createGatewayApp(options: GatewayAppOptions): GatewayApp {
     app.get('/v1/models', () => inference.api.listModels())
     app.get('/v1/aci/*', (c) => inference.api.aci(c.req.raw))
     app.post('/v1/aci/anchor/:id', (c) => inference.api.aci(c.req.raw))
-    app.get('/.well-known/tollgate-receipt-keys.json', () => inference.api.receiptKeys())
+    app.get(receiptKeysPath, () => inference.api.receiptKeys())
     app.post('/v1/chat/completions', (c) =>
       inference.api.chat(c.req.raw, { requestId: c.get('requestId') }),
     )

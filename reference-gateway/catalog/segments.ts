@@ -52,9 +52,6 @@ export const segments = {
   tinify: 'tinify',
 } as const
 
-/** A provider segment of the default catalog. */
-export type Segment = (typeof segments)[keyof typeof segments]
-
 /** The fal model slugs (PROTOCOLS.md §8). */
 export const falModels = {
   dev: 'fal-ai/flux/dev',

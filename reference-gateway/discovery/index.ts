@@ -4,19 +4,8 @@
  * @module
  */
 export { llmsTxt } from './llms.js'
-export {
-  type ManifestRequirement,
-  type ManifestResource,
-  type X402Manifest,
-  x402Manifest,
-} from './manifest.js'
-export { type OpenApiDocument, openApiDocument, type PaymentInfo } from './openapi.js'
-export { type DiscoveryOptions, jsonSchemaOf } from './options.js'
-export { catalogPage, escapeHtml, exampleCurl, shellQuote } from './page.js'
-export {
-  type ServiceEndpointListing,
-  type ServiceListing,
-  type ServicesDocument,
-  servicesDocument,
-} from './services.js'
-export { type TestMoneyNotice, testMoneyNotice } from './testMoney.js'
+export { x402Manifest } from './manifest.js'
+export { openApiDocument } from './openapi.js'
+export type { DiscoveryOptions } from './options.js'
+export { catalogPage, escapeHtml, shellQuote } from './page.js'
+export { servicesDocument } from './services.js'

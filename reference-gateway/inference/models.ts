@@ -142,8 +142,6 @@ export const modelConfigSchema = z
 
 /** A model as configured. */
 export type ModelConfig = z.output<typeof modelConfigSchema>
-/** A model as written in configuration. */
-export type ModelConfigInput = z.input<typeof modelConfigSchema>
 
 /** The model list setting: a JSON array (the environment holds its text). */
 export const modelListSchema = z

@@ -78,13 +78,6 @@ export function decodeBase64url(text: string): Uint8Array | undefined {
     : nativeBuffer.from(text, 'base64url')
 }
 
-/** Encodes bytes as padded base64. */
-export function bytesToBase64(bytes: Uint8Array): string {
-  return nativeBuffer === undefined
-    ? webBase64.encode(bytes)
-    : nativeBuffer.from(bytes).toString('base64')
-}
-
 /** Encodes bytes as unpadded base64url. */
 export function bytesToBase64url(bytes: Uint8Array): string {
   return nativeBuffer === undefined

@@ -60,21 +60,6 @@ function hex(value: bigint): string {
 /** Parsed transaction data whose signatures were checked. */
 export type Signed = { status: 'signed'; data: ReturnType<typeof bcs.TransactionData.parse> }
 
-/**
- * Runs every check that does not need execution. Signature checks are asynchronous; the state
- * checks are not, so the engine runs them with the execution in one synchronous step
- * ({@link checkSignatures} then {@link validateState}).
- */
-export async function validateTransaction(
-  state: LedgerState,
-  txBytes: Uint8Array,
-  signatures: string[],
-  options: { checkSignatures?: boolean } = {},
-): Promise<Accepted | Rejection> {
-  const signed = await checkSignatures(txBytes, signatures, options)
-  return signed.status === 'signed' ? validateState(state, signed.data) : signed
-}
-
 /** Parses the bytes and checks that exactly the required signers signed them. */
 export async function checkSignatures(
   txBytes: Uint8Array,

@@ -3,7 +3,7 @@
  *
  * @module
  */
-export { stubCreated, stubMedia, stubReply } from './handlers.js'
+export { stubReply } from './handlers.js'
 export {
   type ModelUpstream,
   type ModelUpstreamCall,
