@@ -25,15 +25,14 @@
  * @module
  */
 import type { NextFunction, Request, RequestHandler, Response } from 'express'
-import type { PaidRoute, PriceInput } from 'tollgate'
-import {
-  createSellerPaywall,
-  type Decision,
-  type PaidRequestInfo,
-  type PayRouteOptions,
-  type SellerOptions,
-  type SellerPaywall,
+import type {
+  PaidRequestInfo,
+  PaidRoute,
+  PayRouteOptions,
+  PriceInput,
+  SellerOptions,
 } from 'tollgate'
+import { createSellerPaywall, type Decision, type SellerPaywall } from 'tollgate/adapter'
 import {
   attachPaidResponse,
   nodeFetch,

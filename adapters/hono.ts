@@ -36,20 +36,24 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Context, HonoRequest, MiddlewareHandler, Next } from 'hono'
-import type { Decision, EngineRequest, PriceInput } from 'tollgate'
+import type {
+  PaidRequestInfo,
+  PaidRoute,
+  PayRouteOptions,
+  PriceInput,
+  SellerOptions,
+} from 'tollgate'
 import {
   createSellerPaywall,
+  type Decision,
+  type EngineRequest,
   finishResponse,
   hungUpResponse,
   type PaidDecision,
-  type PaidRequestInfo,
-  type PaidRoute,
-  type PayRouteOptions,
   type PlainResponse,
-  type SellerOptions,
   type SellerPaywall,
   watchHangUp,
-} from 'tollgate'
+} from 'tollgate/adapter'
 import {
   attachPaidResponse,
   encodePlain,

@@ -25,14 +25,19 @@
  * @module
  */
 import type { Context, Middleware, Next } from 'koa'
-import type { Decision, PaidRoute, PlainResponse, PriceInput } from 'tollgate'
+import type {
+  PaidRequestInfo,
+  PaidRoute,
+  PayRouteOptions,
+  PriceInput,
+  SellerOptions,
+} from 'tollgate'
 import {
   createSellerPaywall,
-  type PaidRequestInfo,
-  type PayRouteOptions,
-  type SellerOptions,
+  type Decision,
+  type PlainResponse,
   type SellerPaywall,
-} from 'tollgate'
+} from 'tollgate/adapter'
 import {
   attachPaidResponse,
   encodePlain,

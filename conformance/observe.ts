@@ -6,13 +6,7 @@
  * @module
  */
 
-import {
-  type Challenge,
-  parseChallenges,
-  paymentRequiredSchema,
-  paymentRequirementSchema,
-  suiChargeRequestSchema,
-} from 'tollgate'
+import { Mpp, X402 } from 'tollgate'
 import { z } from 'zod'
 import { type ProbeOptions, type ProbeResponse, probe } from './probe.js'
 import type { Exchange } from './report.js'
@@ -82,7 +76,7 @@ export async function observe(url: string, options: ProbeOptions): Promise<Obser
 }
 
 /** An x402 requirement read leniently: amount and timeout are judged by their own checks. */
-export const lenientRequirementSchema = paymentRequirementSchema.extend({
+export const lenientRequirementSchema = X402.paymentRequirementSchema.extend({
   maxAmountRequired: z.string().max(80),
   maxTimeoutSeconds: z.unknown().optional(),
 })
@@ -90,7 +84,7 @@ export const lenientRequirementSchema = paymentRequirementSchema.extend({
 /** An x402 requirement read leniently. */
 export type LenientRequirement = z.infer<typeof lenientRequirementSchema>
 
-const lenientEnvelopeSchema = paymentRequiredSchema.extend({
+const lenientEnvelopeSchema = X402.paymentRequiredSchema.extend({
   accepts: z.array(lenientRequirementSchema).min(1).max(32),
 })
 
@@ -104,7 +98,7 @@ export type X402Reading =
 export type MppReading =
   | { status: 'absent' }
   | { status: 'invalid'; reason: string }
-  | { status: 'ok'; challenges: Challenge[] }
+  | { status: 'ok'; challenges: Mpp.Challenge[] }
 
 function issues(error: z.ZodError): string {
   return error.issues
@@ -132,16 +126,16 @@ export function readX402(response: ProbeResponse): X402Reading {
 export function readMpp(response: ProbeResponse): MppReading {
   const header = response.headers['www-authenticate']
   if (header === undefined || !/(^|[\s,])payment(\s|$)/i.test(header)) return { status: 'absent' }
-  let challenges: Challenge[]
+  let challenges: Mpp.Challenge[]
   try {
-    challenges = parseChallenges(header)
+    challenges = Mpp.parseChallenges(header)
   } catch (error) {
     return { status: 'invalid', reason: (error as Error).message }
   }
   const sui = challenges.filter((c) => c.method === 'sui')
   if (sui.length === 0) return { status: 'invalid', reason: 'no challenge of the sui method' }
   for (const c of sui) {
-    const request = suiChargeRequestSchema.safeParse(c.request)
+    const request = Mpp.suiChargeRequestSchema.safeParse(c.request)
     if (!request.success) return { status: 'invalid', reason: `request: ${issues(request.error)}` }
     if (c.intent !== 'charge')
       return { status: 'invalid', reason: `intent ${c.intent} is not charge` }
@@ -150,6 +144,6 @@ export function readMpp(response: ProbeResponse): MppReading {
 }
 
 /** The charge request of a checked MPP challenge. */
-export function chargeOf(challenge: Challenge): z.infer<typeof suiChargeRequestSchema> {
-  return suiChargeRequestSchema.parse(challenge.request)
+export function chargeOf(challenge: Mpp.Challenge): z.infer<typeof Mpp.suiChargeRequestSchema> {
+  return Mpp.suiChargeRequestSchema.parse(challenge.request)
 }

@@ -5,7 +5,7 @@
  * @module
  */
 import { normalizeStructTag, normalizeSuiAddress } from '@mysten/sui/utils'
-import { baseUnitsSchema, type Challenge, usdcCoinTypes } from 'tollgate'
+import { Challenge, type Mpp, X402 } from 'tollgate'
 import { type CheckContext, skip } from './check.js'
 import { chargeOf, type LenientRequirement, type X402Reading } from './observe.js'
 
@@ -64,7 +64,7 @@ export const noChallenge = () => skip('no well-formed 402 to judge (see gate b)'
 
 /** A price readable from an x402 amount string, or undefined. */
 export function priceOf(amount: string): bigint | undefined {
-  return baseUnitsSchema.safeParse(amount).success ? BigInt(amount) : undefined
+  return X402.baseUnitsSchema.safeParse(amount).success ? BigInt(amount) : undefined
 }
 
 /** The terms of one offered challenge. */
@@ -102,7 +102,7 @@ export function offers(context: CheckContext): OfferedTerms[] {
 }
 
 /** The charge request of an MPP challenge, or undefined when it is not a `sui` charge. */
-export function chargeOfSafe(challenge: Challenge): ReturnType<typeof chargeOf> | undefined {
+export function chargeOfSafe(challenge: Mpp.Challenge): ReturnType<typeof chargeOf> | undefined {
   try {
     return chargeOf(challenge)
   } catch {
@@ -112,5 +112,5 @@ export function chargeOfSafe(challenge: Challenge): ReturnType<typeof chargeOf> 
 
 /** The USDC coin type of a network, if known. */
 export function usdcOf(network: string): string | undefined {
-  return usdcCoinTypes[network]
+  return Challenge.usdcCoinTypes[network]
 }

@@ -7,7 +7,7 @@
  * @module
  */
 import { normalizeStructTag, normalizeSuiAddress } from '@mysten/sui/utils'
-import { type Challenge, decodeReceipt, decodeXPaymentResponse } from 'tollgate'
+import { Mpp, X402 } from 'tollgate'
 import type { TestPaymentOptions } from 'tollgate/testing'
 import {
   type CheckContext,
@@ -109,7 +109,7 @@ async function served(
     if (header === undefined)
       return fail('served without an X-PAYMENT-RESPONSE header', { evidence })
     try {
-      const receipt = decodeXPaymentResponse(header)
+      const receipt = X402.decodeXPaymentResponse(header)
       if (!receipt.success) return fail('X-PAYMENT-RESPONSE says success: false', { evidence })
       if (receipt.network !== context.network) {
         return fail(`X-PAYMENT-RESPONSE names network ${receipt.network}`, { evidence })
@@ -123,7 +123,7 @@ async function served(
     const header = response.headers['payment-receipt']
     if (header === undefined) return fail('served without a Payment-Receipt header', { evidence })
     try {
-      const receipt = decodeReceipt(header)
+      const receipt = Mpp.decodeReceipt(header)
       if (receipt.reference !== paid.digest) {
         return fail(
           `the receipt's reference ${receipt.reference} is not the paid digest ${paid.digest}`,
@@ -168,7 +168,7 @@ export async function prepareExpiry(context: CheckContext, state: PaidState): Pr
   const offer = fresh.primary
   if (offer === undefined) return
   let expiresAtMs: number | undefined
-  const mppExpiry = (challenge: Challenge | undefined) =>
+  const mppExpiry = (challenge: Mpp.Challenge | undefined) =>
     challenge?.expires === undefined ? undefined : Date.parse(challenge.expires)
   if (offer.dialect === 'mpp') {
     expiresAtMs = mppExpiry(offer.challenge)

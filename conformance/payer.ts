@@ -7,13 +7,7 @@
  */
 import type { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
 import { normalizeStructTag, normalizeSuiAddress } from '@mysten/sui/utils'
-import {
-  baseUnitsSchema,
-  type Challenge,
-  type Ledger,
-  PaymentError,
-  type PaymentRequirement,
-} from 'tollgate'
+import { type Ledger, type Mpp, PaymentError, X402 } from 'tollgate'
 import { mppAuthorization, type TestPaymentOptions, x402PaymentHeader } from 'tollgate/testing'
 import type { CheckContext } from './check.js'
 import { type LenientRequirement, type Observation, observe, readMpp, readX402 } from './observe.js'
@@ -36,7 +30,7 @@ export type PaidState = {
 /** One payable challenge. */
 export type Offer =
   | { dialect: 'x402'; requirement: LenientRequirement; amount: bigint }
-  | { dialect: 'mpp'; challenge: Challenge; amount: bigint }
+  | { dialect: 'mpp'; challenge: Mpp.Challenge; amount: bigint }
 
 /** A fresh 402 and the payable challenges in it (`primary`: x402 when offered, else MPP). */
 export type Fresh = {
@@ -64,7 +58,7 @@ export async function freshChallenge(context: CheckContext): Promise<Fresh> {
     const requirement = x402.accepts.find((a) => a.network === context.network)
     if (
       requirement !== undefined &&
-      baseUnitsSchema.safeParse(requirement.maxAmountRequired).success
+      X402.baseUnitsSchema.safeParse(requirement.maxAmountRequired).success
     ) {
       out.x402 = { dialect: 'x402', requirement, amount: BigInt(requirement.maxAmountRequired) }
     }
@@ -109,7 +103,7 @@ export async function payAndPresent(
   let credential: string
   let digest: string | undefined
   if (offer.dialect === 'x402') {
-    const requirement = { ...offer.requirement, maxTimeoutSeconds: 60 } as PaymentRequirement
+    const requirement = { ...offer.requirement, maxTimeoutSeconds: 60 } as X402.PaymentRequirement
     credential = await x402PaymentHeader(client, state.payer, requirement, overrides)
     headers = { 'x-payment': credential }
   } else {

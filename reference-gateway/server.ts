@@ -22,7 +22,7 @@ import { Secp256r1Keypair } from '@mysten/sui/keypairs/secp256r1'
 import type { Redis } from 'ioredis'
 import pino from 'pino'
 import type { SellerEvent } from 'tollgate'
-import { createLedger, usdcCoinTypes } from 'tollgate'
+import { Challenge, createLedger } from 'tollgate'
 import { createNodeFetch, type HostResolver, nodeFetch } from 'tollgate/node'
 import type {
   ModelUpstream,
@@ -160,7 +160,7 @@ async function start(
   cleanups: (() => Promise<unknown> | unknown)[],
   cleanup: () => Promise<void>,
 ): Promise<RunningGateway> {
-  const asset = config.asset ?? usdcCoinTypes[config.network]
+  const asset = config.asset ?? Challenge.usdcCoinTypes[config.network]
   if (asset === undefined) {
     throw configError([`ASSET (asset): required on ${config.network} (no known USDC type)`])
   }

@@ -1,22 +1,79 @@
-export * from './attestation/index.js'
-export * from './backoff.js'
-export * from './body.js'
-export * from './challenge.js'
-export * from './errors.js'
-export * from './escrow/index.js'
-export * from './ledger/index.js'
-export * from './money.js'
-export * from './mpp.js'
-export * from './negotiate.js'
-export * from './paywall.js'
-export * from './precheck.js'
-export * from './proof.js'
-export * from './refunds.js'
-export * from './requestView.js'
-export * from './routes.js'
-export * from './seller.js'
-export * from './sellerOptions.js'
-export * from './settle.js'
-export * from './stores/memory.js'
-export * from './stores/types.js'
-export * from './x402.js'
+/**
+ * `tollgate`: charge for an API per request, paid in USDC on Sui.
+ *
+ * The root export is an explicit list. What a seller writes every day is exported by name: the
+ * paywall, stores, the ledger, refunds, errors and money. The protocol concepts are namespaces
+ * holding their whole module (`X402.parsePaymentRequired`, `Mpp.parseChallenge`,
+ * `Attestation.verifyReport`, …), so a name says where it belongs. What a framework adapter needs
+ * from the engine is `tollgate/adapter`; everything else is internal.
+ *
+ * @packageDocumentation
+ */
+
+/** The attested-receipt verifier: attestation reports, quotes, receipts (PROTOCOLS.md §6). */
+export * as Attestation from './attestation/index.js'
+/** Retries with backoff and `Retry-After`. */
+export * as Retry from './backoff.js'
+/** Reading and validating request bodies with size caps. */
+export * as Body from './body.js'
+/** The 402's challenge: building it, binding it to terms by HMAC, verifying it. */
+export * as Challenge from './challenge.js'
+/** The error family: codes, problem documents. */
+export * as Errors from './errors.js'
+export {
+  hasCode,
+  isPaymentError,
+  PaymentError,
+  type PaymentErrorCode,
+  type Problem,
+} from './errors.js'
+/** Escrowed jobs: the Move calls, the job record, the seller's side. */
+export * as Escrow from './escrow/index.js'
+export {
+  createLedger,
+  type Ledger,
+  type LedgerOptions,
+  type Settlement,
+} from './ledger/index.js'
+/** USDC amounts as bigint base units. */
+export * as Money from './money.js'
+export { formatAmount, type PriceInput, parseAmount } from './money.js'
+/** The MPP dialect: `WWW-Authenticate: Payment`, credentials, receipts. */
+export * as Mpp from './mpp.js'
+export type { Offer } from './negotiate.js'
+export {
+  type CallOutcome,
+  createPaywall,
+  type PaidRoute,
+  type PaymentInfo,
+  type Paywall,
+  type PaywallEvent,
+  type PaywallOptions,
+} from './paywall.js'
+/** The MPP proof: what the sender signs. */
+export * as Proof from './proof.js'
+export {
+  createRefunder,
+  type RefundEvent,
+  type Refunder,
+  type RefunderOptions,
+  type RefundRunSummary,
+} from './refunds.js'
+export type { RouteTable } from './routes.js'
+/** Route tables: compiling, normalising and matching paths. */
+export * as Routes from './routes.js'
+export type {
+  PaidRequestInfo,
+  PayRouteOptions,
+  SellerEvent,
+  SellerLogger,
+  SellerOptions,
+} from './seller.js'
+/** Settle-then-verify for both dialects, against a ledger. */
+export * as Settle from './settle.js'
+export { createMemoryStore, type MemoryStoreOptions } from './stores/memory.js'
+export type { PaymentRecord, PaymentState, PaymentStore, StoreOptions } from './stores/types.js'
+/** The payment store's contract and its states. */
+export * as Stores from './stores/types.js'
+/** The x402 dialect: `X-PAYMENT`, payment requirements, responses. */
+export * as X402 from './x402.js'

@@ -16,7 +16,7 @@
  *
  * @module
  */
-import { verifyReport } from 'tollgate'
+import { Attestation } from 'tollgate'
 import type { ConfidentialUpstream } from './confidential.js'
 import { policyOf, quoteVerifierOf } from './confidential.js'
 import { errorResponse } from './errors.js'
@@ -104,7 +104,7 @@ export function createAciHandler(options: {
       } catch {
         return errorResponse('attestation_failed', 'The enclave gave no attestation report.')
       }
-      const verdict = await verifyReport(report, {
+      const verdict = await Attestation.verifyReport(report, {
         nonce,
         quoteVerifier: quoteVerifierOf(upstream.config.quoteVerifier),
         allowedMeasurements: upstream.config.allowedMeasurements,

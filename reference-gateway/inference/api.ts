@@ -27,7 +27,7 @@
  * @module
  */
 import { randomBytes } from 'node:crypto'
-import { formatAmount, PaymentError, readBody } from 'tollgate'
+import { Body, formatAmount, PaymentError } from 'tollgate'
 import type { UpstreamResult } from '../upstreams/upstream.js'
 import { createAciHandler } from './aci.js'
 import {
@@ -210,7 +210,7 @@ export function createInferenceApi(options: InferenceApiOptions): InferenceApi {
       )
     }
 
-    const read = await readBody(request, (body) => ({ status: 'valid', body }), maxBodyBytes)
+    const read = await Body.readBody(request, (body) => ({ status: 'valid', body }), maxBodyBytes)
     if (read.status === 'too_large') {
       return fail('request_too_large', `The request body is over ${maxBodyBytes} bytes.`, headers)
     }

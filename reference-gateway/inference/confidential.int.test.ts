@@ -17,7 +17,7 @@ import nock from 'nock'
 import OpenAI, { APIError } from 'openai'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { createPayingFetch } from '../../src/client/index.js'
-import { simulatedQuoteVerifier, verifyReceipt, verifyReport } from '../../src/index.js'
+import { Attestation } from '../../src/index.js'
 import {
   type EnclaveMisbehaviour,
   type SimulatedEnclave,
@@ -284,15 +284,15 @@ describe('the /v1/aci routes', () => {
     })
     // Anyone can check it with the public verifiers: the report against its nonce, then the
     // receipt against the keys of that report only.
-    const report = await verifyReport(session.body.report, {
+    const report = await Attestation.verifyReport(session.body.report, {
       nonce: session.body.nonce,
-      quoteVerifier: simulatedQuoteVerifier(enclave.rootPublicKey),
+      quoteVerifier: Attestation.simulatedQuoteVerifier(enclave.rootPublicKey),
       allowedMeasurements: [enclave.measurement],
       now: Date.parse(session.body.attested_at),
     })
     expect(report.status).toBe('verified')
     if (report.status !== 'verified') return
-    const receipt = await verifyReceipt(stored.body.receipt, {
+    const receipt = await Attestation.verifyReceipt(stored.body.receipt, {
       receiptKeys: report.receiptKeys,
       workloadId: report.workloadId,
       keysetDigest: report.keysetDigest,
@@ -342,9 +342,9 @@ describe('the /v1/aci routes', () => {
       `/v1/aci/attestation?model=${encodeURIComponent(model)}&nonce=${nonce}`,
     )
     expect(withNonce.body.report_verification).toEqual({ status: 'verified' })
-    const own = await verifyReport(withNonce.body.report, {
+    const own = await Attestation.verifyReport(withNonce.body.report, {
       nonce,
-      quoteVerifier: simulatedQuoteVerifier(enclave.rootPublicKey),
+      quoteVerifier: Attestation.simulatedQuoteVerifier(enclave.rootPublicKey),
       allowedMeasurements: [enclave.measurement],
     })
     expect(own.status).toBe('verified')

@@ -14,16 +14,7 @@
  *
  * @module
  */
-import {
-  type AttestationResult,
-  type AttestedSession,
-  type Attestor,
-  createAttestor,
-  type QuoteVerifier,
-  type ReceiptFailureCode,
-  simulatedQuoteVerifier,
-  verifyReceipt,
-} from 'tollgate'
+import { Attestation } from 'tollgate'
 import type { z } from 'zod'
 import type { UpstreamResult } from '../upstreams/upstream.js'
 import type { PaymentBinding } from './gatewayReceipt.js'
@@ -48,7 +39,7 @@ export type VerifiedReceipt = {
   model: string
   /** The receipt exactly as the enclave sent it (JSON text). */
   receiptJson: string
-  session: AttestedSession
+  session: Attestation.AttestedSession
   keyId: string
   /** `sha256:` of the request bytes sent and of the response bytes relayed. */
   requestHash: string
@@ -90,7 +81,7 @@ export type ConfidentialUpstream = {
   readonly modelId: string
   readonly upstreamModel: string
   readonly config: ConfidentialUpstreamConfig
-  readonly attestor: Attestor
+  readonly attestor: Attestation.Attestor
   chat(call: {
     request: Record<string, unknown> & { stream: boolean }
     signal: AbortSignal
@@ -103,8 +94,10 @@ export type ConfidentialUpstream = {
 /** The quote verifier a configuration names. */
 export function quoteVerifierOf(
   config: ConfidentialUpstreamConfig['quoteVerifier'],
-): QuoteVerifier {
-  return simulatedQuoteVerifier(Uint8Array.from(Buffer.from(config.rootPublicKey, 'hex')))
+): Attestation.QuoteVerifier {
+  return Attestation.simulatedQuoteVerifier(
+    Uint8Array.from(Buffer.from(config.rootPublicKey, 'hex')),
+  )
 }
 
 const encoder = new TextEncoder()
@@ -132,7 +125,7 @@ export function createConfidentialUpstream(
   const doFetch = deps.fetch ?? globalThis.fetch
   const upstreamModel = config.model ?? modelId
   const policy = policyOf(config)
-  const attestor = createAttestor({
+  const attestor = Attestation.createAttestor({
     baseUrl: config.baseUrl,
     quoteVerifier: quoteVerifierOf(config.quoteVerifier),
     allowedMeasurements: config.allowedMeasurements,
@@ -146,12 +139,12 @@ export function createConfidentialUpstream(
       : undefined
   timer?.unref?.()
   const refusal = (reason: string): UpstreamRefused => ({ status: 'refused', reason })
-  const failure = (a: Extract<AttestationResult, { status: 'failed' }>) =>
+  const failure = (a: Extract<Attestation.AttestationResult, { status: 'failed' }>) =>
     refusal(`the enclave's attestation did not verify (${a.code})`)
 
   /** Verifies a receipt against the session, re-attesting once on a key it does not hold. */
   async function checkReceipt(
-    session: AttestedSession,
+    session: Attestation.AttestedSession,
     id: string,
     requestBytes: Uint8Array,
     responseBytes: Uint8Array,
@@ -172,8 +165,8 @@ export function createConfidentialUpstream(
       return refusal('the enclave gave no receipt for the answer')
     }
     const expected = { requestBytes, responseBytes, model: upstreamModel }
-    const check = (s: AttestedSession) =>
-      verifyReceipt(receipt, {
+    const check = (s: Attestation.AttestedSession) =>
+      Attestation.verifyReceipt(receipt, {
         receiptKeys: s.receiptKeys,
         workloadId: s.workloadId,
         keysetDigest: s.keysetDigest,
@@ -315,7 +308,7 @@ function headersOf(apiKey: string | undefined, accept: string): Record<string, s
   return apiKey === undefined ? { accept } : { accept, authorization: `Bearer ${apiKey}` }
 }
 
-function receiptReason(code: ReceiptFailureCode): string {
+function receiptReason(code: Attestation.ReceiptFailureCode): string {
   switch (code) {
     case 'key_not_attested':
       return 'the receipt is not signed by an attested key'

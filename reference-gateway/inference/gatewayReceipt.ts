@@ -13,7 +13,7 @@
  */
 import { exportJWK, generateKeyPair, importJWK, type JWK, SignJWT } from 'jose'
 import type { Kysely } from 'kysely'
-import { jcsBytes, sha256Tag } from 'tollgate'
+import { Attestation } from 'tollgate'
 import type { GatewaySchema } from '../db/schema.js'
 import type { VerifiedReceipt } from './confidential.js'
 
@@ -79,7 +79,7 @@ export function createGatewayReceiptSigner(
         extractable: true,
       })
       const publicJwk = await exportJWK(publicKey)
-      const kid = `grk-${sha256Tag(jcsBytes(publicJwk)).slice(7, 23)}`
+      const kid = `grk-${Attestation.sha256Tag(Attestation.jcsBytes(publicJwk)).slice(7, 23)}`
       await db
         .insertInto('aci_signing_keys')
         .values({
@@ -115,7 +115,7 @@ export function createGatewayReceiptSigner(
         model: receipt.model,
         enclave_receipt: {
           id: receipt.id,
-          hash: sha256Tag(jcsBytes(JSON.parse(receipt.receiptJson))),
+          hash: Attestation.sha256Tag(Attestation.jcsBytes(JSON.parse(receipt.receiptJson))),
         },
         request_hash: receipt.requestHash,
         response_hash: receipt.responseHash,

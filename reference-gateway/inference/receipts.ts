@@ -10,7 +10,7 @@
  */
 
 import type { Kysely } from 'kysely'
-import type { AttestedSession } from 'tollgate'
+import type { Attestation } from 'tollgate'
 import { toBigint } from '../db/database.js'
 import type { GatewaySchema } from '../db/schema.js'
 import { type AnchorRecord, anchorFieldsOf, enqueueAnchor, readAnchor } from './anchors.js'
@@ -54,7 +54,11 @@ export type ReceiptStore = {
   /** Writes a verified receipt, the gateway's receipt for it, and its session (each once). */
   save(receipt: VerifiedReceipt, gatewayReceipt?: string): Promise<void>
   /** Writes an attested session (once). */
-  saveSession(model: string, session: AttestedSession, policy: AttestationPolicy): Promise<void>
+  saveSession(
+    model: string,
+    session: Attestation.AttestedSession,
+    policy: AttestationPolicy,
+  ): Promise<void>
   receipt(id: string): Promise<StoredReceipt | undefined>
   /** The ledger anchor of a stored receipt (queued with it). */
   anchor(id: string): Promise<AnchorRecord | undefined>
@@ -75,7 +79,7 @@ export type ReceiptStore = {
 export function createReceiptStore(db: Kysely<GatewaySchema>): ReceiptStore {
   async function saveSession(
     model: string,
-    session: AttestedSession,
+    session: Attestation.AttestedSession,
     policy: AttestationPolicy,
   ): Promise<void> {
     await db

@@ -13,14 +13,7 @@ import type { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
 import { toBase64 } from '@mysten/sui/utils'
 import { compileErrors, validate } from '@readme/openapi-parser'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import {
-  buildFund,
-  buildRelease,
-  deliveryHash,
-  EscrowTermsSchema,
-  readJob,
-  reviewMessage,
-} from '../../src/index.js'
+import { Escrow } from '../../src/index.js'
 import { type StartedLedger, startLedger } from '../../src/testing/index.js'
 import { parseConfig } from '../config.js'
 import { type RunningGateway, startGateway } from '../server.js'
@@ -69,7 +62,7 @@ async function termsFor(seller: string, amount = '2.000001') {
   const offer = await post('/v1/jobs', { seller, amount, description: 'translate a page' })
   expect(offer.status).toBe(402)
   const body = (await offer.json()) as { accepts: { extra: { escrow: unknown } }[] }
-  return EscrowTermsSchema.parse(body.accepts[0]?.extra.escrow)
+  return Escrow.EscrowTermsSchema.parse(body.accepts[0]?.extra.escrow)
 }
 
 async function signed(signer: Ed25519Keypair, tx: Promise<{ build(): Promise<Uint8Array> }>) {
@@ -89,11 +82,14 @@ describe('the /v1/jobs routes', () => {
     const pkg = chain.modulesPackage
     const fund = await post(
       '/v1/jobs/fund',
-      await signed(buyer, buildFund({ client, package: pkg, sender: buyer.toSuiAddress(), terms })),
+      await signed(
+        buyer,
+        Escrow.buildFund({ client, package: pkg, sender: buyer.toSuiAddress(), terms }),
+      ),
     )
     expect(fund.status).toBe(201)
     const { jobId } = (await fund.json()) as { jobId: string }
-    const job = await readJob(client, jobId, { package: pkg })
+    const job = await Escrow.readJob(client, jobId, { package: pkg })
     if (!job) throw new Error('no job')
     expect((await (await fetch(`${gateway.url}/v1/jobs/${jobId}`)).json()).state).toBe('funded')
 
@@ -102,7 +98,7 @@ describe('the /v1/jobs routes', () => {
       `/v1/jobs/${jobId}/release`,
       await signed(
         stranger,
-        buildRelease({ client, package: pkg, sender: stranger.toSuiAddress(), job }),
+        Escrow.buildRelease({ client, package: pkg, sender: stranger.toSuiAddress(), job }),
       ),
     )
     expect(byStranger.status).toBe(409)
@@ -110,7 +106,7 @@ describe('the /v1/jobs routes', () => {
     // A release transaction posted on the refund route, or on another job's path: 400, not relayed.
     const release = await signed(
       buyer,
-      buildRelease({ client, package: pkg, sender: buyer.toSuiAddress(), job }),
+      Escrow.buildRelease({ client, package: pkg, sender: buyer.toSuiAddress(), job }),
     )
     expect((await post(`/v1/jobs/${jobId}/refund`, release)).status).toBe(400)
     expect((await post(`/v1/jobs/0x${'ab'.repeat(32)}/release`, release)).status).toBe(400)
@@ -119,7 +115,7 @@ describe('the /v1/jobs routes', () => {
     expect((await post('/v1/jobs', { seller: 'nope', amount: '1', description: 'x' })).status).toBe(
       400,
     )
-    const after = await readJob(client, jobId, { package: pkg })
+    const after = await Escrow.readJob(client, jobId, { package: pkg })
     expect(after?.state).toBe('funded')
   })
 
@@ -150,7 +146,7 @@ describe('the /v1/jobs routes', () => {
     const review = async (signer: Ed25519Keypair, jobId: string, rating = 4, as?: string) => {
       const comment = 'good work'
       const { signature } = await signer.signPersonalMessage(
-        reviewMessage({ purchaseId: jobId, rating, comment }),
+        Escrow.reviewMessage({ purchaseId: jobId, rating, comment }),
       )
       return post(`/v1/jobs/${jobId}/review`, {
         rating,
@@ -168,13 +164,13 @@ describe('the /v1/jobs routes', () => {
       '/v1/jobs/fund',
       await signed(
         buyer,
-        buildFund({ client, package: pkg, sender: buyer.toSuiAddress(), terms: self }),
+        Escrow.buildFund({ client, package: pkg, sender: buyer.toSuiAddress(), terms: self }),
       ),
     )
     const selfId = ((await selfFund.json()) as { jobId: string }).jobId
     const { createJobClient } = await import('../../src/client/index.js')
     const selfJobs = createJobClient({ signer: buyer, ledger: chain.url })
-    await selfJobs.deliver(selfId, deliveryHash('x'))
+    await selfJobs.deliver(selfId, Escrow.deliveryHash('x'))
     await selfJobs.release(selfId)
     const selfReview = await review(buyer, selfId)
     expect(selfReview.status).toBe(403)
@@ -183,12 +179,18 @@ describe('the /v1/jobs routes', () => {
     const terms = await termsFor(seller.toSuiAddress(), '1')
     const funded = await post(
       '/v1/jobs/fund',
-      await signed(buyer, buildFund({ client, package: pkg, sender: buyer.toSuiAddress(), terms })),
+      await signed(
+        buyer,
+        Escrow.buildFund({ client, package: pkg, sender: buyer.toSuiAddress(), terms }),
+      ),
     )
     const jobId = ((await funded.json()) as { jobId: string }).jobId
     // Not released yet.
     expect(await reasonOf(await review(buyer, jobId))).toBe('not_completed')
-    await createJobClient({ signer: seller, ledger: chain.url }).deliver(jobId, deliveryHash('y'))
+    await createJobClient({ signer: seller, ledger: chain.url }).deliver(
+      jobId,
+      Escrow.deliveryHash('y'),
+    )
     await createJobClient({ signer: buyer, ledger: chain.url }).release(jobId)
     // The seller cannot review; a signature by someone else for the buyer's address is refused.
     expect(await reasonOf(await review(seller, jobId))).toBe('not_buyer')
@@ -270,7 +272,7 @@ describe('tollgate job … round trip through the gateway', { timeout: 600_000 }
       )
       expect(delivered.job).toMatchObject({
         state: 'delivered',
-        deliveryHash: deliveryHash('la página'),
+        deliveryHash: Escrow.deliveryHash('la página'),
       })
       expect(json(await tollgate(buyerHome, 'job', 'status', jobId, '--json')).job.state).toBe(
         'delivered',

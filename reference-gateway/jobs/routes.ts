@@ -20,18 +20,12 @@ import { fromBase64, isValidSuiAddress, normalizeSuiAddress } from '@mysten/sui/
 import { verifyPersonalMessageSignature } from '@mysten/sui/verify'
 import { Hono } from 'hono'
 import {
-  type ChallengeSecret,
-  type EscrowJob,
-  type EscrowTerms,
+  Challenge,
+  Escrow,
   type Ledger,
   PaymentError,
   type PaymentErrorCode,
   parseAmount,
-  paymentRequiredResponse,
-  readEscrowConfig,
-  readJob,
-  reviewMessage,
-  termsHash,
 } from 'tollgate'
 import { z } from 'zod'
 import { reviewEligibility } from '../reviews/rules.js'
@@ -53,7 +47,7 @@ export type JobRoutesOptions = {
   /** Public base URL (the 402's resource). */
   publicBaseUrl: string
   /** HMAC secrets of the 402's challenge id. */
-  secrets: readonly ChallengeSecret[]
+  secrets: readonly Challenge.ChallengeSecret[]
   reviews: ReviewStore
   /** Most a job may lock, base units. Default 1 000 USDC. */
   maxJobAmount?: bigint
@@ -115,7 +109,7 @@ const ReviewSchema = z
 const JobIdSchema = z.string().regex(/^0x[0-9a-fA-F]{1,64}$/)
 
 /** A job as JSON (amounts and times as decimal strings). */
-export function jobJson(job: EscrowJob): Record<string, unknown> {
+export function jobJson(job: Escrow.EscrowJob): Record<string, unknown> {
   return Object.fromEntries(
     Object.entries(job).map(([k, v]) => [k, typeof v === 'bigint' ? v.toString() : v]),
   )
@@ -209,7 +203,7 @@ export function jobRoutes(options: JobRoutesOptions): Hono {
     return { ok: true as const, value: parsed.data }
   }
 
-  const job = (id: string) => readJob(options.client, id, { package: pkg })
+  const job = (id: string) => Escrow.readJob(options.client, id, { package: pkg })
 
   const execute = async (move: Move, signed: z.infer<typeof SignedSchema>, jobId?: string) => {
     let bytes: Uint8Array
@@ -268,9 +262,9 @@ export function jobRoutes(options: JobRoutesOptions): Hono {
     if (amount <= 0n || amount > maxAmount) {
       return problem('invalid_request_body', `amount: from 0.000001 to ${maxAmount} base units`)
     }
-    const { feeBps } = await readEscrowConfig(options.client, options.config)
+    const { feeBps } = await Escrow.readEscrowConfig(options.client, options.config)
     const at = now()
-    const terms: EscrowTerms = {
+    const terms: Escrow.EscrowTerms = {
       package: pkg,
       config: normalizeSuiAddress(options.config),
       seller: offer.seller,
@@ -279,7 +273,7 @@ export function jobRoutes(options: JobRoutesOptions): Hono {
       feeBps: Number(feeBps),
       deliverByMs: at + offer.deliverWithinSeconds * 1000,
       reviewMs: offer.reviewSeconds * 1000,
-      terms: termsHash({
+      terms: Escrow.termsHash({
         seller: offer.seller,
         amount: amount.toString(),
         description: offer.description,
@@ -287,7 +281,7 @@ export function jobRoutes(options: JobRoutesOptions): Hono {
       }),
       jobUrl: `${options.publicBaseUrl}/v1/jobs/fund`,
     }
-    return paymentRequiredResponse(
+    return Challenge.paymentRequiredResponse(
       {
         price: amount,
         payTo: offer.seller,
@@ -346,7 +340,7 @@ export function jobRoutes(options: JobRoutesOptions): Hono {
     const jobId = normalizeSuiAddress(id.data)
     try {
       await verifyPersonalMessageSignature(
-        reviewMessage({ purchaseId: jobId, rating: review.rating, comment: review.comment }),
+        Escrow.reviewMessage({ purchaseId: jobId, rating: review.rating, comment: review.comment }),
         review.signature,
         { address: review.reviewer },
       )

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { readCappedStream } from 'tollgate'
+import { Body } from 'tollgate'
 import { type HostResolver, safeFetch, takeBufferedBody } from 'tollgate/node'
 import type { UpstreamFailed, UpstreamResult } from './upstream.js'
 
@@ -49,7 +49,7 @@ export async function readLimited(
     ) as Uint8Array<ArrayBuffer>
   }
   if (!response.body) return new Uint8Array(0)
-  return (await readCappedStream(response.body, max)) as Uint8Array<ArrayBuffer> | undefined
+  return (await Body.readCappedStream(response.body, max)) as Uint8Array<ArrayBuffer> | undefined
 }
 
 /** Reads a JSON object answer; a failure when it is too large, not JSON, or not an object. */

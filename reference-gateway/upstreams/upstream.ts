@@ -7,7 +7,7 @@
  * @module
  */
 
-import { retryAfterMs, withRetries } from 'tollgate'
+import { Retry } from 'tollgate'
 import type { HostResolver } from 'tollgate/node'
 import type { BlobStore } from '../blobs/blob-store.js'
 import type { FamilyId } from '../catalog/catalog.js'
@@ -214,7 +214,7 @@ export async function callUpstream(options: CallUpstreamOptions): Promise<Upstre
     prepared = result
   }
 
-  const outcome = await withRetries<UpstreamResult>(
+  const outcome = await Retry.withRetries<UpstreamResult>(
     async (attempt) => {
       const remaining = budgetMs - (Date.now() - started)
       const attemptMs = attempt === 1 ? timeoutMs : Math.min(timeoutMs, remaining)
@@ -274,7 +274,11 @@ export async function callUpstream(options: CallUpstreamOptions): Promise<Upstre
           upstreamStatus: answer.status,
         }
         return retryable
-          ? { retry: true, value, retryAfterMs: retryAfterMs(answer.headers.get('retry-after')) }
+          ? {
+              retry: true,
+              value,
+              retryAfterMs: Retry.retryAfterMs(answer.headers.get('retry-after')),
+            }
           : { retry: false, value }
       }
 

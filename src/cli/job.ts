@@ -12,15 +12,7 @@ import { readFile } from 'node:fs/promises'
 import { toBase64 } from '@mysten/sui/utils'
 import { Command, Option } from 'commander'
 import pc from 'picocolors'
-import {
-  deliveryHash,
-  type EscrowJob,
-  formatAmount,
-  isPaymentError,
-  PaymentError,
-  type PaymentErrorCode,
-  reviewMessage,
-} from 'tollgate'
+import { Escrow, formatAmount, isPaymentError, PaymentError, type PaymentErrorCode } from 'tollgate'
 import {
   createJobClient,
   createPayingFetch,
@@ -87,7 +79,7 @@ async function jobClient(options: Common) {
   }
 }
 
-function jobView(job: EscrowJob) {
+function jobView(job: Escrow.EscrowJob) {
   return {
     id: job.id,
     state: job.state,
@@ -239,7 +231,7 @@ export function jobCommand(): Command {
         const content =
           options.file !== undefined ? await readFile(options.file) : (options.text as string)
         const { jobs } = await jobClient(options)
-        const hash = deliveryHash(content)
+        const hash = Escrow.deliveryHash(content)
         const { digest } = await jobs.deliver(id, hash)
         print(options.json, { digest, deliveryHash: hash, job: await showJob(jobs, id) })
       }),
@@ -288,7 +280,7 @@ export function jobCommand(): Command {
         const signer = await loadWallet()
         const rating = Number(options.rating)
         const { signature } = await signer.signPersonalMessage(
-          reviewMessage({ purchaseId: id, rating, comment: options.comment }),
+          Escrow.reviewMessage({ purchaseId: id, rating, comment: options.comment }),
         )
         const response = await fetch(`${base(options.gateway)}/v1/jobs/${id}/review`, {
           method: 'POST',

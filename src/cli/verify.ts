@@ -14,17 +14,7 @@
 import { Command } from 'commander'
 import { createLocalJWKSet, jwtVerify } from 'jose'
 import pc from 'picocolors'
-import {
-  createLedger,
-  formatAmount,
-  jcsBytes,
-  type QuoteVerifier,
-  SIMULATED_TEE_TYPE,
-  sha256Tag,
-  simulatedQuoteVerifier,
-  verifyReceipt,
-  verifyReport,
-} from 'tollgate'
+import { Attestation, createLedger, formatAmount } from 'tollgate'
 
 /** One step of a verification. */
 export type VerifyStep = {
@@ -144,15 +134,15 @@ export async function verifyStoredReceipt(
     quote_verifier?: { root_public_key?: string }
     allowed_measurements?: string[]
   }
-  if (policy.tee_type !== SIMULATED_TEE_TYPE) {
+  if (policy.tee_type !== Attestation.SIMULATED_TEE_TYPE) {
     return fail('tee_type_unsupported', `no quote verifier here for ${String(policy.tee_type)}`)
   }
   const root = options.rootKey ?? policy.quote_verifier?.root_public_key ?? ''
   if (!/^[0-9a-f]{64}$/.test(root)) return fail('quote_invalid', 'no valid quote root key')
-  const quoteVerifier: QuoteVerifier = simulatedQuoteVerifier(
+  const quoteVerifier: Attestation.QuoteVerifier = Attestation.simulatedQuoteVerifier(
     Uint8Array.from(Buffer.from(root, 'hex')),
   )
-  const report = await verifyReport(session.report, {
+  const report = await Attestation.verifyReport(session.report, {
     nonce: String(session.nonce),
     quoteVerifier,
     allowedMeasurements: options.measurements ?? policy.allowed_measurements ?? [],
@@ -165,7 +155,7 @@ export async function verifyStoredReceipt(
       (policySource === 'gateway' ? ' (trust policy published by the gateway)' : ' (pinned)'),
   )
 
-  const checked = await verifyReceipt(receipt, {
+  const checked = await Attestation.verifyReceipt(receipt, {
     receiptKeys: report.receiptKeys,
     workloadId: report.workloadId,
     keysetDigest: report.keysetDigest,
@@ -219,7 +209,7 @@ export async function verifyStoredReceipt(
   const attestation = (claims.attestation ?? {}) as Json
   if (
     claims.sub !== receiptId ||
-    enclave.hash !== sha256Tag(jcsBytes(receipt)) ||
+    enclave.hash !== Attestation.sha256Tag(Attestation.jcsBytes(receipt)) ||
     claims.request_hash !== relayed.request_hash ||
     claims.response_hash !== relayed.response_hash ||
     attestation.session_id !== sessionId ||
