@@ -12,7 +12,7 @@ export {
 } from './manifest.js'
 export { type OpenApiDocument, openApiDocument, type PaymentInfo } from './openapi.js'
 export { type DiscoveryOptions, jsonSchemaOf } from './options.js'
-export { catalogPage, escapeHtml, exampleCurl, shellQuote } from './page.js'
+export { catalogPage, catalogPageRenderer, escapeHtml, exampleCurl, shellQuote } from './page.js'
 export {
   type ServiceEndpointListing,
   type ServiceListing,
