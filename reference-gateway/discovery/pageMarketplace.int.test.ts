@@ -132,7 +132,9 @@ describe('the marketplace on the catalog page', () => {
   })
 
   it('shows the activity feed newest first, with the live stream wired', () => {
-    const items = [...html.matchAll(/<li data-id="[^"]+" data-at="([^"]+)">(.*?)<\/li>/g)]
+    const items = [
+      ...html.matchAll(/<li data-id="[^"]+" data-at="([^"]+)" data-digest="[^"]+">(.*?)<\/li>/g),
+    ]
     expect(items.map((m) => m[1])).toEqual(['2026-11-25T12:01:00.000Z', '2026-11-25T12:00:00.000Z'])
     const text = items.map((m) => (m[2] ?? '').replace(/<[^>]+>/g, ''))
     expect(text[0]).toBe(

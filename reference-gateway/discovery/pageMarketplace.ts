@@ -135,7 +135,7 @@ function feedItemHtml(item: ActivityItem): string {
   const when = `${item.at.slice(0, 19).replace('T', ' ')} UTC`
   const resource = item.resource === null ? '' : ` for <code>${e(item.resource)}</code>`
   const via = item.source === 'gateway' ? 'through the gateway' : 'reported, found on the ledger'
-  return `<li data-id="${e(item.id)}" data-at="${e(item.at)}"><time datetime="${e(item.at)}">${e(when)}</time> <strong class="amount">${e(formatAmount(item.amount))} USDC</strong> from ${code(item.buyer)} to ${code(item.seller)}${resource} <small>${e(via)}</small></li>`
+  return `<li data-id="${e(item.id)}" data-at="${e(item.at)}" data-digest="${e(item.digest)}"><time datetime="${e(item.at)}">${e(when)}</time> <strong class="amount">${e(formatAmount(item.amount))} USDC</strong> from ${code(item.buyer)} to ${code(item.seller)}${resource} <small>${e(via)}</small></li>`
 }
 
 const liveScript = `
@@ -146,7 +146,7 @@ function short(v){return v.length>14?v.slice(0,6)+'\\u2026'+v.slice(-4):v}
 function el(tag,text,cls){var n=document.createElement(tag);n.textContent=text;if(cls)n.className=cls;return n}
 function code(v){var c=el('code',short(v));c.title=v;return c}
 function usdc(a){var s=String(a);while(s.length<7)s='0'+s;return s.slice(0,-6)+'.'+s.slice(-6)+' USDC'}
-function render(i){var li=document.createElement('li');li.dataset.id=i.id;li.dataset.at=i.at;
+function render(i){var li=document.createElement('li');li.dataset.id=i.id;li.dataset.at=i.at;li.dataset.digest=i.digest;
 var t=el('time',i.at.slice(0,19).replace('T',' ')+' UTC');t.dateTime=i.at;
 li.append(t,' ',el('strong',usdc(i.amount),'amount'),' from ',code(i.buyer),' to ',code(i.seller));
 if(i.resource){li.append(' for ',el('code',i.resource))}
