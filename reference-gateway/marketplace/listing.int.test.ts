@@ -6,7 +6,7 @@
  * the catalog page in headless Chromium with its state; a payment settled through the gateway, and
  * one made directly to a listed seller and reported, appear in the page's feed without a reload.
  */
-import { existsSync, mkdtempSync, rmSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { SuiGrpcClient } from '@mysten/sui/grpc'
@@ -239,6 +239,12 @@ describe.skipIf(!haveChromium)(
         .evaluateAll((lis) => lis.map((li) => li.getAttribute('data-digest')))
       expect(digests.slice(0, 2)).toEqual([bought.digest, sale.digest])
       expect(digests).toHaveLength(before + 2)
+      // Kept by CI beside the catalog page's own screenshots.
+      mkdirSync('artifacts', { recursive: true })
+      await page.screenshot({
+        path: join('artifacts', 'catalog-page-marketplace.png'),
+        fullPage: true,
+      })
       expect(
         await page.evaluate(() => (window as unknown as { sameDocument?: boolean }).sameDocument),
       ).toBe(true)
