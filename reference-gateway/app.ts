@@ -40,7 +40,7 @@ import {
 } from './catalog/catalog.js'
 import { validateBody } from './catalog/shapes.js'
 import {
-  catalogPage,
+  catalogPageRenderer,
   type DiscoveryOptions,
   llmsTxt,
   openApiDocument,
@@ -48,6 +48,7 @@ import {
   x402Manifest,
 } from './discovery/index.js'
 import { listedDiscoveryRoutes } from './discovery/listed.js'
+import { catalogPageRoute } from './discovery/pageMarketplace.js'
 import type { InferenceApi } from './inference/api.js'
 import { receiptKeysPath } from './inference/gatewayReceipt.js'
 import type { KeyStore } from './inference/keys.js'
@@ -222,7 +223,7 @@ export function createGatewayApp(options: GatewayAppOptions): GatewayApp {
     manifest: JSON.stringify(x402Manifest(catalog, discovery)),
     services: JSON.stringify(servicesDocument(catalog, discovery)),
     llms: llmsTxt(catalog, discovery),
-    page: catalogPage(catalog, discovery),
+    page: catalogPageRenderer(catalog, discovery),
   }
 
   const app = new Hono<GatewayEnv>()
@@ -499,9 +500,18 @@ export function createGatewayApp(options: GatewayAppOptions): GatewayApp {
     () =>
       new Response(documents.llms, { headers: { 'content-type': 'text/plain; charset=utf-8' } }),
   )
+  // With the marketplace, the page shows its listed sellers and live feed as they are now.
+  const market = options.marketplace
+  const pageSources = market && {
+    ...market,
+    reviews: market.reviews?.store,
+    activity: sales?.store,
+  }
   app.get(
     '/',
-    () => new Response(documents.page, { headers: { 'content-type': 'text/html; charset=utf-8' } }),
+    catalogPageRoute(documents.page, pageSources, (error) =>
+      logger.warn({ event: 'catalog_page_failed', error: errorFields(error, options.redact) }),
+    ),
   )
   app.get('/blobs/:name', (c) => options.blobs.serve(c.req.param('name')))
   app.get('/healthz', (c) =>

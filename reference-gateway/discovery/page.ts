@@ -2,7 +2,8 @@
  * The human catalog page at `/`: services, endpoints, prices and example requests, server-rendered
  * HTML with no build step. Every catalog value is HTML-escaped. A small inline script adds a text
  * search and a tag filter (without it every endpoint shows); below 640 px each endpoint is a card,
- * so the page never scrolls sideways on a phone.
+ * so the page never scrolls sideways on a phone. With the marketplace, the page also lists the
+ * listed seller endpoints and shows the live activity feed (`pageMarketplace.ts`).
  *
  * @module
  */
@@ -13,18 +14,12 @@ import {
   paidEntries,
   priceText,
 } from '../catalog/catalog.js'
+import { escapeHtml } from './html.js'
 import { baseOf, type DiscoveryOptions, defaultTitle } from './options.js'
+import { activityHtml, type MarketplaceView, sellersSectionHtml } from './pageMarketplace.js'
 import { testMoneyNotice } from './testMoney.js'
 
-/** Escapes text for HTML element content and double-quoted attribute values. */
-export function escapeHtml(text: string): string {
-  return text
-    .replace(/&/g, '&amp;')
-    .replace(/</g, '&lt;')
-    .replace(/>/g, '&gt;')
-    .replace(/"/g, '&quot;')
-    .replace(/'/g, '&#39;')
-}
+export { escapeHtml } from './html.js'
 
 /** Quotes a string for a POSIX shell (single quotes). */
 export function shellQuote(text: string): string {
@@ -58,6 +53,9 @@ nav{display:flex;flex-wrap:wrap;gap:.3rem 1rem}
 .filters button{font:inherit;font-size:.8rem;border:1px solid #c7d2fe;background:#fff;color:#3730a3;border-radius:1rem;padding:.15rem .6rem;cursor:pointer}
 .filters button[aria-pressed=true]{background:#3730a3;color:#fff}
 #count{font-size:.8rem;color:#6b7280}
+td.state{font-size:.85rem}#activity{border-top:1px solid #e5e7eb;padding:1rem 0}
+#feed{list-style:none;padding:0;margin:0}#feed li{padding:.3rem 0;border-top:1px solid #f3f4f6}
+#feed time{color:#6b7280;font-size:.8rem;font-variant-numeric:tabular-nums}#feed small{color:#6b7280}
 [hidden]{display:none!important}
 @media (max-width:640px){
 body{padding:.8rem}
@@ -82,14 +80,6 @@ buttons.forEach(function(b){b.addEventListener('click',function(){tag=b.dataset.
 apply();})();
 `
 
-/**
- * Renders the catalog page.
- *
- * @example
- * ```ts
- * return new Response(catalogPage(catalog, options), { headers: { 'content-type': 'text/html; charset=utf-8' } })
- * ```
- */
 function testMoneyHtml(catalog: Catalog, options: DiscoveryOptions): string {
   if (options.testMoney === undefined) return ''
   const notice = testMoneyNotice(catalog, {
@@ -99,7 +89,37 @@ function testMoneyHtml(catalog: Catalog, options: DiscoveryOptions): string {
   return `<aside class="test-money" role="note"><strong>${escapeHtml(notice.headline)}</strong><p>Pay it with test USDC from its ledger:</p><pre>${escapeHtml(notice.commands.join('\n'))}</pre></aside>\n`
 }
 
-export function catalogPage(catalog: Catalog, options: DiscoveryOptions): string {
+/**
+ * Renders the catalog page; with `marketplace`, also the listed seller endpoints and the live
+ * activity feed.
+ *
+ * @example
+ * ```ts
+ * return new Response(catalogPage(catalog, options), { headers: { 'content-type': 'text/html; charset=utf-8' } })
+ * ```
+ */
+export function catalogPage(
+  catalog: Catalog,
+  options: DiscoveryOptions,
+  marketplace?: MarketplaceView,
+): string {
+  return catalogPageRenderer(catalog, options)(marketplace)
+}
+
+/**
+ * Prepares the catalog's part of the page once; the function it returns renders the page with the
+ * marketplace's current state (or without it).
+ *
+ * @example
+ * ```ts
+ * const render = catalogPageRenderer(catalog, options)
+ * app.get('/', async (c) => c.html(render(await loadMarketplaceView({ store }))))
+ * ```
+ */
+export function catalogPageRenderer(
+  catalog: Catalog,
+  options: DiscoveryOptions,
+): (marketplace?: MarketplaceView) => string {
   const base = baseOf(options)
   const title = options.title ?? defaultTitle
   const e = escapeHtml
@@ -120,7 +140,7 @@ export function catalogPage(catalog: Catalog, options: DiscoveryOptions): string
     })
     return `<section id="${e(service.segment)}"><h2>${e(service.name)} <code>/${e(service.segment)}</code></h2><p>${e(service.summary)}</p><table><thead><tr><th>Endpoint</th><th>Price</th><th>Tags</th><th>What it does</th></tr></thead><tbody>${rows.join('')}</tbody></table></section>`
   })
-  return `<!doctype html>
+  const head = `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -131,15 +151,18 @@ export function catalogPage(catalog: Catalog, options: DiscoveryOptions): string
 <body>
 <header>
 <h1>${e(title)}</h1>
-<p>${catalog.services.length} services, ${paid} paid endpoints. Pay per request in USDC on <code>${e(options.network)}</code>: no account, no API key. A request without payment answers HTTP 402 with the terms in both dialects (x402 body, MPP header); pay and repeat the request. A failed call is refunded.</p>
+<p>${catalog.services.length} services, ${paid} paid endpoints`
+  const intro = `. Pay per request in USDC on <code>${e(options.network)}</code>: no account, no API key. A request without payment answers HTTP 402 with the terms in both dialects (x402 body, MPP header); pay and repeat the request. A failed call is refunded.</p>
 ${testMoneyHtml(catalog, options)}<nav><a href="${e(`${base}/llms.txt`)}">llms.txt</a><a href="${e(`${base}/openapi.json`)}">openapi.json</a><a href="${e(`${base}/.well-known/x402.json`)}">x402.json</a><a href="${e(`${base}/api/services`)}">api/services</a></nav>
 <div class="filters" role="search" hidden><input type="search" placeholder="Search endpoints" aria-label="Search endpoints">${used.map((t) => `<button type="button" data-tag="${e(t)}" aria-pressed="false">${e(t)}</button>`).join('')}<span id="count" aria-live="polite"></span></div>
 </header>
 <main>
 ${sections.join('\n')}
-</main>
-<script>${script}</script>
-</body>
-</html>
 `
+  return (marketplace) => {
+    if (marketplace === undefined)
+      return `${head}${intro}</main>\n<script>${script}</script>\n</body>\n</html>\n`
+    const listed = `, ${marketplace.total} listed seller ${marketplace.total === 1 ? 'endpoint' : 'endpoints'}`
+    return `${head}${listed}${intro}${sellersSectionHtml(marketplace, base)}\n</main>\n<script>${script}</script>\n${activityHtml(marketplace, base)}\n</body>\n</html>\n`
+  }
 }

@@ -52,7 +52,14 @@ export type ReviewStore = {
     seller: string,
     page: { limit: number; offset: number },
   ): Promise<{ reviews: Review[]; total: number; average: number | null }>
+  /** The average rating and review count of each of `sellers` that has reviews (one query). */
+  ratings(sellers: readonly string[]): Promise<Map<string, Rating>>
 }
+
+/** A seller's rating: the average of its reviews' stars (two decimals) and how many there are. */
+export type Rating = { average: number; count: number }
+
+const averageOf = (stars: number, count: number) => Math.round((stars / count) * 100) / 100
 
 /** The reviews' storage over the gateway's relational store (table `marketplace_reviews`). */
 export function createReviewStore(db: Kysely<GatewaySchema>): ReviewStore {
@@ -115,8 +122,28 @@ export function createReviewStore(db: Kysely<GatewaySchema>): ReviewStore {
           createdAt: r.created_at,
         })),
         total,
-        average: total === 0 ? null : Math.round((stars / total) * 100) / 100,
+        average: total === 0 ? null : averageOf(stars, total),
       }
+    },
+    async ratings(sellers) {
+      const ratings = new Map<string, Rating>()
+      if (sellers.length === 0) return ratings
+      const rows = await db
+        .selectFrom('marketplace_reviews')
+        .select((eb) => [
+          'seller',
+          eb.fn.countAll<number | string | bigint>().as('n'),
+          eb.fn.sum<number | string | bigint | null>('rating').as('stars'),
+        ])
+        .where('seller', 'in', [...new Set(sellers)])
+        .groupBy('seller')
+        .execute()
+      for (const row of rows) {
+        const count = Number(row.n)
+        if (count > 0)
+          ratings.set(row.seller, { average: averageOf(Number(row.stars ?? 0), count), count })
+      }
+      return ratings
     },
   }
 }

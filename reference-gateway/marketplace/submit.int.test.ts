@@ -4,19 +4,10 @@
  * seller failing exactly one of the four gates is not listed, and the answer names that gate with
  * its evidence.
  */
-import { createServer, type RequestListener } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { createAdaptorServer, serve } from '@hono/node-server'
-import Router from '@koa/router'
+import { createAdaptorServer } from '@hono/node-server'
 import { SuiGrpcClient } from '@mysten/sui/grpc'
 import type { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
-import express from 'express'
-import { Hono } from 'hono'
-import Koa from 'koa'
-import { createMemoryStore, type SellerOptions } from 'tollgate'
-import { paywall as expressPaywall } from 'tollgate/express'
-import { paywall as honoPaywall, type TollgateEnv } from 'tollgate/hono'
-import { paywall as koaPaywall } from 'tollgate/koa'
 import { MAINNET_USDC_TYPE, type StartedLedger, startLedger } from 'tollgate/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { registerAgent } from '../../conformance/fixtures/agent.js'
@@ -26,6 +17,7 @@ import { createReprober, nextState } from './reprobe.js'
 import { marketplaceRoutes } from './routes.js'
 import { createMutationSigner } from './signing.js'
 import { createMarketplaceStore, type MarketplaceStore } from './store.js'
+import { type AdapterName, adapterNames, startAdapterSeller, submitListing } from './testHelpers.js'
 
 let chain: StartedLedger
 let client: SuiGrpcClient
@@ -65,117 +57,36 @@ afterAll(async () => {
   await chain?.stop()
 })
 
-const post = async (path: string, body: unknown) => {
-  const response = await fetch(`${base}/${path}`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  })
-  return { status: response.status, json: (await response.json()) as Record<string, unknown> }
-}
-
 /** Prepares, signs and submits `url` as `signer`. */
-async function submit(url: string, signer: Ed25519Keypair, name = 'Answer') {
-  const address = signer.toSuiAddress()
-  const body = { url, name, description: 'Answers', tags: ['qa'] }
-  const prepared = await post('endpoint/prepare', { address, action: 'submit', body })
-  expect(prepared.status).toBe(201)
-  const { nonce, message } = prepared.json as { nonce: string; message: string }
-  const { signature } = await signer.signPersonalMessage(new TextEncoder().encode(message))
-  return post('endpoint/submit', { address, nonce, signature, body })
-}
+const submit = (url: string, signer: Ed25519Keypair, name = 'Answer') =>
+  submitListing(base, signer, { url, name, description: 'Answers', tags: ['qa'] })
 
-function options(payTo: string): SellerOptions {
-  return {
-    routes: { 'POST /v1/answer': { price: '0.02', maxTimeoutSeconds: 2 } },
-    payTo,
-    ledger: chain.url,
-    store: createMemoryStore(),
-    secrets: 'marketplace-submission-secret-of-32-bytes-or-more',
-  }
-}
+const startWith = (adapter: AdapterName, payTo: string) =>
+  startAdapterSeller(adapter, { payTo, ledgerUrl: chain.url })
 
-async function listen(
-  listener: RequestListener,
-  stop: () => Promise<void>,
-): Promise<RunningSeller> {
-  const http = createServer(listener)
-  await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve))
-  return {
-    url: `http://127.0.0.1:${(http.address() as AddressInfo).port}/v1/answer`,
-    async close() {
-      await stop()
-      http.closeAllConnections()
-      await new Promise<void>((resolve) => http.close(() => resolve()))
-    },
-  }
-}
-
-const adapters: Record<'express' | 'koa' | 'hono', (payTo: string) => Promise<RunningSeller>> = {
-  async express(payTo) {
-    const paid = expressPaywall(options(payTo))
-    const app = express()
-    app.use(paid)
-    app.post('/v1/answer', (_req, res) => {
-      res.json({ answer: 42 })
-    })
-    return listen(app, () => paid.close())
-  },
-  async koa(payTo) {
-    const paid = koaPaywall(options(payTo))
-    const app = new Koa()
-    const router = new Router()
-    app.use(paid)
-    router.post('/v1/answer', (ctx) => {
-      ctx.body = { answer: 42 }
-    })
-    app.use(router.routes())
-    app.silent = true
-    return listen(app.callback(), () => paid.close())
-  },
-  async hono(payTo) {
-    const paid = honoPaywall(options(payTo))
-    const app = new Hono<TollgateEnv>()
-    app.use(paid)
-    app.post('/v1/answer', (c) => c.json({ answer: 42 }))
-    const http = serve({ port: 0, hostname: '127.0.0.1', fetch: app.fetch })
-    await new Promise((resolve) => http.once('listening', resolve))
-    return {
-      url: `http://127.0.0.1:${(http.address() as AddressInfo).port}/v1/answer`,
-      async close() {
-        await paid.close()
-        await new Promise<void>((resolve) => http.close(() => resolve()))
-      },
+describe.each(adapterNames)('a seller built with %s', (name) => {
+  it('is listed after prepare, sign and submit', async () => {
+    const running = await startWith(name, agent.toSuiAddress())
+    try {
+      const answer = await submit(running.url, agent, `Answer (${name})`)
+      expect(answer.status, JSON.stringify(answer.json)).toBe(201)
+      expect(answer.json).toMatchObject({
+        seller: agent.toSuiAddress(),
+        url: running.url,
+        state: 'listed',
+        price: '20000',
+        payTo: agent.toSuiAddress(),
+        network: 'sui:mainnet',
+      })
+      const stored = await store.getListing(answer.json.id as string)
+      expect(stored?.state).toBe('listed')
+      const probes = await store.probesOf(answer.json.id as string, 10)
+      expect(probes.map((p) => [p.kind, p.passed])).toEqual([['submission', true]])
+    } finally {
+      await running.close()
     }
-  },
-}
-
-describe.each(Object.keys(adapters) as (keyof typeof adapters)[])(
-  'a seller built with %s',
-  (name) => {
-    it('is listed after prepare, sign and submit', async () => {
-      const running = await adapters[name](agent.toSuiAddress())
-      try {
-        const answer = await submit(running.url, agent, `Answer (${name})`)
-        expect(answer.status, JSON.stringify(answer.json)).toBe(201)
-        expect(answer.json).toMatchObject({
-          seller: agent.toSuiAddress(),
-          url: running.url,
-          state: 'listed',
-          price: '20000',
-          payTo: agent.toSuiAddress(),
-          network: 'sui:mainnet',
-        })
-        const stored = await store.getListing(answer.json.id as string)
-        expect(stored?.state).toBe('listed')
-        const probes = await store.probesOf(answer.json.id as string, 10)
-        expect(probes.map((p) => [p.kind, p.passed])).toEqual([['submission', true]])
-      } finally {
-        await running.close()
-      }
-    })
-  },
-)
+  })
+})
 
 describe('a seller failing one gate is not listed, and the gate is named', () => {
   const cases: {
@@ -235,7 +146,7 @@ describe('a seller failing one gate is not listed, and the gate is named', () =>
 
 describe('the public profile', () => {
   it('shows the identity, the endpoints with their states and their probes', async () => {
-    const running = await adapters.hono(agent.toSuiAddress())
+    const running = await startWith('hono', agent.toSuiAddress())
     try {
       expect((await submit(running.url, agent, 'Profiled')).status).toBe(201)
     } finally {
