@@ -18,10 +18,9 @@ import {
   createLedger,
   formatAmount,
   jcsBytes,
-  type QuoteVerifier,
-  SIMULATED_TEE_TYPE,
+  quoteVerifierOfPolicy,
   sha256Tag,
-  simulatedQuoteVerifier,
+  TDX_TEE_TYPE,
   verifyReceipt,
   verifyReport,
 } from 'tollgate'
@@ -49,7 +48,7 @@ export type StoredReceiptVerification = {
 export type VerifyStoredReceiptOptions = {
   /** The gateway's base URL (`http://127.0.0.1:4020`, with or without `/v1`). */
   inferenceUrl: string
-  /** The simulated quote root to trust (hex). Default: the one the gateway publishes. */
+  /** SHA-256 (hex) of the quote root CA to trust. Default: the one the gateway publishes. */
   rootKey?: string | undefined
   /** Measurements to trust (hex). Default: those the gateway publishes. */
   measurements?: readonly string[] | undefined
@@ -141,17 +140,14 @@ export async function verifyStoredReceipt(
 
   const policy = (session.policy ?? {}) as {
     tee_type?: string
-    quote_verifier?: { root_public_key?: string }
+    quote_verifier?: unknown
     allowed_measurements?: string[]
   }
-  if (policy.tee_type !== SIMULATED_TEE_TYPE) {
+  if (policy.tee_type !== TDX_TEE_TYPE) {
     return fail('tee_type_unsupported', `no quote verifier here for ${String(policy.tee_type)}`)
   }
-  const root = options.rootKey ?? policy.quote_verifier?.root_public_key ?? ''
-  if (!/^[0-9a-f]{64}$/.test(root)) return fail('quote_invalid', 'no valid quote root key')
-  const quoteVerifier: QuoteVerifier = simulatedQuoteVerifier(
-    Uint8Array.from(Buffer.from(root, 'hex')),
-  )
+  const quoteVerifier = await quoteVerifierOfPolicy(policy.quote_verifier, options.rootKey)
+  if ('error' in quoteVerifier) return fail('quote_invalid', quoteVerifier.error)
   const report = await verifyReport(session.report, {
     nonce: String(session.nonce),
     quoteVerifier,
@@ -289,7 +285,7 @@ export function verifyCommand(): Command {
       'the gateway (inference API) base URL',
       'http://127.0.0.1:4020',
     )
-    .option('--root-key <hex>', 'pin the simulated quote root (default: the gateway’s)')
+    .option('--root-key <hex>', 'pin the quote root CA by its SHA-256 (default: the gateway’s)')
     .option('--measurement <hex...>', 'pin the measurements to trust (default: the gateway’s)')
     .option('--ledger-url <url>', 'the ledger full node for the anchor (default: the gateway’s)')
     .option('--json', 'print the result as JSON')
