@@ -39,6 +39,8 @@ export const TdxCollateralSchema = z.object({
   qe_identity_issuer_chain: Pem,
   qe_identity: z.string().max(64 * 1024),
   qe_identity_signature: Bytes(64),
+  /** The PCK chain (PEM), for quotes that do not embed it (certification data type 2/3). */
+  pck_certificate_chain: Pem.nullable().optional(),
 })
 /** DCAP collateral of a TDX platform. */
 export type TdxCollateral = z.infer<typeof TdxCollateralSchema>

@@ -1,7 +1,12 @@
 import { createHash, X509Certificate } from 'node:crypto'
 import { QuoteVerifier } from '@phala/dcap-qvl'
 import { describe, expect, it } from 'vitest'
-import { quoteVerifierOfPolicy, tdxMeasurementOf, tdxQuoteVerifier } from '../../attestation/tdx.js'
+import {
+  quoteVerifierOfPolicy,
+  TdxCollateralSchema,
+  tdxMeasurementOf,
+  tdxQuoteVerifier,
+} from '../../attestation/tdx.js'
 import { createTestTdxPlatform, registersHex, simulatedRegisters } from './tdx.js'
 
 const registers = simulatedRegisters('tdx test')
@@ -50,6 +55,21 @@ describe('the test TDX platform', () => {
       collateral: revoked.collateral,
     }).verify(revoked.quote({ registers, reportData }))
     expect(verdict).toMatchObject({ status: 'invalid', tcbStatus: 'Revoked' })
+  })
+
+  it('accepts collateral as @phala/dcap-qvl fetches it (byte arrays, a null PCK chain)', async () => {
+    const bytes = (hex: string | readonly number[]) => Array.from(Buffer.from(hex as string, 'hex'))
+    const { collateral: c } = platform
+    const fetched = TdxCollateralSchema.parse({
+      ...c,
+      root_ca_crl: bytes(c.root_ca_crl),
+      pck_crl: bytes(c.pck_crl),
+      tcb_info_signature: bytes(c.tcb_info_signature),
+      qe_identity_signature: bytes(c.qe_identity_signature),
+      pck_certificate_chain: null,
+    })
+    const verifier = tdxQuoteVerifier({ rootCa: platform.rootCa, collateral: fetched })
+    expect((await verifier.verify(platform.quote({ registers, reportData }))).status).toBe('valid')
   })
 
   it('refuses collateral tampered after signing', async () => {
