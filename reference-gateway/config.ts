@@ -268,8 +268,8 @@ export const gatewayConfigSchema = z
       .default('confidential/'),
     /**
      * A misbehaviour of the embedded default's simulated enclave, to watch the gateway refuse:
-     * `bad-report-signature`, `wrong-nonce`, `stale-report`, `measurement-not-allowed`,
-     * `unattested-receipt-key`, `tampered-receipt`, `changed-response-bytes`, `model-alias`,
+     * `bad-report-signature` (a bad quote), `wrong-nonce`, `stale-report`,
+     * `measurement-not-allowed`, `bad-gpu-token`, `unattested-receipt-key`, `tampered-receipt`, `changed-response-bytes`, `model-alias`,
      * `enclave-down`. Default none.
      */
     enclaveFault: z
@@ -278,6 +278,7 @@ export const gatewayConfigSchema = z
         'wrong-nonce',
         'stale-report',
         'measurement-not-allowed',
+        'bad-gpu-token',
         'unattested-receipt-key',
         'tampered-receipt',
         'changed-response-bytes',

@@ -18,7 +18,7 @@
  */
 import { Attestation } from 'tollgate'
 import type { ConfidentialUpstream } from './confidential.js'
-import { policyOf, quoteVerifierOf } from './confidential.js'
+import { gpuVerifierOf, policyOf, quoteVerifierOf } from './confidential.js'
 import { errorResponse } from './errors.js'
 import type { ReceiptStore } from './receipts.js'
 
@@ -107,6 +107,7 @@ export function createAciHandler(options: {
       const verdict = await Attestation.verifyReport(report, {
         nonce,
         quoteVerifier: quoteVerifierOf(upstream.config.quoteVerifier),
+        gpuVerifier: gpuVerifierOf(upstream.config.gpu),
         allowedMeasurements: upstream.config.allowedMeasurements,
       })
       Object.assign(summary, {

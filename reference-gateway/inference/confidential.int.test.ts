@@ -50,10 +50,8 @@ function confidentialModel(id: string, refreshMs: number, keyless = false) {
     upstream: {
       kind: 'confidential',
       baseUrl: enclave.baseUrl,
-      quoteVerifier: {
-        kind: 'simulated',
-        rootPublicKey: Buffer.from(enclave.rootPublicKey).toString('hex'),
-      },
+      quoteVerifier: { kind: 'tdx', rootCa: enclave.rootCa, collateral: enclave.collateral },
+      gpu: { jwksUrl: enclave.gpuJwksUrl, issuer: enclave.gpuIssuer },
       allowedMeasurements: [enclave.measurement],
       refreshMs,
     },
@@ -193,6 +191,7 @@ describe('a confidential model', () => {
     'wrong-nonce',
     'stale-report',
     'measurement-not-allowed',
+    'bad-gpu-token',
     'enclave-down',
   ]
   const answerFaults: EnclaveMisbehaviour[] = [
@@ -280,13 +279,21 @@ describe('the /v1/aci routes', () => {
       model,
       workload_id: enclave.workloadId,
       measurement: enclave.measurement,
-      policy: { tee_type: 'simulated-tdx', allowed_measurements: [enclave.measurement] },
+      policy: {
+        tee_type: 'intel-tdx',
+        quote_verifier: { kind: 'tdx', root_ca: enclave.rootCa },
+        gpu: { jwks_url: enclave.gpuJwksUrl },
+        allowed_measurements: [enclave.measurement],
+      },
     })
     // Anyone can check it with the public verifiers: the report against its nonce, then the
     // receipt against the keys of that report only.
     const report = await Attestation.verifyReport(session.body.report, {
       nonce: session.body.nonce,
-      quoteVerifier: Attestation.simulatedQuoteVerifier(enclave.rootPublicKey),
+      quoteVerifier: Attestation.tdxQuoteVerifier({
+        rootCa: enclave.rootCa,
+        collateral: enclave.collateral,
+      }),
       allowedMeasurements: [enclave.measurement],
       now: Date.parse(session.body.attested_at),
     })
@@ -332,7 +339,7 @@ describe('the /v1/aci routes', () => {
       model,
       enforced: true,
       verified: true,
-      tee_type: 'simulated-tdx',
+      tee_type: 'intel-tdx',
       workload_id: enclave.workloadId,
       tcb_status: 'UpToDate',
       signing_key: expect.stringMatching(/^rk-/),
@@ -344,7 +351,10 @@ describe('the /v1/aci routes', () => {
     expect(withNonce.body.report_verification).toEqual({ status: 'verified' })
     const own = await Attestation.verifyReport(withNonce.body.report, {
       nonce,
-      quoteVerifier: Attestation.simulatedQuoteVerifier(enclave.rootPublicKey),
+      quoteVerifier: Attestation.tdxQuoteVerifier({
+        rootCa: enclave.rootCa,
+        collateral: enclave.collateral,
+      }),
       allowedMeasurements: [enclave.measurement],
     })
     expect(own.status).toBe('verified')

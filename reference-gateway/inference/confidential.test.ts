@@ -6,13 +6,16 @@
  */
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
+import { createTestTdxPlatform } from '../../src/testing/enclave/index.js'
+import { parseConfig } from '../config.js'
 import { createHoldBack } from './confidential.js'
 import { confidentialPrefixProblems, type ModelConfig, modelConfigSchema } from './models.js'
 
+const platform = createTestTdxPlatform({ tcbStatus: 'UpToDate' })
 const enclave = {
   kind: 'confidential',
   baseUrl: 'http://127.0.0.1:9/v1',
-  quoteVerifier: { kind: 'simulated', rootPublicKey: '00'.repeat(32) },
+  quoteVerifier: { kind: 'tdx', rootCa: platform.rootCa, collateral: platform.collateral },
   allowedMeasurements: ['ab'.repeat(48)],
 } as const
 const open = { kind: 'openai-compatible', baseUrl: 'https://api.example/v1' } as const
@@ -52,6 +55,73 @@ describe('the reserved prefix', () => {
         upstream: noMeasurements,
       }).success,
     ).toBe(false)
+  })
+})
+
+describe('the quote and GPU verifier settings', () => {
+  const model = (upstream: unknown) => ({
+    ...base,
+    id: 'confidential/m',
+    privacy: 'confidential',
+    upstream,
+  })
+  /** The one-line problems a gateway stops with at start. */
+  const problems = (upstream: unknown) => {
+    try {
+      parseConfig({ inferenceModels: [model(upstream)] })
+      return []
+    } catch (error) {
+      return String((error as Error).message)
+        .split('\n')
+        .filter((line) => line.includes('INFERENCE_MODELS'))
+    }
+  }
+
+  it('accepts TDX with collateral (Intel root by default) and GPU evidence with NVIDIA by default', () => {
+    const { rootCa: _, ...quoteVerifier } = enclave.quoteVerifier
+    const parsed = modelConfigSchema.parse(model({ ...enclave, quoteVerifier, gpu: {} }))
+    expect(parsed.upstream).toMatchObject({
+      gpu: { jwksUrl: 'https://nras.attestation.nvidia.com/.well-known/jwks.json' },
+    })
+    expect(problems(enclave)).toEqual([])
+  })
+
+  it.each<[string, unknown, string]>([
+    [
+      'a root CA that is not a certificate',
+      { ...enclave.quoteVerifier, rootCa: 'not a certificate' },
+      'quoteVerifier.rootCa): must be a PEM certificate',
+    ],
+    ['no collateral', { kind: 'tdx', rootCa: platform.rootCa }, 'quoteVerifier.collateral'],
+    [
+      'expired collateral',
+      {
+        ...enclave.quoteVerifier,
+        collateral: {
+          ...platform.collateral,
+          tcb_info: platform.collateral.tcb_info.replace(
+            /"nextUpdate":"[^"]+"/,
+            '"nextUpdate":"2020-01-01T00:00:00Z"',
+          ),
+        },
+      },
+      'quoteVerifier.collateral.tcb_info): has expired (nextUpdate)',
+    ],
+    [
+      'the retired simulated verifier',
+      { kind: 'simulated', rootPublicKey: '00'.repeat(32) },
+      'quoteVerifier.kind',
+    ],
+  ])('stops the gateway with one line naming the setting on %s', (_, quoteVerifier, named) => {
+    const lines = problems({ ...enclave, quoteVerifier })
+    expect(lines).toHaveLength(1)
+    expect(lines[0]).toContain(`INFERENCE_MODELS (inferenceModels.0.upstream.${named}`)
+  })
+
+  it('stops the gateway on a GPU JWKS URL that is not http(s)', () => {
+    const lines = problems({ ...enclave, gpu: { jwksUrl: 'file:///etc/jwks.json' } })
+    expect(lines).toHaveLength(1)
+    expect(lines[0]).toContain('INFERENCE_MODELS (inferenceModels.0.upstream.gpu.jwksUrl)')
   })
 })
 

@@ -49,18 +49,31 @@ export type VerifiedReceipt = {
   payment?: PaymentBinding | undefined
 }
 
-/** What an attestation is verified against (published with each session). */
+/**
+ * What an attestation is verified against (published with each session): the quote verifier with
+ * its root CA (absent: Intel's) and the collateral used, the GPU token service, if required, and
+ * the measurement allow-list. Anyone can check a session's report again with it.
+ */
 export type AttestationPolicy = {
   tee_type: string
-  quote_verifier: { kind: 'simulated'; root_public_key: string }
+  quote_verifier: Attestation.TdxVerifierPolicy
+  gpu?: { jwks_url: string; issuer?: string | undefined } | undefined
   allowed_measurements: readonly string[]
 }
 
 /** The policy of a confidential upstream's configuration. */
 export function policyOf(config: ConfidentialUpstreamConfig): AttestationPolicy {
+  const { rootCa, collateral } = config.quoteVerifier
   return {
     tee_type: quoteVerifierOf(config.quoteVerifier).teeType,
-    quote_verifier: { kind: 'simulated', root_public_key: config.quoteVerifier.rootPublicKey },
+    quote_verifier: {
+      kind: 'tdx',
+      ...(rootCa === undefined ? {} : { root_ca: rootCa }),
+      collateral,
+    },
+    ...(config.gpu === undefined
+      ? {}
+      : { gpu: { jwks_url: config.gpu.jwksUrl, issuer: config.gpu.issuer } }),
     allowed_measurements: config.allowedMeasurements,
   }
 }
@@ -91,13 +104,18 @@ export type ConfidentialUpstream = {
   close(): void
 }
 
-/** The quote verifier a configuration names. */
+/** The quote verifier a configuration names (DCAP via `@phala/dcap-qvl`, its collateral). */
 export function quoteVerifierOf(
   config: ConfidentialUpstreamConfig['quoteVerifier'],
 ): Attestation.QuoteVerifier {
-  return Attestation.simulatedQuoteVerifier(
-    Uint8Array.from(Buffer.from(config.rootPublicKey, 'hex')),
-  )
+  return Attestation.tdxQuoteVerifier({ rootCa: config.rootCa, collateral: config.collateral })
+}
+
+/** The GPU token verifier a configuration names, if GPU evidence is required. */
+export function gpuVerifierOf(
+  config: ConfidentialUpstreamConfig['gpu'],
+): Attestation.GpuTokenVerifier | undefined {
+  return config && Attestation.jwksGpuTokenVerifier({ jwks: config.jwksUrl, issuer: config.issuer })
 }
 
 const encoder = new TextEncoder()
@@ -128,6 +146,7 @@ export function createConfidentialUpstream(
   const attestor = Attestation.createAttestor({
     baseUrl: config.baseUrl,
     quoteVerifier: quoteVerifierOf(config.quoteVerifier),
+    gpuVerifier: gpuVerifierOf(config.gpu),
     allowedMeasurements: config.allowedMeasurements,
     refreshMs: config.refreshMs,
     fetch: doFetch,

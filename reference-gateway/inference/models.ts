@@ -8,7 +8,8 @@
  * @module
  */
 
-import { formatAmount, parseAmount } from 'tollgate'
+import { X509Certificate } from 'node:crypto'
+import { Attestation, formatAmount, parseAmount } from 'tollgate'
 import { z } from 'zod'
 
 /** Privacy tiers: `open` (an ordinary upstream), `confidential` (an attested enclave). */
@@ -42,13 +43,57 @@ const hex = (bytes: number) =>
     .string()
     .regex(new RegExp(`^[0-9a-f]{${bytes * 2}}$`), `must be ${bytes} bytes of lowercase hex`)
 
+const pemCertificate = z
+  .string()
+  .max(16 * 1024)
+  .refine((pem) => {
+    try {
+      return pem.includes('-----BEGIN CERTIFICATE-----') && new X509Certificate(pem) !== undefined
+    } catch {
+      return false
+    }
+  }, 'must be a PEM certificate')
+
 /**
- * How a confidential upstream's hardware quotes are checked. `simulated`: quotes of the simulated
- * enclave (`tollgate/testing`), signed under the given test root; it proves nothing about hardware.
+ * How a confidential upstream's hardware quotes are checked. `tdx`: Intel TDX quotes, checked by
+ * `@phala/dcap-qvl` with the operator-supplied DCAP `collateral` (what a PCCS answers for the
+ * platform: TCB info, QE identity, CRLs and their issuer chains), under Intel's root CA unless
+ * `rootCa` names another (only the simulated enclave's test root, in tests). The collateral must
+ * still be valid (`nextUpdate`) when the gateway starts.
  */
 export const quoteVerifierConfigSchema = z.discriminatedUnion('kind', [
-  z.object({ kind: z.literal('simulated'), rootPublicKey: hex(32) }).strict(),
+  z
+    .object({
+      kind: z.literal('tdx'),
+      rootCa: pemCertificate.optional(),
+      collateral: Attestation.TdxCollateralSchema.strict().superRefine((collateral, context) => {
+        for (const field of ['tcb_info', 'qe_identity'] as const) {
+          let nextUpdate = Number.NaN
+          try {
+            nextUpdate = Date.parse(String(JSON.parse(collateral[field]).nextUpdate))
+          } catch {}
+          if (Number.isNaN(nextUpdate)) {
+            context.addIssue({ code: 'custom', path: [field], message: 'must be DCAP JSON' })
+          } else if (nextUpdate <= Date.now()) {
+            context.addIssue({ code: 'custom', path: [field], message: 'has expired (nextUpdate)' })
+          }
+        }
+      }),
+    })
+    .strict(),
 ])
+
+/**
+ * GPU evidence required of a confidential upstream: its report's GPU attestation token (JWT) must
+ * verify against the JWKS at `jwksUrl` (NVIDIA's attestation service by default), name `issuer` if
+ * set, be bound to the attestation nonce and state a passing measurement result.
+ */
+export const gpuVerifierConfigSchema = z
+  .object({
+    jwksUrl: httpUrl.default(Attestation.NVIDIA_NRAS_JWKS_URL),
+    issuer: z.string().min(1).max(512).optional(),
+  })
+  .strict()
 
 /**
  * Upstream kind `confidential`: an ACI ("aci/1") enclave. Every request waits for a VERIFIED
@@ -68,7 +113,12 @@ export const confidentialUpstreamSchema = z
     /** The model's name at the enclave. Default: the model id. */
     model: z.string().min(1).max(256).optional(),
     quoteVerifier: quoteVerifierConfigSchema,
-    /** Measurements (48 bytes hex) accepted. Security: only these workloads are trusted. */
+    /** GPU evidence required (a GPU attestation token). Absent: the report's GPU token is not checked. */
+    gpu: gpuVerifierConfigSchema.optional(),
+    /**
+     * Measurements (48 bytes hex) accepted: for TDX, `tdxMeasurementOf` the MRTD and RTMR0..3.
+     * Security: only these workloads are trusted.
+     */
     allowedMeasurements: z.array(hex(48)).min(1).max(64),
     /** Attest again (fresh nonce) after this long, ms; 0 attests before every request. Default 60 000. */
     refreshMs: z.int().min(0).max(86_400_000).default(60_000),
@@ -186,10 +236,18 @@ export const defaultConfidentialModelId = `${defaultConfidentialPrefix}llama-3.3
 
 /**
  * The embedded default's confidential model: served by the simulated enclave of `tollgate/testing`
- * at `baseUrl`, its quotes checked under the enclave's test root, its measurement allowed.
+ * at `baseUrl`, its TDX quotes checked with its collateral under its test root, its GPU tokens
+ * with its test JWKS, its measurement allowed.
  */
 export function defaultConfidentialModel(
-  enclave: { baseUrl: string; rootPublicKey: Uint8Array; measurement: string },
+  enclave: {
+    baseUrl: string
+    rootCa: string
+    collateral: Attestation.TdxCollateral
+    gpuJwksUrl: string
+    gpuIssuer: string
+    measurement: string
+  },
   prefix: string = defaultConfidentialPrefix,
 ): ModelConfig {
   return {
@@ -201,10 +259,8 @@ export function defaultConfidentialModel(
     upstream: {
       kind: 'confidential',
       baseUrl: enclave.baseUrl,
-      quoteVerifier: {
-        kind: 'simulated',
-        rootPublicKey: Buffer.from(enclave.rootPublicKey).toString('hex'),
-      },
+      quoteVerifier: { kind: 'tdx', rootCa: enclave.rootCa, collateral: enclave.collateral },
+      gpu: { jwksUrl: enclave.gpuJwksUrl, issuer: enclave.gpuIssuer },
       allowedMeasurements: [enclave.measurement],
       refreshMs: 60_000,
     },

@@ -5,6 +5,7 @@
  * anchor is queued with it.
  */
 import { afterAll, describe, expect, it } from 'vitest'
+import { createTestTdxPlatform } from '../../src/testing/enclave/index.js'
 import type { GatewayDatabase } from '../db/database.js'
 import { testEngines } from '../db/testHelpers.js'
 import type { VerifiedReceipt } from './confidential.js'
@@ -12,6 +13,7 @@ import { createReceiptStore } from './receipts.js'
 
 const engines = testEngines('receipts')
 
+const { collateral } = createTestTdxPlatform({ tcbStatus: 'UpToDate' })
 const receiptJson = '{"api_version":"aci/1","receipt_id":"rcpt_1","model":"m","signature":"00"}'
 const record = (id: string): VerifiedReceipt => ({
   id,
@@ -21,8 +23,8 @@ const record = (id: string): VerifiedReceipt => ({
   requestHash: `sha256:${'1'.repeat(64)}`,
   responseHash: `sha256:${'2'.repeat(64)}`,
   policy: {
-    tee_type: 'simulated-tdx',
-    quote_verifier: { kind: 'simulated', root_public_key: '00'.repeat(32) },
+    tee_type: 'intel-tdx',
+    quote_verifier: { kind: 'tdx', collateral },
     allowed_measurements: ['ab'.repeat(48)],
   },
   session: {
@@ -65,7 +67,7 @@ for (const engine of engines) {
         object: 'aci.session',
         attested_at: '2026-01-01T00:00:00.000Z',
         stale_at: '2026-01-01T00:05:00.000Z',
-        policy: { tee_type: 'simulated-tdx' },
+        policy: { tee_type: 'intel-tdx' },
         report: { api_version: 'aci/1' },
       })
       expect(await reopened.receipt('rcpt_3')).toBeUndefined()

@@ -2,9 +2,10 @@ import fc from 'fast-check'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type SimulatedEnclave, startSimulatedEnclave } from '../testing/enclave/index.js'
 import { bytesToHex, keysetDigestOf, sha256Tag } from './digest.js'
-import { simulatedQuoteVerifier } from './quote.js'
+import { jwksGpuTokenVerifier } from './gpu.js'
 import { type VerifyReceiptOptions, verifyReceipt } from './receipt.js'
 import { verifyReport } from './report.js'
+import { tdxQuoteVerifier } from './tdx.js'
 
 const hex = (n: number) => bytesToHex(crypto.getRandomValues(new Uint8Array(n)))
 const clone = <T>(value: T): T => structuredClone(value)
@@ -18,7 +19,7 @@ describe('verifyReport', () => {
   const check = (input: unknown, extra: Partial<Parameters<typeof verifyReport>[1]> = {}) =>
     verifyReport(input, {
       nonce,
-      quoteVerifier: simulatedQuoteVerifier(enclave.rootPublicKey),
+      quoteVerifier: tdxQuoteVerifier({ rootCa: enclave.rootCa, collateral: enclave.collateral }),
       allowedMeasurements: [enclave.measurement],
       ...extra,
     })
@@ -58,11 +59,18 @@ describe('verifyReport', () => {
     ],
     ['another TEE type', (r) => (r.attestation.tee_type = 'tdx'), 'tee_type_unsupported'],
     [
-      'a quote with a changed measurement',
+      'a quote with a changed MRTD',
       (r) => {
         const q: string = r.attestation.evidence.quote
-        r.attestation.evidence.quote = `${q.slice(0, 12)}${q[12] === '0' ? '1' : '0'}${q.slice(13)}`
+        // MRTD starts at byte 48 (header) + 136 of the TD report.
+        const at = 2 * (48 + 136)
+        r.attestation.evidence.quote = `${q.slice(0, at)}${q[at] === '0' ? '1' : '0'}${q.slice(at + 1)}`
       },
+      'quote_invalid',
+    ],
+    [
+      'a quote cut short',
+      (r) => (r.attestation.evidence.quote = r.attestation.evidence.quote.slice(0, 2000)),
       'quote_invalid',
     ],
     [
@@ -98,11 +106,40 @@ describe('verifyReport', () => {
     })
   })
 
+  it('checks the GPU token with a GPU verifier: present, signed under the JWKS, bound to the nonce', async () => {
+    const gpuVerifier = jwksGpuTokenVerifier({
+      jwks: enclave.gpuJwksUrl,
+      issuer: enclave.gpuIssuer,
+    })
+    expect((await check(report, { gpuVerifier })).status).toBe('verified')
+    const without = clone(report)
+    delete without.attestation.evidence.gpu_token
+    expect(await check(without, { gpuVerifier })).toMatchObject({ code: 'gpu_evidence_invalid' })
+    // The quote binds the nonce, so only the GPU token is swapped: one issued for another nonce.
+    const other = await (await fetch(`${enclave.baseUrl}/attestation?nonce=${hex(32)}`)).json()
+    const swapped = clone(report)
+    swapped.attestation.evidence.gpu_token = other.attestation.evidence.gpu_token
+    expect(await check(swapped, { gpuVerifier })).toMatchObject({
+      code: 'gpu_evidence_invalid',
+      message: 'the GPU token is bound to another nonce',
+    })
+    const foreign = jwksGpuTokenVerifier({ jwks: { keys: [] } })
+    expect(await check(report, { gpuVerifier: foreign })).toMatchObject({
+      code: 'gpu_evidence_invalid',
+    })
+  })
+
+  it('fails with quote_invalid once the collateral has expired', async () => {
+    expect(
+      await check(report, { now: Date.now() + 31 * 86_400_000, maxAgeMs: 40 * 86_400_000 }),
+    ).toMatchObject({ code: 'quote_invalid', message: 'TCBInfo expired' })
+  })
+
   it('fails with quote_invalid under another root key', async () => {
     const other = await startSimulatedEnclave()
     try {
       const result = await check(report, {
-        quoteVerifier: simulatedQuoteVerifier(other.rootPublicKey),
+        quoteVerifier: tdxQuoteVerifier({ rootCa: other.rootCa, collateral: other.collateral }),
       })
       expect(result).toMatchObject({ code: 'quote_invalid' })
     } finally {
@@ -116,7 +153,7 @@ describe('verifyReport', () => {
       const r = await (await fetch(`${revoked.baseUrl}/attestation?nonce=${nonce}`)).json()
       const result = await verifyReport(r, {
         nonce,
-        quoteVerifier: simulatedQuoteVerifier(revoked.rootPublicKey),
+        quoteVerifier: tdxQuoteVerifier({ rootCa: revoked.rootCa, collateral: revoked.collateral }),
         allowedMeasurements: [revoked.measurement],
       })
       expect(result).toMatchObject({ code: 'tcb_status_rejected' })
@@ -154,7 +191,7 @@ describe('verifyReceipt', () => {
     const report = await (await fetch(`${enclave.baseUrl}/attestation?nonce=${nonce}`)).json()
     const result = await verifyReport(report, {
       nonce,
-      quoteVerifier: simulatedQuoteVerifier(enclave.rootPublicKey),
+      quoteVerifier: tdxQuoteVerifier({ rootCa: enclave.rootCa, collateral: enclave.collateral }),
       allowedMeasurements: [enclave.measurement],
     })
     if (result.status !== 'verified') throw new Error(result.code)

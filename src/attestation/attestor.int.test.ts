@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { type SimulatedEnclave, startSimulatedEnclave } from '../testing/enclave/index.js'
 import { createAttestor } from './attestor.js'
-import { simulatedQuoteVerifier } from './quote.js'
+import { tdxQuoteVerifier } from './tdx.js'
 
 describe('createAttestor', () => {
   let enclave: SimulatedEnclave
@@ -15,7 +15,7 @@ describe('createAttestor', () => {
   const attestor = (refreshMs = 60_000) =>
     createAttestor({
       baseUrl: enclave.baseUrl,
-      quoteVerifier: simulatedQuoteVerifier(enclave.rootPublicKey),
+      quoteVerifier: tdxQuoteVerifier({ rootCa: enclave.rootCa, collateral: enclave.collateral }),
       allowedMeasurements: [enclave.measurement],
       refreshMs,
       now: () => clock,

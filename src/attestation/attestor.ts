@@ -8,6 +8,7 @@
  * @module
  */
 import { bytesToHex } from './digest.js'
+import type { GpuTokenVerifier } from './gpu.js'
 import type { QuoteVerifier, TcbStatus } from './quote.js'
 import { type ReceiptVerification, verifyReceipt } from './receipt.js'
 import {
@@ -46,6 +47,8 @@ export type AttestorOptions = {
   /** The upstream's base URL; reports are fetched from `{baseUrl}/attestation?nonce=…`. */
   baseUrl: string
   quoteVerifier: QuoteVerifier
+  /** Checks the report's GPU token; absent, GPU evidence is not required. */
+  gpuVerifier?: GpuTokenVerifier | undefined
   /** Measurements (hex) accepted. Security: an empty list accepts none. */
   allowedMeasurements: readonly string[]
   /** Attest again after this long, ms. Default 60 000. */
@@ -114,6 +117,7 @@ export function createAttestor(options: AttestorOptions): Attestor {
     const result = await verifyReport(json, {
       nonce,
       quoteVerifier: options.quoteVerifier,
+      gpuVerifier: options.gpuVerifier,
       allowedMeasurements: options.allowedMeasurements,
       now: now(),
       maxAgeMs: options.maxAgeMs,

@@ -19,14 +19,15 @@ export {
   workloadIdOf,
 } from './digest.js'
 export {
-  type QuoteVerdict,
-  type QuoteVerifier,
-  SIMULATED_QUOTE_LENGTH,
-  SIMULATED_TEE_TYPE,
-  simulatedQuoteBody,
-  simulatedQuoteVerifier,
-  type TcbStatus,
-} from './quote.js'
+  GPU_NONCE_CLAIM,
+  GPU_RESULT_CLAIM,
+  type GpuTokenVerdict,
+  type GpuTokenVerifier,
+  type JwksGpuTokenVerifierOptions,
+  jwksGpuTokenVerifier,
+  NVIDIA_NRAS_JWKS_URL,
+} from './gpu.js'
+export type { QuoteVerdict, QuoteVerifier, TcbStatus } from './quote.js'
 export {
   type AciReceipt,
   AciReceiptEventSchema,
@@ -49,3 +50,15 @@ export {
   type VerifyReportOptions,
   verifyReport,
 } from './report.js'
+export {
+  quoteVerifierOfPolicy,
+  TDX_TEE_TYPE,
+  type TdxCollateral,
+  TdxCollateralSchema,
+  type TdxQuoteVerifierOptions,
+  type TdxRegisters,
+  type TdxVerifierPolicy,
+  TdxVerifierPolicySchema,
+  tdxMeasurementOf,
+  tdxQuoteVerifier,
+} from './tdx.js'

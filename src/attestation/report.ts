@@ -14,6 +14,7 @@ import {
   reportDataOf,
   workloadIdOf,
 } from './digest.js'
+import type { GpuTokenVerifier } from './gpu.js'
 import type { QuoteVerifier, TcbStatus } from './quote.js'
 
 const Hex = (max: number) =>
@@ -64,7 +65,14 @@ export const AttestationReportSchema = z.object({
       })
       .optional(),
     freshness: z.object({ fetched_at: z.iso.datetime(), stale_after: z.iso.datetime() }),
-    evidence: z.looseObject({ quote: Hex(64 * 1024) }),
+    evidence: z.looseObject({
+      quote: Hex(64 * 1024),
+      /** GPU attestation token (JWT), when the workload runs on attested GPUs. */
+      gpu_token: z
+        .string()
+        .max(64 * 1024)
+        .optional(),
+    }),
   }),
 })
 /** An ACI attestation report. */
@@ -83,6 +91,7 @@ export type ReportFailureCode =
   | 'report_stale'
   | 'keyset_expired'
   | 'measurement_not_allowed'
+  | 'gpu_evidence_invalid'
 
 /** Result of {@link verifyReport}. */
 export type ReportVerification =
@@ -92,6 +101,8 @@ export type ReportVerification =
       workloadId: string
       keysetDigest: string
       measurement: string
+      /** The measurement registers behind `measurement`, when the quote has several. */
+      registers?: Readonly<Record<string, string>> | undefined
       tcbStatus: TcbStatus
       receiptKeys: readonly ReceiptSigningKey[]
       /** When the report stops being fresh (ms since epoch). */
@@ -107,6 +118,11 @@ export type VerifyReportOptions = {
   quoteVerifier: QuoteVerifier
   /** Measurements (hex) accepted. Security: an empty list accepts none. */
   allowedMeasurements: readonly string[]
+  /**
+   * Checks the GPU attestation token (`evidence.gpu_token`), which must then be present and bound
+   * to the nonce. Absent: GPU evidence is not required (nor checked).
+   */
+  gpuVerifier?: GpuTokenVerifier | undefined
   /** Current time, ms since epoch. Default `Date.now()`. */
   now?: number | undefined
   /** Oldest `fetched_at` accepted, ms before `now`. Default 10 minutes. */
@@ -116,8 +132,9 @@ export type VerifyReportOptions = {
 /**
  * Verifies an attestation report: schema, workload id and keyset digest recomputed from the
  * keyset, identity-key endorsement of the keyset, the hardware quote, TCB status, nonce-bound report
- * data (quote report data bytes 0..32 and the report's `report_data`), freshness, keyset epoch and
- * the measurement allow-list. Checks run in that order; the first failure is answered.
+ * data (quote report data bytes 0..32 and the report's `report_data`), freshness, keyset epoch, the
+ * measurement allow-list and, with a GPU verifier, the GPU token. Checks run in that order; the
+ * first failure is answered. The quote's collateral must be valid at `now`.
  *
  * @param input - the report as received (untrusted JSON).
  * @example
@@ -154,8 +171,14 @@ export async function verifyReport(
   if (attestation.tee_type !== options.quoteVerifier.teeType) {
     return fail('tee_type_unsupported', `tee_type ${attestation.tee_type} is not accepted`)
   }
-  const verdict = await options.quoteVerifier.verify(hexToBytes(attestation.evidence.quote))
-  if (verdict.status === 'invalid') return fail('quote_invalid', verdict.reason)
+  const now = options.now ?? Date.now()
+  const verdict = await options.quoteVerifier.verify(hexToBytes(attestation.evidence.quote), {
+    now,
+  })
+  if (verdict.status === 'invalid') {
+    const rejected = verdict.tcbStatus === 'Revoked' || verdict.tcbStatus === 'Unknown'
+    return fail(rejected ? 'tcb_status_rejected' : 'quote_invalid', verdict.reason)
+  }
   if (verdict.tcbStatus === 'Revoked' || verdict.tcbStatus === 'Unknown') {
     return fail('tcb_status_rejected', `TCB status ${verdict.tcbStatus}`)
   }
@@ -166,7 +189,6 @@ export async function verifyReport(
   ) {
     return fail('nonce_mismatch', 'the report data is not bound to this nonce')
   }
-  const now = options.now ?? Date.now()
   const fetchedAt = Date.parse(attestation.freshness.fetched_at)
   const staleAtMs = Date.parse(attestation.freshness.stale_after)
   if (now >= staleAtMs || now - fetchedAt > (options.maxAgeMs ?? 600_000)) {
@@ -178,12 +200,19 @@ export async function verifyReport(
   if (!options.allowedMeasurements.includes(verdict.measurement)) {
     return fail('measurement_not_allowed', 'the measurement is not on the allow-list')
   }
+  if (options.gpuVerifier) {
+    const token = attestation.evidence.gpu_token
+    if (token === undefined) return fail('gpu_evidence_invalid', 'the report has no GPU token')
+    const gpu = await options.gpuVerifier.verify(token, { nonce: options.nonce, now })
+    if (gpu.status === 'invalid') return fail('gpu_evidence_invalid', gpu.reason)
+  }
   return {
     status: 'verified',
     report,
     workloadId,
     keysetDigest,
     measurement: verdict.measurement,
+    registers: verdict.registers,
     tcbStatus: verdict.tcbStatus,
     receiptKeys: keyset.receipt_signing_keys,
     staleAtMs,

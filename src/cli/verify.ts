@@ -39,7 +39,7 @@ export type StoredReceiptVerification = {
 export type VerifyStoredReceiptOptions = {
   /** The gateway's base URL (`http://127.0.0.1:4020`, with or without `/v1`). */
   inferenceUrl: string
-  /** The simulated quote root to trust (hex). Default: the one the gateway publishes. */
+  /** SHA-256 (hex) of the quote root CA to trust. Default: the one the gateway publishes. */
   rootKey?: string | undefined
   /** Measurements to trust (hex). Default: those the gateway publishes. */
   measurements?: readonly string[] | undefined
@@ -131,17 +131,17 @@ export async function verifyStoredReceipt(
 
   const policy = (session.policy ?? {}) as {
     tee_type?: string
-    quote_verifier?: { root_public_key?: string }
+    quote_verifier?: unknown
     allowed_measurements?: string[]
   }
-  if (policy.tee_type !== Attestation.SIMULATED_TEE_TYPE) {
+  if (policy.tee_type !== Attestation.TDX_TEE_TYPE) {
     return fail('tee_type_unsupported', `no quote verifier here for ${String(policy.tee_type)}`)
   }
-  const root = options.rootKey ?? policy.quote_verifier?.root_public_key ?? ''
-  if (!/^[0-9a-f]{64}$/.test(root)) return fail('quote_invalid', 'no valid quote root key')
-  const quoteVerifier: Attestation.QuoteVerifier = Attestation.simulatedQuoteVerifier(
-    Uint8Array.from(Buffer.from(root, 'hex')),
+  const quoteVerifier = await Attestation.quoteVerifierOfPolicy(
+    policy.quote_verifier,
+    options.rootKey,
   )
+  if ('error' in quoteVerifier) return fail('quote_invalid', quoteVerifier.error)
   const report = await Attestation.verifyReport(session.report, {
     nonce: String(session.nonce),
     quoteVerifier,
@@ -279,7 +279,7 @@ export function verifyCommand(): Command {
       'the gateway (inference API) base URL',
       'http://127.0.0.1:4020',
     )
-    .option('--root-key <hex>', 'pin the simulated quote root (default: the gateway’s)')
+    .option('--root-key <hex>', 'pin the quote root CA by its SHA-256 (default: the gateway’s)')
     .option('--measurement <hex...>', 'pin the measurements to trust (default: the gateway’s)')
     .option('--ledger-url <url>', 'the ledger full node for the anchor (default: the gateway’s)')
     .option('--json', 'print the result as JSON')

@@ -5,11 +5,19 @@
  * @module
  */
 export {
+  createTestGpuAttestation,
+  createTestTdxPlatform,
   type EnclaveCall,
   type EnclaveMisbehaviour,
+  registersHex,
   type SimulatedEnclave,
   type SimulatedEnclaveOptions,
+  simulatedRegisters,
   startSimulatedEnclave,
+  type TdQuoteFields,
+  TEST_GPU_ISSUER,
+  type TestGpuAttestation,
+  type TestTdxPlatform,
 } from './enclave/index.js'
 export {
   createEngine,

@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { bytesToHex } from '../../attestation/digest.js'
-import { simulatedQuoteVerifier } from '../../attestation/quote.js'
+import { jwksGpuTokenVerifier } from '../../attestation/gpu.js'
 import { verifyReceipt } from '../../attestation/receipt.js'
 import { type ReportVerification, verifyReport } from '../../attestation/report.js'
+import { tdxQuoteVerifier } from '../../attestation/tdx.js'
 import { type EnclaveMisbehaviour, type SimulatedEnclave, startSimulatedEnclave } from './index.js'
 
 const nonce = () => bytesToHex(crypto.getRandomValues(new Uint8Array(32)))
@@ -11,8 +12,9 @@ async function attest(enclave: SimulatedEnclave, value = nonce()): Promise<Repor
   const report = await (await fetch(`${enclave.baseUrl}/attestation?nonce=${value}`)).json()
   return verifyReport(report, {
     nonce: value,
-    quoteVerifier: simulatedQuoteVerifier(enclave.rootPublicKey),
+    quoteVerifier: tdxQuoteVerifier({ rootCa: enclave.rootCa, collateral: enclave.collateral }),
     allowedMeasurements: [enclave.measurement],
+    gpuVerifier: jwksGpuTokenVerifier({ jwks: enclave.gpuJwksUrl, issuer: enclave.gpuIssuer }),
   })
 }
 
@@ -119,6 +121,7 @@ describe('simulated enclave misbehaviours', () => {
     ['wrong-nonce', 'nonce_mismatch'],
     ['stale-report', 'report_stale'],
     ['measurement-not-allowed', 'measurement_not_allowed'],
+    ['bad-gpu-token', 'gpu_evidence_invalid'],
   ])('%s: the report fails with %s', async (misbehaviour, code) => {
     enclave.misbehave(misbehaviour)
     try {

@@ -1,13 +1,15 @@
 /**
  * A simulated confidential ("aci/1") model upstream: the deterministic chat of
  * {@link startModelUpstream}, buffered and streamed, served by a simulated enclave that publishes
- * attestation reports (simulated quote signed under a test root, Ed25519 keyset with the receipt
- * key, nonce-bound report data) and signs a receipt for every completion over the exact request
- * and response bytes (`x-receipt-id` header). It can be told to misbehave, one way at a time, to test
- * what a verifier or gateway does then. It proves nothing about hardware.
+ * attestation reports (an Intel TDX v4 quote signed under a test PKI whose root CA and DCAP
+ * collateral it hands out, a GPU attestation token signed by a test service whose JWKS it serves,
+ * Ed25519 keyset with the receipt key, nonce-bound report data) and signs a receipt for every
+ * completion over the exact request and response bytes (`x-receipt-id` header). It can be told to
+ * misbehave, one way at a time, to test what a verifier or gateway does then. It proves nothing
+ * about hardware: its quotes verify only under its own test root.
  *
  * Routes (under `baseUrl`): `GET /attestation?nonce=<hex>`, `POST /chat/completions`,
- * `GET /receipts/{id}`, `GET /models`.
+ * `GET /receipts/{id}`, `GET /models`, `GET /gpu/jwks` (the test GPU service's key set).
  *
  * @module
  */
@@ -22,21 +24,26 @@ import {
   sha256Tag,
   workloadIdOf,
 } from '../../attestation/digest.js'
-import { SIMULATED_TEE_TYPE, simulatedQuoteBody, type TcbStatus } from '../../attestation/quote.js'
+import type { TcbStatus } from '../../attestation/quote.js'
 import { receiptSigningInput } from '../../attestation/receipt.js'
+import { TDX_TEE_TYPE, type TdxCollateral, tdxMeasurementOf } from '../../attestation/tdx.js'
 import { listenOnLoopback } from '../loopback.js'
 import { stubCreated } from '../upstreams/handlers.js'
 import { modelCompletion } from '../upstreams/model.js'
+import { createTestGpuAttestation, TEST_GPU_ISSUER } from './gpu.js'
+import { createTestTdxPlatform, registersHex, simulatedRegisters } from './tdx.js'
 
 /** Ways the simulated enclave can misbehave (one at a time). */
 export type EnclaveMisbehaviour =
-  /** The quote's root signature does not verify. */
+  /** The quote's signature (by its attestation key) does not verify: a bad quote. */
   | 'bad-report-signature'
+  /** The GPU attestation token is signed by a key outside the GPU service's JWKS. */
+  | 'bad-gpu-token'
   /** The report data is bound to another nonce than the one asked for. */
   | 'wrong-nonce'
   /** The report is past its freshness window. */
   | 'stale-report'
-  /** The quote reports a measurement other than {@link SimulatedEnclave.measurement}. */
+  /** The quote reports a TD (MRTD) other than the one of {@link SimulatedEnclave.measurement}. */
   | 'measurement-not-allowed'
   /** Receipts are signed by a key outside the attested keyset (which the receipt names). */
   | 'unattested-receipt-key'
@@ -59,7 +66,7 @@ export type SimulatedEnclaveOptions = {
   receiptFormat?: 'nested' | 'flat' | undefined
   /** Receipt signing algorithm. Default `'ed25519'`; `'ecdsa-secp256k1'` is the legacy form. */
   receiptAlgo?: 'ed25519' | 'ecdsa-secp256k1' | undefined
-  /** TCB status in quotes. Default `'UpToDate'`. */
+  /** TCB status of the platform in the collateral's TCB info. Default `'UpToDate'`. */
   tcbStatus?: TcbStatus | undefined
   /** How long a report stays fresh, ms. Default 5 minutes. */
   reportTtlMs?: number | undefined
@@ -76,9 +83,18 @@ export type EnclaveCall = { method: string; path: string; status: number }
 export type SimulatedEnclave = {
   /** `http://127.0.0.1:<port>/v1`. */
   baseUrl: string
-  /** The test root's raw Ed25519 public key: give it to `simulatedQuoteVerifier`. */
-  rootPublicKey: Uint8Array
-  /** The measurement (hex, 48 bytes) of the simulated workload: put it on the allow-list. */
+  /** The test root CA certificate (PEM): give it to `tdxQuoteVerifier` as `rootCa`. */
+  rootCa: string
+  /** DCAP collateral signed under the test root (valid 30 days from start). */
+  collateral: TdxCollateral
+  /** The test GPU attestation service's JWKS URL (for `jwksGpuTokenVerifier`). */
+  gpuJwksUrl: string
+  /** The issuer of its GPU tokens. */
+  gpuIssuer: string
+  /**
+   * The measurement (hex, 48 bytes) of the simulated workload (`tdxMeasurementOf` its MRTD and
+   * RTMRs): put it on the allow-list.
+   */
   measurement: string
   /** The workload id of the attested identity key. */
   workloadId: string
@@ -106,7 +122,7 @@ const signHex = (key: KeyObject, bytes: Uint8Array) => bytesToHex(sign(null, byt
  * @example
  * ```ts
  * const enclave = await startSimulatedEnclave()
- * const verifier = simulatedQuoteVerifier(enclave.rootPublicKey)
+ * const verifier = tdxQuoteVerifier({ rootCa: enclave.rootCa, collateral: enclave.collateral })
  * // … later
  * await enclave.stop()
  * ```
@@ -114,14 +130,12 @@ const signHex = (key: KeyObject, bytes: Uint8Array) => bytesToHex(sign(null, byt
 export async function startSimulatedEnclave(
   options: SimulatedEnclaveOptions = {},
 ): Promise<SimulatedEnclave> {
-  const root = generateKeyPairSync('ed25519')
-  const rootPublicKey = new Uint8Array(
-    root.publicKey.export({ format: 'der', type: 'spki' }),
-  ).slice(-32)
+  const platform = createTestTdxPlatform({ tcbStatus: options.tcbStatus ?? 'UpToDate' })
+  const gpu = createTestGpuAttestation()
   const identity = ed25519()
   const rogue = ed25519()
-  const measurementBytes = createHash('sha384').update('tollgate simulated enclave v1').digest()
-  const measurement = measurementBytes.toString('hex')
+  const registers = simulatedRegisters('tollgate simulated enclave v1')
+  const measurement = tdxMeasurementOf(registersHex(registers))
   const workloadId = workloadIdOf(identity.jwk)
   let misbehaviour = options.misbehaviour
   let epoch = 0
@@ -153,22 +167,23 @@ export async function startSimulatedEnclave(
   })
   let currentKeyset = keyset()
 
-  function report(nonce: string) {
+  async function report(nonce: string) {
     const keysetDigest = keysetDigestOf(currentKeyset)
     const boundNonce = misbehaviour === 'wrong-nonce' ? bytesToHex(randomBytes(32)) : nonce
     const reportData = new Uint8Array(64)
     reportData.set(reportDataOf({ workloadId, keysetDigest, nonce: boundNonce }))
-    const quoteMeasurement =
-      misbehaviour === 'measurement-not-allowed'
-        ? createHash('sha384').update('some other workload').digest()
-        : measurementBytes
-    const body = simulatedQuoteBody({
-      measurement: quoteMeasurement,
+    const quote = platform.quote({
+      registers:
+        misbehaviour === 'measurement-not-allowed'
+          ? { ...registers, mrtd: createHash('sha384').update('some other workload').digest() }
+          : registers,
       reportData,
-      tcbStatus: options.tcbStatus ?? 'UpToDate',
+      badSignature: misbehaviour === 'bad-report-signature',
     })
-    const signature = sign(null, body, root.privateKey)
-    if (misbehaviour === 'bad-report-signature') signature[0] = (signature[0] ?? 0) ^ 0xff
+    const gpuToken = await gpu.token(boundNonce, {
+      ttlMs: ttl,
+      rogue: misbehaviour === 'bad-gpu-token',
+    })
     const now = misbehaviour === 'stale-report' ? Date.now() - 2 * ttl : Date.now()
     return {
       api_version: 'aci/1',
@@ -176,7 +191,7 @@ export async function startSimulatedEnclave(
       workload_keyset_digest: keysetDigest,
       attestation: {
         vendor: 'tollgate-simulator',
-        tee_type: SIMULATED_TEE_TYPE,
+        tee_type: TDX_TEE_TYPE,
         workload_keyset: currentKeyset,
         report_data: bytesToHex(reportData),
         keyset_endorsement: {
@@ -192,7 +207,7 @@ export async function startSimulatedEnclave(
           fetched_at: new Date(now).toISOString(),
           stale_after: new Date(now + ttl).toISOString(),
         },
-        evidence: { quote: bytesToHex(Buffer.concat([body, signature])) },
+        evidence: { quote: bytesToHex(quote), gpu_token: gpuToken },
       },
     }
   }
@@ -279,7 +294,11 @@ export async function startSimulatedEnclave(
         return error(res, 400, 'nonce must be 16 to 64 bytes of lowercase hex')
       }
       record(200)
-      return json(res, 200, report(nonce))
+      return json(res, 200, await report(nonce))
+    }
+    if (method === 'GET' && url.pathname === '/v1/gpu/jwks') {
+      record(200)
+      return json(res, 200, gpu.jwks)
     }
     const receiptMatch = /^\/v1\/receipts\/([A-Za-z0-9_-]{1,128})$/.exec(url.pathname)
     if (method === 'GET' && receiptMatch) {
@@ -389,7 +408,10 @@ export async function startSimulatedEnclave(
   const { server, port } = await listenOnLoopback(handle, options.port, 30_000)
   return {
     baseUrl: `http://127.0.0.1:${port}/v1`,
-    rootPublicKey,
+    rootCa: platform.rootCa,
+    collateral: platform.collateral,
+    gpuJwksUrl: `http://127.0.0.1:${port}/v1/gpu/jwks`,
+    gpuIssuer: TEST_GPU_ISSUER,
     measurement,
     workloadId,
     calls,

@@ -1,0 +1,201 @@
+/**
+ * Intel TDX quotes checked with DCAP collateral by `@phala/dcap-qvl` (pure JS): the quote's ECDSA
+ * signature by its attestation key, the QE report signed by the PCK certificate, the PCK chain up to
+ * the trusted root CA (Intel's by default; a test root in tests), the CRLs, and the TCB info and QE
+ * identity collateral signed under the same root; then the TCB status of the platform and QE.
+ *
+ * The measurement a TDX verdict reports is {@link tdxMeasurementOf} the TD's MRTD and RTMR0..3:
+ * one digest an allow-list can hold, which changes when any of those registers changes.
+ *
+ * @module
+ */
+import { createHash, X509Certificate } from 'node:crypto'
+import { z } from 'zod'
+import type { QuoteVerdict, QuoteVerifier, TcbStatus } from './quote.js'
+
+/** The `tee_type` of reports whose quote is an Intel TDX quote. */
+export const TDX_TEE_TYPE = 'intel-tdx'
+
+const Hex = (max: number) =>
+  z
+    .string()
+    .max(max)
+    .regex(/^(?:[0-9a-fA-F]{2})*$/)
+const Bytes = (max: number) => z.union([Hex(2 * max), z.array(z.int().min(0).max(255)).max(max)])
+const Pem = z.string().max(64 * 1024)
+
+/**
+ * DCAP collateral of a TDX platform (the `@phala/dcap-qvl` shape: what `getCollateral` answers
+ * from a PCCS): CRLs, the TCB info and QE identity JSON as signed, their raw P-256 signatures and
+ * issuer chains (PEM). Byte fields are hex strings or byte arrays.
+ */
+export const TdxCollateralSchema = z.object({
+  pck_crl_issuer_chain: Pem,
+  root_ca_crl: Bytes(16 * 1024),
+  pck_crl: Bytes(256 * 1024),
+  tcb_info_issuer_chain: Pem,
+  tcb_info: z.string().max(256 * 1024),
+  tcb_info_signature: Bytes(64),
+  qe_identity_issuer_chain: Pem,
+  qe_identity: z.string().max(64 * 1024),
+  qe_identity_signature: Bytes(64),
+  /** The PCK chain (PEM), for quotes that do not embed it (certification data type 2/3). */
+  pck_certificate_chain: Pem.nullable().optional(),
+})
+/** DCAP collateral of a TDX platform. */
+export type TdxCollateral = z.infer<typeof TdxCollateralSchema>
+
+/** The measurement registers of a TD report (hex, 48 bytes each). */
+export type TdxRegisters = {
+  mrtd: string
+  rtmr0: string
+  rtmr1: string
+  rtmr2: string
+  rtmr3: string
+}
+
+/**
+ * The measurement of a TD: hex of SHA-384 over MRTD ‖ RTMR0 ‖ RTMR1 ‖ RTMR2 ‖ RTMR3 (the raw 48-byte
+ * registers). Put it on a measurement allow-list.
+ *
+ * @example
+ * ```ts
+ * const allowed = [tdxMeasurementOf({ mrtd, rtmr0, rtmr1, rtmr2, rtmr3 })]
+ * ```
+ */
+export function tdxMeasurementOf(registers: TdxRegisters): string {
+  const hash = createHash('sha384')
+  for (const value of [
+    registers.mrtd,
+    registers.rtmr0,
+    registers.rtmr1,
+    registers.rtmr2,
+    registers.rtmr3,
+  ]) {
+    if (!/^[0-9a-f]{96}$/.test(value)) throw new RangeError('each register is 48 bytes of hex')
+    hash.update(Buffer.from(value, 'hex'))
+  }
+  return hash.digest('hex')
+}
+
+/** Options of {@link tdxQuoteVerifier}. */
+export type TdxQuoteVerifierOptions = {
+  /**
+   * The trusted root CA certificate (PEM or DER). Default: Intel's SGX root CA. Security: only a
+   * test may pass another root, such as the simulated enclave's.
+   */
+  rootCa?: string | Uint8Array | undefined
+  /** The collateral quotes are checked with, or a function answering it for a quote. */
+  collateral: TdxCollateral | ((quote: Uint8Array) => Promise<TdxCollateral>)
+}
+
+type Dcap = typeof import('@phala/dcap-qvl')
+let dcap: Promise<Dcap> | undefined
+
+/** DER of a PEM or DER certificate; throws when it is not a certificate. */
+function certificateDer(value: string | Uint8Array): Buffer {
+  const der = typeof value === 'string' ? new X509Certificate(value).raw : Buffer.from(value)
+  new X509Certificate(der) // throws on anything but a certificate
+  return der
+}
+
+/**
+ * A {@link QuoteVerifier} of Intel TDX quotes (v4/v5), checked by `@phala/dcap-qvl` with the given
+ * collateral at the verification time (`now`). A quote that is not TDX, whose chain does not lead to
+ * the root CA, or whose TCB status is Revoked is invalid.
+ *
+ * @example
+ * ```ts
+ * const verifier = tdxQuoteVerifier({ collateral }) // Intel's root CA
+ * const tests = tdxQuoteVerifier({ rootCa: enclave.rootCa, collateral: enclave.collateral })
+ * ```
+ */
+export function tdxQuoteVerifier(options: TdxQuoteVerifierOptions): QuoteVerifier {
+  const rootDer = options.rootCa === undefined ? undefined : certificateDer(options.rootCa)
+  return {
+    teeType: TDX_TEE_TYPE,
+    async verify(quote, verifyOptions): Promise<QuoteVerdict> {
+      let tcbStatus: TcbStatus | undefined
+      try {
+        dcap ??= import('@phala/dcap-qvl')
+        const { QuoteVerifier: Dcap } = await dcap
+        const verifier = rootDer ? Dcap.newWithRootCa(rootDer) : Dcap.newProd()
+        const collateral =
+          typeof options.collateral === 'function'
+            ? await options.collateral(quote)
+            : options.collateral
+        const nowSecs = Math.floor((verifyOptions?.now ?? Date.now()) / 1000)
+        const verified = verifier.verify(Buffer.from(quote), collateral, nowSecs)
+        const td = verified.report.asTd10()
+        if (!td) return { status: 'invalid', reason: 'not a TDX quote' }
+        const hex = (bytes: Uint8Array) => Buffer.from(bytes).toString('hex')
+        const registers: TdxRegisters = {
+          mrtd: hex(td.mrTd),
+          rtmr0: hex(td.rtMr0),
+          rtmr1: hex(td.rtMr1),
+          rtmr2: hex(td.rtMr2),
+          rtmr3: hex(td.rtMr3),
+        }
+        tcbStatus = verified.status
+        return {
+          status: 'valid',
+          measurement: tdxMeasurementOf(registers),
+          reportData: Uint8Array.from(td.reportData),
+          tcbStatus,
+          registers,
+        }
+      } catch (error) {
+        const reason = error instanceof Error ? error.message : 'the quote did not verify'
+        const status = /^TCB status is invalid: (\w+)$/.exec(reason)?.[1]
+        return status === undefined
+          ? { status: 'invalid', reason }
+          : { status: 'invalid', reason, tcbStatus: status as TcbStatus }
+      }
+    },
+  }
+}
+
+/** A TDX quote verifier as a gateway publishes it with a session (`policy.quote_verifier`). */
+export const TdxVerifierPolicySchema = z.object({
+  kind: z.literal('tdx'),
+  /** PEM of the root CA; absent: Intel's. */
+  root_ca: Pem.optional(),
+  collateral: TdxCollateralSchema,
+})
+/** A TDX quote verifier as published with a session. */
+export type TdxVerifierPolicy = z.infer<typeof TdxVerifierPolicySchema>
+
+/**
+ * The quote verifier a published policy describes, or why there is none. `pinnedRootSha256` (hex
+ * SHA-256 of the root CA's DER; Intel's when the policy names none) refuses any other root.
+ *
+ * @example
+ * ```ts
+ * const verifier = quoteVerifierOfPolicy(session.policy.quote_verifier)
+ * if ('error' in verifier) fail(verifier.error)
+ * ```
+ */
+export async function quoteVerifierOfPolicy(
+  policy: unknown,
+  pinnedRootSha256?: string,
+): Promise<QuoteVerifier | { error: string }> {
+  const parsed = TdxVerifierPolicySchema.safeParse(policy)
+  if (!parsed.success) return { error: 'the quote verifier policy is not a TDX policy' }
+  let der: Buffer
+  try {
+    dcap ??= import('@phala/dcap-qvl')
+    der =
+      parsed.data.root_ca === undefined
+        ? (await dcap).constants.TRUSTED_ROOT_CA_DER
+        : certificateDer(parsed.data.root_ca)
+  } catch {
+    return { error: 'the root CA is not a certificate' }
+  }
+  if (
+    pinnedRootSha256 !== undefined &&
+    createHash('sha256').update(der).digest('hex') !== pinnedRootSha256
+  ) {
+    return { error: 'the root CA is not the pinned one' }
+  }
+  return tdxQuoteVerifier({ rootCa: der, collateral: parsed.data.collateral })
+}
