@@ -13,7 +13,7 @@ import { type StartedLedger, startLedger } from '../src/testing/index.js'
 import { registerAgent } from './fixtures/agent.js'
 import { brokenSellers, type RunningSeller, startSeller } from './fixtures/sellers.js'
 import type { ConformanceReport } from './report.js'
-import { checkWellFormedXml } from './xmlCheck.js'
+import { checkWellFormedXml } from './testHelpers.js'
 
 const root = new URL('..', import.meta.url).pathname
 const tsx = join(root, 'node_modules/.bin/tsx')

@@ -15,7 +15,7 @@ import { toJson } from './reporters/json.js'
 import { escapeXml, toJUnit } from './reporters/junit.js'
 import { formatCheckLine } from './reporters/terminal.js'
 import { runConformance } from './run.js'
-import { checkWellFormedXml } from './xmlCheck.js'
+import { checkWellFormedXml } from './testHelpers.js'
 
 const published = JSON.parse(
   readFileSync(new URL('./report.schema.json', import.meta.url), 'utf8'),
