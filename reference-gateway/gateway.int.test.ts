@@ -35,7 +35,7 @@ import { loadConfig, parseConfig } from './config.js'
 import type { PaymentInfo } from './discovery/openapi.js'
 import { type Expectation, moreExpectations } from './endpoint-rows.js'
 import { type RunningGateway, startGateway } from './server.js'
-import { capturedForm, publicResolver } from './upstreams/test-helpers.js'
+import { capturedForm, publicResolver } from './upstreams/testHelpers.js'
 
 const catalog = defaultCatalog()
 const entries = paidEntries(catalog)

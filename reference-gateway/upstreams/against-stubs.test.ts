@@ -3,7 +3,7 @@ import { type StubUpstreams, startStubUpstreams } from '../../src/testing/upstre
 import { type Catalog, entries, withUpstreams } from '../catalog/catalog.js'
 import { defaultCatalog } from '../catalog/default.js'
 import { families } from './families.js'
-import { memoryBlobs } from './test-helpers.js'
+import { memoryBlobs } from './testHelpers.js'
 import { callUpstream } from './upstream.js'
 
 let stubs: StubUpstreams

@@ -10,7 +10,7 @@ import { firecrawl } from './firecrawl.js'
 import { gemini } from './gemini.js'
 import { openaiCompatible } from './openai-compatible.js'
 import { resend } from './resend.js'
-import { memoryBlobs, publicResolver } from './test-helpers.js'
+import { memoryBlobs, publicResolver } from './testHelpers.js'
 import { type CallUpstreamOptions, callUpstream, type Family } from './upstream.js'
 
 beforeAll(() => nock.disableNetConnect())

@@ -3,7 +3,7 @@ import nock from 'nock'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { openai } from './openai.js'
 import { openaiCompatible } from './openai-compatible.js'
-import { capturedForm, memoryBlobs, publicResolver } from './test-helpers.js'
+import { capturedForm, memoryBlobs, publicResolver } from './testHelpers.js'
 import {
   type CallUpstreamOptions,
   callUpstream,
