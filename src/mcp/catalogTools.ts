@@ -79,7 +79,14 @@ const servicesSchema = z.looseObject({
     .max(1000),
 })
 
-/** `id` in the MCP tool-name alphabet (`[A-Za-z0-9_-]`, at most 64 characters). */
+/**
+ * `id` in the MCP tool-name alphabet (`[A-Za-z0-9_-]`, at most 64 characters).
+ *
+ * @example
+ * ```ts
+ * toolName('chat-llama-3.3-70b') // 'chat-llama-3_3-70b'
+ * ```
+ */
 export function toolName(id: string): string {
   return id.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 64)
 }
@@ -152,6 +159,10 @@ export function toolsFromServices(document: unknown, gateway: string): CatalogTo
  * Reads one JSON document of the gateway (`base` + `path`), at most {@link maxDocumentBytes}.
  *
  * @throws {Error} when it cannot be read: its HTTP status, its size, or not JSON.
+ * @example
+ * ```ts
+ * const document = await readDocument('http://127.0.0.1:4020', '/v1/models', fetch)
+ * ```
  */
 export async function readDocument(
   base: string,

@@ -25,8 +25,18 @@ export type GatewayToolsOptions = {
 /** The catalog's tools, and why a part of it could not be read. */
 export type GatewayTools = { tools: CatalogTool[]; warnings: string[] }
 
-/** Renames tools whose name is taken, in order: the first keeps it. */
-export function uniqueNames(tools: readonly CatalogTool[], reserved: readonly string[] = []) {
+/**
+ * Renames tools whose name is taken, in order: the first keeps it.
+ *
+ * @example
+ * ```ts
+ * uniqueNames([a, b], ['spend_report']) // b renamed `NAME-2` if it had a's name
+ * ```
+ */
+export function uniqueNames(
+  tools: readonly CatalogTool[],
+  reserved: readonly string[] = [],
+): CatalogTool[] {
   const taken = new Set(reserved)
   return tools.map((tool) => {
     let name = tool.name
@@ -44,6 +54,10 @@ export function uniqueNames(tools: readonly CatalogTool[], reserved: readonly st
  * models (each optional: a warning when it cannot be read).
  *
  * @throws {PaymentError} `invalid_config` when the gateway's own catalog cannot be read.
+ * @example
+ * ```ts
+ * const { tools, warnings } = await loadGatewayTools({ gateway, network: 'sui:mainnet', fetch })
+ * ```
  */
 export async function loadGatewayTools(options: GatewayToolsOptions): Promise<GatewayTools> {
   const [own, sellers, inference] = await Promise.all([

@@ -16,10 +16,10 @@ import type { SessionBudget } from './budget.js'
 import { type CatalogTool, readDocument, toolName } from './catalogTools.js'
 
 /** The gateway's keyless (paid per call) chat route and its model list. */
-export const keylessChatPath = '/open/v1/chat/completions'
+const keylessChatPath = '/open/v1/chat/completions'
 const keylessModelsPath = '/open/v1/models'
 /** The gateway's keyed (API key credit) chat route and its model list. */
-export const keyedChatPath = '/v1/chat/completions'
+const keyedChatPath = '/v1/chat/completions'
 const modelsPath = '/v1/models'
 
 const text = (max: number) => z.string().max(max)
@@ -112,6 +112,12 @@ export type InferenceDocuments = {
 /**
  * The chat tools of the inference API: one per keyless model, paid per call at the keyless route's
  * price; with `withKey`, one per model that needs a key, at its own price from the key's credit.
+ *
+ * @throws {ZodError} when the OpenAPI document or a model list is not in the gateway's shape.
+ * @example
+ * ```ts
+ * toolsFromInference({ openapi, keyless }, 'http://127.0.0.1:4020', false) // [{ name: 'chat-llama-3_3-70b', … }]
+ * ```
  */
 export function toolsFromInference(
   documents: InferenceDocuments,
@@ -173,6 +179,10 @@ export type InferenceTools = { tools: CatalogTool[]; warnings: string[] }
  *
  * @param apiKey - the buyer's API key, if any: only to list (and later call) the models that need
  *   one. Security: sent only to the gateway, never logged or put in a message.
+ * @example
+ * ```ts
+ * const { tools, warnings } = await loadInferenceTools(gateway, fetch, process.env.TOLLGATE_API_KEY)
+ * ```
  */
 export async function loadInferenceTools(
   gateway: string,
@@ -214,6 +224,10 @@ export type KeyedCallOptions = {
  * of a failed upstream).
  *
  * @throws {PaymentError} `PRICE_ABOVE_MAX`, `LIMIT_PER_SESSION`, `LIMIT_PER_DAY`.
+ * @example
+ * ```ts
+ * const response = await sendKeyed(tool, { messages }, session, { apiKey, maxPrice: 100_000n, fetch })
+ * ```
  */
 export async function sendKeyed(
   tool: CatalogTool,

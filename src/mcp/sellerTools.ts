@@ -99,7 +99,15 @@ function sellerUrl(value: string): string | undefined {
   }
 }
 
-/** The listed endpoint of one `/discovery/resources` item; undefined for another or a bad one. */
+/**
+ * The listed endpoint of one `/discovery/resources` item; undefined for a gateway item, or one not
+ * in the shape (too long, a bad amount or URL).
+ *
+ * @example
+ * ```ts
+ * const endpoints = page.items.map(sellerOfResource).filter((e) => e !== undefined)
+ * ```
+ */
 export function sellerOfResource(item: unknown): SellerEndpoint | undefined {
   const parsed = resourceSchema.safeParse(item)
   if (!parsed.success || parsed.data.metadata.source !== 'seller') return undefined
@@ -120,7 +128,15 @@ export function sellerOfResource(item: unknown): SellerEndpoint | undefined {
   }
 }
 
-/** The listed endpoint of one `/v1/services` item; undefined for another or a bad one. */
+/**
+ * The listed endpoint of one `/v1/services` item (no input schema); undefined for a gateway item,
+ * or one not in the shape.
+ *
+ * @example
+ * ```ts
+ * const endpoints = page.items.map(sellerOfService).filter((e) => e !== undefined)
+ * ```
+ */
 export function sellerOfService(item: unknown): SellerEndpoint | undefined {
   const parsed = serviceSchema.safeParse(item)
   if (!parsed.success || parsed.data.source !== 'seller') return undefined
@@ -145,7 +161,15 @@ function oneLine(value: string, max: number): string {
   return line.length > max ? `${line.slice(0, max - 1)}…` : line
 }
 
-/** A listed endpoint as a tool: the seller and the price in its description. */
+/**
+ * A listed endpoint as a tool named `seller-<name>-<end of the listing id>`: the seller, its host
+ * and the price in its description; the listing's request schema (at most 64 KiB) as input.
+ *
+ * @example
+ * ```ts
+ * sellerTool(endpoint).name // 'seller-answer-oracle-3f2a9c01'
+ * ```
+ */
 export function sellerTool(endpoint: SellerEndpoint): CatalogTool {
   const slug = endpoint.name
     .toLowerCase()
@@ -201,6 +225,11 @@ export type SellerTools = { tools: CatalogTool[]; warnings: string[] }
  * Reads the listed seller endpoints of a gateway as tools: `/discovery/resources`, else
  * `/v1/services`. Only endpoints paid on `network` are kept. Never throws: a gateway without a
  * marketplace has no seller tools (and a warning says why).
+ *
+ * @example
+ * ```ts
+ * const { tools } = await loadSellerTools('http://127.0.0.1:4020', 'sui:mainnet', fetch)
+ * ```
  */
 export async function loadSellerTools(
   gateway: string,
