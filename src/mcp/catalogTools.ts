@@ -28,6 +28,8 @@ export type CatalogTool = {
    * credit pays, not the wallet).
    */
   source?: 'gateway' | 'seller' | 'keyed' | undefined
+  /** A listed seller's recipient: a 402 asking to pay anyone else is refused. */
+  payTo?: string | undefined
   /** Fields set in the request body over the arguments (a chat tool's `model`). */
   fixed?: Record<string, unknown> | undefined
 }

@@ -7,7 +7,7 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { uniqueNames } from './gatewayTools.js'
-import { sellerOfResource, sellerOfService, sellerTool } from './sellerTools.js'
+import { checkListedTerms, sellerOfResource, sellerOfService, sellerTool } from './sellerTools.js'
 
 const seller = `0x${'a1'.repeat(32)}`
 
@@ -39,6 +39,7 @@ describe('sellerOfResource', () => {
       url: 'https://seller.example/v1/answer',
       network: 'sui:mainnet',
       price: 30_000n,
+      payTo: seller,
       seller,
       inputSchema: { type: 'object', properties: { q: { type: 'string' } } },
     })
@@ -96,5 +97,30 @@ describe('sellerTool', () => {
     const huge = { type: 'object', description: 'x'.repeat(70_000) }
     const endpoint = sellerOfResource(item({}, { inputSchema: huge }))
     expect(endpoint && sellerTool(endpoint).inputSchema).toEqual({ type: 'object', properties: {} })
+  })
+})
+
+describe('checkListedTerms', () => {
+  const endpoint = sellerOfResource(item())
+  if (endpoint === undefined) throw new Error('unread')
+  const tool = sellerTool(endpoint)
+  const codeOf = (offer: { amount: bigint; payTo: string }) => {
+    try {
+      checkListedTerms(tool, offer)
+      return 'accepted'
+    } catch (error) {
+      return (error as { code: string }).code
+    }
+  }
+
+  it("accepts the listing's terms (or less), refuses more or another recipient", () => {
+    expect(codeOf({ amount: 30_000n, payTo: seller })).toBe('accepted')
+    expect(codeOf({ amount: 10_000n, payTo: seller.toUpperCase().replace('0X', '0x') })).toBe(
+      'accepted',
+    )
+    expect(codeOf({ amount: 30_001n, payTo: seller })).toBe('PRICE_ABOVE_MAX')
+    expect(codeOf({ amount: 30_000n, payTo: `0x${'b2'.repeat(32)}` })).toBe(
+      'NO_PAYABLE_REQUIREMENT',
+    )
   })
 })

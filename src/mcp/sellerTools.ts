@@ -13,6 +13,7 @@
  *
  * @module
  */
+import { normalizeSuiAddress } from '@mysten/sui/utils'
 import { z } from 'zod'
 import { PaymentError } from '../errors.js'
 import { formatAmount } from '../money.js'
@@ -63,6 +64,7 @@ const serviceSchema = z.looseObject({
   url: text(2048),
   network: text(64),
   price: units,
+  payTo: text(128),
   seller: text(128),
 })
 
@@ -82,6 +84,8 @@ export type SellerEndpoint = {
   network: string
   /** Base units per call. */
   price: bigint
+  /** Who the listing is paid to. */
+  payTo: string
   /** The seller's agent address. */
   seller: string
   inputSchema: Record<string, unknown> | undefined
@@ -123,6 +127,7 @@ export function sellerOfResource(item: unknown): SellerEndpoint | undefined {
     url,
     network: offer.network,
     price: BigInt(offer.maxAmountRequired),
+    payTo: offer.payTo,
     seller: metadata.seller,
     inputSchema: metadata.inputSchema,
   }
@@ -150,6 +155,7 @@ export function sellerOfService(item: unknown): SellerEndpoint | undefined {
     url,
     network: parsed.data.network,
     price: BigInt(parsed.data.price),
+    payTo: parsed.data.payTo,
     seller: parsed.data.seller,
     inputSchema: undefined,
   }
@@ -195,7 +201,41 @@ export function sellerTool(endpoint: SellerEndpoint): CatalogTool {
     method: endpoint.method,
     url: endpoint.url,
     price: endpoint.price,
+    payTo: endpoint.payTo,
     source: 'seller',
+  }
+}
+
+/**
+ * Refuses a listed seller's 402 that asks more than its listing says, or asks to pay someone else
+ * (what the model was shown is what may be paid): before anything is signed.
+ *
+ * @throws {PaymentError} `PRICE_ABOVE_MAX` or `NO_PAYABLE_REQUIREMENT`.
+ * @example
+ * ```ts
+ * onChallenge: (event) => checkListedTerms(tool, event.selected)
+ * ```
+ */
+export function checkListedTerms(
+  tool: CatalogTool,
+  offer: { amount: bigint; payTo: string },
+): void {
+  if (tool.price !== null && offer.amount > tool.price) {
+    throw new PaymentError(
+      'PRICE_ABOVE_MAX',
+      `The seller asks ${formatAmount(offer.amount)} USDC, more than the ${formatAmount(tool.price)} USDC of its listing.`,
+      { details: { amount: offer.amount.toString(), listed: tool.price.toString() } },
+    )
+  }
+  if (
+    tool.payTo !== undefined &&
+    normalizeSuiAddress(offer.payTo) !== normalizeSuiAddress(tool.payTo)
+  ) {
+    throw new PaymentError(
+      'NO_PAYABLE_REQUIREMENT',
+      `The seller asks to pay ${offer.payTo}, not ${tool.payTo} as its listing says.`,
+      { details: { payTo: offer.payTo, listed: tool.payTo } },
+    )
   }
 }
 

@@ -35,7 +35,7 @@ import type { CatalogTool } from './catalogTools.js'
 import { loadGatewayTools } from './gatewayTools.js'
 import { sendKeyed } from './inferenceTools.js'
 import type { ToolResult } from './paidTools.js'
-import { createSellerFetch } from './sellerTools.js'
+import { checkListedTerms, createSellerFetch } from './sellerTools.js'
 
 /** Options of {@link createGatewayMcp}. */
 export type GatewayMcpOptions = {
@@ -163,6 +163,7 @@ export async function createGatewayMcp(options: GatewayMcpOptions): Promise<Gate
       prefer: options.prefer,
       fetch: tool.source === 'seller' ? sellerFetch : fetcher,
       onChallenge: (event) => {
+        if (tool.source === 'seller') checkListedTerms(tool, event.selected)
         hold = session.reserve(tool.name, event.selected.amount)
       },
     })
