@@ -190,16 +190,17 @@ export async function loadInferenceTools(
   apiKey: string | undefined,
 ): Promise<InferenceTools> {
   const base = gateway.replace(/\/+$/, '')
+  const key = apiKey === '' ? undefined : apiKey
   try {
     const [openapi, keyless, all] = await Promise.all([
       readDocument(base, '/openapi.json', fetcher),
       readDocument(base, keylessModelsPath, fetcher).catch(() => ({ data: [] })),
-      apiKey === undefined
+      key === undefined
         ? undefined
         : readDocument(base, modelsPath, fetcher).catch(() => undefined),
     ])
     return {
-      tools: toolsFromInference({ openapi, keyless, all }, base, apiKey !== undefined),
+      tools: toolsFromInference({ openapi, keyless, all }, base, key !== undefined),
       warnings: [],
     }
   } catch (error) {
