@@ -55,7 +55,9 @@ describe('tollgate mcp over stdio', { timeout: 180_000 }, () => {
     await client.connect(transport)
     try {
       const { tools } = await client.listTools()
-      expect(tools.map((tool) => tool.name)).toContain('anthropic-v1-messages')
+      expect(tools.map((tool) => tool.name)).toEqual(
+        expect.arrayContaining(['anthropic-v1-messages', 'chat-llama-3_3-70b']),
+      )
       const args = {
         model: 'claude-sonnet-4-5',
         max_tokens: 16,

@@ -3,6 +3,8 @@
  * paid with the wallet in the config folder within its limits, a per-call maximum and per-session
  * and per-day budgets. Speaks stdio by default (what desktop MCP hosts launch), or streamable HTTP
  * on loopback with `--http`. stdout carries JSON-RPC over stdio: everything else goes to stderr.
+ * With `TOLLGATE_API_KEY` set, the inference models that need a key are tools too (the key is
+ * never printed); listed sellers on private addresses are called only with `--allow-private-sellers`.
  *
  * @module
  */
@@ -26,7 +28,11 @@ type McpOptions = {
   ledger?: string
   network: string
   prefer?: 'x402' | 'mpp'
+  allowPrivateSellers?: boolean
 }
+
+/** The environment variable holding the inference API key (never a flag: argv is visible). */
+const apiKeyVariable = 'TOLLGATE_API_KEY'
 
 function port(value: string): number {
   const n = Number(value)
@@ -85,6 +91,10 @@ export function mcpCommand(): Command {
     .addOption(
       new Option('--prefer <dialect>', 'dialect when both are offered').choices(['x402', 'mpp']),
     )
+    .option(
+      '--allow-private-sellers',
+      'let listed sellers on loopback or private addresses be called (local stack only)',
+    )
     .action(async (options: McpOptions) => {
       if (!(await sdkInstalled())) {
         console.error(
@@ -117,7 +127,11 @@ async function serve(options: McpOptions): Promise<void> {
     dayBudget: options.dayBudget,
     limits: limitsFrom(settings),
     prefer: options.prefer,
+    // The models that need a key become tools only with one; the key itself is never printed.
+    apiKey: process.env[apiKeyVariable] || undefined,
+    allowPrivateSellers: options.allowPrivateSellers,
   })
+  for (const warning of mcp.warnings) console.error(pc.yellow(warning))
   const summary = `${mcp.tools.length} tools from ${options.gateway}, paid by ${signer.toSuiAddress()}`
   if (options.http === undefined) {
     const { StdioServerTransport } = await import('@modelcontextprotocol/sdk/server/stdio.js')

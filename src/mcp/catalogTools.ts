@@ -7,6 +7,7 @@
  * @module
  */
 import { z } from 'zod'
+import { readCappedStream } from '../body.js'
 import { PaymentError } from '../errors.js'
 import { formatAmount, parseAmount } from '../money.js'
 
@@ -17,10 +18,20 @@ export type CatalogTool = {
   description: string
   /** JSON Schema of the arguments (the request body of a paid endpoint). */
   inputSchema: Record<string, unknown>
-  method: 'GET' | 'POST'
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'
   url: string
   /** Base units, `null` for a free endpoint. */
   price: bigint | null
+  /**
+   * Who answers: the gateway (default), a listed `seller` (its URL is untrusted: called through
+   * the SSRF-safe seller fetch), or the gateway's keyed inference API (`keyed`: the API key's
+   * credit pays, not the wallet).
+   */
+  source?: 'gateway' | 'seller' | 'keyed' | undefined
+  /** A listed seller's recipient: a 402 asking to pay anyone else is refused. */
+  payTo?: string | undefined
+  /** Fields set in the request body over the arguments (a chat tool's `model`). */
+  fixed?: Record<string, unknown> | undefined
 }
 
 /** Largest discovery document read, in bytes (the gateway's are well under). */
@@ -70,8 +81,15 @@ const servicesSchema = z.looseObject({
     .max(1000),
 })
 
-/** The MCP tool-name alphabet. */
-function toolName(id: string): string {
+/**
+ * `id` in the MCP tool-name alphabet (`[A-Za-z0-9_-]`, at most 64 characters).
+ *
+ * @example
+ * ```ts
+ * toolName('chat-llama-3.3-70b') // 'chat-llama-3_3-70b'
+ * ```
+ */
+export function toolName(id: string): string {
   return id.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 64)
 }
 
@@ -140,6 +158,41 @@ export function toolsFromServices(document: unknown, gateway: string): CatalogTo
 }
 
 /**
+ * Reads one JSON document of the gateway (`base` + `path`), at most {@link maxDocumentBytes}.
+ *
+ * @throws {Error} when it cannot be read: its HTTP status, its size, or not JSON.
+ * @example
+ * ```ts
+ * const document = await readDocument('http://127.0.0.1:4020', '/v1/models', fetch)
+ * ```
+ */
+export async function readDocument(
+  base: string,
+  path: string,
+  fetcher: (request: Request) => Promise<Response>,
+  headers: Record<string, string> = {},
+): Promise<unknown> {
+  const response = await fetcher(
+    new Request(`${base}${path}`, { headers: { accept: 'application/json', ...headers } }),
+  )
+  if (!response.ok) {
+    await response.body?.cancel()
+    throw new Error(`HTTP ${response.status}`)
+  }
+  // Capped as it is read: an untrusted peer cannot make this hold more than the cap.
+  const bytes =
+    response.body === null
+      ? new Uint8Array()
+      : await readCappedStream(response.body, maxDocumentBytes)
+  if (bytes === undefined) throw new Error(`larger than ${maxDocumentBytes} bytes`)
+  try {
+    return JSON.parse(new TextDecoder().decode(bytes)) as unknown
+  } catch {
+    throw new Error('not JSON')
+  }
+}
+
+/**
  * Reads a gateway's catalog as tools: `/openapi.json`, else `/api/services`.
  *
  * @throws {PaymentError} `invalid_config` when neither document can be read (names the gateway).
@@ -155,20 +208,7 @@ export async function loadCatalogTools(
     ['/api/services', toolsFromServices],
   ] as const) {
     try {
-      const response = await fetcher(
-        new Request(`${base}${path}`, { headers: { accept: 'application/json' } }),
-      )
-      if (!response.ok) {
-        await response.body?.cancel()
-        reasons.push(`${path}: HTTP ${response.status}`)
-        continue
-      }
-      const body = await response.text()
-      if (body.length > maxDocumentBytes) {
-        reasons.push(`${path}: larger than ${maxDocumentBytes} bytes`)
-        continue
-      }
-      return read(JSON.parse(body), base)
+      return read(await readDocument(base, path, fetcher), base)
     } catch (error) {
       reasons.push(
         `${path}: ${error instanceof Error ? error.message.slice(0, 200) : 'unreadable'}`,

@@ -24,6 +24,17 @@ export {
   toolsFromServices,
 } from './catalogTools.js'
 export {
+  type GatewayTools,
+  type GatewayToolsOptions,
+  loadGatewayTools,
+} from './gatewayTools.js'
+export {
+  type InferenceDocuments,
+  type InferenceTools,
+  loadInferenceTools,
+  toolsFromInference,
+} from './inferenceTools.js'
+export {
   createPaidMcpTools,
   mcpPaymentMeta,
   mcpPaymentRequiredCode,
@@ -35,4 +46,14 @@ export {
   type ToolHandler,
   type ToolResult,
 } from './paidTools.js'
+export {
+  createSellerFetch,
+  loadSellerTools,
+  type SellerEndpoint,
+  type SellerFetchOptions,
+  type SellerTools,
+  sellerOfResource,
+  sellerOfService,
+  sellerTool,
+} from './sellerTools.js'
 export { createGatewayMcp, type GatewayMcp, type GatewayMcpOptions } from './server.js'

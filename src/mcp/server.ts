@@ -28,11 +28,14 @@ import {
 import { usdcTypeOf } from '../client/select.js'
 import { isPaymentError, PaymentError } from '../errors.js'
 import { createLedger, type Ledger } from '../ledger/index.js'
-import { formatAmount, type PriceInput } from '../money.js'
+import { formatAmount, type PriceInput, parseAmount } from '../money.js'
 import type { Dialect } from '../negotiate.js'
 import { type Budget, type BudgetReservation, createBudget, type SessionBudget } from './budget.js'
-import { type CatalogTool, loadCatalogTools } from './catalogTools.js'
+import type { CatalogTool } from './catalogTools.js'
+import { loadGatewayTools } from './gatewayTools.js'
+import { sendKeyed } from './inferenceTools.js'
 import type { ToolResult } from './paidTools.js'
+import { checkListedTerms, createSellerFetch } from './sellerTools.js'
 
 /** Options of {@link createGatewayMcp}. */
 export type GatewayMcpOptions = {
@@ -54,7 +57,17 @@ export type GatewayMcpOptions = {
   limits?: WalletLimitsOptions | WalletLimits | false | undefined
   /** Dialect to pay in when both are offered. */
   prefer?: Dialect | undefined
-  /** The underlying fetch; default `globalThis.fetch`. */
+  /**
+   * An API key of the gateway's inference API: its models that need a key become tools too, paid
+   * from the key's credit. Security: sent to the gateway only, never logged.
+   */
+  apiKey?: string | undefined
+  /**
+   * Let listed sellers' URLs reach loopback and private addresses. Default `false`. Security: with
+   * `true` a listing can make this server call anything its host can reach; only for the local stack.
+   */
+  allowPrivateSellers?: boolean | undefined
+  /** The underlying fetch to the gateway; default `globalThis.fetch` (sellers: the SSRF-safe one). */
   fetch?: ((request: Request) => Promise<Response>) | undefined
   /** Clock (tests). */
   now?: (() => number) | undefined
@@ -64,6 +77,8 @@ export type GatewayMcpOptions = {
 export type GatewayMcp = {
   /** The catalog's tools. */
   readonly tools: readonly CatalogTool[]
+  /** Parts of the catalog that could not be read (listed sellers, inference models). */
+  readonly warnings: readonly string[]
   /** A new MCP server (one session: its own session budget; the daily budget is shared). */
   createServer(): Server
 }
@@ -108,7 +123,15 @@ export async function createGatewayMcp(options: GatewayMcpOptions): Promise<Gate
     throw new PaymentError('invalid_config', `No USDC is known on network ${network}.`)
   }
   const fetcher = options.fetch ?? ((request: Request) => globalThis.fetch(request))
-  const tools = await loadCatalogTools(options.gateway, fetcher)
+  const { tools, warnings } = await loadGatewayTools({
+    gateway: options.gateway,
+    network,
+    fetch: fetcher,
+    apiKey: options.apiKey,
+    reserved: ownTools.map((tool) => tool.name),
+  })
+  const sellerFetch = createSellerFetch({ allowPrivateNetwork: options.allowPrivateSellers })
+  const maxPrice = options.maxPrice === undefined ? undefined : parseAmount(options.maxPrice)
   const byName = new Map(tools.map((tool) => [tool.name, tool]))
   const ledger =
     typeof options.ledger === 'string' ? createLedger({ url: options.ledger }) : options.ledger
@@ -138,21 +161,28 @@ export async function createGatewayMcp(options: GatewayMcpOptions): Promise<Gate
       maxPrice: options.maxPrice,
       limits,
       prefer: options.prefer,
-      fetch: fetcher,
+      fetch: tool.source === 'seller' ? sellerFetch : fetcher,
       onChallenge: (event) => {
+        if (tool.source === 'seller') checkListedTerms(tool, event.selected)
         hold = session.reserve(tool.name, event.selected.amount)
       },
     })
     let response: Response
     try {
       response =
-        tool.method === 'GET'
-          ? await pay(tool.url)
-          : await pay(tool.url, {
-              method: 'POST',
-              headers: { 'content-type': 'application/json' },
-              body: JSON.stringify(args),
+        tool.source === 'keyed'
+          ? await sendKeyed(tool, args, session, {
+              apiKey: options.apiKey ?? '',
+              maxPrice,
+              fetch: fetcher,
             })
+          : tool.method === 'GET'
+            ? await pay(tool.url)
+            : await pay(tool.url, {
+                method: tool.method,
+                headers: { 'content-type': 'application/json' },
+                body: JSON.stringify({ ...args, ...tool.fixed }),
+              })
     } catch (error) {
       // Refused before signing: nothing moved. Anything else after the challenge may have paid.
       if (isRefusal(error)) hold?.release()
@@ -207,6 +237,7 @@ export async function createGatewayMcp(options: GatewayMcpOptions): Promise<Gate
 
   return {
     tools,
+    warnings,
     createServer() {
       const session = budget.session()
       const server = new Server(
