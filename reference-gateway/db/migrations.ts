@@ -252,6 +252,18 @@ export const migrations: Readonly<Record<string, Migration>> = {
       await db.schema.dropTable('marketplace_activity').execute()
     },
   },
+  '2026_11_25_013_anchor_gateway_receipt': {
+    async up(db: Kysely<unknown>) {
+      // The anchor commits the gateway's receipt too (its sha256); rows queued before: none.
+      await db.schema
+        .alterTable('aci_anchors')
+        .addColumn('gateway_receipt_hash', 'text', (c) => c.notNull().defaultTo(''))
+        .execute()
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.alterTable('aci_anchors').dropColumn('gateway_receipt_hash').execute()
+    },
+  },
 }
 
 /** The in-code migration provider. */

@@ -175,6 +175,8 @@ export type AciAnchorTable = {
   wire_hash: string
   workload_id: string
   served_at_ms: BigintColumn
+  /** `sha256:` of the gateway's receipt (its compact JWS); `''` when it signed none. */
+  gateway_receipt_hash: ColumnType<string, string | undefined, string>
   /** The signed call (base64 BCS), its signature and digest: the only anchor that may exist. */
   tx_bytes: string | null
   signature: string | null

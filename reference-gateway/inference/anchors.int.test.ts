@@ -1,14 +1,14 @@
 /**
  * Ledger anchors of confidential receipts, on the ledger emulator with the real `@mysten/sui` SDK:
  * the gateway (embedded default) anchors a confidential answer's receipt through its outbox, the
- * `ReceiptAnchored` event commits the receipt's id, wire hash and workload, `POST /v1/aci/anchor`
+ * `ReceiptAnchored` event commits the receipt's id, wire hash, workload and the gateway receipt's hash, `POST /v1/aci/anchor`
  * is an idempotent backfill, and two workers racing over one store submit one anchor transaction.
  */
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createLedger, type Ledger } from '../../src/index.js'
+import { createLedger, type Ledger, sha256Tag } from '../../src/index.js'
 import { type StartedLedger, startLedger } from '../../src/testing/index.js'
 import { parseConfig } from '../config.js'
 import { openDatabase } from '../db/database.js'
@@ -67,6 +67,7 @@ describe('the gateway anchors confidential receipts', () => {
       wire_hash: stored.relayed.response_hash,
       workload_id: stored.receipt.workload_id,
       served_at_ms: String(Date.parse(stored.receipt.served_at)),
+      gateway_receipt_hash: sha256Tag(new TextEncoder().encode(stored.gateway_receipt)),
     })
     expect(
       (await fetch(`${gateway.url}/v1/aci/anchor/rcpt_unknown`, { method: 'POST' })).status,
@@ -103,6 +104,7 @@ describe('two workers racing over one store', () => {
         wireHash: `sha256:${'0'.repeat(64)}`,
         workloadId: `sha256:${'1'.repeat(64)}`,
         servedAtMs: 1_767_225_600_000n,
+        gatewayReceiptHash: `sha256:${'2'.repeat(64)}`,
       })
     }
     const worker = (db: typeof a.db, holder: string) =>

@@ -2,7 +2,9 @@
  * Ledger anchors of confidential receipts, through an outbox: storing a receipt also writes its
  * anchor row (`aci_anchors`, same transaction), and a worker anchors pending rows with the
  * `receipt_anchor::anchor_receipt` Move call (event `ReceiptAnchored { receipt_id, wire_hash,
- * workload_id, served_at_ms, … }`), signed by the operator key.
+ * workload_id, served_at_ms, gateway_receipt_hash, … }`), signed by the operator key. The anchor
+ * commits the gateway's own receipt too (the sha256 of its compact JWS), so a
+ * gateway receipt swapped after the fact no longer matches its anchor.
  *
  * Once per receipt, also when several gateway processes race and when one dies midway:
  *
@@ -17,7 +19,7 @@
 import type { Signer } from '@mysten/sui/cryptography'
 import { TransactionDataBuilder } from '@mysten/sui/transactions'
 import { type Kysely, sql } from 'kysely'
-import type { Ledger } from 'tollgate'
+import { type Ledger, sha256Tag } from 'tollgate'
 import { toBigint } from '../db/database.js'
 import type { GatewaySchema } from '../db/schema.js'
 
@@ -27,6 +29,8 @@ export type AnchorFields = {
   wireHash: string
   workloadId: string
   servedAtMs: bigint
+  /** `sha256:` of the gateway's receipt (compact JWS); `''` when it signed none. */
+  gatewayReceiptHash: string
 }
 
 /** An anchor as `GET /v1/aci/anchor/{id}` answers it. */
@@ -40,12 +44,17 @@ export type AnchorRecord = {
   wire_hash: string
   workload_id: string
   served_at_ms: string
+  gateway_receipt_hash: string
   anchored_at: string | null
   attempts: number
 }
 
-/** The fields of a receipt to anchor, from its JSON. */
-export function anchorFieldsOf(receiptId: string, receiptJson: string): AnchorFields {
+/** The fields of a receipt to anchor, from its JSON and the gateway's receipt for it. */
+export function anchorFieldsOf(
+  receiptId: string,
+  receiptJson: string,
+  gatewayReceipt: string | null | undefined,
+): AnchorFields {
   const receipt = JSON.parse(receiptJson) as {
     workload_id?: unknown
     served_at?: unknown
@@ -58,6 +67,8 @@ export function anchorFieldsOf(receiptId: string, receiptJson: string): AnchorFi
     wireHash: String(returned?.wire_hash ?? ''),
     workloadId: String(receipt.workload_id ?? ''),
     servedAtMs: BigInt(Number.isFinite(served) ? served : 0),
+    // As `gatewayReceiptHash` of `tollgate` computes it: sha256 of the compact JWS's bytes.
+    gatewayReceiptHash: gatewayReceipt ? sha256Tag(new TextEncoder().encode(gatewayReceipt)) : '',
   }
 }
 
@@ -74,6 +85,7 @@ export async function enqueueAnchor(
       wire_hash: fields.wireHash,
       workload_id: fields.workloadId,
       served_at_ms: fields.servedAtMs,
+      gateway_receipt_hash: fields.gatewayReceiptHash,
       tx_bytes: null,
       signature: null,
       digest: null,
@@ -106,6 +118,7 @@ export async function readAnchor(
     wire_hash: row.wire_hash,
     workload_id: row.workload_id,
     served_at_ms: toBigint(row.served_at_ms).toString(),
+    gateway_receipt_hash: row.gateway_receipt_hash,
     anchored_at: row.anchored_at,
     attempts: Number(row.attempts),
   }
@@ -189,6 +202,7 @@ export function createAnchorWorker(options: AnchorWorkerOptions): AnchorWorker {
           { string: row.wire_hash },
           { string: row.workload_id },
           { u64: toBigint(row.served_at_ms) },
+          { string: row.gateway_receipt_hash },
         ],
       })
       const { signature } = await signer.signTransaction(bytes)

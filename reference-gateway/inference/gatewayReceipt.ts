@@ -3,7 +3,9 @@
  * `jose`) that binds what was PAID (the key id, ledger entry and debit of a keyed call; the
  * settlement digest and amount of a keyless one) to what was COMPUTED (the enclave's receipt id and
  * the sha256 of its JCS form, the request and response hashes, the attested session it relied on).
- * Its keys are published as a JWKS at `/.well-known/tollgate-receipt-keys.json`.
+ * Its keys are published as a JWKS at `/.well-known/tollgate-receipt-keys.json`, and its hash
+ * (the sha256 of the compact JWS) is part of the receipt's ledger
+ * anchor (`anchors.ts`), which `verifyInferenceReceipt` checks.
  *
  * The signing key lives in the relational store (`aci_signing_keys`), created once — several
  * gateway processes on one database share it, and a restart keeps it, so every stored receipt stays

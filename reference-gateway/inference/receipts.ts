@@ -122,7 +122,7 @@ export function createReceiptStore(db: Kysely<GatewaySchema>): ReceiptStore {
           .onConflict((oc) => oc.column('id').doNothing())
           .execute()
         // The outbox: the anchor is queued with the receipt, or not at all.
-        await enqueueAnchor(trx, anchorFieldsOf(record.id, record.receiptJson))
+        await enqueueAnchor(trx, anchorFieldsOf(record.id, record.receiptJson, gatewayReceipt))
       })
     },
     async anchor(id) {
@@ -131,11 +131,11 @@ export function createReceiptStore(db: Kysely<GatewaySchema>): ReceiptStore {
     async backfillAnchor(id) {
       const row = await db
         .selectFrom('aci_receipts')
-        .select('receipt')
+        .select(['receipt', 'gateway_receipt'])
         .where('id', '=', id)
         .executeTakeFirst()
       if (row === undefined) return false
-      await enqueueAnchor(db, anchorFieldsOf(id, row.receipt))
+      await enqueueAnchor(db, anchorFieldsOf(id, row.receipt, row.gateway_receipt))
       return true
     },
     async receipt(id) {

@@ -80,6 +80,7 @@ describe('receipt anchor', () => {
           tx.pure.string('sha256:abcd'),
           tx.pure.string('sha256:wl'),
           tx.pure.u64(1_700_000_000_000n),
+          tx.pure.string('sha256:gw'),
         ],
       }),
     )
@@ -91,6 +92,7 @@ describe('receipt anchor', () => {
       wire_hash: 'sha256:abcd',
       workload_id: 'sha256:wl',
       served_at_ms: '1700000000000',
+      gateway_receipt_hash: 'sha256:gw',
       anchored_by: operator.toSuiAddress(),
     })
     expect(Number(event?.json?.anchored_at_ms)).toBeGreaterThanOrEqual(before)

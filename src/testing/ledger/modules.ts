@@ -20,6 +20,7 @@ const ReceiptAnchoredBcs = bcs.struct('ReceiptAnchored', {
   wire_hash: bcs.string(),
   workload_id: bcs.string(),
   served_at_ms: bcs.u64(),
+  gateway_receipt_hash: bcs.string(),
   anchored_at_ms: bcs.u64(),
   anchored_by: bcs.Address,
 })
@@ -93,7 +94,8 @@ export function projectFunctions(
       const wireHash = readString(args[1], ctx.command)
       const workloadId = readString(args[2], ctx.command)
       const servedAtMs = readU64(args[3], ctx.command)
-      for (const value of [receiptId, wireHash, workloadId]) {
+      const gatewayReceiptHash = readString(args[4], ctx.command)
+      for (const value of [receiptId, wireHash, workloadId, gatewayReceiptHash]) {
         checkLength(value, 'receipt_anchor', 'anchor_receipt')
       }
       const event = {
@@ -101,6 +103,7 @@ export function projectFunctions(
         wire_hash: wireHash,
         workload_id: workloadId,
         served_at_ms: servedAtMs,
+        gateway_receipt_hash: gatewayReceiptHash,
         anchored_at_ms: BigInt(ctx.nowMs),
         anchored_by: ctx.sender,
       }
