@@ -9,11 +9,11 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pc from 'picocolors'
+import { Attestation } from 'tollgate'
 import { loadConfig } from '../reference-gateway/config.js'
 import { defaultConfidentialModelId } from '../reference-gateway/inference/models.js'
 import { startGateway } from '../reference-gateway/server.js'
 import { notRealBanner } from '../src/cli/ledger.js'
-import { verifyStoredReceipt } from '../src/cli/verify.js'
 import { createPayingFetch, paymentOf } from '../src/client/index.js'
 import { formatAmount } from '../src/money.js'
 
@@ -132,7 +132,7 @@ const anchor = await fetch(`${gateway.url}/v1/aci/anchor/${receiptId}`, { method
 console.log(
   `> POST /v1/aci/anchor/${receiptId}\n< HTTP ${anchor.status} ${show(await anchor.text(), 140)}`,
 )
-const verified = await verifyStoredReceipt(receiptId, { inferenceUrl: gateway.url })
+const verified = await Attestation.verifyInferenceReceipt(receiptId, { inferenceUrl: gateway.url })
 for (const step of verified.steps) {
   const mark = { passed: pc.green('✓'), failed: pc.red('✗'), skipped: pc.dim('·') }[step.status]
   console.log(`  ${mark} ${step.step}: ${show(step.detail, 100)}`)

@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createLedger, type Ledger, sha256Tag } from '../../src/index.js'
+import { Attestation, createLedger, type Ledger } from '../../src/index.js'
 import { type StartedLedger, startLedger } from '../../src/testing/index.js'
 import { parseConfig } from '../config.js'
 import { openDatabase } from '../db/database.js'
@@ -67,7 +67,7 @@ describe('the gateway anchors confidential receipts', () => {
       wire_hash: stored.relayed.response_hash,
       workload_id: stored.receipt.workload_id,
       served_at_ms: String(Date.parse(stored.receipt.served_at)),
-      gateway_receipt_hash: sha256Tag(new TextEncoder().encode(stored.gateway_receipt)),
+      gateway_receipt_hash: Attestation.gatewayReceiptHash(stored.gateway_receipt),
     })
     expect(
       (await fetch(`${gateway.url}/v1/aci/anchor/rcpt_unknown`, { method: 'POST' })).status,

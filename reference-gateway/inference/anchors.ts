@@ -19,7 +19,7 @@
 import type { Signer } from '@mysten/sui/cryptography'
 import { TransactionDataBuilder } from '@mysten/sui/transactions'
 import { type Kysely, sql } from 'kysely'
-import { type Ledger, sha256Tag } from 'tollgate'
+import { Attestation, type Ledger } from 'tollgate'
 import { toBigint } from '../db/database.js'
 import type { GatewaySchema } from '../db/schema.js'
 
@@ -67,8 +67,7 @@ export function anchorFieldsOf(
     wireHash: String(returned?.wire_hash ?? ''),
     workloadId: String(receipt.workload_id ?? ''),
     servedAtMs: BigInt(Number.isFinite(served) ? served : 0),
-    // As `gatewayReceiptHash` of `tollgate` computes it: sha256 of the compact JWS's bytes.
-    gatewayReceiptHash: gatewayReceipt ? sha256Tag(new TextEncoder().encode(gatewayReceipt)) : '',
+    gatewayReceiptHash: gatewayReceipt ? Attestation.gatewayReceiptHash(gatewayReceipt) : '',
   }
 }
 

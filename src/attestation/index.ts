@@ -1,5 +1,6 @@
 /**
- * Confidential inference ("aci/1"): attestation report and receipt verification.
+ * Confidential inference ("aci/1"): attestation report and receipt verification, and the whole
+ * check of a confidential answer from its receipt id (`verifyInferenceReceipt`).
  *
  * @module
  */
@@ -18,6 +19,17 @@ export {
   sha256Tag,
   workloadIdOf,
 } from './digest.js'
+export {
+  AnchorDocumentSchema,
+  type GatewayReceiptClaimsDocument,
+  GatewayReceiptClaimsSchema,
+  type PublishedTrustPolicy,
+  PublishedTrustPolicySchema,
+  type StoredReceiptDocument,
+  StoredReceiptDocumentSchema,
+  type StoredSessionDocument,
+  StoredSessionDocumentSchema,
+} from './gatewayDocuments.js'
 export {
   GPU_NONCE_CLAIM,
   GPU_RESULT_CLAIM,
@@ -62,3 +74,15 @@ export {
   tdxMeasurementOf,
   tdxQuoteVerifier,
 } from './tdx.js'
+export {
+  gatewayReceiptHash,
+  type InferenceReceiptFailureCode,
+  type InferenceReceiptPolicy,
+  type InferenceReceiptStep,
+  type InferenceReceiptStepName,
+  type InferenceReceiptVerification,
+  inferenceReceiptSteps,
+  publishedQuoteVerifier,
+  type VerifyInferenceReceiptOptions,
+  verifyInferenceReceipt,
+} from './verifyInferenceReceipt.js'
