@@ -49,6 +49,7 @@ import {
 } from './discovery/index.js'
 import { listedDiscoveryRoutes } from './discovery/listed.js'
 import { catalogPageRoute } from './discovery/pageMarketplace.js'
+import { clientAddressOf } from './inference/aci.js'
 import type { InferenceApi } from './inference/api.js'
 import { receiptKeysPath } from './inference/gatewayReceipt.js'
 import type { KeyStore } from './inference/keys.js'
@@ -440,7 +441,11 @@ export function createGatewayApp(options: GatewayAppOptions): GatewayApp {
 
   if (inference !== undefined) {
     app.get('/v1/models', () => inference.api.listModels())
-    app.get('/v1/aci/*', (c) => inference.api.aci(c.req.raw))
+    app.get('/v1/aci/*', (c) =>
+      inference.api.aci(c.req.raw, {
+        client: clientAddressOf(c.req.raw, c.env, options.seller.trustProxy === true),
+      }),
+    )
     app.post('/v1/aci/anchor/:id', (c) => inference.api.aci(c.req.raw))
     app.get(receiptKeysPath, () => inference.api.receiptKeys())
     app.post('/v1/chat/completions', (c) =>

@@ -35,6 +35,7 @@ export const settingVariables = {
   upstreams: 'UPSTREAMS',
   inferenceModels: 'INFERENCE_MODELS',
   rateLimitPerMinute: 'RATE_LIMIT_PER_MINUTE',
+  attestationNoncePerMinute: 'ATTESTATION_NONCE_PER_MINUTE',
   openMaxTokens: 'OPEN_MAX_TOKENS',
   creditTopUps: 'CREDIT_TOP_UPS',
   databaseSchema: 'DATABASE_SCHEMA',
@@ -160,6 +161,11 @@ export const gatewayConfigSchema = z
     inferenceModels: modelListSchema.optional(),
     /** Requests per minute per API key (shared through Redis when `REDIS_URL` is set). Default 120. */
     rateLimitPerMinute: integer(1, 1_000_000).default(120),
+    /**
+     * Fresh-nonce attestations (`GET /v1/aci/attestation?nonce=…`, each costs the enclave a report)
+     * per minute per client IP address (shared through Redis when `REDIS_URL` is set). Default 10.
+     */
+    attestationNoncePerMinute: integer(1, 1_000_000).default(10),
     /** `max_tokens` cap of the keyless `/open/…` chat route (sent when the buyer gives none). Default 4096. */
     openMaxTokens: integer(1, 1_000_000).default(4096),
     /** Credit packs sold on `POST /v1/credit/<usdc>`: USDC amounts, comma-separated. Default 1,5,20. */

@@ -287,6 +287,12 @@ async function start(
     redis,
     keyPrefix: `${config.storePrefix}_rl`,
   })
+  const attestationLimiter = createRateLimiter({
+    points: config.attestationNoncePerMinute,
+    durationSeconds: 60,
+    redis,
+    keyPrefix: `${config.storePrefix}_attest`,
+  })
   const keylessModels = models.filter((m) => m.keyless).map((m) => m.id)
 
   const base =
@@ -442,6 +448,7 @@ async function start(
     receipts: createReceiptStore(database.db),
     receiptSigner: createGatewayReceiptSigner(database.db, { issuer: publicBaseUrl }),
     anchorNow: anchors?.runOnce,
+    attestationLimiter,
   })
   cleanups.push(() => inferenceApi.close())
   const listingGates = {

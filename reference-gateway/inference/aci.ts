@@ -5,7 +5,8 @@
  *   gateway enforces it (verified, TEE type, workload id, receipt signing keys, TCB status, when;
  *   the session id). With `nonce` (16–64 bytes of lowercase hex) the gateway asks the enclave for a
  *   report bound to the caller's nonce and adds it as received, with the gateway's own verdict on
- *   it — so a caller can check the nonce binding itself.
+ *   it — so a caller can check the nonce binding itself. Each such report costs the enclave work:
+ *   they are limited per client address (429 `rate_limit_exceeded` with `Retry-After`).
  * - `GET /v1/aci/receipts/{id}`: a stored receipt (the `x-receipt-id` of an answer), as the enclave
  *   signed it, with the hashes of the bytes the gateway sent and relayed and the session id.
  * - `GET /v1/aci/sessions/{id}`: the attested session a receipt references: the report, its nonce
@@ -16,15 +17,33 @@
  *
  * @module
  */
+import ipaddr from 'ipaddr.js'
 import { Attestation } from 'tollgate'
 import type { ConfidentialUpstream } from './confidential.js'
 import { gpuVerifierOf, policyOf, quoteVerifierOf } from './confidential.js'
 import { errorResponse } from './errors.js'
+import { type RateLimiter, rateLimitHeaders } from './limits.js'
 import type { ReceiptStore } from './receipts.js'
 
 const jsonHeaders = { 'content-type': 'application/json; charset=utf-8' }
 const idPattern = /^[A-Za-z0-9_-]{1,140}$/
 const noncePattern = /^(?:[0-9a-f]{2}){16,64}$/
+
+/**
+ * The caller's IP address, what fresh-nonce attestations are counted by: the socket's peer (Node
+ * bindings `env.incoming`), or with `trustProxy` the last `X-Forwarded-For` entry (the one the
+ * proxy in front appended). Security: only trust a proxy that appends it. `'unknown'` when neither
+ * gives a valid address.
+ */
+export function clientAddressOf(request: Request, env: unknown, trustProxy: boolean): string {
+  if (trustProxy) {
+    const forwarded = (request.headers.get('x-forwarded-for') ?? '').split(',').pop()?.trim()
+    if (forwarded !== undefined && ipaddr.isValid(forwarded)) return forwarded
+  }
+  const peer = (env as { incoming?: { socket?: { remoteAddress?: unknown } } } | undefined)
+    ?.incoming?.socket?.remoteAddress
+  return typeof peer === 'string' && ipaddr.isValid(peer) ? peer : 'unknown'
+}
 
 /**
  * Answers the `/v1/aci/…` routes.
@@ -40,11 +59,13 @@ export function createAciHandler(options: {
   store: ReceiptStore
   fetch?: typeof globalThis.fetch | undefined
   anchorNow?: (() => Promise<unknown>) | undefined
-}): (request: Request) => Promise<Response> {
+  /** Limits fresh-nonce attestations per client address. Default: not limited. */
+  limiter?: RateLimiter | undefined
+}): (request: Request, context?: { client?: string | undefined }) => Promise<Response> {
   const doFetch = options.fetch ?? globalThis.fetch
   const json = (value: unknown) => new Response(JSON.stringify(value), { headers: jsonHeaders })
 
-  async function attestation(url: URL): Promise<Response> {
+  async function attestation(url: URL, client: string): Promise<Response> {
     const asked = url.searchParams.get('model')
     let upstream: ConfidentialUpstream | undefined
     if (asked !== null) upstream = options.confidential.get(asked)
@@ -66,6 +87,16 @@ export function createAciHandler(options: {
       return errorResponse('invalid_request', 'nonce: must be 16 to 64 bytes of lowercase hex', {
         param: 'nonce',
       })
+    }
+    if (nonce !== null && options.limiter !== undefined) {
+      const decision = await options.limiter.take(client)
+      if (decision.status === 'limited') {
+        return errorResponse(
+          'rate_limit_exceeded',
+          'Too many fresh-nonce attestations from this address; retry after the Retry-After delay.',
+          { param: 'nonce', headers: rateLimitHeaders(decision) },
+        )
+      }
     }
     const policy = policyOf(upstream.config)
     const current = await upstream.attestor.current()
@@ -122,10 +153,10 @@ export function createAciHandler(options: {
     return json(summary)
   }
 
-  return async (request) => {
+  return async (request, context) => {
     const url = new URL(request.url)
     const path = url.pathname.replace(/^\/v1\/aci\//, '')
-    if (path === 'attestation') return attestation(url)
+    if (path === 'attestation') return attestation(url, context?.client ?? 'unknown')
     const [kind, id, ...rest] = path.split('/')
     if (kind === 'anchor' && rest.length === 0 && id !== undefined && idPattern.test(id)) {
       if (request.method === 'POST') {

@@ -82,6 +82,8 @@ export type InferenceApiOptions = {
   receiptSigner?: GatewayReceiptSigner | undefined
   /** Anchors what is due now (`POST /v1/aci/anchor/{id}` runs it). Default: anchoring is off. */
   anchorNow?: (() => Promise<unknown>) | undefined
+  /** Fresh-nonce attestations per client address (`aci.ts`). Default: not limited. */
+  attestationLimiter?: RateLimiter | undefined
 }
 
 /** Result of {@link InferenceApi.checkKeyless}. */
@@ -128,8 +130,8 @@ export type InferenceApi = {
   readonly confidential: ReadonlyMap<string, ConfidentialUpstream>
   /** The JWKS of the gateway's receipt keys (`/.well-known/tollgate-receipt-keys.json`). */
   receiptKeys(): Promise<Response>
-  /** `GET /v1/aci/…` and `POST /v1/aci/anchor/{id}` (see `aci.ts`). */
-  aci(request: Request): Promise<Response>
+  /** `GET /v1/aci/…` and `POST /v1/aci/anchor/{id}` (see `aci.ts`); `client`: the caller's address. */
+  aci(request: Request, context?: { client?: string | undefined }): Promise<Response>
   /** Stops the confidential models' scheduled re-attestation. */
   close(): void
 }
@@ -393,6 +395,7 @@ export function createInferenceApi(options: InferenceApiOptions): InferenceApi {
       store: receipts,
       fetch: options.upstreams.fetch,
       anchorNow: options.anchorNow,
+      limiter: options.attestationLimiter,
     }),
     close() {
       for (const upstream of confidential.values()) upstream.close()

@@ -105,6 +105,9 @@ function aciPaths(): Record<string, Record<string, Record<string, unknown>>> {
           '200': okJson('verified, enforced, tee_type, workload_id, signing keys, tcb_status'),
           '400': error('Bad model or nonce'),
           '404': error('No such confidential model'),
+          '429': error(
+            'Too many fresh-nonce attestations from this address (rate_limit_exceeded, Retry-After)',
+          ),
         },
       },
     },
