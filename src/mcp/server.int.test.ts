@@ -3,7 +3,8 @@
  * emulator, the stub upstreams), driven by the MCP SDK's own `Client` over an in-memory transport:
  * the catalog listed as tools (schema and price from the gateway's discovery documents), a paid
  * tool called end to end (payment settled on the local ledger), and the session budget, the daily
- * budget and the per-call maximum refusing an over-limit call with the client's code, nothing paid.
+ * budget and the per-call maximum refusing an over-limit call with the client's code, nothing paid;
+ * and `verify_receipt` verifying a confidential answer's receipt step by step.
  */
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -84,7 +85,12 @@ describe('tollgate mcp: a gateway catalog as paid tools', () => {
       expect.arrayContaining(['model', 'messages']),
     )
     expect(tools.map((tool) => tool.name)).toEqual(
-      expect.arrayContaining(['wallet_address', 'wallet_balance', 'spend_report']),
+      expect.arrayContaining([
+        'wallet_address',
+        'wallet_balance',
+        'spend_report',
+        'verify_receipt',
+      ]),
     )
     // One per priced POST and per free GET of the gateway's own OpenAPI document (the signed
     // moves of jobs and listings, and the keyed inference route, are not tools).
@@ -96,7 +102,7 @@ describe('tollgate mcp: a gateway catalog as paid tools', () => {
     )
     expect(callable.length).toBeGreaterThanOrEqual(89)
     // Beside them, one chat tool per keyless inference model (catalog.int.test.ts).
-    expect(tools.filter((tool) => !tool.name.startsWith('chat-')).length).toBe(callable.length + 3)
+    expect(tools.filter((tool) => !tool.name.startsWith('chat-')).length).toBe(callable.length + 4)
   })
 
   it('calls a paid tool end to end: settled on the local ledger, counted per tool', async () => {
@@ -156,6 +162,52 @@ describe('tollgate mcp: a gateway catalog as paid tools', () => {
     const refused = await client.callTool({ name: 'anthropic-v1-messages', arguments: chat })
     expect(refused.isError).toBe(true)
     expect((refused.structuredContent as ErrorContent).error.code).toBe('PRICE_ABOVE_MAX')
+    expect(await balanceOf(payer.toSuiAddress())).toBe(start)
+  })
+
+  it('verify_receipt verifies a confidential answer step by step, and names the failing step', async () => {
+    const { key } = await gateway.inference.keys.create({ credit: 10_000n })
+    const answer = await fetch(`${gateway.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        model: 'confidential/llama-3.3-70b',
+        stream: true,
+        messages: [{ role: 'user', content: 'Hi' }],
+      }),
+    })
+    await answer.text()
+    const receiptId = answer.headers.get('x-receipt-id') ?? ''
+    expect(
+      (await fetch(`${gateway.url}/v1/aci/anchor/${receiptId}`, { method: 'POST' })).status,
+    ).toBe(200)
+    const payer = emulator.createTestWallet({ usdc: '1', sui: '1' })
+    const start = await balanceOf(payer.toSuiAddress())
+    const { client } = await connect(payer)
+    const result = await client.callTool({
+      name: 'verify_receipt',
+      arguments: { receipt_id: receiptId },
+    })
+    expect(result.isError).toBeFalsy()
+    const verified = result.structuredContent as {
+      status: string
+      steps: { step: string; status: string }[]
+      notProven: string[]
+    }
+    expect(verified.status).toBe('verified')
+    expect(verified.steps).toHaveLength(9)
+    expect(verified.steps.every((s) => s.status === 'passed')).toBe(true)
+    expect(verified.steps.at(-1)?.step).toBe('anchor')
+    expect(verified.notProven.length).toBeGreaterThan(0)
+
+    const unknown = (
+      await client.callTool({ name: 'verify_receipt', arguments: { receipt_id: 'rcpt_unknown' } })
+    ).structuredContent as { status: string; failedStep: string; code: string }
+    expect(unknown).toMatchObject({
+      status: 'failed',
+      failedStep: 'receipt_fetched',
+      code: 'receipt_not_found',
+    })
     expect(await balanceOf(payer.toSuiAddress())).toBe(start)
   })
 })

@@ -1,7 +1,8 @@
 /**
  * The buyer's MCP server (`tollgate mcp`): a gateway's catalog as tools, paid through the buyer
  * client (`createPayingFetch`) with its price cap and wallet limits, inside per-session and per-day
- * budgets; plus tools for the wallet and the spend so far.
+ * budgets; plus tools for the wallet, the spend so far, and verifying a confidential answer's receipt
+ * (`verify_receipt`: the library's `verifyInferenceReceipt` against the same gateway and ledger).
  *
  * ```
  * tools/call NAME ─▶ catalog tool ─▶ paying fetch ─▶ 402 ─▶ maxPrice (PRICE_ABOVE_MAX)
@@ -10,15 +11,13 @@
  *   refused ─▶ an isError result whose structuredContent is { error: { code, message } }: nothing paid
  * ```
  *
- * Receipt verification is not offered as a tool: the library has no receipt verifier yet, and a
- * tool that only decoded a receipt would look like a verification it is not.
- *
  * @module
  */
 import { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js'
 import type { Signer } from '@mysten/sui/cryptography'
 import pkg from '../../package.json' with { type: 'json' }
+import { verifyInferenceReceipt } from '../attestation/verifyInferenceReceipt.js'
 import { createPayingFetch, isRefusal, paymentOf } from '../client/fetch.js'
 import {
   createWalletLimits,
@@ -97,6 +96,22 @@ const ownTools = [
     name: 'wallet_balance',
     description: "The wallet's USDC (what tools are paid with) and SUI (gas) balances.",
     inputSchema: { type: 'object', properties: {} },
+  },
+  {
+    name: 'verify_receipt',
+    description:
+      "Verify a confidential answer's receipt (its x-receipt-id) step by step: attestation, signature by an attested key, hashes, the gateway's payment binding, the ledger anchor. Free; answers every step and what it does not prove.",
+    inputSchema: {
+      type: 'object',
+      properties: {
+        receipt_id: {
+          type: 'string',
+          description: 'The x-receipt-id of the answer',
+          pattern: '^[A-Za-z0-9_-]{1,140}$',
+        },
+      },
+      required: ['receipt_id'],
+    },
   },
   {
     name: 'spend_report',
@@ -214,8 +229,24 @@ export async function createGatewayMcp(options: GatewayMcpOptions): Promise<Gate
     }
   }
 
-  async function callOwnTool(name: string, session: SessionBudget): Promise<ToolResult> {
+  async function callOwnTool(
+    name: string,
+    args: Record<string, unknown>,
+    session: SessionBudget,
+  ): Promise<ToolResult> {
     switch (name) {
+      case 'verify_receipt': {
+        const id = args.receipt_id
+        if (typeof id !== 'string') {
+          throw new PaymentError('invalid_request_body', 'receipt_id: a string is required.')
+        }
+        const result = await verifyInferenceReceipt(id, {
+          inferenceUrl: options.gateway,
+          ledger,
+          fetch: (input, init) => fetcher(new Request(input, init)),
+        })
+        return json(result as unknown as Record<string, unknown>)
+      }
       case 'wallet_address':
         return json({ address, network })
       case 'wallet_balance': {
@@ -260,7 +291,7 @@ export async function createGatewayMcp(options: GatewayMcpOptions): Promise<Gate
         const args = (request.params.arguments ?? {}) as Record<string, unknown>
         try {
           if (ownTools.some((tool) => tool.name === name)) {
-            return (await callOwnTool(name, session)) as never
+            return (await callOwnTool(name, args, session)) as never
           }
           const tool = byName.get(name)
           if (tool === undefined) {
