@@ -1,6 +1,8 @@
 /**
  * The gateway of the inference benchmark, in its own process. Env: `MODEL_URL` (the model server's
- * base URL). One open model forwarded to it; the relational store is SQLite in a temporary folder;
+ * base URL), `CONFIDENTIAL_MODEL` (the JSON configuration entry of a confidential model served by
+ * the benchmark's simulated enclave). One open model forwarded to the model server, and the
+ * confidential one; anchors go to the embedded ledger emulator; the relational store is SQLite in a temporary folder;
  * the rate limit is raised out of the way (the benchmark measures the request path, not the limit).
  * Creates one key with ample credit and prints `{ url, key }` as one JSON line; answers IPC `cpu`
  * with its CPU time.
@@ -26,6 +28,9 @@ const gateway = await startGateway({
           contextWindow: 131_072,
           upstream: { kind: 'openai-compatible', baseUrl: process.env.MODEL_URL as string },
         },
+        ...(process.env.CONFIDENTIAL_MODEL === undefined
+          ? []
+          : [JSON.parse(process.env.CONFIDENTIAL_MODEL)]),
       ],
       rateLimitPerMinute: 1_000_000,
       dataDir: folder,
