@@ -23,6 +23,7 @@
  * nothing sent anywhere else. Its answers carry `x-receipt-id`.
  *
  * Every answer carries `x-request-id` and, once the key is known, the `x-ratelimit-*` headers.
+ * How an upstream's answer is relayed (streams passed through, failures, usage): `answers.ts`.
  *
  * @module
  */
@@ -30,14 +31,11 @@ import { randomBytes } from 'node:crypto'
 import { Body, formatAmount, PaymentError } from 'tollgate'
 import type { UpstreamResult } from '../upstreams/upstream.js'
 import { createAciHandler } from './aci.js'
-import {
-  AttestationRefusal,
-  type ConfidentialUpstream,
-  type UpstreamRefused,
-} from './confidential.js'
-import { errorResponse, type InferenceErrorCode, streamErrorEvent } from './errors.js'
+import { isEventStream, streamed, upstreamFailure, usageOf, withReceiptId } from './answers.js'
+import type { ConfidentialUpstream, UpstreamRefused } from './confidential.js'
+import { errorResponse, type InferenceErrorCode } from './errors.js'
 import type { GatewayReceiptSigner } from './gatewayReceipt.js'
-import type { KeyStore, Usage } from './keys.js'
+import type { KeyStore } from './keys.js'
 import { type RateLimiter, rateLimitHeaders } from './limits.js'
 import {
   confidentialPrefixProblems,
@@ -428,129 +426,9 @@ const noReceipts: ReceiptStore = {
   session: async () => undefined,
 }
 
-/** The headers of an answer, with the enclave's receipt id when there is one. */
-function withReceiptId(
-  headers: Record<string, string>,
-  response: Response,
-): Record<string, string> {
-  const id = response.headers.get('x-receipt-id')
-  return id === null ? headers : { ...headers, 'x-receipt-id': id }
-}
-
-function upstreamFailure(
-  retryable: boolean,
-  note: string,
-  headers: Record<string, string>,
-): Response {
-  return retryable
-    ? errorResponse('upstream_timeout', `The model's upstream did not answer in time. ${note}`, {
-        headers,
-      })
-    : errorResponse('upstream_failed', `The model's upstream failed. ${note}`, { headers })
-}
-
 /** The key of an `Authorization: Bearer <key>` header. */
 function bearerOf(header: string | null): string | undefined {
   if (header === null) return undefined
   const match = /^Bearer +(\S{1,512})\s*$/i.exec(header)
   return match?.[1]
-}
-
-function isEventStream(response: Response): boolean {
-  return /^text\/event-stream/i.test(response.headers.get('content-type') ?? '')
-}
-
-/** The upstream's token counts of a buffered answer, if it reports them. */
-function usageOf(text: string): Usage {
-  try {
-    const usage = (
-      JSON.parse(text) as { usage?: { prompt_tokens?: unknown; completion_tokens?: unknown } }
-    ).usage
-    const count = (v: unknown) =>
-      typeof v === 'number' && Number.isSafeInteger(v) && v >= 0 ? v : undefined
-    return {
-      promptTokens: count(usage?.prompt_tokens),
-      completionTokens: count(usage?.completion_tokens),
-    }
-  } catch {
-    return {}
-  }
-}
-
-/**
- * An SSE answer passed through chunk for chunk. When the upstream's stream breaks, a final
- * `data: {"error":…}` event is sent, `broke` runs once, and the stream then closes (`'close'`, keyed
- * calls: the credit is restored by `broke`) or errors (`'error'`, keyless calls: the paywall sees a
- * failed call and refunds the payment).
- */
-function streamed(
-  response: Response,
-  headers: Record<string, string>,
-  hooks: {
-    ended?: () => void
-    broke?: () => Promise<void>
-    afterErrorEvent: 'close' | 'error'
-    /** Fails the response where it is written (`true` when it could); else the stream errors. */
-    fail?: ((error: Error) => boolean) | undefined
-  },
-): Response {
-  const upstream = response.body
-  if (upstream === null) {
-    hooks.ended?.()
-    return new Response(null, { status: 200, headers })
-  }
-  const reader = upstream.getReader()
-  let failedWith: unknown
-  const body = new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      if (failedWith !== undefined) {
-        // Fail only once the error event is on its way: a server that tears the response down
-        // with an error discards what it has not yet handed to the socket.
-        await new Promise((resolve) => setTimeout(resolve, 20))
-        if (hooks.fail?.(failedWith as Error) === true) controller.close()
-        else controller.error(failedWith)
-        return
-      }
-      try {
-        const next = await reader.read()
-        if (next.done) {
-          hooks.ended?.()
-          controller.close()
-        } else {
-          controller.enqueue(next.value)
-        }
-      } catch (error) {
-        await hooks.broke?.().catch(() => {})
-        const refusal = error instanceof AttestationRefusal
-        const note =
-          hooks.afterErrorEvent === 'close'
-            ? 'Your credit for this call is restored.'
-            : 'This call is not charged: your payment is refunded automatically.'
-        controller.enqueue(
-          refusal
-            ? streamErrorEvent(
-                'attestation_failed',
-                `The confidential answer was refused: ${error.message}. ${note}`,
-              )
-            : streamErrorEvent('upstream_failed', `The model stream broke. ${note}`),
-        )
-        if (hooks.afterErrorEvent === 'close') controller.close()
-        else failedWith = error instanceof Error ? error : new Error('upstream stream failed')
-      }
-    },
-    cancel(reason) {
-      // The caller went away: the call was made (and is charged).
-      hooks.ended?.()
-      return reader.cancel(reason)
-    },
-  })
-  return new Response(body, {
-    status: 200,
-    headers: {
-      ...headers,
-      'content-type': response.headers.get('content-type') ?? 'text/event-stream',
-      'cache-control': 'no-cache',
-      'x-accel-buffering': 'no',
-    },
-  })
 }

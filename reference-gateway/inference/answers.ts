@@ -1,0 +1,132 @@
+/**
+ * How the inference API answers once the upstream has: an SSE answer passed through chunk for chunk
+ * (with a final error event when it breaks), the upstream's failures as 502/504, the enclave's
+ * receipt id passed on, and the token counts of a buffered answer.
+ *
+ * @module
+ */
+import { AttestationRefusal } from './confidential.js'
+import { errorResponse, streamErrorEvent } from './errors.js'
+import type { Usage } from './keys.js'
+
+/** The headers of an answer, with the enclave's receipt id when there is one. */
+export function withReceiptId(
+  headers: Record<string, string>,
+  response: Response,
+): Record<string, string> {
+  const id = response.headers.get('x-receipt-id')
+  return id === null ? headers : { ...headers, 'x-receipt-id': id }
+}
+
+/** A failed upstream call: 504 `upstream_timeout` when retryable, else 502 `upstream_failed`. */
+export function upstreamFailure(
+  retryable: boolean,
+  note: string,
+  headers: Record<string, string>,
+): Response {
+  return retryable
+    ? errorResponse('upstream_timeout', `The model's upstream did not answer in time. ${note}`, {
+        headers,
+      })
+    : errorResponse('upstream_failed', `The model's upstream failed. ${note}`, { headers })
+}
+
+/** Whether an answer is an SSE stream. */
+export function isEventStream(response: Response): boolean {
+  return /^text\/event-stream/i.test(response.headers.get('content-type') ?? '')
+}
+
+/** The upstream's token counts of a buffered answer, if it reports them. */
+export function usageOf(text: string): Usage {
+  try {
+    const usage = (
+      JSON.parse(text) as { usage?: { prompt_tokens?: unknown; completion_tokens?: unknown } }
+    ).usage
+    const count = (v: unknown) =>
+      typeof v === 'number' && Number.isSafeInteger(v) && v >= 0 ? v : undefined
+    return {
+      promptTokens: count(usage?.prompt_tokens),
+      completionTokens: count(usage?.completion_tokens),
+    }
+  } catch {
+    return {}
+  }
+}
+
+/**
+ * An SSE answer passed through chunk for chunk. When the upstream's stream breaks, a final
+ * `data: {"error":…}` event is sent, `broke` runs once, and the stream then closes (`'close'`, keyed
+ * calls: the credit is restored by `broke`) or errors (`'error'`, keyless calls: the paywall sees a
+ * failed call and refunds the payment).
+ */
+export function streamed(
+  response: Response,
+  headers: Record<string, string>,
+  hooks: {
+    ended?: () => void
+    broke?: () => Promise<void>
+    afterErrorEvent: 'close' | 'error'
+    /** Fails the response where it is written (`true` when it could); else the stream errors. */
+    fail?: ((error: Error) => boolean) | undefined
+  },
+): Response {
+  const upstream = response.body
+  if (upstream === null) {
+    hooks.ended?.()
+    return new Response(null, { status: 200, headers })
+  }
+  const reader = upstream.getReader()
+  let failedWith: unknown
+  const body = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      if (failedWith !== undefined) {
+        // Fail only once the error event is on its way: a server that tears the response down
+        // with an error discards what it has not yet handed to the socket.
+        await new Promise((resolve) => setTimeout(resolve, 20))
+        if (hooks.fail?.(failedWith as Error) === true) controller.close()
+        else controller.error(failedWith)
+        return
+      }
+      try {
+        const next = await reader.read()
+        if (next.done) {
+          hooks.ended?.()
+          controller.close()
+        } else {
+          controller.enqueue(next.value)
+        }
+      } catch (error) {
+        await hooks.broke?.().catch(() => {})
+        const refusal = error instanceof AttestationRefusal
+        const note =
+          hooks.afterErrorEvent === 'close'
+            ? 'Your credit for this call is restored.'
+            : 'This call is not charged: your payment is refunded automatically.'
+        controller.enqueue(
+          refusal
+            ? streamErrorEvent(
+                'attestation_failed',
+                `The confidential answer was refused: ${error.message}. ${note}`,
+              )
+            : streamErrorEvent('upstream_failed', `The model stream broke. ${note}`),
+        )
+        if (hooks.afterErrorEvent === 'close') controller.close()
+        else failedWith = error instanceof Error ? error : new Error('upstream stream failed')
+      }
+    },
+    cancel(reason) {
+      // The caller went away: the call was made (and is charged).
+      hooks.ended?.()
+      return reader.cancel(reason)
+    },
+  })
+  return new Response(body, {
+    status: 200,
+    headers: {
+      ...headers,
+      'content-type': response.headers.get('content-type') ?? 'text/event-stream',
+      'cache-control': 'no-cache',
+      'x-accel-buffering': 'no',
+    },
+  })
+}
