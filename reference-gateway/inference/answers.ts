@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { AttestationRefusal } from './confidential.js'
+import { AttestationRefusal } from './confidentialStream.js'
 import { errorResponse, streamErrorEvent } from './errors.js'
 import type { Usage } from './keys.js'
 

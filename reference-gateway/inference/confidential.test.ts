@@ -8,7 +8,7 @@ import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { createTestTdxPlatform } from '../../src/testing/enclave/index.js'
 import { parseConfig } from '../config.js'
-import { createHoldBack } from './confidential.js'
+import { createHoldBack } from './confidentialStream.js'
 import { confidentialPrefixProblems, type ModelConfig, modelConfigSchema } from './models.js'
 
 const platform = createTestTdxPlatform({ tcbStatus: 'UpToDate' })

@@ -13,9 +13,9 @@ import { callUpstream, type UpstreamEvent, type UpstreamResult } from '../upstre
 import {
   type ConfidentialUpstream,
   createConfidentialUpstream,
-  type UpstreamRefused,
   type VerifiedReceipt,
 } from './confidential.js'
+import type { UpstreamRefused } from './confidentialStream.js'
 import type { PaymentBinding } from './gatewayReceipt.js'
 import type { ModelUpstreamConfig } from './models.js'
 import type { ChatRequest } from './request.js'
