@@ -17,54 +17,34 @@
  * ```
  *
  * This module builds the app only; `server.ts` wires configuration, stores, ledger and listening.
+ * Each area's routes have their module, mounted here in order: the middleware
+ * (`appMiddleware.ts`), the catalog (`appCatalogRoutes.ts`), the inference API
+ * (`appInferenceRoutes.ts`), discovery (`appDiscoveryRoutes.ts`), health and metrics
+ * (`appHealthRoutes.ts`), jobs (`jobs/routes.ts`) and the marketplace (`appMarketplaceRoutes.ts`).
  *
  * @module
  */
-import { type Context, Hono } from 'hono'
-import { cors } from 'hono/cors'
-import { type RequestIdVariables, requestId } from 'hono/request-id'
-import { routePath } from 'hono/route'
-import { formatAmount, PaymentError, type PaymentInfo, type SellerOptions } from 'tollgate'
+import { Hono } from 'hono'
+import type { RequestIdVariables } from 'hono/request-id'
+import { PaymentError, type PaymentInfo, type SellerOptions } from 'tollgate'
 import { type HonoPaywall, paywall, type TollgateEnv } from 'tollgate/hono'
 import type { HostResolver } from 'tollgate/node'
+import { mountCatalogRoutes } from './appCatalogRoutes.js'
+import { discoveryOptionsOf, mountDiscoveryRoutes } from './appDiscoveryRoutes.js'
+import { mountHealthRoutes } from './appHealthRoutes.js'
+import { mountInferenceRoutes } from './appInferenceRoutes.js'
+import { mountMarketplaceRoutes } from './appMarketplaceRoutes.js'
+import { useGatewayMiddleware } from './appMiddleware.js'
 import type { LocalBlobStore } from './blobs/local.js'
-import {
-  type Catalog,
-  type CatalogEntry,
-  entries,
-  type FreeEndpoint,
-  type PaidEndpoint,
-  routePathOf,
-  validateCatalog,
-  validatePathParams,
-} from './catalog/catalog.js'
-import { validateBody } from './catalog/shapes.js'
-import {
-  catalogPageRenderer,
-  type DiscoveryOptions,
-  llmsTxt,
-  openApiDocument,
-  servicesDocument,
-  x402Manifest,
-} from './discovery/index.js'
-import { listedDiscoveryRoutes } from './discovery/listed.js'
-import { catalogPageRoute } from './discovery/pageMarketplace.js'
-import { clientAddressOf } from './inference/aci.js'
+import { type Catalog, validateCatalog } from './catalog/catalog.js'
 import type { InferenceApi } from './inference/api.js'
-import { receiptKeysPath } from './inference/gatewayReceipt.js'
 import type { KeyStore } from './inference/keys.js'
-import { inferenceOpenApi, topUpBodySchema, topUpPath } from './inference/openapi.js'
-import type { ChatRequest } from './inference/request.js'
 import { type JobRoutesOptions, jobRoutes } from './jobs/routes.js'
-import { activityRoutes, recordGatewaySale } from './marketplace/activity.js'
-import { renamedRouteResponse, renamedRoutes } from './marketplace/renamed.js'
-import { reviewRoutes } from './marketplace/reviews.js'
-import { type MarketplaceRoutesOptions, marketplaceRoutes } from './marketplace/routes.js'
-import { ownServiceItems, searchServices, servicesQuerySchema } from './marketplace/services.js'
+import { recordGatewaySale } from './marketplace/activity.js'
+import type { MarketplaceRoutesOptions } from './marketplace/routes.js'
 import type { GatewayMetrics } from './metrics.js'
-import { errorFields, reasonOf } from './startup.js'
-import { families, familyOperations } from './upstreams/families.js'
-import { callUpstream, type UpstreamResult } from './upstreams/upstream.js'
+import { errorFields } from './startup.js'
+import { familyOperations } from './upstreams/families.js'
 
 /** A pino-compatible logger. */
 export type GatewayLogger = {
@@ -132,18 +112,6 @@ export type GatewayInference = {
   topUps: readonly string[]
 }
 
-/** Request headers a browser may send: the body type and both dialects' payment headers. */
-export const corsAllowHeaders = ['Content-Type', 'X-PAYMENT', 'Authorization', 'X-Request-Id']
-/** Response headers a page may read: the 402 challenge, both dialects' receipts, retry hints. */
-export const corsExposeHeaders = [
-  'WWW-Authenticate',
-  'X-PAYMENT-RESPONSE',
-  'Payment-Receipt',
-  'X-Request-Id',
-  'Retry-After',
-  'x-receipt-id',
-]
-
 /** Hono variables of the gateway. */
 export type GatewayEnv = {
   Variables: TollgateEnv['Variables'] & RequestIdVariables & { startedAt: number }
@@ -157,8 +125,6 @@ export type GatewayApp = {
   /** Paid calls settled and not yet finished (served or owed a refund). */
   paidInFlight(): number
 }
-
-const jsonHeaders = { 'content-type': 'application/json; charset=utf-8' }
 
 /**
  * Builds the gateway app. Refuses an invalid catalog (every problem listed).
@@ -200,397 +166,18 @@ export function createGatewayApp(options: GatewayAppOptions): GatewayApp {
       onEvent?.(event)
     },
   })
-  const discovery: DiscoveryOptions = {
-    publicBaseUrl: options.seller.publicBaseUrl,
-    payTo: options.seller.payTo,
-    network: options.seller.network,
-    asset: options.seller.asset,
-    jobs: options.jobs !== undefined,
-    ...(options.ledger.emulated ? { testMoney: { ledgerUrl: options.ledger.url } } : {}),
-    marketplace: options.marketplace !== undefined,
-  }
-  const inference = options.inference
-  const extra =
-    inference === undefined
-      ? undefined
-      : inferenceOpenApi({
-          topUps: inference.topUps,
-          network: discovery.network,
-          asset: discovery.asset,
-          payTo: discovery.payTo,
-        })
-  const documents = {
-    openapi: JSON.stringify(openApiDocument(catalog, discovery, extra)),
-    manifest: JSON.stringify(x402Manifest(catalog, discovery)),
-    services: JSON.stringify(servicesDocument(catalog, discovery)),
-    llms: llmsTxt(catalog, discovery),
-    page: catalogPageRenderer(catalog, discovery),
-  }
+  const discovery = discoveryOptionsOf(options)
 
   const app = new Hono<GatewayEnv>()
-  const origins = options.corsOrigins ?? ['*']
-  if (!origins.includes('none')) {
-    app.use(
-      cors({
-        origin: origins.includes('*') ? '*' : [...origins],
-        allowMethods: ['GET', 'HEAD', 'POST', 'OPTIONS'],
-        allowHeaders: corsAllowHeaders,
-        exposeHeaders: corsExposeHeaders,
-        maxAge: 600,
-      }),
-    )
-  }
-  app.use(requestId())
-  // Every answer carries the request id, also a Response a handler built itself.
-  app.use(async (c, next) => {
-    await next()
-    if (c.res.headers.has('x-request-id')) return
-    const id = c.get('requestId')
-    try {
-      c.res.headers.set('x-request-id', id)
-    } catch {
-      // Immutable headers (a fetched Response passed on): answer a copy.
-      const headers = new Headers(c.res.headers)
-      headers.set('x-request-id', id)
-      c.res = new Response(c.res.body, {
-        status: c.res.status,
-        statusText: c.res.statusText,
-        headers,
-      })
-    }
-  })
-  app.use(async (c, next) => {
-    const startedAt = performance.now()
-    c.set('startedAt', startedAt)
-    await next()
-    const matched = routePath(c, -1)
-    const route = matched === '/*' || matched === '*' || matched === '' ? 'unmatched' : matched
-    const seconds = (performance.now() - startedAt) / 1000
-    metrics.request(route, c.req.method, c.res.status, seconds)
-    if (route !== '/metrics' && route !== '/healthz' && route !== '/readyz') {
-      logger.info({
-        requestId: c.get('requestId'),
-        method: c.req.method,
-        route,
-        status: c.res.status,
-        ms: Math.round(seconds * 1000),
-      })
-    }
-  })
-
-  function upstreamCall(
-    entry: CatalogEntry,
-    body: Record<string, unknown>,
-    signal: AbortSignal,
-    requestId: string | undefined,
-    pathParams: Readonly<Record<string, string>> = {},
-  ): Promise<UpstreamResult> {
-    const { service, endpoint } = entry
-    const credential = service.upstream.credential
-    return callUpstream({
-      family: families[service.family],
-      operation: endpoint.upstream.operation,
-      body,
-      defaults: endpoint.upstream.defaults,
-      params: { ...endpoint.upstream.params, ...pathParams },
-      baseUrl: service.upstream.baseUrl,
-      apiKey: credential === undefined ? undefined : options.providerKeys[credential],
-      blobs: options.blobs,
-      fetch: options.fetch,
-      timeoutMs: options.upstreamTimeoutMs,
-      signal,
-      requestId,
-      allowInternalHosts: options.allowInternalHosts ?? false,
-      resolveHost: options.resolveHost,
-      onEvent: (event) => metrics.upstream(event),
-    })
-  }
-
-  function failure(
-    entry: CatalogEntry,
-    result: Extract<UpstreamResult, { status: 'failed' }>,
-    requestId: string,
-    charged: boolean,
-  ): Response {
-    logger.warn({
-      requestId,
-      event: 'upstream_failed',
-      route: entry.endpoint.path,
-      family: entry.service.family,
-      reason: result.reason,
-      upstreamStatus: result.upstreamStatus,
-    })
-    const message = charged
-      ? 'The upstream service failed. This call is not charged: your payment is refunded automatically.'
-      : 'The upstream service failed.'
-    return Response.json(
-      { error: { code: 'upstream_failed', message, reason: result.reason, requestId } },
-      { status: result.retryable ? 504 : 502 },
-    )
-  }
-
-  for (const entry of entries(catalog)) {
-    const endpoint = entry.endpoint
-    if (inference !== undefined && entry.service.servedBy === 'inference') {
-      if (endpoint.kind === 'paid') {
-        const route = paid.pay(endpoint.price, {
-          description: `${entry.service.name}: ${endpoint.summary}`,
-          // The catalog shape first (its allow-list and caps), then the inference API's own checks
-          // (a model it serves keyless, the context window): refused with 400 before any payment.
-          body: (input: unknown) => {
-            const shaped = validateBody(endpoint.shape, input)
-            if (shaped.status === 'invalid') return shaped
-            return inference.api.checkKeyless(shaped.body)
-          },
-          maxBodyBytes: endpoint.maxBodyBytes,
-        })
-        app.post(endpoint.path, route, (c) => {
-          metrics.settlement((performance.now() - c.get('startedAt')) / 1000)
-          const outgoing = (c.env as { outgoing?: { destroy(error: Error): void } } | undefined)
-            ?.outgoing
-          return inference.api.serveKeyless(c.get('tollgate').body as ChatRequest, {
-            requestId: c.get('requestId'),
-            payment: c.get('tollgate').payment,
-            signal: c.req.raw.signal,
-            // On Node, a stream that broke fails the response itself: the paywall sees a failed
-            // call (and refunds it) instead of a response that ended.
-            fail:
-              outgoing === undefined
-                ? undefined
-                : (error) => {
-                    outgoing.destroy(error)
-                    return true
-                  },
-          })
-        })
-      } else {
-        app.get(endpoint.path, () => inference.api.listKeylessModels())
-      }
-      continue
-    }
-    if (endpoint.kind === 'paid') {
-      const paidEntry = entry as CatalogEntry<PaidEndpoint>
-      const route = paid.pay(endpoint.price, {
-        description: `${entry.service.name}: ${endpoint.summary}`,
-        body: (input: unknown) => {
-          const result = validateBody(endpoint.shape, input)
-          return result.status === 'valid'
-            ? result
-            : { status: 'invalid', field: result.field, message: result.message }
-        },
-        maxBodyBytes: endpoint.maxBodyBytes,
-      })
-      const handlers = [
-        route,
-        async (c: Context<GatewayEnv>) => {
-          metrics.settlement((performance.now() - c.get('startedAt')) / 1000)
-          const info = c.get('tollgate')
-          const result = await upstreamCall(
-            paidEntry,
-            info.body as Record<string, unknown>,
-            c.req.raw.signal,
-            info.payment.digest,
-            endpoint.pathParams === undefined ? {} : c.req.param(),
-          )
-          return result.status === 'ok'
-            ? result.response
-            : failure(paidEntry, result, c.get('requestId'), true)
-        },
-      ] as const
-      if (endpoint.pathParams === undefined) {
-        app.post(endpoint.path, ...handlers)
-      } else {
-        // Path parameters are checked before the paywall: a bad one is a 400, nothing charged.
-        app.post(
-          routePathOf(endpoint.path),
-          async (c, next) => {
-            const checked = validatePathParams(endpoint, c.req.param())
-            if (checked.status === 'valid') return next()
-            // The paywall's own 400 (RFC 9457, code invalid_request_body), for the path.
-            return new Response(
-              JSON.stringify({
-                type: 'about:blank',
-                title: 'Bad Request',
-                status: 400,
-                detail: checked.message,
-                code: 'invalid_request_body',
-                field: checked.field,
-              }),
-              {
-                status: 400,
-                headers: {
-                  'content-type': 'application/problem+json',
-                  'cache-control': 'no-store',
-                },
-              },
-            )
-          },
-          ...handlers,
-        )
-      }
-    } else {
-      const freeEntry = entry as CatalogEntry<FreeEndpoint>
-      app.get(endpoint.path, async (c) => {
-        const result = await upstreamCall(freeEntry, {}, c.req.raw.signal, undefined)
-        return result.status === 'ok'
-          ? result.response
-          : failure(freeEntry, result, c.get('requestId'), false)
-      })
-    }
-  }
-
-  if (inference !== undefined) {
-    app.get('/v1/models', () => inference.api.listModels())
-    app.get('/v1/aci/*', (c) =>
-      inference.api.aci(c.req.raw, {
-        client: clientAddressOf(c.req.raw, c.env, options.seller.trustProxy === true),
-      }),
-    )
-    app.post('/v1/aci/anchor/:id', (c) => inference.api.aci(c.req.raw))
-    app.get(receiptKeysPath, () => inference.api.receiptKeys())
-    app.post('/v1/chat/completions', (c) =>
-      inference.api.chat(c.req.raw, { requestId: c.get('requestId') }),
-    )
-    for (const amount of inference.topUps) {
-      const route = paid.pay(amount, {
-        description: `Credit of ${amount} USDC for an API key of the private inference API`,
-        body: topUpBodySchema,
-        maxBodyBytes: 4096,
-        // An unknown or revoked key is refunded: nothing was credited.
-        failedStatuses: (status) => status >= 500 || status === 404,
-      })
-      app.post(topUpPath(amount), route, async (c) => {
-        const info = c.get('tollgate')
-        const { key_id: keyId } = info.body as { key_id: string }
-        const result = await inference.keys.topUp(
-          keyId,
-          info.payment.amount,
-          `payment:${info.payment.digest}`,
-        )
-        if (result.status === 'unknown_key') {
-          return c.json(
-            {
-              error: {
-                message:
-                  'No such API key (or it is revoked). Your payment is refunded automatically.',
-                type: 'invalid_request_error',
-                code: 'key_not_found',
-                param: 'key_id',
-              },
-            },
-            404,
-          )
-        }
-        const key = await inference.keys.get(keyId)
-        return c.json({
-          key_id: keyId,
-          credited: result.status === 'credited' ? formatAmount(info.payment.amount) : '0.000000',
-          credit: formatAmount(key?.credit ?? 0n),
-        })
-      })
-    }
-  }
-
-  // With the marketplace: the x402 manifest and llms.txt with listed sellers, and /discovery/*.
-  if (options.marketplace)
-    app.route('/', listedDiscoveryRoutes({ catalog, discovery, store: options.marketplace.store }))
-  app.get('/openapi.json', () => new Response(documents.openapi, { headers: jsonHeaders }))
-  app.get(
-    '/.well-known/x402.json',
-    () => new Response(documents.manifest, { headers: jsonHeaders }),
-  )
-  app.get('/api/services', () => new Response(documents.services, { headers: jsonHeaders }))
-  app.get(
-    '/llms.txt',
-    () =>
-      new Response(documents.llms, { headers: { 'content-type': 'text/plain; charset=utf-8' } }),
-  )
-  // With the marketplace, the page shows its listed sellers and live feed as they are now.
-  const market = options.marketplace
-  const pageSources = market && {
-    ...market,
-    reviews: market.reviews?.store,
-    activity: sales?.store,
-  }
-  app.get(
-    '/',
-    catalogPageRoute(documents.page, pageSources, (error) =>
-      logger.warn({ event: 'catalog_page_failed', error: errorFields(error, options.redact) }),
-    ),
-  )
+  useGatewayMiddleware(app, options)
+  mountCatalogRoutes(app, paid, options)
+  if (options.inference !== undefined)
+    mountInferenceRoutes(app, paid, options.inference, options.seller.trustProxy === true)
+  mountDiscoveryRoutes(app, options, discovery)
   app.get('/blobs/:name', (c) => options.blobs.serve(c.req.param('name')))
-  app.get('/healthz', (c) =>
-    c.json({ status: 'ok', ...(options.health ?? {}), ledger: options.ledger }),
-  )
-  app.get('/readyz', async (c) => {
-    const checks: Record<string, 'ok' | 'failed'> = {}
-    const reasons: Record<string, string> = {}
-    await Promise.all(
-      Object.entries(options.readiness ?? {}).map(async ([name, probe]) => {
-        try {
-          await probe()
-          checks[name] = 'ok'
-        } catch (error) {
-          checks[name] = 'failed'
-          reasons[name] = reasonOf(error, options.redact)
-        }
-      }),
-    )
-    const ready = Object.values(checks).every((v) => v === 'ok')
-    return c.json(ready ? { ready, checks } : { ready, checks, reasons }, ready ? 200 : 503)
-  })
-  app.get(
-    '/metrics',
-    async () =>
-      new Response(await metrics.registry.metrics(), {
-        headers: { 'content-type': metrics.registry.contentType },
-      }),
-  )
+  mountHealthRoutes(app, options)
   if (options.jobs) app.route('/v1/jobs', jobRoutes(options.jobs))
-  if (options.marketplace) {
-    for (const [removed, replacedBy] of Object.entries(renamedRoutes)) {
-      app.all(removed, () => renamedRouteResponse(replacedBy))
-    }
-    app.route('/v1/agent', marketplaceRoutes(options.marketplace))
-    if (sales)
-      app.route(
-        '/',
-        activityRoutes({
-          ...sales,
-          activity: sales.store,
-          store: options.marketplace.store,
-          asset: options.seller.asset,
-        }),
-      )
-    const reviews = options.marketplace.reviews
-    if (reviews)
-      app.route(
-        '/v1/reviews',
-        reviewRoutes({
-          ...options.marketplace,
-          reviews: reviews.store,
-          purchases: reviews.purchases,
-        }),
-      )
-    const own = ownServiceItems(servicesDocument(catalog, discovery))
-    const store = options.marketplace.store
-    app.get('/v1/services', async (c) => {
-      const query = servicesQuerySchema.safeParse(c.req.query())
-      if (!query.success) {
-        const issue = query.error.issues[0]
-        return c.json(
-          {
-            error: {
-              code: 'invalid_request_body',
-              message: `${issue?.path.join('.') || 'query'}: ${issue?.message ?? 'invalid'}`,
-            },
-          },
-          400,
-        )
-      }
-      return c.json(await searchServices(own, store, query.data))
-    })
-  }
+  mountMarketplaceRoutes(app, options, discovery)
   app.notFound((c) =>
     c.json({ error: { code: 'not_found', message: 'No such route. See /openapi.json.' } }, 404),
   )

@@ -6,24 +6,19 @@
  * gracefully: it stops accepting, lets in-flight paid calls finish (served or refunded), pays due
  * refunds once more, and closes everything it opened.
  *
+ * Each part has its module: the ledger and operator key (`serverLedger.ts`), the catalog and its
+ * upstreams (`serverUpstreams.ts`), the inference API (`serverInference.ts`), escrowed jobs
+ * (`serverJobs.ts`), listening (`serverListen.ts`) and the graceful shutdown (`serverShutdown.ts`);
+ * this module puts them together, in order.
+ *
  * @module
  */
-import { randomBytes } from 'node:crypto'
-import type { Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
-import { createAdaptorServer } from '@hono/node-server'
-import type { Signer } from '@mysten/sui/cryptography'
-import { decodeSuiPrivateKey } from '@mysten/sui/cryptography'
 import { SuiGrpcClient } from '@mysten/sui/grpc'
-import { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
-import { Secp256k1Keypair } from '@mysten/sui/keypairs/secp256k1'
-import { Secp256r1Keypair } from '@mysten/sui/keypairs/secp256r1'
-import type { Redis } from 'ioredis'
 import pino from 'pino'
 import type { SellerEvent } from 'tollgate'
-import { Challenge, createLedger } from 'tollgate'
-import { createNodeFetch, type HostResolver, nodeFetch } from 'tollgate/node'
+import { Challenge } from 'tollgate'
+import { createNodeFetch, type HostResolver } from 'tollgate/node'
 import type {
   ModelUpstream,
   SimulatedEnclave,
@@ -33,31 +28,24 @@ import type {
 import pkg from '../package.json' with { type: 'json' }
 import { createGatewayApp, type GatewayApp, type GatewayLogger, type LedgerInfo } from './app.js'
 import { createLocalBlobStore } from './blobs/local.js'
-import { type Catalog, defaultMaxBodyBytes, paidEntries, withUpstreams } from './catalog/catalog.js'
-import { defaultCatalog } from './catalog/default.js'
+import { type Catalog, paidEntries } from './catalog/catalog.js'
 import { configError, type GatewayConfig } from './config.js'
-import { databaseLocationOf, openDatabase } from './db/database.js'
-import { type AnchorWorker, createAnchorWorker } from './inference/anchors.js'
-import { createInferenceApi, type InferenceApi } from './inference/api.js'
-import { createGatewayReceiptSigner } from './inference/gatewayReceipt.js'
-import { createKeyStore, type KeyStore } from './inference/keys.js'
-import { createRateLimiter } from './inference/limits.js'
-import { defaultConfidentialModel, defaultModel, type ModelConfig } from './inference/models.js'
-import { createReceiptStore } from './inference/receipts.js'
-import type { JobRoutesOptions } from './jobs/routes.js'
+import type { AnchorWorker } from './inference/anchors.js'
+import type { InferenceApi } from './inference/api.js'
+import type { KeyStore } from './inference/keys.js'
 import { createActivityStore } from './marketplace/activity.js'
 import { createReviewStore, gatewayPurchases } from './marketplace/reviews.js'
 import { startMarketplaceReprobes } from './marketplace/schedule.js'
 import { createMutationSigner } from './marketplace/signing.js'
 import { createMarketplaceStore } from './marketplace/store.js'
 import { createMetrics, type GatewayMetrics } from './metrics.js'
-import {
-  checkStoreReachable,
-  checkWritableFolder,
-  errorFields,
-  listenProblem,
-  secretValues,
-} from './startup.js'
+import { openInferenceParts, startInferenceApi } from './serverInference.js'
+import { escrowJobs } from './serverJobs.js'
+import { openGatewayLedger } from './serverLedger.js'
+import { listenGateway } from './serverListen.js'
+import { type Cleanups, createCleanups, gracefulStop } from './serverShutdown.js'
+import { resolveUpstreams } from './serverUpstreams.js'
+import { checkStoreReachable, checkWritableFolder, errorFields, secretValues } from './startup.js'
 import { gatewayStoreLocation, openStoreAt, type StoreKind } from './storeLocation.js'
 
 /** Options of {@link startGateway}. */
@@ -117,9 +105,6 @@ export type RunningGateway = {
   stop(): Promise<void>
 }
 
-/** Test money the embedded emulator gives a fresh operator key (gas for refunds). */
-const operatorFunding = { usdc: '100', sui: '10' }
-
 /**
  * Starts the gateway.
  *
@@ -134,21 +119,11 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   const logger: GatewayLogger =
     options.logger ??
     pino({ level: config.logLevel, base: { service: 'tollgate-gateway' }, redact: redactPaths })
-  const cleanups: (() => Promise<unknown> | unknown)[] = []
-  const cleanup = async () => {
-    for (const step of cleanups.reverse()) {
-      try {
-        await step()
-      } catch (error) {
-        logger.warn({ event: 'shutdown_step_failed', error: errorFields(error) })
-      }
-    }
-    cleanups.length = 0
-  }
+  const cleanups = createCleanups(logger)
   try {
-    return await start(options, config, logger, cleanups, cleanup)
+    return await start(options, config, logger, cleanups)
   } catch (error) {
-    await cleanup()
+    await cleanups.run()
     throw error
   }
 }
@@ -157,8 +132,7 @@ async function start(
   options: StartGatewayOptions,
   config: GatewayConfig,
   logger: GatewayLogger,
-  cleanups: (() => Promise<unknown> | unknown)[],
-  cleanup: () => Promise<void>,
+  cleanups: Cleanups,
 ): Promise<RunningGateway> {
   const asset = config.asset ?? Challenge.usdcCoinTypes[config.network]
   if (asset === undefined) {
@@ -177,62 +151,8 @@ async function start(
   }
   if (config.blobDir !== undefined) checkWritableFolder('blobDir', config.blobDir)
 
-  // Ledger: a configured full node, or the embedded emulator.
-  let emulator: StartedLedger | undefined
-  let ledgerUrl = config.ledgerUrl
-  if (ledgerUrl === undefined) {
-    const { startLedger } = await import('tollgate/testing')
-    emulator = await startLedger({
-      latencyMs: config.emulatorLatencyMs,
-      ...(config.emulatorState === undefined ? {} : { stateFile: config.emulatorState }),
-    })
-    cleanups.push(() => emulator?.stop())
-    ledgerUrl = emulator.url
-  }
-  const ledgerInfo: LedgerInfo = {
-    url: ledgerUrl,
-    network: config.network,
-    emulated: emulator !== undefined,
-  }
-
-  // Operator key (refunds) and recipient.
-  let operator: Signer | undefined
-  if (config.operatorKey !== undefined) operator = signerOf(config.operatorKey)
-  else if (emulator !== undefined) {
-    const keypair = Ed25519Keypair.generate()
-    emulator.faucet({ address: keypair.toSuiAddress(), ...operatorFunding })
-    operator = keypair
-  }
-  const operatorAddress = operator?.toSuiAddress()
-  const payTo = config.payTo ?? operatorAddress
-  if (payTo === undefined) {
-    throw configError([
-      'PAY_TO (payTo): required when no OPERATOR_KEY is set and the ledger is not the embedded emulator',
-    ])
-  }
-  if (operator === undefined) {
-    logger.warn({
-      event: 'no_operator_key',
-      message: 'OPERATOR_KEY is not set: refunds of failed paid calls stay owed (tollgate refunds)',
-    })
-  }
-  const secrets = config.challengeSecrets ?? [randomBytes(32).toString('base64url')]
-  if (config.challengeSecrets === undefined && emulator === undefined) {
-    logger.warn({
-      event: 'random_challenge_secret',
-      message:
-        'CHALLENGE_SECRETS is not set: a random secret is used; challenges do not survive a restart or work across processes',
-    })
-  }
-
-  const ledger = createLedger({
-    url: ledgerUrl,
-    fetch: nodeFetch,
-    network: (config.network.split(':')[1] ?? 'mainnet') as 'mainnet',
-    usdcType: asset,
-    timeoutMs: config.ledgerTimeoutMs,
-    ...(operator === undefined ? {} : { operator }),
-  })
+  const { ledger, ledgerUrl, ledgerInfo, emulator, operator, payTo, secrets } =
+    await openGatewayLedger(config, asset, logger, cleanups)
 
   // Payment store: opened, then asked once, so a store it cannot reach stops the start.
   const store = await openStoreAt(storeLocation, {
@@ -249,126 +169,21 @@ async function start(
   // Upstreams: the providers' APIs, or the local stubs.
   const upstreamMode =
     config.upstreams === 'auto' ? (emulator === undefined ? 'real' : 'stub') : config.upstreams
-  // The private inference API: its models (configured, or the embedded default on stub upstreams:
-  // one open model served by a local deterministic model server), keys, credit and limits.
-  let modelStub: ModelUpstream | undefined
-  let enclave: SimulatedEnclave | undefined
-  let models: ModelConfig[] = config.inferenceModels ?? []
-  if (config.inferenceModels === undefined && upstreamMode === 'stub') {
-    const { startModelUpstream } = await import('tollgate/testing')
-    modelStub = await startModelUpstream()
-    cleanups.push(() => modelStub?.stop())
-    models = [defaultModel(modelStub.baseUrl)]
-    const { startSimulatedEnclave } = await import('tollgate/testing')
-    enclave = await startSimulatedEnclave({ misbehaviour: config.enclaveFault })
-    cleanups.push(() => enclave?.stop())
-    models.push(defaultConfidentialModel(enclave, config.confidentialModelPrefix))
-  }
-  const database = await openDatabase(databaseLocationOf(config), {
-    onError: (error) => logger.error({ event: 'database_connection_error', error: error.name }),
-  })
-  cleanups.push(() => database.close())
-  const keys = createKeyStore(database.db)
+  const inference = await openInferenceParts(config, upstreamMode, logger, cleanups)
+  const { models, database, keys } = inference
   const marketplace = createMarketplaceStore(database.db)
-  let redis: Redis | undefined
-  if (config.redisUrl !== undefined) {
-    const { Redis: RedisClient } = await import('ioredis')
-    // Commands fail at once while Redis is away (the limiter's in-memory stand-in answers), rather
-    // than queueing and holding requests.
-    redis = new RedisClient(config.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false })
-    redis.on('error', (error: Error) =>
-      logger.error({ event: 'rate_limit_redis_error', error: error.name }),
-    )
-    cleanups.push(() => redis?.quit())
-  }
-  const limiter = createRateLimiter({
-    points: config.rateLimitPerMinute,
-    durationSeconds: 60,
-    redis,
-    keyPrefix: `${config.storePrefix}_rl`,
+  const { catalog, providerKeys, stubs } = await resolveUpstreams({
+    config,
+    catalog: options.catalog,
+    upstreamMode,
+    models,
+    logger,
+    cleanups,
   })
-  const attestationLimiter = createRateLimiter({
-    points: config.attestationNoncePerMinute,
-    durationSeconds: 60,
-    redis,
-    keyPrefix: `${config.storePrefix}_attest`,
-  })
-  const keylessModels = models.filter((m) => m.keyless).map((m) => m.id)
-
-  const base =
-    options.catalog ??
-    defaultCatalog({
-      openMaxTokens: config.openMaxTokens,
-      ...(keylessModels.length > 0 ? { openModels: keylessModels as [string, ...string[]] } : {}),
-    })
-  let stubs: StubUpstreams | undefined
-  const providerKeys: Record<string, string> = { ...config.providerKeys }
-  let baseUrls: Record<string, string> = { ...config.upstreamUrls }
-  if (upstreamMode === 'stub') {
-    const { startStubUpstreams } = await import('tollgate/testing')
-    stubs = await startStubUpstreams()
-    cleanups.push(() => stubs?.stop())
-    baseUrls = { ...stubs.baseUrls, ...config.upstreamUrls }
-    for (const service of base.services) {
-      if (service.upstream.credential !== undefined) {
-        providerKeys[service.upstream.credential] ??= 'stub-key'
-      }
-    }
-    for (const model of models) {
-      if (model.upstream.credential !== undefined)
-        providerKeys[model.upstream.credential] ??= 'stub-key'
-    }
-  } else {
-    const missing = base.services
-      .filter(
-        (s) =>
-          s.servedBy === undefined &&
-          s.upstream.credential !== undefined &&
-          providerKeys[s.upstream.credential] === undefined,
-      )
-      .map((s) => `${s.segment} (${s.upstream.credential})`)
-    if (missing.length > 0) {
-      logger.warn({
-        event: 'missing_provider_keys',
-        services: missing,
-        message: 'calls to these services fail and are refunded until their keys are set',
-      })
-    }
-  }
-  const catalog = withBodyLimit(withUpstreams(base, { baseUrls }), config.maxBodyBytes)
 
   // Listen first, so the public URL is known when the app is built.
-  // The Node bindings (`env.incoming`, `env.outgoing`) are passed on: the paywall reads paid
-  // requests' bodies and finishes paid responses through them.
-  let handler: (request: Request, env: unknown) => Response | Promise<Response> = () =>
-    new Response('starting', { status: 503 })
-  const server = createAdaptorServer({
-    fetch: (request: Request, env: unknown) => handler(request, env),
-  }) as Server
-  let httpInFlight = 0
-  server.on('request', (_req, res) => {
-    httpInFlight++
-    res.once('close', () => httpInFlight--)
-  })
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', (error) => reject(listenProblem(error, config) ?? error))
-    // A deep accept queue: bursts of buyers are queued, not reset.
-    server.listen({ port: config.port, host: config.host, backlog: 4096 }, () => {
-      server.off('error', reject)
-      resolve()
-    })
-  })
-  cleanups.push(
-    () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve())
-        server.closeAllConnections()
-      }),
-  )
-  const port = (server.address() as AddressInfo).port
-  const urlHost = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host
-  const url = `http://${urlHost.includes(':') ? `[${urlHost}]` : urlHost}:${port}`
-  const publicBaseUrl = (config.publicBaseUrl ?? url).replace(/\/+$/, '')
+  const listening = await listenGateway(config, cleanups)
+  const { server, url, port, publicBaseUrl } = listening
 
   const blobs = createLocalBlobStore({
     directory: config.blobDir ?? join(config.dataDir, 'blobs'),
@@ -382,75 +197,33 @@ async function start(
   sweeper.unref()
   cleanups.push(() => clearInterval(sweeper))
 
-  // Escrowed jobs: on the emulator's package, or a configured package and config object.
-  if ((config.escrowPackage === undefined) !== (config.escrowConfig === undefined)) {
-    throw configError([
-      'ESCROW_CONFIG (escrowConfig) and ESCROW_PACKAGE (escrowPackage): set both or neither',
-    ])
-  }
-  const escrowPackage = config.escrowPackage ?? emulator?.modulesPackage
-  const escrowConfig = config.escrowConfig ?? emulator?.escrow.config
-  let jobs: JobRoutesOptions | undefined
-  if (escrowPackage !== undefined && escrowConfig !== undefined) {
-    const { createSqliteReviewStore } = await import('./reviews/store.js')
-    const reviews = createSqliteReviewStore({
-      file: storeKind === 'memory' ? ':memory:' : join(config.dataDir, 'reviews.db'),
-    })
-    cleanups.push(() => reviews.close())
-    jobs = {
-      client: new SuiGrpcClient({
-        network: (config.network.split(':')[1] ?? 'mainnet') as 'mainnet',
-        baseUrl: ledgerUrl,
-      }),
-      ledger,
-      package: escrowPackage,
-      config: escrowConfig,
-      asset,
-      network: config.network,
-      publicBaseUrl,
-      secrets,
-      reviews,
-    }
-  }
+  const jobs = await escrowJobs({
+    config,
+    ledger,
+    ledgerUrl,
+    emulator,
+    asset,
+    publicBaseUrl,
+    secrets,
+    storeKind,
+    cleanups,
+  })
 
   const metrics = createMetrics()
   const upstreamFetch = options.fetch ?? createNodeFetch({ maxBufferedBytes: 64 * 1024 * 1024 })
-  // Receipt anchors on the ledger: the operator key signs them, with the receipt_anchor package.
-  const anchorPackage = config.receiptAnchorPackage ?? emulator?.modulesPackage
-  const anchors =
-    operator === undefined || anchorPackage === undefined
-      ? undefined
-      : createAnchorWorker({
-          db: database.db,
-          ledger,
-          signer: operator,
-          packageId: anchorPackage,
-          holder: `gw_${randomBytes(6).toString('hex')}`,
-          onError: (receiptId, reason) =>
-            logger.warn({ event: 'receipt_anchor_failed', receiptId, reason }),
-        })
-  anchors?.start(config.refundIntervalMs)
-  cleanups.push(() => anchors?.stop())
-  const inferenceApi = createInferenceApi({
-    models,
-    keys,
-    limiter,
-    upstreams: {
-      providerKeys,
-      fetch: upstreamFetch,
-      timeoutMs: config.upstreamTimeoutMs,
-      onEvent: (event) => metrics.upstream(event),
-    },
-    maxBodyBytes: config.maxBodyBytes,
-    keylessMaxTokens: config.openMaxTokens,
+  const { api: inferenceApi, anchors } = startInferenceApi({
+    config,
+    parts: inference,
+    ledger,
+    operator,
+    anchorPackage: config.receiptAnchorPackage ?? emulator?.modulesPackage,
+    providerKeys,
+    fetch: upstreamFetch,
+    metrics,
     logger,
-    confidentialPrefix: config.confidentialModelPrefix,
-    receipts: createReceiptStore(database.db),
-    receiptSigner: createGatewayReceiptSigner(database.db, { issuer: publicBaseUrl }),
-    anchorNow: anchors?.runOnce,
-    attestationLimiter,
+    publicBaseUrl,
+    cleanups,
   })
-  cleanups.push(() => inferenceApi.close())
   const listingGates = {
     client: new SuiGrpcClient({
       network: (config.network.split(':')[1] ?? 'mainnet') as 'mainnet',
@@ -513,29 +286,19 @@ async function start(
     inference: { api: inferenceApi, keys, topUps: config.creditTopUps },
   })
   cleanups.push(() => gateway.paywall.close())
-  handler = (request, env) => gateway.app.fetch(request, env as never)
+  listening.serve((request, env) => gateway.app.fetch(request, env as never))
   const reprobes = startMarketplaceReprobes(config, marketplace, listingGates, logger)
   cleanups.push(() => reprobes.stop())
 
-  let stopping: Promise<void> | undefined
-  async function stop(): Promise<void> {
-    stopping ??= (async () => {
-      // Stop accepting; finish what is in flight (served or owed a refund), then close.
-      server.close()
-      server.closeIdleConnections()
-      const deadline = Date.now() + config.shutdownTimeoutMs
-      while ((httpInFlight > 0 || gateway.paidInFlight() > 0) && Date.now() < deadline) {
-        await new Promise((resolve) => setTimeout(resolve, 20))
-        server.closeIdleConnections()
-      }
-      if (operator !== undefined) {
-        await gateway.paywall.seller.refunder.runOnce().catch(() => undefined)
-      }
-      logger.info({ event: 'stopped', paidInFlight: gateway.paidInFlight() })
-      await cleanup()
-    })()
-    return stopping
-  }
+  const stop = gracefulStop({
+    server,
+    httpInFlight: listening.httpInFlight,
+    gateway,
+    refunds: operator !== undefined,
+    logger,
+    cleanups,
+    shutdownTimeoutMs: config.shutdownTimeoutMs,
+  })
 
   logger.info({
     event: 'started',
@@ -550,7 +313,7 @@ async function start(
     publicBaseUrl,
     port,
     payTo,
-    operator: operatorAddress,
+    operator: operator?.toSuiAddress(),
     ledger: ledgerInfo,
     emulator,
     stubs,
@@ -563,8 +326,8 @@ async function start(
       api: inferenceApi,
       keys,
       database: database.dialect,
-      modelStub,
-      enclave,
+      modelStub: inference.modelStub,
+      enclave: inference.enclave,
       anchors,
     },
     stop,
@@ -581,38 +344,3 @@ const redactPaths = [
   'headers',
   '*.headers',
 ]
-
-/** Applies the configured default body limit to endpoints that use the catalog default. */
-function withBodyLimit(catalog: Catalog, maxBodyBytes: number): Catalog {
-  if (maxBodyBytes === defaultMaxBodyBytes) return catalog
-  return {
-    services: catalog.services.map((service) => ({
-      ...service,
-      endpoints: service.endpoints.map((endpoint) =>
-        endpoint.kind === 'paid' &&
-        (endpoint.maxBodyBytes === undefined || endpoint.maxBodyBytes === defaultMaxBodyBytes)
-          ? { ...endpoint, maxBodyBytes }
-          : endpoint,
-      ),
-    })),
-  }
-}
-
-function signerOf(secret: string): Signer {
-  let decoded: ReturnType<typeof decodeSuiPrivateKey>
-  try {
-    decoded = decodeSuiPrivateKey(secret)
-  } catch {
-    throw configError(['OPERATOR_KEY (operatorKey): not a valid Sui private key'])
-  }
-  switch (decoded.scheme) {
-    case 'ED25519':
-      return Ed25519Keypair.fromSecretKey(decoded.secretKey)
-    case 'Secp256k1':
-      return Secp256k1Keypair.fromSecretKey(decoded.secretKey)
-    case 'Secp256r1':
-      return Secp256r1Keypair.fromSecretKey(decoded.secretKey)
-    default:
-      throw configError([`OPERATOR_KEY (operatorKey): the ${decoded.scheme} scheme cannot sign`])
-  }
-}

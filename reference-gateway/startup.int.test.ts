@@ -92,6 +92,13 @@ describe('tollgate gateway refuses to start, in one line with exit code 2', () =
     )
   })
 
+  it('on an OPERATOR_KEY that is not a Sui private key, without echoing it', async () => {
+    // The configuration's pattern accepts it; the key itself does not decode (bad checksum).
+    const key = 'suiprivkey1qqqqhunter2'
+    const line = oneLine(await gateway(['--port', '0'], { DATA_DIR: folder, OPERATOR_KEY: key }))
+    expect(line).toBe('tollgate gateway: OPERATOR_KEY (operatorKey): not a valid Sui private key')
+  })
+
   it('on a PostgreSQL store it cannot reach, without echoing the URL', async () => {
     const url = 'postgres://tollgate:hunter2-secret@127.0.0.1:1/nothing'
     const line = oneLine(await gateway(['--port', '0'], { DATA_DIR: folder, DATABASE_URL: url }))

@@ -71,6 +71,7 @@ export type {
 } from './seller.js'
 /** Settle-then-verify for both dialects, against a ledger. */
 export * as Settle from './settle.js'
+export { type SignerKeyResult, signerFromSecretKey } from './signerKey.js'
 export { createMemoryStore, type MemoryStoreOptions } from './stores/memory.js'
 export type { PaymentRecord, PaymentState, PaymentStore, StoreOptions } from './stores/types.js'
 /** The payment store's contract and its states. */

@@ -6,13 +6,10 @@
  *
  * @module
  */
-import { decodeSuiPrivateKey, type Signer } from '@mysten/sui/cryptography'
-import { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
-import { Secp256k1Keypair } from '@mysten/sui/keypairs/secp256k1'
-import { Secp256r1Keypair } from '@mysten/sui/keypairs/secp256r1'
+import type { Signer } from '@mysten/sui/cryptography'
 import { Command, Option } from 'commander'
 import pc from 'picocolors'
-import { createLedger, PaymentError } from 'tollgate'
+import { createLedger, PaymentError, signerFromSecretKey } from 'tollgate'
 import { defaultRegistryPackage, registerAgent } from 'tollgate/conformance'
 import { addAgentShow } from './agentShow.js'
 import { fail, ledgerUrlOf } from './wallet.js'
@@ -31,28 +28,14 @@ type RegisterOptions = {
 }
 
 function signerFromKey(key: string): Signer {
-  let decoded: ReturnType<typeof decodeSuiPrivateKey>
-  try {
-    decoded = decodeSuiPrivateKey(key)
-  } catch {
-    throw new PaymentError(
-      'invalid_options',
-      `${agentKeyVariable} is not a Sui private key (suiprivkey1…).`,
-    )
-  }
-  switch (decoded.scheme) {
-    case 'ED25519':
-      return Ed25519Keypair.fromSecretKey(decoded.secretKey)
-    case 'Secp256k1':
-      return Secp256k1Keypair.fromSecretKey(decoded.secretKey)
-    case 'Secp256r1':
-      return Secp256r1Keypair.fromSecretKey(decoded.secretKey)
-    default:
-      throw new PaymentError(
-        'invalid_options',
-        `${agentKeyVariable}: the ${decoded.scheme} scheme cannot sign here.`,
-      )
-  }
+  const read = signerFromSecretKey(key)
+  if (read.status === 'valid') return read.signer
+  throw new PaymentError(
+    'invalid_options',
+    read.reason === 'malformed'
+      ? `${agentKeyVariable} is not a Sui private key (suiprivkey1…).`
+      : `${agentKeyVariable}: the ${read.scheme} scheme cannot sign here.`,
+  )
 }
 
 /**

@@ -1,0 +1,202 @@
+/**
+ * The catalog's routes: every paid endpoint a `POST` priced by the paywall (body validated before
+ * payment; path parameters checked before it), then served by its upstream family; every free
+ * endpoint a `GET` passed to its upstream. A failed upstream call answers 502/504, which the paywall
+ * records as a failed paid call (refunded). Services `servedBy: 'inference'` go to the inference
+ * API's keyless side instead, when the app has one.
+ *
+ * @module
+ */
+import type { Context, Hono } from 'hono'
+import type { HonoPaywall } from 'tollgate/hono'
+import type { GatewayAppOptions, GatewayEnv } from './app.js'
+import {
+  type CatalogEntry,
+  entries,
+  type FreeEndpoint,
+  type PaidEndpoint,
+  routePathOf,
+  validatePathParams,
+} from './catalog/catalog.js'
+import { validateBody } from './catalog/shapes.js'
+import type { ChatRequest } from './inference/request.js'
+import { families } from './upstreams/families.js'
+import { callUpstream, type UpstreamResult } from './upstreams/upstream.js'
+
+/**
+ * Registers a route for every endpoint of `options.catalog` on `app`, priced by `paid`.
+ *
+ * @example
+ * ```ts
+ * mountCatalogRoutes(app, paid, options)
+ * ```
+ */
+export function mountCatalogRoutes(
+  app: Hono<GatewayEnv>,
+  paid: HonoPaywall,
+  options: GatewayAppOptions,
+): void {
+  const { catalog, metrics, logger } = options
+  const inference = options.inference
+
+  function upstreamCall(
+    entry: CatalogEntry,
+    body: Record<string, unknown>,
+    signal: AbortSignal,
+    requestId: string | undefined,
+    pathParams: Readonly<Record<string, string>> = {},
+  ): Promise<UpstreamResult> {
+    const { service, endpoint } = entry
+    const credential = service.upstream.credential
+    return callUpstream({
+      family: families[service.family],
+      operation: endpoint.upstream.operation,
+      body,
+      defaults: endpoint.upstream.defaults,
+      params: { ...endpoint.upstream.params, ...pathParams },
+      baseUrl: service.upstream.baseUrl,
+      apiKey: credential === undefined ? undefined : options.providerKeys[credential],
+      blobs: options.blobs,
+      fetch: options.fetch,
+      timeoutMs: options.upstreamTimeoutMs,
+      signal,
+      requestId,
+      allowInternalHosts: options.allowInternalHosts ?? false,
+      resolveHost: options.resolveHost,
+      onEvent: (event) => metrics.upstream(event),
+    })
+  }
+
+  function failure(
+    entry: CatalogEntry,
+    result: Extract<UpstreamResult, { status: 'failed' }>,
+    requestId: string,
+    charged: boolean,
+  ): Response {
+    logger.warn({
+      requestId,
+      event: 'upstream_failed',
+      route: entry.endpoint.path,
+      family: entry.service.family,
+      reason: result.reason,
+      upstreamStatus: result.upstreamStatus,
+    })
+    const message = charged
+      ? 'The upstream service failed. This call is not charged: your payment is refunded automatically.'
+      : 'The upstream service failed.'
+    return Response.json(
+      { error: { code: 'upstream_failed', message, reason: result.reason, requestId } },
+      { status: result.retryable ? 504 : 502 },
+    )
+  }
+
+  for (const entry of entries(catalog)) {
+    const endpoint = entry.endpoint
+    if (inference !== undefined && entry.service.servedBy === 'inference') {
+      if (endpoint.kind === 'paid') {
+        const route = paid.pay(endpoint.price, {
+          description: `${entry.service.name}: ${endpoint.summary}`,
+          // The catalog shape first (its allow-list and caps), then the inference API's own checks
+          // (a model it serves keyless, the context window): refused with 400 before any payment.
+          body: (input: unknown) => {
+            const shaped = validateBody(endpoint.shape, input)
+            if (shaped.status === 'invalid') return shaped
+            return inference.api.checkKeyless(shaped.body)
+          },
+          maxBodyBytes: endpoint.maxBodyBytes,
+        })
+        app.post(endpoint.path, route, (c) => {
+          metrics.settlement((performance.now() - c.get('startedAt')) / 1000)
+          const outgoing = (c.env as { outgoing?: { destroy(error: Error): void } } | undefined)
+            ?.outgoing
+          return inference.api.serveKeyless(c.get('tollgate').body as ChatRequest, {
+            requestId: c.get('requestId'),
+            payment: c.get('tollgate').payment,
+            signal: c.req.raw.signal,
+            // On Node, a stream that broke fails the response itself: the paywall sees a failed
+            // call (and refunds it) instead of a response that ended.
+            fail:
+              outgoing === undefined
+                ? undefined
+                : (error) => {
+                    outgoing.destroy(error)
+                    return true
+                  },
+          })
+        })
+      } else {
+        app.get(endpoint.path, () => inference.api.listKeylessModels())
+      }
+      continue
+    }
+    if (endpoint.kind === 'paid') {
+      const paidEntry = entry as CatalogEntry<PaidEndpoint>
+      const route = paid.pay(endpoint.price, {
+        description: `${entry.service.name}: ${endpoint.summary}`,
+        body: (input: unknown) => {
+          const result = validateBody(endpoint.shape, input)
+          return result.status === 'valid'
+            ? result
+            : { status: 'invalid', field: result.field, message: result.message }
+        },
+        maxBodyBytes: endpoint.maxBodyBytes,
+      })
+      const handlers = [
+        route,
+        async (c: Context<GatewayEnv>) => {
+          metrics.settlement((performance.now() - c.get('startedAt')) / 1000)
+          const info = c.get('tollgate')
+          const result = await upstreamCall(
+            paidEntry,
+            info.body as Record<string, unknown>,
+            c.req.raw.signal,
+            info.payment.digest,
+            endpoint.pathParams === undefined ? {} : c.req.param(),
+          )
+          return result.status === 'ok'
+            ? result.response
+            : failure(paidEntry, result, c.get('requestId'), true)
+        },
+      ] as const
+      if (endpoint.pathParams === undefined) {
+        app.post(endpoint.path, ...handlers)
+      } else {
+        // Path parameters are checked before the paywall: a bad one is a 400, nothing charged.
+        app.post(
+          routePathOf(endpoint.path),
+          async (c, next) => {
+            const checked = validatePathParams(endpoint, c.req.param())
+            if (checked.status === 'valid') return next()
+            // The paywall's own 400 (RFC 9457, code invalid_request_body), for the path.
+            return new Response(
+              JSON.stringify({
+                type: 'about:blank',
+                title: 'Bad Request',
+                status: 400,
+                detail: checked.message,
+                code: 'invalid_request_body',
+                field: checked.field,
+              }),
+              {
+                status: 400,
+                headers: {
+                  'content-type': 'application/problem+json',
+                  'cache-control': 'no-store',
+                },
+              },
+            )
+          },
+          ...handlers,
+        )
+      }
+    } else {
+      const freeEntry = entry as CatalogEntry<FreeEndpoint>
+      app.get(endpoint.path, async (c) => {
+        const result = await upstreamCall(freeEntry, {}, c.req.raw.signal, undefined)
+        return result.status === 'ok'
+          ? result.response
+          : failure(freeEntry, result, c.get('requestId'), false)
+      })
+    }
+  }
+}

@@ -1,0 +1,79 @@
+/**
+ * The private inference API's own routes: the model list, chat completions with a bearer key, the
+ * attested-inference (ACI) routes, the receipt keys, and the paid credit top-ups
+ * (`POST /v1/credit/<usdc>`, refunded when the key is unknown or revoked).
+ *
+ * @module
+ */
+import type { Hono } from 'hono'
+import { formatAmount } from 'tollgate'
+import type { HonoPaywall } from 'tollgate/hono'
+import type { GatewayEnv, GatewayInference } from './app.js'
+import { clientAddressOf } from './inference/aci.js'
+import { receiptKeysPath } from './inference/gatewayReceipt.js'
+import { topUpBodySchema, topUpPath } from './inference/openapi.js'
+
+/**
+ * Registers the inference API's routes on `app`; the top-ups are priced by `paid`.
+ *
+ * @example
+ * ```ts
+ * if (options.inference) mountInferenceRoutes(app, paid, options.inference, false)
+ * ```
+ */
+export function mountInferenceRoutes(
+  app: Hono<GatewayEnv>,
+  paid: HonoPaywall,
+  inference: GatewayInference,
+  trustProxy: boolean,
+): void {
+  app.get('/v1/models', () => inference.api.listModels())
+  app.get('/v1/aci/*', (c) =>
+    inference.api.aci(c.req.raw, {
+      client: clientAddressOf(c.req.raw, c.env, trustProxy),
+    }),
+  )
+  app.post('/v1/aci/anchor/:id', (c) => inference.api.aci(c.req.raw))
+  app.get(receiptKeysPath, () => inference.api.receiptKeys())
+  app.post('/v1/chat/completions', (c) =>
+    inference.api.chat(c.req.raw, { requestId: c.get('requestId') }),
+  )
+  for (const amount of inference.topUps) {
+    const route = paid.pay(amount, {
+      description: `Credit of ${amount} USDC for an API key of the private inference API`,
+      body: topUpBodySchema,
+      maxBodyBytes: 4096,
+      // An unknown or revoked key is refunded: nothing was credited.
+      failedStatuses: (status) => status >= 500 || status === 404,
+    })
+    app.post(topUpPath(amount), route, async (c) => {
+      const info = c.get('tollgate')
+      const { key_id: keyId } = info.body as { key_id: string }
+      const result = await inference.keys.topUp(
+        keyId,
+        info.payment.amount,
+        `payment:${info.payment.digest}`,
+      )
+      if (result.status === 'unknown_key') {
+        return c.json(
+          {
+            error: {
+              message:
+                'No such API key (or it is revoked). Your payment is refunded automatically.',
+              type: 'invalid_request_error',
+              code: 'key_not_found',
+              param: 'key_id',
+            },
+          },
+          404,
+        )
+      }
+      const key = await inference.keys.get(keyId)
+      return c.json({
+        key_id: keyId,
+        credited: result.status === 'credited' ? formatAmount(info.payment.amount) : '0.000000',
+        credit: formatAmount(key?.credit ?? 0n),
+      })
+    })
+  }
+}

@@ -1,0 +1,84 @@
+/**
+ * The gateway's middleware, in the order it runs: CORS (preflights answered, the payment headers
+ * exposed), a request id on every answer, and one metric and one log line per request.
+ *
+ * @module
+ */
+import type { Hono } from 'hono'
+import { cors } from 'hono/cors'
+import { requestId } from 'hono/request-id'
+import { routePath } from 'hono/route'
+import type { GatewayAppOptions, GatewayEnv } from './app.js'
+
+/** Request headers a browser may send: the body type and both dialects' payment headers. */
+export const corsAllowHeaders = ['Content-Type', 'X-PAYMENT', 'Authorization', 'X-Request-Id']
+/** Response headers a page may read: the 402 challenge, both dialects' receipts, retry hints. */
+export const corsExposeHeaders = [
+  'WWW-Authenticate',
+  'X-PAYMENT-RESPONSE',
+  'Payment-Receipt',
+  'X-Request-Id',
+  'Retry-After',
+  'x-receipt-id',
+]
+
+/**
+ * Registers the middleware on `app` (before any route).
+ *
+ * @example
+ * ```ts
+ * useGatewayMiddleware(app, options)
+ * ```
+ */
+export function useGatewayMiddleware(app: Hono<GatewayEnv>, options: GatewayAppOptions): void {
+  const { metrics, logger } = options
+  const origins = options.corsOrigins ?? ['*']
+  if (!origins.includes('none')) {
+    app.use(
+      cors({
+        origin: origins.includes('*') ? '*' : [...origins],
+        allowMethods: ['GET', 'HEAD', 'POST', 'OPTIONS'],
+        allowHeaders: corsAllowHeaders,
+        exposeHeaders: corsExposeHeaders,
+        maxAge: 600,
+      }),
+    )
+  }
+  app.use(requestId())
+  // Every answer carries the request id, also a Response a handler built itself.
+  app.use(async (c, next) => {
+    await next()
+    if (c.res.headers.has('x-request-id')) return
+    const id = c.get('requestId')
+    try {
+      c.res.headers.set('x-request-id', id)
+    } catch {
+      // Immutable headers (a fetched Response passed on): answer a copy.
+      const headers = new Headers(c.res.headers)
+      headers.set('x-request-id', id)
+      c.res = new Response(c.res.body, {
+        status: c.res.status,
+        statusText: c.res.statusText,
+        headers,
+      })
+    }
+  })
+  app.use(async (c, next) => {
+    const startedAt = performance.now()
+    c.set('startedAt', startedAt)
+    await next()
+    const matched = routePath(c, -1)
+    const route = matched === '/*' || matched === '*' || matched === '' ? 'unmatched' : matched
+    const seconds = (performance.now() - startedAt) / 1000
+    metrics.request(route, c.req.method, c.res.status, seconds)
+    if (route !== '/metrics' && route !== '/healthz' && route !== '/readyz') {
+      logger.info({
+        requestId: c.get('requestId'),
+        method: c.req.method,
+        route,
+        status: c.res.status,
+        ms: Math.round(seconds * 1000),
+      })
+    }
+  })
+}

@@ -1,0 +1,74 @@
+/**
+ * Escrowed jobs as the gateway starts them: on the embedded emulator's package, or on a configured
+ * package and config object (both or neither), with the review store beside the payment store.
+ *
+ * @module
+ */
+import { join } from 'node:path'
+import { SuiGrpcClient } from '@mysten/sui/grpc'
+import type { Ledger } from 'tollgate'
+import type { StartedLedger } from 'tollgate/testing'
+import { configError, type GatewayConfig } from './config.js'
+import type { JobRoutesOptions } from './jobs/routes.js'
+import type { Cleanups } from './serverShutdown.js'
+import type { StoreKind } from './storeLocation.js'
+
+/** What {@link escrowJobs} needs. */
+export type EscrowJobsOptions = {
+  config: GatewayConfig
+  ledger: Ledger
+  ledgerUrl: string
+  /** The embedded emulator (its escrow package and config object), when one runs. */
+  emulator: StartedLedger | undefined
+  asset: string
+  publicBaseUrl: string
+  secrets: string[]
+  storeKind: StoreKind
+  cleanups: Cleanups
+}
+
+/**
+ * The options of the `/v1/jobs` routes, or `undefined` when no escrow package is known (jobs off).
+ * Setting only one of `ESCROW_PACKAGE` / `ESCROW_CONFIG` fails the start, naming both.
+ *
+ * @example
+ * ```ts
+ * const jobs = await escrowJobs({ config, ledger, ledgerUrl, emulator, asset, publicBaseUrl, secrets, storeKind, cleanups })
+ * ```
+ */
+export async function escrowJobs(
+  options: EscrowJobsOptions,
+): Promise<JobRoutesOptions | undefined> {
+  const { config, emulator, storeKind, cleanups } = options
+  // Escrowed jobs: on the emulator's package, or a configured package and config object.
+  if ((config.escrowPackage === undefined) !== (config.escrowConfig === undefined)) {
+    throw configError([
+      'ESCROW_CONFIG (escrowConfig) and ESCROW_PACKAGE (escrowPackage): set both or neither',
+    ])
+  }
+  const escrowPackage = config.escrowPackage ?? emulator?.modulesPackage
+  const escrowConfig = config.escrowConfig ?? emulator?.escrow.config
+  let jobs: JobRoutesOptions | undefined
+  if (escrowPackage !== undefined && escrowConfig !== undefined) {
+    const { createSqliteReviewStore } = await import('./reviews/store.js')
+    const reviews = createSqliteReviewStore({
+      file: storeKind === 'memory' ? ':memory:' : join(config.dataDir, 'reviews.db'),
+    })
+    cleanups.push(() => reviews.close())
+    jobs = {
+      client: new SuiGrpcClient({
+        network: (config.network.split(':')[1] ?? 'mainnet') as 'mainnet',
+        baseUrl: options.ledgerUrl,
+      }),
+      ledger: options.ledger,
+      package: escrowPackage,
+      config: escrowConfig,
+      asset: options.asset,
+      network: config.network,
+      publicBaseUrl: options.publicBaseUrl,
+      secrets: options.secrets,
+      reviews,
+    }
+  }
+  return jobs
+}
