@@ -270,6 +270,7 @@ async function start(
   cleanups.push(() => database.close())
   const keys = createKeyStore(database.db)
   const marketplace = createMarketplaceStore(database.db)
+  const reviews = createReviewStore(database.db)
   let redis: Redis | undefined
   if (config.redisUrl !== undefined) {
     const { Redis: RedisClient } = await import('ioredis')
@@ -386,11 +387,6 @@ async function start(
   const escrowConfig = config.escrowConfig ?? emulator?.escrow.config
   let jobs: JobRoutesOptions | undefined
   if (escrowPackage !== undefined && escrowConfig !== undefined) {
-    const { createSqliteReviewStore } = await import('./reviews/store.js')
-    const reviews = createSqliteReviewStore({
-      file: storeKind === 'memory' ? ':memory:' : join(config.dataDir, 'reviews.db'),
-    })
-    cleanups.push(() => reviews.close())
     jobs = {
       client: new SuiGrpcClient({
         network: (config.network.split(':')[1] ?? 'mainnet') as 'mainnet',
@@ -500,7 +496,7 @@ async function start(
       signer: createMutationSigner({ store: marketplace }),
       gates: listingGates,
       reprobeIntervalMs: config.reprobeIntervalMs,
-      reviews: { store: createReviewStore(database.db), purchases: gatewayPurchases(store, payTo) },
+      reviews: { store: reviews, purchases: gatewayPurchases(store, payTo) },
       activity: { store: createActivityStore(database.db), ledger },
     },
     inference: { api: inferenceApi, keys, topUps: config.creditTopUps },
