@@ -197,6 +197,7 @@ async function start(
   sweeper.unref()
   cleanups.push(() => clearInterval(sweeper))
 
+  const reviews = createReviewStore(database.db)
   const jobs = await escrowJobs({
     config,
     ledger,
@@ -205,8 +206,7 @@ async function start(
     asset,
     publicBaseUrl,
     secrets,
-    storeKind,
-    cleanups,
+    reviews,
   })
 
   const metrics = createMetrics()
@@ -280,7 +280,7 @@ async function start(
       signer: createMutationSigner({ store: marketplace }),
       gates: listingGates,
       reprobeIntervalMs: config.reprobeIntervalMs,
-      reviews: { store: createReviewStore(database.db), purchases: gatewayPurchases(store, payTo) },
+      reviews: { store: reviews, purchases: gatewayPurchases(store, payTo) },
       activity: { store: createActivityStore(database.db), ledger },
     },
     inference: { api: inferenceApi, keys, topUps: config.creditTopUps },

@@ -1,17 +1,15 @@
 /**
  * Escrowed jobs as the gateway starts them: on the embedded emulator's package, or on a configured
- * package and config object (both or neither), with the review store beside the payment store.
+ * package and config object (both or neither), with job reviews in the gateway's one review store.
  *
  * @module
  */
-import { join } from 'node:path'
 import { SuiGrpcClient } from '@mysten/sui/grpc'
 import type { Ledger } from 'tollgate'
 import type { StartedLedger } from 'tollgate/testing'
 import { configError, type GatewayConfig } from './config.js'
 import type { JobRoutesOptions } from './jobs/routes.js'
-import type { Cleanups } from './serverShutdown.js'
-import type { StoreKind } from './storeLocation.js'
+import type { ReviewStore } from './marketplace/reviews.js'
 
 /** What {@link escrowJobs} needs. */
 export type EscrowJobsOptions = {
@@ -23,8 +21,8 @@ export type EscrowJobsOptions = {
   asset: string
   publicBaseUrl: string
   secrets: string[]
-  storeKind: StoreKind
-  cleanups: Cleanups
+  /** Where job reviews go: the gateway's one review store (with the marketplace's). */
+  reviews: ReviewStore
 }
 
 /**
@@ -33,13 +31,13 @@ export type EscrowJobsOptions = {
  *
  * @example
  * ```ts
- * const jobs = await escrowJobs({ config, ledger, ledgerUrl, emulator, asset, publicBaseUrl, secrets, storeKind, cleanups })
+ * const jobs = await escrowJobs({ config, ledger, ledgerUrl, emulator, asset, publicBaseUrl, secrets, reviews })
  * ```
  */
 export async function escrowJobs(
   options: EscrowJobsOptions,
 ): Promise<JobRoutesOptions | undefined> {
-  const { config, emulator, storeKind, cleanups } = options
+  const { config, emulator } = options
   // Escrowed jobs: on the emulator's package, or a configured package and config object.
   if ((config.escrowPackage === undefined) !== (config.escrowConfig === undefined)) {
     throw configError([
@@ -50,11 +48,6 @@ export async function escrowJobs(
   const escrowConfig = config.escrowConfig ?? emulator?.escrow.config
   let jobs: JobRoutesOptions | undefined
   if (escrowPackage !== undefined && escrowConfig !== undefined) {
-    const { createSqliteReviewStore } = await import('./reviews/store.js')
-    const reviews = createSqliteReviewStore({
-      file: storeKind === 'memory' ? ':memory:' : join(config.dataDir, 'reviews.db'),
-    })
-    cleanups.push(() => reviews.close())
     jobs = {
       client: new SuiGrpcClient({
         network: (config.network.split(':')[1] ?? 'mainnet') as 'mainnet',
@@ -67,7 +60,7 @@ export async function escrowJobs(
       network: config.network,
       publicBaseUrl: options.publicBaseUrl,
       secrets: options.secrets,
-      reviews,
+      reviews: options.reviews,
     }
   }
   return jobs

@@ -204,6 +204,12 @@ describe('the /v1/jobs routes', () => {
       buyer: buyer.toSuiAddress(),
       seller: seller.toSuiAddress(),
     })
+    // One review store: the job's review counts in the seller's public rating beside paid calls'.
+    const profile = await (
+      await fetch(`${gateway.url}/v1/reviews?seller=${seller.toSuiAddress()}`)
+    ).json()
+    expect(profile).toMatchObject({ rating: { average: 4, count: 1 }, total: 1 })
+    expect(profile.reviews[0]).toMatchObject({ purchase: jobId, rating: 4, text: 'good work' })
   })
 })
 

@@ -28,8 +28,8 @@ import {
   parseAmount,
 } from 'tollgate'
 import { z } from 'zod'
+import type { ReviewStore } from '../marketplace/reviews.js'
 import { reviewEligibility } from '../reviews/rules.js'
-import type { ReviewStore } from '../reviews/store.js'
 
 /** Options of {@link jobRoutes}. */
 export type JobRoutesOptions = {
@@ -368,15 +368,14 @@ export function jobRoutes(options: JobRoutesOptions): Hono {
       return problem('review_refused', verdict.message, 403, { reason: verdict.reason })
     }
     const added = await options.reviews.add({
-      purchaseId: jobId,
-      kind: 'job',
+      purchase: jobId,
       buyer: found.buyer,
       seller: found.seller,
       rating: review.rating,
-      comment: review.comment,
-      createdAtMs: Date.now(),
+      text: review.comment,
+      createdAt: new Date().toISOString(),
     })
-    if (added.status === 'duplicate') {
+    if (added === undefined) {
       return problem('review_refused', 'This purchase has already been reviewed.', 403, {
         reason: 'already_reviewed',
       })
@@ -389,7 +388,15 @@ export function jobRoutes(options: JobRoutesOptions): Hono {
     if (!id.success) return problem('invalid_request_body', 'id: a 0x object id')
     const review = await options.reviews.get(normalizeSuiAddress(id.data))
     return review
-      ? c.json(review)
+      ? c.json({
+          purchaseId: review.purchase,
+          kind: 'job',
+          buyer: review.buyer,
+          seller: review.seller,
+          rating: review.rating,
+          comment: review.text,
+          createdAtMs: Date.parse(review.createdAt),
+        })
       : c.json({ error: { code: 'not_found', message: 'No review.' } }, 404)
   })
 

@@ -16,10 +16,10 @@
  */
 import { isValidSuiAddress, normalizeSuiAddress } from '@mysten/sui/utils'
 import { Hono } from 'hono'
-import type { Kysely } from 'kysely'
+import type { Kysely, Selectable } from 'kysely'
 import { PaymentError, type PaymentErrorCode, type PaymentStore } from 'tollgate'
 import { z } from 'zod'
-import type { GatewaySchema } from '../db/schema.js'
+import type { GatewaySchema, MarketplaceReviewTable } from '../db/schema.js'
 import { type PurchaseOutcome, reviewEligibility } from '../reviews/rules.js'
 import type { MutationSigner } from './signing.js'
 import { newId } from './store.js'
@@ -46,7 +46,8 @@ export type PurchaseLookup = (digest: string) => Promise<Purchase | undefined>
 export type ReviewStore = {
   /** Adds a review; false when the purchase already has one (atomic across processes). */
   add(review: Omit<Review, 'id'>): Promise<Review | undefined>
-  hasReview(purchase: string): Promise<boolean>
+  /** The review of a purchase (a payment digest, or an escrow job's id), if it has one. */
+  get(purchase: string): Promise<Review | undefined>
   /** A seller's reviews, newest first, with the average rating over all of them. */
   of(
     seller: string,
@@ -60,6 +61,16 @@ export type ReviewStore = {
 export type Rating = { average: number; count: number }
 
 const averageOf = (stars: number, count: number) => Math.round((stars / count) * 100) / 100
+
+const reviewOf = (r: Selectable<MarketplaceReviewTable>): Review => ({
+  id: r.id,
+  seller: r.seller,
+  buyer: r.buyer,
+  purchase: r.purchase,
+  rating: Number(r.rating),
+  text: r.text,
+  createdAt: r.created_at,
+})
 
 /** The reviews' storage over the gateway's relational store (table `marketplace_reviews`). */
 export function createReviewStore(db: Kysely<GatewaySchema>): ReviewStore {
@@ -81,13 +92,13 @@ export function createReviewStore(db: Kysely<GatewaySchema>): ReviewStore {
         .executeTakeFirst()
       return (result.numInsertedOrUpdatedRows ?? 0n) > 0n ? row : undefined
     },
-    async hasReview(purchase) {
+    async get(purchase) {
       const row = await db
         .selectFrom('marketplace_reviews')
-        .select('id')
+        .selectAll()
         .where('purchase', '=', purchase)
         .executeTakeFirst()
-      return row !== undefined
+      return row === undefined ? undefined : reviewOf(row)
     },
     async of(seller, page) {
       const [rows, summary] = await Promise.all([
@@ -112,15 +123,7 @@ export function createReviewStore(db: Kysely<GatewaySchema>): ReviewStore {
       const total = Number(summary?.n ?? 0)
       const stars = Number(summary?.stars ?? 0)
       return {
-        reviews: rows.map((r) => ({
-          id: r.id,
-          seller: r.seller,
-          buyer: r.buyer,
-          purchase: r.purchase,
-          rating: Number(r.rating),
-          text: r.text,
-          createdAt: r.created_at,
-        })),
+        reviews: rows.map(reviewOf),
         total,
         average: total === 0 ? null : averageOf(stars, total),
       }
@@ -280,7 +283,7 @@ export function reviewRoutes(options: ReviewRoutesOptions): Hono {
       outcome: purchase.outcome,
       reviewer: request.address,
       rating: review.rating,
-      alreadyReviewed: await options.reviews.hasReview(review.purchase),
+      alreadyReviewed: (await options.reviews.get(review.purchase)) !== undefined,
     })
     if (eligibility.status === 'refused') {
       return problem('review_refused', eligibility.message, { reason: eligibility.reason })
