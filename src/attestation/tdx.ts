@@ -9,8 +9,10 @@
  *
  * @module
  */
-import { createHash, X509Certificate } from 'node:crypto'
+import { sha256, sha384 } from '@noble/hashes/sha2.js'
+import { bytesToHex, concatBytes, hexToBytes } from '@noble/hashes/utils.js'
 import { z } from 'zod'
+import { decodeBase64 } from '../internal/base64.js'
 import type { QuoteVerdict, QuoteVerifier, TcbStatus } from './quote.js'
 
 /** The `tee_type` of reports whose quote is an Intel TDX quote. */
@@ -64,18 +66,16 @@ export type TdxRegisters = {
  * ```
  */
 export function tdxMeasurementOf(registers: TdxRegisters): string {
-  const hash = createHash('sha384')
-  for (const value of [
+  const values = [
     registers.mrtd,
     registers.rtmr0,
     registers.rtmr1,
     registers.rtmr2,
     registers.rtmr3,
-  ]) {
+  ]
+  for (const value of values)
     if (!/^[0-9a-f]{96}$/.test(value)) throw new RangeError('each register is 48 bytes of hex')
-    hash.update(Buffer.from(value, 'hex'))
-  }
-  return hash.digest('hex')
+  return bytesToHex(sha384(concatBytes(...values.map(hexToBytes))))
 }
 
 /** Options of {@link tdxQuoteVerifier}. */
@@ -90,12 +90,62 @@ export type TdxQuoteVerifierOptions = {
 }
 
 type Dcap = typeof import('@phala/dcap-qvl')
-let dcap: Promise<Dcap> | undefined
+type NodeBuffer = { from(bytes: Uint8Array): Uint8Array }
 
-/** DER of a PEM or DER certificate; throws when it is not a certificate. */
-function certificateDer(value: string | Uint8Array): Buffer {
-  const der = typeof value === 'string' ? new X509Certificate(value).raw : Buffer.from(value)
-  new X509Certificate(der) // throws on anything but a certificate
+/**
+ * `@phala/dcap-qvl`, loaded when a quote is first checked. The specifier is not a literal so that a
+ * bundler for a Web runtime leaves it out: the package needs Node's `Buffer` and `crypto`, so TDX
+ * quotes are checked on Node.js (the rest of the core runs anywhere).
+ */
+const dcapModule = '@phala/dcap-qvl'
+const loadDcap = () => import(dcapModule) as Promise<Dcap>
+
+/** Node's `Buffer` (the type dcap-qvl reads quotes as), or an error off Node. */
+function nodeBuffer(): NodeBuffer {
+  const buffer = (globalThis as { Buffer?: NodeBuffer }).Buffer
+  if (buffer === undefined) throw new Error('TDX quotes are checked on Node.js (no Buffer here)')
+  return buffer
+}
+
+/** The length of the DER element at `at` and where its content starts, or undefined. */
+function derElement(der: Uint8Array, at: number): { start: number; end: number } | undefined {
+  const first = der[at + 1]
+  if (first === undefined) return undefined
+  let length = first
+  let start = at + 2
+  if (first & 0x80) {
+    const count = first & 0x7f
+    if (count === 0 || count > 3) return undefined
+    length = 0
+    for (let i = 0; i < count; i++) length = length * 256 + (der[start + i] ?? Number.NaN)
+    start += count
+  }
+  const end = start + length
+  return Number.isFinite(end) && end <= der.length ? { start, end } : undefined
+}
+
+/**
+ * DER of a PEM or DER certificate; throws when it is not shaped as one (a SEQUENCE of the
+ * to-be-signed SEQUENCE, the algorithm SEQUENCE and the signature BIT STRING, nothing after).
+ * The chain itself is checked by dcap-qvl when a quote is verified.
+ */
+function certificateDer(value: string | Uint8Array): Uint8Array {
+  let der: Uint8Array | undefined
+  if (typeof value === 'string') {
+    const body = /-----BEGIN CERTIFICATE-----([A-Za-z0-9+/=\s]+)-----END CERTIFICATE-----/.exec(
+      value,
+    )
+    der = body?.[1] === undefined ? undefined : decodeBase64(body[1].replace(/\s+/g, ''))
+  } else der = Uint8Array.from(value)
+  const outer = der && der[0] === 0x30 ? derElement(der, 0) : undefined
+  if (!der || !outer || outer.end !== der.length) throw new Error('not a certificate')
+  let at = outer.start
+  for (const tag of [0x30, 0x30, 0x03]) {
+    const element = der[at] === tag ? derElement(der, at) : undefined
+    if (!element) throw new Error('not a certificate')
+    at = element.end
+  }
+  if (at !== der.length) throw new Error('not a certificate')
   return der
 }
 
@@ -117,18 +167,24 @@ export function tdxQuoteVerifier(options: TdxQuoteVerifierOptions): QuoteVerifie
     async verify(quote, verifyOptions): Promise<QuoteVerdict> {
       let tcbStatus: TcbStatus | undefined
       try {
-        dcap ??= import('@phala/dcap-qvl')
-        const { QuoteVerifier: Dcap } = await dcap
-        const verifier = rootDer ? Dcap.newWithRootCa(rootDer) : Dcap.newProd()
+        const { QuoteVerifier: Dcap } = await loadDcap()
+        const Buffer = nodeBuffer()
+        const verifier = rootDer
+          ? Dcap.newWithRootCa(Buffer.from(rootDer) as Parameters<typeof Dcap.newWithRootCa>[0])
+          : Dcap.newProd()
         const collateral =
           typeof options.collateral === 'function'
             ? await options.collateral(quote)
             : options.collateral
         const nowSecs = Math.floor((verifyOptions?.now ?? Date.now()) / 1000)
-        const verified = verifier.verify(Buffer.from(quote), collateral, nowSecs)
+        const verified = verifier.verify(
+          Buffer.from(quote) as Parameters<typeof verifier.verify>[0],
+          collateral,
+          nowSecs,
+        )
         const td = verified.report.asTd10()
         if (!td) return { status: 'invalid', reason: 'not a TDX quote' }
-        const hex = (bytes: Uint8Array) => Buffer.from(bytes).toString('hex')
+        const hex = (bytes: Uint8Array) => bytesToHex(Uint8Array.from(bytes))
         const registers: TdxRegisters = {
           mrtd: hex(td.mrTd),
           rtmr0: hex(td.rtMr0),
@@ -181,20 +237,16 @@ export async function quoteVerifierOfPolicy(
 ): Promise<QuoteVerifier | { error: string }> {
   const parsed = TdxVerifierPolicySchema.safeParse(policy)
   if (!parsed.success) return { error: 'the quote verifier policy is not a TDX policy' }
-  let der: Buffer
+  let der: Uint8Array
   try {
-    dcap ??= import('@phala/dcap-qvl')
     der =
       parsed.data.root_ca === undefined
-        ? (await dcap).constants.TRUSTED_ROOT_CA_DER
+        ? Uint8Array.from((await loadDcap()).constants.TRUSTED_ROOT_CA_DER)
         : certificateDer(parsed.data.root_ca)
   } catch {
     return { error: 'the root CA is not a certificate' }
   }
-  if (
-    pinnedRootSha256 !== undefined &&
-    createHash('sha256').update(der).digest('hex') !== pinnedRootSha256
-  ) {
+  if (pinnedRootSha256 !== undefined && bytesToHex(sha256(der)) !== pinnedRootSha256) {
     return { error: 'the root CA is not the pinned one' }
   }
   return tdxQuoteVerifier({ rootCa: der, collateral: parsed.data.collateral })
