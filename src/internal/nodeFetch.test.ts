@@ -1,5 +1,6 @@
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { MockAgent } from 'undici'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createNodeFetch, nodeFetch, takeBufferedBody } from './nodeFetch.js'
 
@@ -127,6 +128,36 @@ describe('nodeFetch', () => {
 
   it('rejects when nothing listens', async () => {
     await expect(nodeFetch('http://127.0.0.1:9/')).rejects.toThrow()
+  })
+})
+
+describe('createNodeFetch with a dispatcher', () => {
+  it('sends every call through the dispatcher it is given (a MockAgent in tests)', async () => {
+    const agent = new MockAgent()
+    agent.disableNetConnect()
+    agent
+      .get('https://upstream.test')
+      .intercept({
+        path: '/v1/run',
+        method: 'POST',
+        headers: { authorization: 'Bearer k' },
+        body: '{"a":1}',
+      })
+      .reply(200, { ok: true }, { headers: { 'content-type': 'application/json' } })
+    const through = createNodeFetch({ dispatcher: agent })
+    try {
+      const response = await through('https://upstream.test/v1/run', {
+        method: 'POST',
+        headers: { authorization: 'Bearer k' },
+        body: '{"a":1}',
+      })
+      expect(await response.json()).toEqual({ ok: true })
+      // Nothing else leaves: a call the mock was not told about fails.
+      await expect(through('https://other.test/')).rejects.toThrow()
+      agent.assertNoPendingInterceptors()
+    } finally {
+      await agent.close()
+    }
   })
 })
 
