@@ -65,16 +65,7 @@ export function createNodeFetch(options: NodeFetchOptions = {}): typeof fetch {
     }
     const given = input instanceof Request ? input : undefined
     const url = given?.url ?? (input instanceof URL ? input.href : String(input))
-    const headers: Record<string, string> = {}
-    const sentHeaders =
-      init.headers === undefined
-        ? given?.headers
-        : init.headers instanceof Headers
-          ? init.headers
-          : new Headers(init.headers)
-    sentHeaders?.forEach((value, name) => {
-      headers[name] = value
-    })
+    const headers = headersOf(init.headers ?? given?.headers)
     const signal = init.signal ?? given?.signal ?? undefined
     let body = init.body as Body
     if (body === undefined && given !== undefined && given.body !== null) {
@@ -92,6 +83,26 @@ export function createNodeFetch(options: NodeFetchOptions = {}): typeof fetch {
     return answer(await send(call), maxBufferedBytes)
   }
   return nodeFetch
+}
+
+/** The headers of a call as undici takes them (names lowercase, as `Headers` has them). */
+function headersOf(given: HeadersInit | undefined): Record<string, string> {
+  const headers: Record<string, string> = {}
+  if (given === undefined) return headers
+  if (given instanceof Headers || Array.isArray(given)) {
+    const all = given instanceof Headers ? given : new Headers(given)
+    all.forEach((value, name) => {
+      headers[name] = value
+    })
+    return headers
+  }
+  // A plain record (the usual case): copied without building a `Headers` first.
+  for (const [name, value] of Object.entries(given)) {
+    const key = name.toLowerCase()
+    headers[key] =
+      key in headers ? `${headers[key]}, ${String(value).trim()}` : String(value).trim()
+  }
+  return headers
 }
 
 type Call = {
@@ -186,18 +197,22 @@ async function answer(data: Dispatcher.ResponseData, maxBufferedBytes: number): 
 }
 
 /** The whole of a body, or a `too_large` rejection (the body destroyed) past `max` bytes. */
-async function readWhole(body: Readable, max: number): Promise<Uint8Array> {
-  const chunks: Buffer[] = []
-  let size = 0
-  for await (const chunk of body as AsyncIterable<Buffer>) {
-    size += chunk.byteLength
-    if (size > max) {
-      body.destroy()
-      throw new PaymentError('too_large', 'the response is too large')
-    }
-    chunks.push(chunk)
-  }
-  return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size)
+function readWhole(body: Readable, max: number): Promise<Uint8Array> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = []
+    let size = 0
+    body.on('data', (chunk: Buffer) => {
+      size += chunk.byteLength
+      if (size > max) {
+        body.destroy()
+        reject(new PaymentError('too_large', 'the response is too large'))
+        return
+      }
+      chunks.push(chunk)
+    })
+    body.once('error', reject)
+    body.once('end', () => resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size)))
+  })
 }
 
 /** The ledger's `fetch`: answers (gRPC-web) up to 16 MiB, read whole. */
