@@ -1,17 +1,17 @@
 /**
- * `npx tsx bench/transport.ts`: the hand-written Node transport (`src/internal/nodeFetch.ts`, behind
- * `tollgate/node`'s `nodeFetch`) against undici's `request()` with a keep-alive `Agent`, in the same
- * run, against the same loopback server in its own process:
+ * `npx tsx bench/transport.ts`: the Node transport (`src/internal/nodeFetch.ts`, behind
+ * `tollgate/node`'s `nodeFetch`: undici's `request()` with a keep-alive `Agent`, wrapped as a
+ * `fetch`) against undici's `request()` used directly, in the same run, against the same loopback
+ * server in its own process:
  *
  * - `ledger`: a small JSON POST answered with a small JSON body (the shape of a ledger call: the
  *   answer is read whole);
  * - `stream`: a GET answered with a streamed `application/octet-stream` body (`BENCH_CHUNKS` chunks
  *   of `BENCH_CHUNK_BYTES`, default 16 × 4 KiB), read to its end.
  *
- * Two more rows: undici's `request()` wrapped as a `fetch` (a `Response` built the way nodeFetch
- * builds it: what swapping the transport under the `fetch` interface that the ledger's SDK and the
- * gateway's upstream runner take would give), and global `fetch` (undici's, bundled with Node), the
- * reference point the transport was written to beat. Each client keeps `BENCH_CONCURRENCY` calls in flight (default 32) for
+ * Two more rows: undici's `request()` wrapped as a `fetch` in a few lines (the least a `fetch` over
+ * `request()` can cost: what nodeFetch's own handling adds shows against it), and global `fetch`
+ * (undici's, bundled with Node), the reference point the transport was written to beat. Each client keeps `BENCH_CONCURRENCY` calls in flight (default 32) for
  * `BENCH_SECONDS` (default 2) per round, after one warm-up round; the clients take turns within each
  * of `BENCH_ROUNDS` rounds (default 5), so that what else the machine does falls on all of them.
  * A cell is the median of the rounds: requests/s and the client's CPU per request (this process,
@@ -142,9 +142,8 @@ async function undiciClient(): Promise<{
       return size
     },
   }
-  // What adopting undici under the `fetch` interface the ledger and the gateway take would look
-  // like: the same Response wrapping nodeFetch does (answers of these types read whole), over
-  // undici's request() instead of node:http.
+  // The least a fetch over request() costs: the same Response wrapping nodeFetch does (answers of
+  // these types read whole), without its Request handling, caps and re-send.
   const asFetch: typeof fetch = async (input, init = {}) => {
     const answer = await undici.request(String(input), {
       method: (init.method ?? 'GET') as 'GET',
@@ -210,7 +209,7 @@ async function main(): Promise<void> {
   const base = `http://127.0.0.1:${port}`
   const undici = await undiciClient()
   const clients: Client[] = [
-    fetchClient('nodeFetch (hand-written)', nodeFetch),
+    fetchClient('nodeFetch (undici request())', nodeFetch),
     undici.client,
     undici.wrapped,
     fetchClient('global fetch', globalThis.fetch),

@@ -35,6 +35,7 @@ import { loadConfig, parseConfig } from './config.js'
 import type { PaymentInfo } from './discovery/openapi.js'
 import { type Expectation, moreExpectations } from './endpoint-rows.js'
 import { type RunningGateway, startGateway } from './server.js'
+import { nockVisibleFetch } from './upstreams/nockTransport.js'
 import { capturedForm, publicResolver } from './upstreams/testHelpers.js'
 
 const catalog = defaultCatalog()
@@ -93,6 +94,8 @@ beforeAll(async () => {
       logLevel: 'silent',
     }),
     resolveHost: publicResolver,
+    // The real upstream transport, its connections made where nock sees them.
+    fetch: nockVisibleFetch(),
     onEvent: (event) => events.push(event),
   })
 })

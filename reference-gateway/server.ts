@@ -56,7 +56,7 @@ export type StartGatewayOptions = {
   /** The catalog before upstream resolution. Default `defaultCatalog()` with the keyless models. */
   catalog?: Catalog | undefined
   /**
-   * Fetch for upstream calls (tests). Default: keep-alive requests over Node's `http`/`https`
+   * Fetch for upstream calls (tests). Default: keep-alive requests over undici's `request()`
    * (`createNodeFetch`; answers streamed unless JSON or text, those read up to 64 MiB).
    */
   fetch?: typeof globalThis.fetch | undefined

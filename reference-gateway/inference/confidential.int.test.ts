@@ -27,6 +27,7 @@ import {
 } from '../../src/testing/index.js'
 import { loadConfig } from '../config.js'
 import { type RunningGateway, startGateway } from '../server.js'
+import { nockVisibleFetch } from '../upstreams/nockTransport.js'
 
 const openHost = 'http://open-upstream.test'
 const model = 'confidential/llama'
@@ -98,6 +99,8 @@ beforeAll(async () => {
         ] as never,
       },
     }),
+    // The real upstream transport, its connections made where nock sees (and counts) them.
+    fetch: nockVisibleFetch(),
   })
 })
 
@@ -515,6 +518,7 @@ describe('stored receipts', () => {
           inferenceModels: [confidentialModel(model, 0)] as never,
         },
       }),
+      fetch: nockVisibleFetch(),
     })
     const after = await fetch(`${gateway.url}/v1/aci/receipts/${id}`)
     expect(after.status).toBe(200)

@@ -1,5 +1,6 @@
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { MockAgent } from 'undici'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createNodeFetch, nodeFetch, takeBufferedBody } from './nodeFetch.js'
 
@@ -130,13 +131,43 @@ describe('nodeFetch', () => {
   })
 })
 
+describe('createNodeFetch with a dispatcher', () => {
+  it('sends every call through the dispatcher it is given (a MockAgent in tests)', async () => {
+    const agent = new MockAgent()
+    agent.disableNetConnect()
+    agent
+      .get('https://upstream.test')
+      .intercept({
+        path: '/v1/run',
+        method: 'POST',
+        headers: { authorization: 'Bearer k' },
+        body: '{"a":1}',
+      })
+      .reply(200, { ok: true }, { headers: { 'content-type': 'application/json' } })
+    const through = createNodeFetch({ dispatcher: agent })
+    try {
+      const response = await through('https://upstream.test/v1/run', {
+        method: 'POST',
+        headers: { authorization: 'Bearer k' },
+        body: '{"a":1}',
+      })
+      expect(await response.json()).toEqual({ ok: true })
+      // Nothing else leaves: a call the mock was not told about fails.
+      await expect(through('https://other.test/')).rejects.toThrow()
+      agent.assertNoPendingInterceptors()
+    } finally {
+      await agent.close()
+    }
+  })
+})
+
 describe('nodeFetch and connections the server closed while idle', () => {
   /**
    * A server that answers the first request of each connection and closes the connection, without
    * answering, on any later one: what a client sees when a server drops an idle kept-alive
    * connection just as the client reuses it.
    */
-  async function dropsReused(dropFirst = false) {
+  async function dropsReused(dropFirst = false, reset = false) {
     let connections = 0
     let requests = 0
     const served = new WeakSet<object>()
@@ -145,7 +176,8 @@ describe('nodeFetch and connections the server closed while idle', () => {
       req.resume()
       req.on('end', () => {
         if (dropFirst || served.has(req.socket)) {
-          req.socket.destroy()
+          if (reset) req.socket.resetAndDestroy()
+          else req.socket.destroy()
           return
         }
         served.add(req.socket)
@@ -171,11 +203,53 @@ describe('nodeFetch and connections the server closed while idle', () => {
     const server = await dropsReused()
     try {
       expect(await (await nodeFetch(server.url, { method: 'POST', body: 'a' })).text()).toBe('ok 1')
+      // The connection is back in the pool once its answer is complete: the next call reuses it.
+      await new Promise((resolve) => setTimeout(resolve, 20))
       const again = await nodeFetch(server.url, { method: 'POST', body: 'b' })
       expect(await again.text()).toBe('ok 3')
       expect(server.counts()).toEqual({ connections: 2, requests: 3 })
     } finally {
       await server.close()
+    }
+  })
+
+  it('sends a call again, once, on a new connection when a reused one was reset unanswered', async () => {
+    const server = await dropsReused(false, true)
+    try {
+      expect(await (await nodeFetch(server.url, { method: 'POST', body: 'a' })).text()).toBe('ok 1')
+      // The connection is back in the pool once its answer is complete: the next call reuses it.
+      await new Promise((resolve) => setTimeout(resolve, 20))
+      const again = await nodeFetch(server.url, { method: 'POST', body: 'b' })
+      expect(await again.text()).toBe('ok 3')
+      expect(server.counts()).toEqual({ connections: 2, requests: 3 })
+    } finally {
+      await server.close()
+    }
+  })
+
+  it('sends a call after the server closed the idle connection on a new one, unretried', async () => {
+    let connections = 0
+    let requests = 0
+    const closing = createServer((req, res) => {
+      requests++
+      req.resume()
+      req.on('end', () => res.end(`ok ${requests}`))
+    })
+    // The server closes a kept-alive connection after 50 ms of idleness (and says so).
+    closing.keepAliveTimeout = 50
+    closing.on('connection', () => {
+      connections++
+    })
+    await new Promise<void>((resolve) => closing.listen(0, '127.0.0.1', resolve))
+    const url = `http://127.0.0.1:${(closing.address() as AddressInfo).port}/`
+    try {
+      expect(await (await nodeFetch(url, { method: 'POST', body: 'a' })).text()).toBe('ok 1')
+      await new Promise((resolve) => setTimeout(resolve, 200))
+      expect(await (await nodeFetch(url, { method: 'POST', body: 'b' })).text()).toBe('ok 2')
+      expect({ connections, requests }).toEqual({ connections: 2, requests: 2 })
+    } finally {
+      closing.closeAllConnections()
+      await new Promise<void>((resolve) => closing.close(() => resolve()))
     }
   })
 

@@ -1,27 +1,22 @@
 /**
- * A `fetch` over Node's `http`/`https` modules, with keep-alive connections: the ledger's gRPC-web
- * calls and the reference gateway's upstream calls use it on Node, where it costs markedly less CPU
- * per call than the global (undici) `fetch` (`bench/settle-load.ts`, `bench/gateway/run.ts`).
+ * A `fetch` over undici's `request()` with a keep-alive `Agent`: the ledger's gRPC-web calls and the
+ * reference gateway's upstream calls use it on Node, where it costs markedly less CPU per call than
+ * the global `fetch` (`bench/transport.ts`, `bench/settle-load.ts`).
  *
  * What it does: method, headers and body of a URL + init or of a `Request` (its body is read whole
  * first, so `FormData` and the like are encoded as `fetch` would); `signal` (an aborted call rejects
- * with the signal's reason, also mid-body). Answers whose type is JSON, gRPC or text are read whole
- * (up to `maxBufferedBytes`) before the `Response` is returned; any other answer (`text/event-stream`,
+ * with the signal's reason, also mid-body; the signal is the only timeout: undici's own headers and
+ * body timeouts are off). Answers whose type is JSON, gRPC or text are read whole (up to
+ * `maxBufferedBytes`) before the `Response` is returned; any other answer (`text/event-stream`,
  * audio, images, …) is returned as soon as its headers arrive, its body streamed as it comes.
- * Redirects are not followed (as `redirect: 'manual'`). A call sent on a kept-alive connection that the
- * server had closed before answering is sent once more on a new one.
+ * Redirects are not followed (as `redirect: 'manual'`). A call sent on a kept-alive connection that
+ * the server had closed before answering is sent once more on a new one.
  *
  * @module
  */
-import http from 'node:http'
-import https from 'node:https'
 import { Readable } from 'node:stream'
+import { Agent, buildConnector, type Dispatcher, request } from 'undici'
 import { PaymentError } from '../errors.js'
-
-const agents = {
-  'http:': new http.Agent({ keepAlive: true }),
-  'https:': new https.Agent({ keepAlive: true }),
-} as const
 
 /** Statuses whose `Response` must not have a body. */
 const nullBodyStatuses = new Set([101, 103, 204, 205, 304])
@@ -48,113 +43,175 @@ export function takeBufferedBody(response: Response): Uint8Array | undefined {
 export type NodeFetchOptions = {
   /** Largest answer read whole; a larger one rejects. Default 16 MiB. */
   maxBufferedBytes?: number | undefined
+  /**
+   * The undici dispatcher the calls go through. Default: an `Agent` of this `fetch`'s own, keeping
+   * connections alive. Tests pass a `MockAgent` (or another interception) here.
+   */
+  dispatcher?: Dispatcher | undefined
 }
+
+type Body = Uint8Array | string | null | undefined
 
 /** Creates a Node `fetch` (see the module's description). */
 export function createNodeFetch(options: NodeFetchOptions = {}): typeof fetch {
   const maxBufferedBytes = options.maxBufferedBytes ?? 16 * 1024 * 1024
+  const resetWhenReused = new WeakSet<object>()
+  const dispatcher = options.dispatcher ?? keepAliveAgent(resetWhenReused)
   const nodeFetch: typeof fetch = async (input, init = {}) => {
     const encoded = init.body
     if (encoded != null && typeof encoded !== 'string' && !(encoded instanceof Uint8Array)) {
       // FormData, Blob, streams …: let a Request encode it (with its content type), then send that.
       return nodeFetch(new Request(input, init))
     }
-    const request = input instanceof Request ? input : undefined
-    const url = new URL(request?.url ?? String(input))
-    const headers: Record<string, string> = {}
-    const given =
-      init.headers === undefined
-        ? request?.headers
-        : init.headers instanceof Headers
-          ? init.headers
-          : new Headers(init.headers)
-    given?.forEach((value, name) => {
-      headers[name] = value
-    })
-    const signal = init.signal ?? request?.signal ?? undefined
-    let body = init.body as Uint8Array | string | null | undefined
-    if (body === undefined && request !== undefined && request.body !== null) {
-      body = new Uint8Array(await request.arrayBuffer())
+    const given = input instanceof Request ? input : undefined
+    const url = given?.url ?? (input instanceof URL ? input.href : String(input))
+    const headers = headersOf(init.headers ?? given?.headers)
+    const signal = init.signal ?? given?.signal ?? undefined
+    let body = init.body as Body
+    if (body === undefined && given !== undefined && given.body !== null) {
+      body = new Uint8Array(await given.arrayBuffer())
     }
-    return send(
+    const call: Call = {
       url,
-      init.method ?? request?.method ?? 'GET',
+      method: (init.method ?? given?.method ?? 'GET').toUpperCase() as Dispatcher.HttpMethod,
       headers,
-      body,
+      body: body ?? null,
       signal,
-      maxBufferedBytes,
-    )
+      dispatcher,
+      resetWhenReused,
+    }
+    return answer(await send(call), maxBufferedBytes)
   }
   return nodeFetch
+}
+
+/** The headers of a call as undici takes them (names lowercase, as `Headers` has them). */
+function headersOf(given: HeadersInit | undefined): Record<string, string> {
+  const headers: Record<string, string> = {}
+  if (given === undefined) return headers
+  if (given instanceof Headers || Array.isArray(given)) {
+    const all = given instanceof Headers ? given : new Headers(given)
+    all.forEach((value, name) => {
+      headers[name] = value
+    })
+    return headers
+  }
+  // A plain record (the usual case): copied without building a `Headers` first.
+  for (const [name, value] of Object.entries(given)) {
+    const key = name.toLowerCase()
+    headers[key] =
+      key in headers ? `${headers[key]}, ${String(value).trim()}` : String(value).trim()
+  }
+  return headers
+}
+
+type Call = {
+  url: string
+  method: Dispatcher.HttpMethod
+  headers: Record<string, string>
+  body: Uint8Array | string | null
+  signal: AbortSignal | undefined
+  dispatcher: Dispatcher
+  resetWhenReused: WeakSet<object>
+}
+
+/**
+ * An `Agent` that keeps connections alive, with no timeouts of its own (the caller's signal bounds
+ * a call), whose connections mark a reset or broken pipe suffered by a connection that had already
+ * read answers (`resetWhenReused`): undici reports those as the socket's own error, which does not
+ * say whether the connection was a reused one.
+ */
+function keepAliveAgent(resetWhenReused: WeakSet<object>): Agent {
+  const connect = buildConnector({})
+  return new Agent({
+    headersTimeout: 0,
+    bodyTimeout: 0,
+    connect: (options, callback) =>
+      connect(options, (error, socket) => {
+        // Registered before undici's own listener, so the mark is set when undici sees the error.
+        socket?.on('error', (failure: unknown) => {
+          if (socket.bytesRead > 0 && typeof failure === 'object' && failure !== null) {
+            resetWhenReused.add(failure)
+          }
+        })
+        if (error === null) callback(null, socket!)
+        else callback(error, null)
+      }),
+  })
+}
+
+async function send(call: Call): Promise<Dispatcher.ResponseData> {
+  const options = {
+    method: call.method,
+    headers: call.headers,
+    body: call.body,
+    signal: call.signal,
+    dispatcher: call.dispatcher,
+  }
+  try {
+    return await request(call.url, options)
+  } catch (error) {
+    if (call.signal?.aborted === true) throw call.signal.reason
+    if (!closedWhileIdle(error, call.resetWhenReused)) throw error
+    return await request(call.url, options)
+  }
 }
 
 /**
  * Whether a call failed because the kept-alive connection it was sent on had been closed by the
  * server (idle, the usual race of keep-alive: the server gives up on a connection just as the client
- * reuses it) before any answer came. The server almost certainly did not take the request (a server
- * that fails while handling one answers or times out, it does not reset a reused connection at
- * once), so it is sent once more on a new connection, as browsers do; calls that reach the ledger
- * are idempotent by digest, and the gateway's upstream calls are retried within a budget anyway.
+ * reuses it) before any answer came. undici says so with a `SocketError` ("other side closed") whose
+ * socket had already read bytes (earlier answers: a reused connection), or with a reset / broken pipe
+ * that {@link keepAliveAgent} marked as suffered by such a connection. The server almost certainly did not take the request (a server that fails while
+ * handling one answers or times out, it does not reset a reused connection at once), so it is sent
+ * once more on a new connection, as browsers do; calls that reach the ledger are idempotent by
+ * digest, and the gateway's upstream calls are retried within a budget anyway. A connection that
+ * carried no earlier answer is not retried: the server saw the call and refused it.
  */
-function closedWhileIdle(outgoing: http.ClientRequest, error: unknown): boolean {
-  const code = (error as { code?: unknown } | undefined)?.code
-  return outgoing.reusedSocket && (code === 'ECONNRESET' || code === 'EPIPE')
+function closedWhileIdle(error: unknown, resetWhenReused: WeakSet<object>): boolean {
+  if (typeof error !== 'object' || error === null) return false
+  if (resetWhenReused.has(error)) return true
+  const { code, socket } = error as { code?: unknown; socket?: { bytesRead?: unknown } }
+  return code === 'UND_ERR_SOCKET' && typeof socket?.bytesRead === 'number' && socket.bytesRead > 0
 }
 
-function send(
-  url: URL,
-  method: string,
-  headers: Record<string, string>,
-  body: Uint8Array | string | null | undefined,
-  signal: AbortSignal | undefined,
-  maxBufferedBytes: number,
-  retried = false,
-): Promise<Response> {
-  const secure = url.protocol === 'https:'
+/** The `Response` of an answer: no body, the body read whole, or the body streamed. */
+async function answer(data: Dispatcher.ResponseData, maxBufferedBytes: number): Promise<Response> {
+  const headers = new Headers()
+  for (const [name, value] of Object.entries(data.headers)) {
+    if (Array.isArray(value)) for (const one of value) headers.append(name, one)
+    else if (value !== undefined) headers.append(name, value)
+  }
+  const init = { status: data.statusCode, statusText: data.statusText ?? '', headers }
+  if (nullBodyStatuses.has(data.statusCode)) {
+    await data.body.dump()
+    return new Response(null, init)
+  }
+  if (!bufferedTypes.test(headers.get('content-type') ?? 'text/plain')) {
+    return new Response(Readable.toWeb(data.body) as ReadableStream<Uint8Array>, init)
+  }
+  const bytes = await readWhole(data.body, maxBufferedBytes)
+  const response = new Response(bytes as Uint8Array<ArrayBuffer>, init)
+  buffered.set(response, bytes)
+  return response
+}
+
+/** The whole of a body, or a `too_large` rejection (the body destroyed) past `max` bytes. */
+function readWhole(body: Readable, max: number): Promise<Uint8Array> {
   return new Promise((resolve, reject) => {
-    const outgoing = (secure ? https : http).request(
-      url,
-      { method, headers, agent: secure ? agents['https:'] : agents['http:'], signal },
-      (incoming) => {
-        const status = incoming.statusCode ?? 502
-        const responseHeaders = new Headers()
-        const raw = incoming.rawHeaders
-        for (let i = 0; i + 1 < raw.length; i += 2) responseHeaders.append(raw[i]!, raw[i + 1]!)
-        const init = { status, statusText: incoming.statusMessage ?? '', headers: responseHeaders }
-        if (nullBodyStatuses.has(status)) {
-          incoming.resume()
-          resolve(new Response(null, init))
-          return
-        }
-        if (!bufferedTypes.test(responseHeaders.get('content-type') ?? 'text/plain')) {
-          resolve(new Response(Readable.toWeb(incoming) as ReadableStream<Uint8Array>, init))
-          return
-        }
-        const chunks: Buffer[] = []
-        let size = 0
-        incoming.on('data', (chunk: Buffer) => {
-          size += chunk.byteLength
-          if (size > maxBufferedBytes) {
-            incoming.destroy(new PaymentError('too_large', 'the response is too large'))
-            return
-          }
-          chunks.push(chunk)
-        })
-        incoming.once('error', reject)
-        incoming.once('end', () => {
-          const bytes = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size)
-          const response = new Response(bytes as Uint8Array<ArrayBuffer>, init)
-          buffered.set(response, bytes)
-          resolve(response)
-        })
-      },
-    )
-    outgoing.once('error', (error) => {
-      if (!retried && signal?.aborted !== true && closedWhileIdle(outgoing, error)) {
-        resolve(send(url, method, headers, body, signal, maxBufferedBytes, true))
-      } else reject(error)
+    const chunks: Buffer[] = []
+    let size = 0
+    body.on('data', (chunk: Buffer) => {
+      size += chunk.byteLength
+      if (size > max) {
+        body.destroy()
+        reject(new PaymentError('too_large', 'the response is too large'))
+        return
+      }
+      chunks.push(chunk)
     })
-    outgoing.end(body ?? undefined)
+    body.once('error', reject)
+    body.once('end', () => resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size)))
   })
 }
 

@@ -28,8 +28,9 @@ export type LedgerOptions = (
       /**
        * The `fetch` the gRPC-web calls use. Default `globalThis.fetch` (every runtime has one). On
        * Node, the Express and Koa adapters, the CLI, the buyer client and the reference gateway
-       * pass the keep-alive Node transport (`nodeFetch`, markedly cheaper per call than undici's
-       * `fetch`); a Hono app on Node can pass it too.
+       * pass the keep-alive Node transport (`nodeFetch`: undici's `request()` with a keep-alive
+       * `Agent`, markedly cheaper per call than the global `fetch`); a Hono app on Node can pass it
+       * too.
        */
       fetch?: typeof fetch | undefined
     }

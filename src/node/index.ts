@@ -7,7 +7,7 @@
  *   {@link nodeHeaders}) and its body read once, bounded ({@link readNodeBody});
  * - the engine's answer written to a `ServerResponse` ({@link sendPlain}, {@link encodePlain}) and a
  *   paid response's headers and outcome hooked onto it ({@link attachPaidResponse});
- * - a keep-alive `fetch` over Node's `http`/`https` ({@link createNodeFetch}, {@link nodeFetch},
+ * - a keep-alive `fetch` over undici's `request()` ({@link createNodeFetch}, {@link nodeFetch},
  *   {@link takeBufferedBody});
  * - {@link writeFileAtomic}: a file written so that no reader sees half of it;
  * - {@link safeFetch}: the one fetch for URLs a user supplies (SSRF-safe: every address and every
