@@ -192,7 +192,7 @@ describe('tollgate mcp: a gateway catalog as paid tools', () => {
     expect(result.isError).toBeFalsy()
     const verified = result.structuredContent as {
       status: string
-      steps: { step: string; status: string }[]
+      steps: { step: string; status: string; reused?: boolean }[]
       notProven: string[]
     }
     expect(verified.status).toBe('verified')
@@ -203,7 +203,7 @@ describe('tollgate mcp: a gateway catalog as paid tools', () => {
     // The server keeps one verifier: the session's report is not checked again.
     const again = (
       await client.callTool({ name: 'verify_receipt', arguments: { receipt_id: receiptId } })
-    ).structuredContent as typeof verified & { steps: { reused?: boolean }[] }
+    ).structuredContent as typeof verified
     expect(again.status).toBe('verified')
     expect(again.steps.find((s) => s.step === 'attestation_valid')?.reused).toBe(true)
 
