@@ -1,6 +1,7 @@
 /**
  * Confidential inference ("aci/1"): attestation report and receipt verification, and the whole
- * check of a confidential answer from its receipt id (`verifyInferenceReceipt`).
+ * check of a confidential answer from its receipt id (`verifyInferenceReceipt`, or
+ * `createInferenceReceiptVerifier` for many receipts).
  *
  * @module
  */
@@ -62,6 +63,7 @@ export {
   type VerifyReportOptions,
   verifyReport,
 } from './report.js'
+export { publishedQuoteVerifier } from './sessionVerdicts.js'
 export {
   quoteVerifierOfPolicy,
   TDX_TEE_TYPE,
@@ -75,14 +77,15 @@ export {
   tdxQuoteVerifier,
 } from './tdx.js'
 export {
+  createInferenceReceiptVerifier,
   gatewayReceiptHash,
   type InferenceReceiptFailureCode,
   type InferenceReceiptPolicy,
   type InferenceReceiptStep,
   type InferenceReceiptStepName,
   type InferenceReceiptVerification,
+  type InferenceReceiptVerifier,
   inferenceReceiptSteps,
-  publishedQuoteVerifier,
   type VerifyInferenceReceiptOptions,
   verifyInferenceReceipt,
 } from './verifyInferenceReceipt.js'

@@ -29,6 +29,12 @@ export type QuoteVerdict =
       tcbStatus: TcbStatus
       /** The measurement registers behind `measurement` (hex), when the TEE has several. */
       registers?: Readonly<Record<string, string>> | undefined
+      /**
+       * When known: the verdict holds for every verification time from the one checked up to (not
+       * including) this, ms since epoch (the earliest expiry of the collateral it relied on). A
+       * verifier that does not state it has its verdict reused for the same verification time only.
+       */
+      validUntilMs?: number | undefined
     }
   | {
       status: 'invalid'

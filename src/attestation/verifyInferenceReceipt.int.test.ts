@@ -4,7 +4,9 @@
  * every step through the injected fetch; a gateway receipt swapped for another one the gateway
  * signed, or one byte changed in what the anchor commits, fails at the `anchor` step; a pinned
  * quote verifier that rejects the quote fails at `attestation_valid`; an oversized document is no
- * document.
+ * document. A verifier of many receipts (`createInferenceReceiptVerifier`) builds the quote verifier
+ * once and checks a session's quote once (counted by the quote verifier it is given), checks a
+ * report with one changed byte afresh, and a remembered verdict again once it no longer holds.
  */
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -15,7 +17,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { parseConfig } from '../../reference-gateway/config.js'
 import { type RunningGateway, startGateway } from '../../reference-gateway/server.js'
 import { createLedger } from '../ledger/ledger.js'
-import { gatewayReceiptHash, verifyInferenceReceipt } from './verifyInferenceReceipt.js'
+import type { QuoteVerifier } from './quote.js'
+import { publishedQuoteVerifier } from './sessionVerdicts.js'
+import {
+  createInferenceReceiptVerifier,
+  gatewayReceiptHash,
+  verifyInferenceReceipt,
+} from './verifyInferenceReceipt.js'
 
 const folder = mkdtempSync(join(tmpdir(), 'tollgate-verify-lib-'))
 const model = 'confidential/llama-3.3-70b'
@@ -191,5 +199,98 @@ describe('verifyInferenceReceipt', { timeout: 60_000 }, () => {
     expect(huge).toMatchObject({ status: 'failed', code: 'receipt_not_found' })
     const bad = await verifyInferenceReceipt('../etc', { inferenceUrl: gateway.url })
     expect(bad).toMatchObject({ failedStep: 'receipt_fetched', code: 'receipt_malformed' })
+  })
+})
+
+type Session = {
+  attested_at: string
+  report: { attestation: { freshness: { stale_after: string }; evidence: { quote: string } } }
+}
+
+describe('createInferenceReceiptVerifier', { timeout: 120_000 }, () => {
+  it('checks a session once, a changed report afresh, a verdict past its window again', async () => {
+    const first = await answer()
+    const second = await answer()
+    await anchorNow(first)
+    await anchorNow(second)
+    // What the session documents become on the way (the same verifier, so the same memory).
+    let edit: (session: Session) => void = () => {}
+    let builds = 0
+    let quoteChecks = 0
+    let validUntilMs: number | undefined
+    const verifier = createInferenceReceiptVerifier({
+      inferenceUrl: gateway.url,
+      policy: {
+        // The published TDX verifier, counted: how often it is built, how often a quote is checked.
+        quoteVerifier: async (published, root) => {
+          builds++
+          const real = (await publishedQuoteVerifier(published, root)) as QuoteVerifier
+          return {
+            teeType: real.teeType,
+            async verify(quote, options) {
+              quoteChecks++
+              const verdict = await real.verify(quote, options)
+              return verdict.status === 'valid' ? { ...verdict, validUntilMs } : verdict
+            },
+          }
+        },
+      },
+      fetch: async (input, init) => {
+        const response = await fetch(input, init)
+        if (!String(input).includes('/aci/sessions/')) return response
+        const session = (await response.json()) as Session
+        edit(session)
+        return Response.json(session)
+      },
+    })
+    const attestation = (result: Awaited<ReturnType<typeof verifier.verify>>) =>
+      result.steps.find((s) => s.step === 'attestation_valid')
+
+    const one = await verifier.verify(first)
+    expect(one.status).toBe('verified')
+    expect(attestation(one)).toMatchObject({ status: 'passed', reused: false })
+    expect([builds, quoteChecks]).toEqual([1, 1])
+    const two = await verifier.verify(second)
+    expect(two.status).toBe('verified')
+    expect(attestation(two)).toMatchObject({ status: 'passed', reused: true })
+    expect(attestation(two)?.detail).toMatch(
+      /verified earlier in this verifier, report sha256 [0-9a-f]{16}…$/,
+    )
+    expect([builds, quoteChecks]).toEqual([1, 1])
+    // Every other step is still checked for each receipt.
+    expect(two.steps.every((s) => s.status === 'passed')).toBe(true)
+
+    // One byte of the quote changed: another report, checked afresh, and it fails.
+    edit = (session) => {
+      const evidence = session.report.attestation.evidence
+      const at = evidence.quote.length >> 1
+      const byte = evidence.quote.slice(at, at + 2) === '00' ? '01' : '00'
+      evidence.quote = `${evidence.quote.slice(0, at)}${byte}${evidence.quote.slice(at + 2)}`
+    }
+    const changed = await verifier.verify(second)
+    expect(changed).toMatchObject({ status: 'failed', failedStep: 'attestation_valid' })
+    expect(quoteChecks).toBe(2)
+
+    // Relied on after the report went stale: the remembered verdict does not hold; checked again.
+    edit = (session) => {
+      const staleAt = Date.parse(session.report.attestation.freshness.stale_after)
+      session.attested_at = new Date(staleAt + 1000).toISOString()
+    }
+    const stale = await verifier.verify(second)
+    expect(stale).toMatchObject({ status: 'failed', code: 'report_stale' })
+    expect(quoteChecks).toBe(3)
+    // A second later than verified: reused only when the quote verifier says its verdict holds then.
+    const later = (session: Session) => {
+      session.attested_at = new Date(Date.parse(session.attested_at) + 1000).toISOString()
+    }
+    edit = later
+    expect(attestation(await verifier.verify(second))?.reused).toBe(false)
+    expect(quoteChecks).toBe(4)
+    validUntilMs = Date.now() + 3_600_000
+    edit = () => {}
+    expect(attestation(await verifier.verify(second))?.reused).toBe(false)
+    edit = later
+    expect(attestation(await verifier.verify(second))?.reused).toBe(true)
+    expect([builds, quoteChecks]).toEqual([1, 5])
   })
 })

@@ -5,7 +5,9 @@
  * 1. `receipt_fetched` — the stored receipt, for exactly this id;
  * 2. `session_fetched` — the attested session it references;
  * 3. `attestation_valid` — that session's report verified again (`verifyReport`: nonce, quote under
- *    the policy's quote verifier, measurement allow-list), as of when the gateway relied on it;
+ *    the policy's quote verifier, measurement allow-list), as of when the gateway relied on it; a
+ *    verifier made by {@link createInferenceReceiptVerifier} checks each session's report once and
+ *    reuses the verdict for its other receipts while it holds (`sessionVerdicts.ts`);
  * 4. `workload` — the receipt names the attested workload and keyset;
  * 5. `signature` — signed by a receipt key of THAT attested keyset (`verifyReceipt`);
  * 6. `request_hash`, 7. `response_hash` — the receipt's hashes are those of the bytes the gateway
@@ -17,6 +19,8 @@
  *
  * The answer is a tagged result listing every step (`passed`, `failed` with a stable code, or
  * `skipped` after a failure) and what the signatures do NOT prove. It never throws for a bad answer.
+ *
+ * {@link verifyInferenceReceipt} is the one-shot form: a fresh verifier per call.
  *
  * Naming: `verifyReceipt` (in `receipt.ts`) stays the low-level check of one receipt's signature and
  * hashes against keys and bytes the caller already holds; this function is the whole check from a
@@ -43,8 +47,8 @@ import {
 import type { GpuTokenVerifier } from './gpu.js'
 import type { QuoteVerifier } from './quote.js'
 import { type ReceiptFailureCode, verifyReceipt } from './receipt.js'
-import { type ReportFailureCode, verifyReport } from './report.js'
-import { quoteVerifierOfPolicy, TDX_TEE_TYPE } from './tdx.js'
+import type { ReportFailureCode } from './report.js'
+import { createSessionChecks } from './sessionVerdicts.js'
 
 /** The steps of {@link verifyInferenceReceipt}, in order. */
 export const inferenceReceiptSteps = [
@@ -84,6 +88,11 @@ export type InferenceReceiptStep = {
   code?: InferenceReceiptFailureCode
   /** Says what was checked (and found) in words. */
   detail: string
+  /**
+   * `attestation_valid` only: `true` when the session's report was verified earlier by the same
+   * verifier and its verdict reused (see {@link createInferenceReceiptVerifier}).
+   */
+  reused?: boolean | undefined
 }
 
 /** Result of {@link verifyInferenceReceipt}: every step, and what is not proven. */
@@ -150,21 +159,9 @@ const notProven: readonly string[] = [
 ]
 
 /**
- * The default quote verifier choice: for Intel TDX, `quoteVerifierOfPolicy` over the verifier
- * policy (root CA, collateral) the gateway published, its root pinned when `rootCaSha256` is given;
- * none for any other TEE type.
- */
-export async function publishedQuoteVerifier(
-  published: PublishedTrustPolicy,
-  rootCaSha256?: string | undefined,
-): Promise<QuoteVerifier | { error: string } | undefined> {
-  if (published.tee_type !== TDX_TEE_TYPE) return undefined
-  return quoteVerifierOfPolicy(published.quote_verifier, rootCaSha256)
-}
-
-/**
  * Verifies a confidential answer's receipt from the gateway's public routes (see the module
- * documentation); never throws for a bad answer.
+ * documentation); never throws for a bad answer. One-shot: to verify several receipts, make one
+ * {@link createInferenceReceiptVerifier} and reuse it.
  *
  * @param receiptId - the answer's `x-receipt-id`.
  * @example
@@ -173,21 +170,65 @@ export async function publishedQuoteVerifier(
  * if (result.status === 'failed') console.log(result.failedStep, result.code)
  * ```
  */
-export async function verifyInferenceReceipt(
+export function verifyInferenceReceipt(
   receiptId: string,
   options: VerifyInferenceReceiptOptions,
+): Promise<InferenceReceiptVerification> {
+  return createInferenceReceiptVerifier(options).verify(receiptId)
+}
+
+/** A receipt verifier that remembers what it verified; see {@link createInferenceReceiptVerifier}. */
+export type InferenceReceiptVerifier = {
+  /** Verifies one receipt, as {@link verifyInferenceReceipt} does; never throws for a bad answer. */
+  verify(receiptId: string): Promise<InferenceReceiptVerification>
+}
+
+/**
+ * A verifier of many receipts from one gateway under one policy (a buyer auditing answers, an MCP
+ * server, a CLI run on several ids). Per verifier and bounded, it builds the quote verifier of each
+ * published trust policy once, and verifies each attested session's report once: the verdict is
+ * remembered under the sha256 of the report's bytes (JCS), the nonce and the policy, and reused for
+ * another receipt of the session only while the report is fresh, its keyset epoch open and the
+ * quote's collateral valid at that receipt's verification time; otherwise it is checked again. A
+ * reused step says so (`reused: true`, "verified earlier in this verifier, report sha256 …").
+ * Everything else (the receipt, its signature, hashes, gateway receipt and anchor) is checked for
+ * every receipt.
+ *
+ * @example
+ * ```ts
+ * const verifier = createInferenceReceiptVerifier({ inferenceUrl: 'http://127.0.0.1:4020' })
+ * for (const id of receiptIds) console.log(id, (await verifier.verify(id)).status)
+ * ```
+ */
+export function createInferenceReceiptVerifier(
+  options: VerifyInferenceReceiptOptions,
+): InferenceReceiptVerifier {
+  const policy = options.policy ?? {}
+  const sessions = createSessionChecks(policy)
+  return { verify: (receiptId) => verifyOne(receiptId, options, policy, sessions) }
+}
+
+async function verifyOne(
+  receiptId: string,
+  options: VerifyInferenceReceiptOptions,
+  policy: InferenceReceiptPolicy,
+  sessions: ReturnType<typeof createSessionChecks>,
 ): Promise<InferenceReceiptVerification> {
   const doFetch = options.fetch ?? globalThis.fetch
   const origin = options.inferenceUrl.replace(/\/+$/, '').replace(/\/v1$/, '')
   const base = `${origin}/v1/aci`
-  const policy = options.policy ?? {}
   const pinned = typeof policy.quoteVerifier === 'object' || policy.rootCaSha256 !== undefined
   const policySource = pinned ? 'pinned' : 'gateway'
   const done: InferenceReceiptStep[] = []
   const label = () => inferenceReceiptSteps[done.length] ?? inferenceReceiptSteps[0]
-  const pass = (detail: string) => {
+  const pass = (detail: string, reused?: boolean) => {
     const [step, text] = label()
-    done.push({ step, status: 'passed', detail: detail === '' ? text : `${text}: ${detail}` })
+    const passed: InferenceReceiptStep = {
+      step,
+      status: 'passed',
+      detail: detail === '' ? text : `${text}: ${detail}`,
+    }
+    done.push(reused === undefined ? passed : { ...passed, reused })
   }
   const fail = (
     code: InferenceReceiptFailureCode,
@@ -226,53 +267,41 @@ export async function verifyInferenceReceipt(
   }
   pass(sessionId)
 
-  const chosen = policy.quoteVerifier ?? publishedQuoteVerifier
-  const quoteVerifier =
-    typeof chosen === 'function'
-      ? await chosen(session.policy, policy.rootCaSha256).catch(() => ({
-          error: 'the quote verifier could not be built',
-        }))
-      : chosen
-  if (quoteVerifier === undefined) {
-    return fail('tee_type_unsupported', `no quote verifier for ${session.policy.tee_type}`)
-  }
-  if ('error' in quoteVerifier) return fail('quote_invalid', quoteVerifier.error)
   const measurementsPinned = policy.allowedMeasurements !== undefined
-  const report = await verifyReport(session.report, {
-    nonce: session.nonce,
-    quoteVerifier,
-    allowedMeasurements: policy.allowedMeasurements ?? session.policy.allowed_measurements ?? [],
-    gpuVerifier: policy.gpuVerifier,
-    // Checked as of when the gateway relied on it: a stored receipt outlives the report's freshness.
-    now: Date.parse(session.attested_at),
-  })
-  if (report.status === 'failed') return fail(report.code, report.message)
+  // Checked as of when the gateway relied on it: a stored receipt outlives the report's freshness.
+  const checked = await sessions.check(session, Date.parse(session.attested_at))
+  if (checked.status === 'failed') return fail(checked.code, checked.message)
+  const { report } = checked
   const source =
     policySource === 'pinned' && measurementsPinned
       ? 'pinned'
       : policySource === 'gateway' && !measurementsPinned
         ? 'trust policy published by the gateway'
         : 'partly pinned'
+  const earlier = checked.reused
+    ? `; verified earlier in this verifier, report sha256 ${checked.reportSha256.slice(0, 16)}…`
+    : ''
   pass(
-    `${report.report.attestation.tee_type}, measurement ${report.measurement.slice(0, 16)}…, TCB ${report.tcbStatus} (${source})`,
+    `${report.report.attestation.tee_type}, measurement ${report.measurement.slice(0, 16)}…, TCB ${report.tcbStatus} (${source})${earlier}`,
+    checked.reused,
   )
 
-  const checked = await verifyReceipt(stored.receipt, {
+  const signed = await verifyReceipt(stored.receipt, {
     receiptKeys: report.receiptKeys,
     workloadId: report.workloadId,
     keysetDigest: report.keysetDigest,
   })
-  if (checked.status === 'failed') {
-    if (checked.code === 'workload_mismatch' || checked.code === 'receipt_malformed') {
-      return fail(checked.code, checked.message)
+  if (signed.status === 'failed') {
+    if (signed.code === 'workload_mismatch' || signed.code === 'receipt_malformed') {
+      return fail(signed.code, signed.message)
     }
     pass(report.workloadId)
-    return fail(checked.code, checked.message)
+    return fail(signed.code, signed.message)
   }
   pass(report.workloadId)
-  pass(checked.keyId)
+  pass(signed.keyId)
 
-  const events = checked.receipt.event_log
+  const events = signed.receipt.event_log
   const received = events.find((e) => e.type === 'request.received')
   const requestHash = received?.body_hash ?? received?.cleartext_hash
   if (requestHash === undefined || requestHash !== stored.relayed.request_hash) {
@@ -357,7 +386,7 @@ export async function verifyInferenceReceipt(
     fields.receipt_id !== receiptId ||
     fields.wire_hash !== wireHash ||
     fields.workload_id !== report.workloadId ||
-    fields.served_at_ms !== String(Date.parse(checked.receipt.served_at)) ||
+    fields.served_at_ms !== String(Date.parse(signed.receipt.served_at)) ||
     fields.gateway_receipt_hash !== gatewayReceiptHash(jws)
   ) {
     return fail('anchor_mismatch', `the event of ${anchor.digest} commits another receipt`)

@@ -4,7 +4,8 @@
  * the catalog listed as tools (schema and price from the gateway's discovery documents), a paid
  * tool called end to end (payment settled on the local ledger), and the session budget, the daily
  * budget and the per-call maximum refusing an over-limit call with the client's code, nothing paid;
- * and `verify_receipt` verifying a confidential answer's receipt step by step.
+ * and `verify_receipt` verifying a confidential answer's receipt step by step (a session's report
+ * once for the server's lifetime).
  */
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -191,7 +192,7 @@ describe('tollgate mcp: a gateway catalog as paid tools', () => {
     expect(result.isError).toBeFalsy()
     const verified = result.structuredContent as {
       status: string
-      steps: { step: string; status: string }[]
+      steps: { step: string; status: string; reused?: boolean }[]
       notProven: string[]
     }
     expect(verified.status).toBe('verified')
@@ -199,6 +200,12 @@ describe('tollgate mcp: a gateway catalog as paid tools', () => {
     expect(verified.steps.every((s) => s.status === 'passed')).toBe(true)
     expect(verified.steps.at(-1)?.step).toBe('anchor')
     expect(verified.notProven.length).toBeGreaterThan(0)
+    // The server keeps one verifier: the session's report is not checked again.
+    const again = (
+      await client.callTool({ name: 'verify_receipt', arguments: { receipt_id: receiptId } })
+    ).structuredContent as typeof verified
+    expect(again.status).toBe('verified')
+    expect(again.steps.find((s) => s.step === 'attestation_valid')?.reused).toBe(true)
 
     const unknown = (
       await client.callTool({ name: 'verify_receipt', arguments: { receipt_id: 'rcpt_unknown' } })

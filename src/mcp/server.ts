@@ -2,7 +2,8 @@
  * The buyer's MCP server (`tollgate mcp`): a gateway's catalog as tools, paid through the buyer
  * client (`createPayingFetch`) with its price cap and wallet limits, inside per-session and per-day
  * budgets; plus tools for the wallet, the spend so far, and verifying a confidential answer's receipt
- * (`verify_receipt`: the library's `verifyInferenceReceipt` against the same gateway and ledger).
+ * (`verify_receipt`: the library's receipt verifier against the same gateway and ledger, one for the
+ * server's lifetime, so each attested session's report is checked once).
  *
  * ```
  * tools/call NAME ─▶ catalog tool ─▶ paying fetch ─▶ 402 ─▶ maxPrice (PRICE_ABOVE_MAX)
@@ -17,7 +18,7 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js'
 import type { Signer } from '@mysten/sui/cryptography'
 import pkg from '../../package.json' with { type: 'json' }
-import { verifyInferenceReceipt } from '../attestation/verifyInferenceReceipt.js'
+import { createInferenceReceiptVerifier } from '../attestation/verifyInferenceReceipt.js'
 import { createPayingFetch, isRefusal, paymentOf } from '../client/fetch.js'
 import {
   createWalletLimits,
@@ -150,6 +151,12 @@ export async function createGatewayMcp(options: GatewayMcpOptions): Promise<Gate
   const byName = new Map(tools.map((tool) => [tool.name, tool]))
   const ledger =
     typeof options.ledger === 'string' ? createLedger({ url: options.ledger }) : options.ledger
+  // One for the server's lifetime: each attested session's report is checked once.
+  const receiptVerifier = createInferenceReceiptVerifier({
+    inferenceUrl: options.gateway,
+    ledger,
+    fetch: (input, init) => fetcher(new Request(input, init)),
+  })
   const limits =
     options.limits === false
       ? false
@@ -240,11 +247,7 @@ export async function createGatewayMcp(options: GatewayMcpOptions): Promise<Gate
         if (typeof id !== 'string') {
           throw new PaymentError('invalid_request_body', 'receipt_id: a string is required.')
         }
-        const result = await verifyInferenceReceipt(id, {
-          inferenceUrl: options.gateway,
-          ledger,
-          fetch: (input, init) => fetcher(new Request(input, init)),
-        })
+        const result = await receiptVerifier.verify(id)
         return json(result as unknown as Record<string, unknown>)
       }
       case 'wallet_address':
