@@ -10,6 +10,7 @@ import { PaymentError } from '../errors.js'
 import { defaultMaxAmount } from '../money.js'
 import { encodeRequest } from '../mpp.js'
 import { type PaymentRequirement, suiAddressSchema } from '../x402.js'
+import type { PaymentRequiredV2, PaymentRequirementV2 } from '../x402v2.js'
 import { parseWith } from './wire.js'
 
 /** USDC coin types by network (Circle native USDC; never the bridged wUSDC). */
@@ -76,6 +77,10 @@ export type PreparedTerms = {
   readonly opaque: string
   /** The x402 requirement without `extra.challengeId`. */
   readonly requirement: Readonly<Omit<PaymentRequirement, 'extra'>>
+  /** The x402 version 2 requirement without `extra`. */
+  readonly requirementV2: Readonly<Omit<PaymentRequirementV2, 'extra'>>
+  /** The x402 version 2 PaymentRequired without `accepts` (`resource`, `error`). */
+  readonly paymentRequiredV2: Readonly<Omit<PaymentRequiredV2, 'accepts'>>
   readonly escrow: Record<string, unknown> | undefined
   /** @internal */
   readonly source: RouteTerms
@@ -167,6 +172,19 @@ export function prepareTerms(
       payTo: t.payTo,
       maxTimeoutSeconds: t.maxTimeoutSeconds,
       asset,
+    }),
+    requirementV2: Object.freeze({
+      scheme: 'exact',
+      network: t.network,
+      amount,
+      asset,
+      payTo: t.payTo,
+      maxTimeoutSeconds: t.maxTimeoutSeconds,
+    }),
+    paymentRequiredV2: Object.freeze({
+      x402Version: 2 as const,
+      error: 'Payment required',
+      resource: Object.freeze({ url: resource, description: t.description, mimeType: t.mimeType }),
     }),
     escrow: t.escrow,
     source: { ...raw },
