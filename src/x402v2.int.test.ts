@@ -14,6 +14,7 @@ import { x402Client, x402HTTPClient } from '@x402/core/client'
 import { decodePaymentRequiredHeader } from '@x402/core/http'
 import { PaymentRequiredV2Schema } from '@x402/core/schemas'
 import type { PaymentRequirements, SchemeNetworkClient } from '@x402/core/types'
+import { decodePaymentResponseHeader, wrapFetchWithPayment } from '@x402/fetch'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createLedger } from './ledger/index.js'
 import { parseChallenge, serializeCredential } from './mpp.js'
@@ -90,6 +91,20 @@ function suiExactScheme(payer: Ed25519Keypair): SchemeNetworkClient {
       return { x402Version, payload: { transaction: toBase64(bytes), signature } }
     },
   }
+}
+
+/** `@x402/core`'s client with the Sui scheme registered for `payer`. */
+function buyerFor(payer: Ed25519Keypair): x402Client {
+  return (
+    new x402Client()
+      .register('sui:mainnet', suiExactScheme(payer))
+      // Native USDC on Sui is not one of the client's built-in assets: allowed here, capped at 0.05.
+      .setSpendControls({
+        allowedAssets: [
+          { network: 'sui:mainnet', asset: chain.usdcType, maxAmountPerPayment: '50000' },
+        ],
+      })
+  )
 }
 
 async function unpaid() {
@@ -182,15 +197,7 @@ describe('the 402 offers x402 version 2', () => {
 describe("@x402/core's client pays a tollgate route over version 2", () => {
   it('signs with a registered Sui scheme, is served once with PAYMENT-RESPONSE', async () => {
     const payer = chain.createTestWallet({ usdc: '1' })
-    const buyer = new x402Client()
-      .register('sui:mainnet', suiExactScheme(payer))
-      // Native USDC on Sui is not one of the client's built-in assets: allowed here, capped at 0.05.
-      .setSpendControls({
-        allowedAssets: [
-          { network: 'sui:mainnet', asset: chain.usdcType, maxAmountPerPayment: '50000' },
-        ],
-      })
-    const http = new x402HTTPClient(buyer)
+    const http = new x402HTTPClient(buyerFor(payer))
     const first = await fetch(`${base}/paid`)
     expect(first.status).toBe(402)
     const required = http.getPaymentRequiredResponse(
@@ -222,6 +229,28 @@ describe("@x402/core's client pays a tollgate route over version 2", () => {
     const again = await paidWith(headers)
     expect(await codeOf(again)).toBe('replay')
     expect(served).toBe(servedBefore + 1)
+  })
+})
+
+describe('@x402/fetch recognises our version 2 402', () => {
+  it('pays it with PAYMENT-SIGNATURE and reads PAYMENT-RESPONSE', async () => {
+    const payer = chain.createTestWallet({ usdc: '1' })
+    const sent: Headers[] = []
+    const recording: typeof fetch = async (input, init) => {
+      const request = new Request(input, init)
+      sent.push(request.headers)
+      return fetch(request)
+    }
+    const pay = wrapFetchWithPayment(recording, buyerFor(payer))
+    const before = await usdcOf(payTo)
+    const response = await pay(`${base}/paid`)
+    expect(response.status).toBe(200)
+    expect(sent).toHaveLength(2)
+    expect(sent[1]?.has('payment-signature')).toBe(true)
+    expect(sent[1]?.has('x-payment')).toBe(false)
+    const settlement = decodePaymentResponseHeader(response.headers.get('payment-response') ?? '')
+    expect(settlement).toMatchObject({ success: true, payer: payer.toSuiAddress() })
+    expect(await usdcOf(payTo)).toBe(before + 20_000n)
   })
 })
 
