@@ -43,8 +43,9 @@ describe('x402 version 2 offers', () => {
       'mpp',
     ])
     const [v2, v1] = offers
-    expect(v2?.requirement).toEqual(v1?.requirement)
-    expect(v2?.challengeId).toBe(p.id)
+    if (v2?.dialect !== 'x402' || v1?.dialect !== 'x402') throw new Error('x402 offers expected')
+    expect(v2.requirement).toEqual(v1.requirement)
+    expect(v2.challengeId).toBe(p.id)
   })
 
   it('prefers x402 version 2, then version 1, then MPP; `prefer: mpp` puts MPP first', () => {
