@@ -103,6 +103,17 @@ describe('PAYMENT-REQUIRED', () => {
     })
   })
 
+  it('carries the escrow terms of an escrow-only route beside the challenge id', () => {
+    const escrow = { package: '0x2', releaseAfterSeconds: 3600, note: 'a "quoted" \\ value' }
+    const withEscrow = buildChallenge(
+      { price: 20_000n, payTo, resource: 'https://api.example.com/v1/chat', escrow },
+      { secrets },
+    )
+    const decoded = decodePaymentRequiredV2(withEscrow.paymentRequired ?? '')
+    expect(decoded.accepts[0]?.extra).toEqual({ challengeId: withEscrow.id, escrow })
+    expect(decoded.accepts[0]?.extra).toEqual(withEscrow.body.accepts?.[0]?.extra)
+  })
+
   it('is absent when only MPP is offered', () => {
     const mpp = buildChallenge(
       { price: 20_000n, payTo, resource: 'https://api.example.com/v1/chat' },

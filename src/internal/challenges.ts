@@ -69,11 +69,9 @@ export function assembleChallenge(
         opaque: p.opaque,
       })
     : undefined
+  const v2 = p.paymentRequiredV2
   const paymentRequired = dialects.x402
-    ? encodePaymentRequired({
-        ...p.paymentRequiredV2,
-        accepts: [{ ...p.requirementV2, extra }],
-      })
+    ? encodeBase64(`${v2.head}${JSON.stringify(id)}${v2.tail}`)
     : undefined
   const headers: Record<string, string> = {
     'Content-Type': 'application/json',
@@ -94,15 +92,11 @@ export function assembleChallenge(
   })
 }
 
-function encodePaymentRequired(required: PaymentRequiredV2): string {
-  return encodeBase64(JSON.stringify(required))
-}
-
 /** The `PAYMENT-REQUIRED` value of `plain` with `error` set to a refusal's code. */
 function explainPaymentRequired(plain: string, code: string): string {
   const bytes = decodeBase64(plain) as Uint8Array
   const required = JSON.parse(new TextDecoder().decode(bytes)) as PaymentRequiredV2
-  return encodePaymentRequired({ ...required, error: code })
+  return encodeBase64(JSON.stringify({ ...required, error: code }))
 }
 
 /** The same challenge, with the body explaining why an earlier payment was rejected. */

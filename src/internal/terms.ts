@@ -77,15 +77,29 @@ export type PreparedTerms = {
   readonly opaque: string
   /** The x402 requirement without `extra.challengeId`. */
   readonly requirement: Readonly<Omit<PaymentRequirement, 'extra'>>
-  /** The x402 version 2 requirement without `extra`. */
-  readonly requirementV2: Readonly<Omit<PaymentRequirementV2, 'extra'>>
-  /** The x402 version 2 PaymentRequired without `accepts` (`resource`, `error`). */
-  readonly paymentRequiredV2: Readonly<Omit<PaymentRequiredV2, 'accepts'>>
+  /**
+   * The JSON text of the x402 version 2 PaymentRequired around its challenge id (`head` + the id as
+   * a JSON string + `tail`), so that a new expiry bucket costs a concatenation and a base64.
+   */
+  readonly paymentRequiredV2: { readonly head: string; readonly tail: string }
   readonly escrow: Record<string, unknown> | undefined
   /** @internal */
   readonly source: RouteTerms
   /** @internal */
   readonly sourceRealm: string | undefined
+}
+
+/** The PaymentRequired text around `extra.challengeId` (then `extra.escrow`, when set). */
+function paymentRequiredV2Text(
+  top: Omit<PaymentRequiredV2, 'accepts'>,
+  requirement: Omit<PaymentRequirementV2, 'extra'>,
+  escrow: Record<string, unknown> | undefined,
+): { head: string; tail: string } {
+  const open = (value: object) => JSON.stringify(value).slice(0, -1)
+  return Object.freeze({
+    head: `${open(top)},"accepts":[${open(requirement)},"extra":{"challengeId":`,
+    tail: `${escrow === undefined ? '' : `,"escrow":${JSON.stringify(escrow)}`}}}]}`,
+  })
 }
 
 /** Preparations per terms object (the caller's; re-prepared when one of its fields changed). */
@@ -173,19 +187,22 @@ export function prepareTerms(
       maxTimeoutSeconds: t.maxTimeoutSeconds,
       asset,
     }),
-    requirementV2: Object.freeze({
-      scheme: 'exact',
-      network: t.network,
-      amount,
-      asset,
-      payTo: t.payTo,
-      maxTimeoutSeconds: t.maxTimeoutSeconds,
-    }),
-    paymentRequiredV2: Object.freeze({
-      x402Version: 2 as const,
-      error: 'Payment required',
-      resource: Object.freeze({ url: resource, description: t.description, mimeType: t.mimeType }),
-    }),
+    paymentRequiredV2: paymentRequiredV2Text(
+      {
+        x402Version: 2,
+        error: 'Payment required',
+        resource: { url: resource, description: t.description, mimeType: t.mimeType },
+      },
+      {
+        scheme: 'exact',
+        network: t.network,
+        amount,
+        asset,
+        payTo: t.payTo,
+        maxTimeoutSeconds: t.maxTimeoutSeconds,
+      },
+      t.escrow,
+    ),
     escrow: t.escrow,
     source: { ...raw },
     sourceRealm: options.realm,
