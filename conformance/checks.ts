@@ -16,7 +16,7 @@ import {
   type Verdict,
 } from './check.js'
 import { gateChecks } from './gates.js'
-import { observe } from './observe.js'
+import { observe, readX402V2 } from './observe.js'
 import {
   challenged,
   noChallenge,
@@ -25,6 +25,7 @@ import {
   offers,
   priceOf,
   sameAddress,
+  sameCoin,
   suiEntries,
 } from './offers.js'
 
@@ -134,6 +135,44 @@ const protocolChecks: readonly CheckDefinition[] = [
     },
   },
   {
+    id: 'x402.v2-agrees',
+    gate: 'protocol',
+    title: 'the x402 version 2 PAYMENT-REQUIRED agrees with the version 1 terms (if offered)',
+    hint: 'Send PAYMENT-REQUIRED: base64 {"x402Version":2,"resource":{"url":…},"accepts":[{scheme,network,amount,asset,payTo,maxTimeoutSeconds,extra}]} with the same terms and challenge id as the body.',
+    mode: 'read-only',
+    async run(context) {
+      if (!challenged(context)) return noChallenge()
+      const response = context.first.observation.response
+      const v2 = response === undefined ? { status: 'absent' as const } : readX402V2(response)
+      if (v2.status === 'absent') return skip('no PAYMENT-REQUIRED header offered')
+      if (v2.status === 'invalid') return fail(`PAYMENT-REQUIRED is malformed: ${v2.reason}`)
+      const v1 = suiEntries(context.first.x402)
+      const entries = v2.required.accepts.filter((a) => a.network.startsWith('sui:'))
+      if (entries.length === 0) return fail('PAYMENT-REQUIRED offers no Sui entry')
+      if (v1.length === 0) return pass(`PAYMENT-REQUIRED offers ${entries.length} Sui entr(ies)`)
+      const url = v2.required.resource.url
+      for (const entry of entries) {
+        const twin = v1.find(
+          (e) =>
+            e.network === entry.network &&
+            e.maxAmountRequired === entry.amount &&
+            sameCoin(e.asset, entry.asset) &&
+            sameAddress(e.payTo, entry.payTo) &&
+            e.extra?.challengeId === entry.extra?.challengeId,
+        )
+        if (twin === undefined) {
+          return fail(
+            `the version 2 entry for ${entry.network} (amount ${entry.amount}, payTo ${entry.payTo}) has no version 1 entry with the same terms and challenge id`,
+          )
+        }
+        if (normalizeUrl(twin.resource) !== normalizeUrl(url)) {
+          return fail(`PAYMENT-REQUIRED names resource ${url}, the body ${twin.resource}`)
+        }
+      }
+      return pass(`PAYMENT-REQUIRED agrees with the body (${entries.length} Sui entr(ies))`)
+    },
+  },
+  {
     id: 'http.no-store',
     gate: 'protocol',
     title: 'the 402 carries Cache-Control: no-store',
@@ -162,6 +201,29 @@ const protocolChecks: readonly CheckDefinition[] = [
         body: context.body,
       })
       return answeredWith402(observation, 'a malformed X-PAYMENT')
+    },
+  },
+  {
+    id: 'x402.v2-malformed-payment',
+    gate: 'protocol',
+    title: 'a malformed PAYMENT-SIGNATURE gets 402, not 5xx (if version 2 is offered)',
+    hint: 'Decode PAYMENT-SIGNATURE through a schema; answer anything malformed with 402 and the reason (never a 500, never "no payment").',
+    mode: 'read-only',
+    async run(context) {
+      if (!challenged(context)) return noChallenge()
+      if (context.first.observation.response?.headers['payment-required'] === undefined) {
+        return skip('no PAYMENT-REQUIRED header offered')
+      }
+      const observation = await observe(context.url, {
+        ...context.probeOptions,
+        method: context.method,
+        headers: {
+          'content-type': 'application/json',
+          'payment-signature': 'bm90LWEtcGF5bWVudA%%%',
+        },
+        body: context.body,
+      })
+      return answeredWith402(observation, 'a malformed PAYMENT-SIGNATURE')
     },
   },
   {

@@ -6,14 +6,14 @@
  * @module
  */
 
-import { Mpp, X402 } from 'tollgate'
+import { Mpp, X402, X402V2 } from 'tollgate'
 import { z } from 'zod'
 import { type ProbeOptions, type ProbeResponse, probe } from './probe.js'
 import type { Exchange } from './report.js'
 
 /** Headers whose values are payment credentials or receipts: shortened in evidence. */
 const secretHeaders =
-  /^(x-payment|authorization|x-payment-response|payment-receipt|cookie|set-cookie)$/i
+  /^(x-payment|payment-signature|authorization|x-payment-response|payment-response|payment-receipt|cookie|set-cookie)$/i
 const maxEvidenceBody = 2048
 
 /** Shortens a credential to its first characters and length: enough to tell two apart, no more. */
@@ -120,6 +120,23 @@ export function readX402(response: ProbeResponse): X402Reading {
   const parsed = lenientEnvelopeSchema.safeParse(json)
   if (!parsed.success) return { status: 'invalid', reason: issues(parsed.error) }
   return { status: 'ok', accepts: parsed.data.accepts }
+}
+
+/** The x402 version 2 side of a 402 (the `PAYMENT-REQUIRED` header). */
+export type X402V2Reading =
+  | { status: 'absent' }
+  | { status: 'invalid'; reason: string }
+  | { status: 'ok'; required: X402V2.PaymentRequiredV2 }
+
+/** Reads the x402 version 2 `PAYMENT-REQUIRED` header, if the 402 carries one. */
+export function readX402V2(response: ProbeResponse): X402V2Reading {
+  const header = response.headers['payment-required']
+  if (header === undefined) return { status: 'absent' }
+  try {
+    return { status: 'ok', required: X402V2.decodePaymentRequiredV2(header) }
+  } catch (error) {
+    return { status: 'invalid', reason: (error as Error).message }
+  }
 }
 
 /** Reads the MPP `Payment` challenges of `WWW-Authenticate`, with the `sui` charge request checked. */

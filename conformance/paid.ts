@@ -7,7 +7,7 @@
  * @module
  */
 import { normalizeStructTag, normalizeSuiAddress } from '@mysten/sui/utils'
-import { Mpp, X402 } from 'tollgate'
+import { Mpp, X402, X402V2 } from 'tollgate'
 import type { TestPaymentOptions } from 'tollgate/testing'
 import {
   type CheckContext,
@@ -26,6 +26,7 @@ import {
   type PaidState,
   payAndPresent,
   payToOf,
+  payV2AndPresent,
 } from './payer.js'
 
 function refused(observation: Observation, what: string): Verdict {
@@ -143,6 +144,75 @@ async function served(
   })
 }
 
+/** A correct x402 version 2 payment: served with a `PAYMENT-RESPONSE` whose digest paid. */
+async function servedV2(context: CheckContext, state: PaidState): Promise<Verdict> {
+  const fresh = await freshChallenge(context)
+  const offer = fresh.v2
+  if (offer === undefined) return skip(`no x402 version 2 entry for ${context.network} offered`)
+  const paid = await payV2AndPresent(context, state, offer)
+  const evidence = [fresh.exchange, paid.observation.exchange]
+  const response = paid.observation.response
+  if (response === undefined)
+    return error(`no answer: ${paid.observation.exchange.error}`, { evidence })
+  if (response.status < 200 || response.status > 299) {
+    return fail(`a correct version 2 payment was answered ${response.status}`, { evidence })
+  }
+  state.x402V2 = { header: paid.header, transaction: paid.transaction, signature: paid.signature }
+  const header = response.headers['payment-response']
+  if (header === undefined) return fail('served without a PAYMENT-RESPONSE header', { evidence })
+  let digest: string
+  try {
+    const receipt = X402V2.decodePaymentResponseV2(header)
+    if (!receipt.success) return fail('PAYMENT-RESPONSE says success: false', { evidence })
+    if (receipt.network !== context.network) {
+      return fail(`PAYMENT-RESPONSE names network ${receipt.network}`, { evidence })
+    }
+    digest = receipt.transaction
+  } catch (cause) {
+    return fail(`PAYMENT-RESPONSE does not decode: ${(cause as Error).message}`, { evidence })
+  }
+  const problem = await onLedger(context, state, digest, offer.accepted.payTo, offer.amount)
+  if (problem !== undefined) return fail(problem, { evidence, details: { digest } })
+  return pass(`served; digest ${digest} is on the ledger and paid ${offer.accepted.payTo}`, {
+    evidence,
+    details: { digest },
+  })
+}
+
+/** The served version 2 payment presented again, as version 2 and (when offered) as version 1. */
+async function replayedV2(context: CheckContext, state: PaidState): Promise<Verdict> {
+  const served = state.x402V2
+  if (served === undefined) return skip('no served x402 version 2 payment to replay')
+  const present = (headers: Record<string, string>) =>
+    observe(context.url, {
+      ...context.probeOptions,
+      method: context.method,
+      headers: { 'content-type': 'application/json', ...headers },
+      body: context.body,
+    })
+  const again = refused(
+    await present({ 'payment-signature': served.header }),
+    'the replayed version 2 payment',
+  )
+  if (again.status !== 'pass') return again
+  const fresh = await freshChallenge(context)
+  const id = fresh.x402?.dialect === 'x402' ? fresh.x402.requirement.extra?.challengeId : undefined
+  if (typeof id !== 'string') return again
+  const asV1 = X402.encodeXPayment({
+    network: context.network,
+    payload: { challengeId: id, transaction: served.transaction, signature: served.signature },
+  })
+  const crossed = refused(
+    await present({ 'x-payment': asV1 }),
+    'the same transfer presented as version 1',
+  )
+  return {
+    ...crossed,
+    message: `${again.message}; ${crossed.message}`,
+    evidence: [...(again.evidence ?? []), fresh.exchange, ...(crossed.evidence ?? [])],
+  }
+}
+
 async function wrongPayment(
   context: CheckContext,
   state: PaidState,
@@ -217,6 +287,24 @@ export const paidChecks: readonly CheckDefinition[] = [
       })
       return refused(observation, 'the replayed payment')
     },
+  ),
+  paidCheck(
+    {
+      id: 'paid.x402v2-served',
+      gate: 'protocol',
+      title: 'a correct x402 version 2 payment is served with PAYMENT-RESPONSE (if offered)',
+      hint: 'Settle the PAYMENT-SIGNATURE transaction (its accepted must be the route terms), check its effects, then serve with PAYMENT-RESPONSE: base64 {"success":true,"transaction":<digest>,"network":…,"payer":…}.',
+    },
+    (context, state) => servedV2(context, state),
+  ),
+  paidCheck(
+    {
+      id: 'paid.x402v2-replay',
+      gate: 'protocol',
+      title: 'the same x402 version 2 payment replayed, or presented as version 1, gets 402',
+      hint: 'Claim each digest once in a shared store, whatever the version or dialect it came in.',
+    },
+    (context, state) => replayedV2(context, state),
   ),
   paidCheck(
     {

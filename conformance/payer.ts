@@ -7,10 +7,22 @@
  */
 import type { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
 import { normalizeStructTag, normalizeSuiAddress } from '@mysten/sui/utils'
-import { type Ledger, type Mpp, PaymentError, X402 } from 'tollgate'
-import { mppAuthorization, type TestPaymentOptions, x402PaymentHeader } from 'tollgate/testing'
+import { type Ledger, type Mpp, PaymentError, X402, X402V2 } from 'tollgate'
+import {
+  mppAuthorization,
+  signTestPayment,
+  type TestPaymentOptions,
+  x402PaymentHeader,
+} from 'tollgate/testing'
 import type { CheckContext } from './check.js'
-import { type LenientRequirement, type Observation, observe, readMpp, readX402 } from './observe.js'
+import {
+  type LenientRequirement,
+  type Observation,
+  observe,
+  readMpp,
+  readX402,
+  readX402V2,
+} from './observe.js'
 import { chargeOfSafe } from './offers.js'
 import type { Exchange } from './report.js'
 
@@ -22,6 +34,8 @@ export type PaidState = {
   maxExpiryWaitMs: number
   /** Filled as the checks go. */
   x402Header?: string
+  /** The served x402 version 2 payment: its header and the transfer it carries. */
+  x402V2?: { header: string; transaction: string; signature: string }
   mppAuthorization?: string
   /** A challenge fetched at the start of the paid phase, used once it has expired. */
   expiring?: { offer: Offer; expiresAtMs: number; exchange: Exchange } | undefined
@@ -32,9 +46,18 @@ export type Offer =
   | { dialect: 'x402'; requirement: LenientRequirement; amount: bigint }
   | { dialect: 'mpp'; challenge: Mpp.Challenge; amount: bigint }
 
+/** An x402 version 2 offer: the `PAYMENT-REQUIRED` and its entry for our network. */
+export type V2Offer = {
+  required: X402V2.PaymentRequiredV2
+  accepted: X402V2.PaymentRequirementV2
+  amount: bigint
+}
+
 /** A fresh 402 and the payable challenges in it (`primary`: x402 when offered, else MPP). */
 export type Fresh = {
   x402?: Offer
+  /** The x402 version 2 offer, when the 402 carries `PAYMENT-REQUIRED`. */
+  v2?: V2Offer
   mpp?: Offer
   primary?: Offer
   exchange: Exchange
@@ -61,6 +84,13 @@ export async function freshChallenge(context: CheckContext): Promise<Fresh> {
       X402.baseUnitsSchema.safeParse(requirement.maxAmountRequired).success
     ) {
       out.x402 = { dialect: 'x402', requirement, amount: BigInt(requirement.maxAmountRequired) }
+    }
+  }
+  const v2 = readX402V2(response)
+  if (v2.status === 'ok') {
+    const accepted = v2.required.accepts.find((a) => a.network === context.network)
+    if (accepted !== undefined) {
+      out.v2 = { required: v2.required, accepted, amount: BigInt(accepted.amount) }
     }
   }
   const mpp = readMpp(response)
@@ -119,6 +149,40 @@ export async function payAndPresent(
     body: context.body,
   })
   return { observation, credential, ...(digest === undefined ? {} : { digest }) }
+}
+
+/** Pays an x402 version 2 offer and presents it as `PAYMENT-SIGNATURE`. */
+export async function payV2AndPresent(
+  context: CheckContext,
+  state: PaidState,
+  offer: V2Offer,
+): Promise<{ observation: Observation; header: string; transaction: string; signature: string }> {
+  const client = context.client
+  if (client === undefined)
+    throw new PaymentError('invalid_options', 'paid checks need a ledger client')
+  const signed = await signTestPayment(client, state.payer, {
+    to: offer.accepted.payTo,
+    amount: offer.amount,
+    coinType: offer.accepted.asset,
+  })
+  const header = X402V2.encodePaymentSignature({
+    x402Version: 2,
+    resource: offer.required.resource,
+    accepted: offer.accepted,
+    payload: { transaction: signed.transaction, signature: signed.signature },
+  })
+  const observation = await observe(context.url, {
+    ...context.probeOptions,
+    method: context.method,
+    headers: { 'content-type': 'application/json', 'payment-signature': header },
+    body: context.body,
+  })
+  return {
+    observation,
+    header,
+    transaction: signed.transaction,
+    signature: signed.signature,
+  }
 }
 
 /** Whether the digest is on the ledger, succeeded, and moved at least `amount` USDC to `payTo`. */

@@ -36,6 +36,7 @@ export async function startLocal(): Promise<Local> {
       const unpaid = await fetch(url)
       console.log(`\nGET ${url} without paying → ${unpaid.status}`)
       console.log(`  WWW-Authenticate: ${unpaid.headers.get('www-authenticate')?.slice(0, 72)}…`)
+      console.log(`  PAYMENT-REQUIRED: ${unpaid.headers.get('payment-required')?.slice(0, 72)}…`)
       console.log(`  body: ${(await unpaid.text()).slice(0, 160)}…`)
 
       const pay = createPayingFetch({ signer: buyer, ledger: ledger.url, limits: false })
@@ -43,7 +44,8 @@ export async function startLocal(): Promise<Local> {
       console.log(
         `\nThe same request paid by ${buyer.toSuiAddress().slice(0, 10)}… → ${paid.status}`,
       )
-      console.log(`  X-PAYMENT-RESPONSE: ${paid.headers.get('x-payment-response')?.slice(0, 60)}…`)
+      // The client pays x402 version 2 when offered, answered with PAYMENT-RESPONSE.
+      console.log(`  PAYMENT-RESPONSE: ${paid.headers.get('payment-response')?.slice(0, 60)}…`)
       console.log(`  body: ${await paid.text()}`)
       if (process.argv.includes('--once')) {
         close()

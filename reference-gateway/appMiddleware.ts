@@ -11,11 +11,19 @@ import { routePath } from 'hono/route'
 import type { GatewayAppOptions, GatewayEnv } from './app.js'
 
 /** Request headers a browser may send: the body type and both dialects' payment headers. */
-export const corsAllowHeaders = ['Content-Type', 'X-PAYMENT', 'Authorization', 'X-Request-Id']
+export const corsAllowHeaders = [
+  'Content-Type',
+  'X-PAYMENT',
+  'PAYMENT-SIGNATURE',
+  'Authorization',
+  'X-Request-Id',
+]
 /** Response headers a page may read: the 402 challenge, both dialects' receipts, retry hints. */
 export const corsExposeHeaders = [
   'WWW-Authenticate',
+  'PAYMENT-REQUIRED',
   'X-PAYMENT-RESPONSE',
+  'PAYMENT-RESPONSE',
   'Payment-Receipt',
   'X-Request-Id',
   'Retry-After',

@@ -63,14 +63,15 @@ describe('CORS on the gateway', () => {
       headers: {
         origin: page,
         'access-control-request-method': 'POST',
-        'access-control-request-headers': 'content-type, x-payment, authorization',
+        'access-control-request-headers':
+          'content-type, x-payment, payment-signature, authorization',
       },
     })
     expect(response.status).toBe(204)
     expect(response.headers.get('access-control-allow-origin')).toBe('*')
     expect(response.headers.get('access-control-allow-methods')).toContain('POST')
     const allowed = (response.headers.get('access-control-allow-headers') ?? '').toLowerCase()
-    for (const header of ['content-type', 'x-payment', 'authorization']) {
+    for (const header of ['content-type', 'x-payment', 'payment-signature', 'authorization']) {
       expect(allowed).toContain(header)
     }
   })
@@ -85,7 +86,13 @@ describe('CORS on the gateway', () => {
     expect(response.headers.get('access-control-allow-origin')).toBe('*')
     expect(response.headers.get('www-authenticate')).toMatch(/^Payment /)
     expect(exposed(response)).toEqual(
-      expect.arrayContaining(['www-authenticate', 'x-payment-response', 'payment-receipt']),
+      expect.arrayContaining([
+        'www-authenticate',
+        'payment-required',
+        'x-payment-response',
+        'payment-response',
+        'payment-receipt',
+      ]),
     )
   })
 
@@ -111,9 +118,11 @@ describe('CORS on the gateway', () => {
       })
       expect(response.status).toBe(200)
       expect(response.headers.get('access-control-allow-origin')).toBe('*')
+      // x402: the client pays version 2, answered with PAYMENT-RESPONSE.
       expect(exposed(response)).toContain(
-        dialect === 'x402' ? 'x-payment-response' : 'payment-receipt',
+        dialect === 'x402' ? 'payment-response' : 'payment-receipt',
       )
+      if (dialect === 'x402') expect(response.headers.get('payment-response')).not.toBeNull()
       expect(paymentOf(response)?.receipt?.dialect).toBe(dialect)
     },
   )

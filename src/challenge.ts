@@ -76,7 +76,15 @@ export type ChallengePieces = {
   readonly bodyText: string
   /** The `WWW-Authenticate` value, when MPP is offered. */
   readonly wwwAuthenticate: string | undefined
-  /** Response headers: `Content-Type`, `Cache-Control: no-store`, and `WWW-Authenticate`. */
+  /**
+   * The x402 version 2 `PAYMENT-REQUIRED` value (base64 JSON, the same terms and challenge id as
+   * the body's `accepts`), when x402 is offered.
+   */
+  readonly paymentRequired: string | undefined
+  /**
+   * Response headers: `Content-Type`, `Cache-Control: no-store`, `WWW-Authenticate` (MPP) and
+   * `PAYMENT-REQUIRED` (x402 version 2).
+   */
   readonly headers: Readonly<Record<string, string>>
 }
 

@@ -39,6 +39,8 @@ export type WireErrorCode =
   | 'unsupported_scheme'
   /** A network other than the route's. */
   | 'unsupported_network'
+  /** An x402 version 2 `accepted` requirement that is not the route's (amount, asset or payTo). */
+  | 'requirements_mismatch'
   /** A `WWW-Authenticate` / `Authorization` header that is not well-formed auth-params. */
   | 'malformed_header'
   /** An MPP credential that cannot be parsed. */
@@ -169,6 +171,7 @@ const statusOf: { readonly [K in PaymentErrorCode]: number } = {
   unsupported_version: 402,
   unsupported_scheme: 402,
   unsupported_network: 402,
+  requirements_mismatch: 402,
   malformed_header: 402,
   malformed_credential: 402,
   invalid_challenge: 402,
@@ -265,6 +268,7 @@ export function problemTypeOf(code: PaymentErrorCode): ProblemType {
     case 'transaction_not_found':
     case 'unsupported_scheme':
     case 'unsupported_network':
+    case 'requirements_mismatch':
       return 'verification-failed'
     default:
       return 'payment-required'

@@ -78,3 +78,5 @@ export type { PaymentRecord, PaymentState, PaymentStore, StoreOptions } from './
 export * as Stores from './stores/types.js'
 /** The x402 dialect: `X-PAYMENT`, payment requirements, responses. */
 export * as X402 from './x402.js'
+/** x402 version 2: `PAYMENT-REQUIRED`, `PAYMENT-SIGNATURE` (with `accepted`), `PAYMENT-RESPONSE`. */
+export * as X402V2 from './x402v2.js'

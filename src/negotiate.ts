@@ -7,7 +7,10 @@ import { findScheme } from './internal/authParams.js'
 import { paymentScheme } from './mpp.js'
 import type { HeaderLookup } from './requestView.js'
 
-/** The payment dialects. `x402`: body challenge + `X-PAYMENT`; `mpp`: `WWW-Authenticate: Payment`. */
+/**
+ * The payment dialects. `x402`: body challenge + `X-PAYMENT` (version 1) or the `PAYMENT-REQUIRED`
+ * / `PAYMENT-SIGNATURE` headers (version 2); `mpp`: `WWW-Authenticate: Payment`.
+ */
 export type Dialect = 'x402' | 'mpp'
 
 /** What a 402 offers: both dialects (the default), or only one. */
@@ -15,8 +18,11 @@ export type Offer = 'both' | Dialect
 
 /** How a request presents payment (tagged union on `dialect`). */
 export type Classification =
-  /** `X-PAYMENT` is present; `header` is its raw (undecoded, untrusted) value. */
-  | { dialect: 'x402'; header: string }
+  /**
+   * `X-PAYMENT` (x402 version 1) or `PAYMENT-SIGNATURE` (`version: 2`) is present; `header` is its
+   * raw (undecoded, untrusted) value.
+   */
+  | { dialect: 'x402'; header: string; version?: 2 | undefined }
   /** `Authorization` carries a `Payment` credential; `header` is that credential (`Payment …`). */
   | { dialect: 'mpp'; header: string }
   /** No payment at all. */
@@ -31,7 +37,9 @@ export type HasHeaders = { readonly headers: HeaderLookup }
  * classifies as x402, so that decoding rejects it loudly instead of treating it as unpaid.
  *
  * When a request carries both, MPP wins: an MPP buyer has already submitted its transaction (its
- * money has moved), while an x402 payment that is not settled costs its buyer nothing.
+ * money has moved), while an x402 payment that is not settled costs its buyer nothing. Of the two
+ * x402 versions, `X-PAYMENT` (version 1) is read before `PAYMENT-SIGNATURE` (version 2); either
+ * way one digest is served at most once.
  *
  * @example
  * ```ts
@@ -48,6 +56,8 @@ export function classifyRequest(request: HasHeaders): Classification {
   // Lower-case, as Node keys its parsed headers (a Web `Headers` matches any case).
   const payment = request.headers.get('x-payment')
   if (payment !== null) return { dialect: 'x402', header: payment }
+  const signature = request.headers.get('payment-signature')
+  if (signature !== null) return { dialect: 'x402', header: signature, version: 2 }
   return { dialect: 'none' }
 }
 

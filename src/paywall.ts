@@ -66,6 +66,11 @@ export type PaymentInfo = {
   resource: string
   /** True when a settled-but-never-served payment is being served now (once). */
   resumed: boolean
+  /**
+   * `2` when an x402 payment came in version 2 (`PAYMENT-SIGNATURE`; answered with
+   * `PAYMENT-RESPONSE`); absent for version 1 and MPP.
+   */
+  x402Version?: 2 | undefined
 }
 
 /**

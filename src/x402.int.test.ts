@@ -1,5 +1,6 @@
 // Interop with the field's reference x402 implementation (@x402/core): our 402 is a valid v1
-// envelope and its HTTP client recognises it; payment headers travel both ways.
+// envelope with a version 2 PAYMENT-REQUIRED header, its HTTP client recognises both; payment
+// headers travel both ways.
 import { x402Client, x402HTTPClient } from '@x402/core/client'
 import { decodePaymentResponseHeader, encodePaymentSignatureHeader } from '@x402/core/http'
 import {
@@ -32,28 +33,35 @@ describe('@x402/core reads our 402', () => {
     expect(PaymentRequiredV1Schema.safeParse({ ...body, accepts: [] }).success).toBe(false)
   })
 
-  it('is recognised by x402HTTPClient as payment required, with our requirement and id', async () => {
+  it('is recognised by x402HTTPClient as payment required: version 2 from PAYMENT-REQUIRED', async () => {
     const client = new x402HTTPClient(new x402Client())
     const response = paymentRequiredResponse(terms, { secrets })
     const result = await client.processResponse(response)
     expect(result.status).toBe(402)
     expect(result.paymentStatus).toBe('payment_required')
-    const header = result.header as { x402Version: number; accepts: Array<Record<string, unknown>> }
-    expect(header.x402Version).toBe(1)
+    const header = result.header as {
+      x402Version: number
+      resource: { url: string }
+      accepts: Array<Record<string, unknown>>
+    }
+    expect(header.x402Version).toBe(2)
+    expect(header.resource.url).toBe(terms.resource)
     expect(header.accepts[0]).toMatchObject({
       network: 'sui:mainnet',
-      maxAmountRequired: '20000',
+      amount: '20000',
       payTo: terms.payTo,
-      resource: terms.resource,
     })
   })
 
-  it('also through getPaymentRequiredResponse (the v1 body path)', async () => {
+  it('also through getPaymentRequiredResponse: the v1 body when no header is read', async () => {
     const client = new x402HTTPClient(new x402Client())
     const response = paymentRequiredResponse(terms, { secrets, offer: 'x402' })
     const body = await response.json()
-    const required = client.getPaymentRequiredResponse((name) => response.headers.get(name), body)
+    const required = client.getPaymentRequiredResponse(() => null, body)
     expect(required).toEqual(body)
+    const v2 = client.getPaymentRequiredResponse((name) => response.headers.get(name), body)
+    expect(v2.x402Version).toBe(2)
+    expect(v2.accepts[0]?.extra).toEqual(body.accepts[0].extra)
   })
 })
 

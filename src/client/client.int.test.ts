@@ -12,6 +12,7 @@ import { hasCode, PaymentError } from '../errors.js'
 import { createLedger } from '../ledger/index.js'
 import { WORMHOLE_USDC_TYPE } from '../testing/index.js'
 import { decodeXPayment } from '../x402.js'
+import { decodePaymentSignature } from '../x402v2.js'
 import { createPayingFetch, type PayingFetchOptions, paymentOf } from './fetch.js'
 import { dayMs } from './limits.js'
 import { type Sellers, startSellers } from './testHelpers.js'
@@ -74,9 +75,10 @@ describe('paying fetch against local sellers', () => {
     )
     expect(await sellers.usdcOf(sellers.payTo)).toBe(before + 20_000n)
     expect(await sellers.usdcOf(buyer.toSuiAddress())).toBe(1_000_000n - 20_000n)
-    // One unpaid request, one paid retry, nothing else.
+    // One unpaid request, one paid retry (x402 version 2, offered beside version 1), nothing else.
     const seen = sellers.seen.get('/paid') ?? []
-    expect(seen.filter((r) => r.xPayment !== null)).toHaveLength(1)
+    expect(seen.filter((r) => r.paymentSignature !== null)).toHaveLength(1)
+    expect(seen.filter((r) => r.xPayment !== null)).toHaveLength(0)
   })
 
   it('calls onChallenge and onPaid once each, and logs no key, signature or payment header', async () => {
@@ -94,8 +96,8 @@ describe('paying fetch against local sellers', () => {
     const response = await pay(`${sellers.base}/paid`, post())
     expect(challenges).toEqual(['x402'])
     expect(paid).toEqual([20_000n])
-    const header = (sellers.seen.get('/paid') ?? []).at(-1)?.xPayment ?? ''
-    const { transaction, signature } = decodeXPayment(header).payload
+    const header = (sellers.seen.get('/paid') ?? []).at(-1)?.paymentSignature ?? ''
+    const { transaction, signature } = decodePaymentSignature(header).payload
     expect(logged.length).toBeGreaterThan(0)
     for (const line of logged) {
       for (const secret of [header, signature, transaction, buyer.getSecretKey()]) {
@@ -103,6 +105,22 @@ describe('paying fetch against local sellers', () => {
       }
     }
     expect(logged.join('\n')).toContain(paymentOf(response)?.digest ?? 'no digest')
+  })
+
+  it('pays x402 version 1 (X-PAYMENT) when the 402 offers no version 2', async () => {
+    const buyer = sellers.chain.createTestWallet({ usdc: '1' })
+    const response = await client(buyer)(`${sellers.base}/v1-only`, post())
+    expect(response.status).toBe(200)
+    const seen = sellers.seen.get('/v1-only') ?? []
+    expect(seen.map((r) => [r.xPayment !== null, r.paymentSignature !== null])).toEqual([
+      [false, false],
+      [true, false],
+    ])
+    expect(decodeXPayment(seen[1]?.xPayment ?? '').network).toBe('sui:mainnet')
+    expect(paymentOf(response)?.receipt).toMatchObject({
+      dialect: 'x402',
+      value: { success: true },
+    })
   })
 
   it('pays with the coin form when the wallet holds USDC coins', async () => {
@@ -190,7 +208,7 @@ describe('paying fetch against local sellers', () => {
     const response = await pay(`${sellers.base}/flaky`, post())
     expect(response.status).toBe(200)
     expect(waits).toEqual([0, 0])
-    expect((sellers.seen.get('/flaky') ?? []).map((r) => r.xPayment !== null)).toEqual([
+    expect((sellers.seen.get('/flaky') ?? []).map((r) => r.paymentSignature !== null)).toEqual([
       false,
       false,
       false,
@@ -203,9 +221,9 @@ describe('paying fetch against local sellers', () => {
     const before = await sellers.usdcOf(buyer.toSuiAddress())
     const response = await client(buyer)(`${sellers.base}/flaky-paid`, post())
     expect(response.status).toBe(200)
-    const paid = (sellers.seen.get('/flaky-paid') ?? []).filter((r) => r.xPayment !== null)
+    const paid = (sellers.seen.get('/flaky-paid') ?? []).filter((r) => r.paymentSignature !== null)
     expect(paid).toHaveLength(2)
-    expect(paid[0]?.xPayment).toBe(paid[1]?.xPayment)
+    expect(paid[0]?.paymentSignature).toBe(paid[1]?.paymentSignature)
     const spent = before - (await sellers.usdcOf(buyer.toSuiAddress()))
     // 0.02 USDC (gas is paid in SUI).
     expect(spent).toBe(20_000n)
@@ -331,8 +349,10 @@ describe('refusals, each from exactly its condition', () => {
     }
     const sent = (sellers.seen.get('/x402-only') ?? []).slice(earlier)
     // The unpaid request and one paid request: never a second payment.
-    expect(sent.map((r) => r.xPayment !== null)).toEqual([false, true])
-    expect(decodeXPayment(sent[1]?.xPayment ?? '').network).toBe('sui:mainnet')
+    expect(sent.map((r) => r.paymentSignature !== null)).toEqual([false, true])
+    expect(decodePaymentSignature(sent[1]?.paymentSignature ?? '').accepted.network).toBe(
+      'sui:mainnet',
+    )
     // An x402 payment that the seller refused before settling moved nothing.
     expect(await sellers.usdcOf(buyer.toSuiAddress())).toBe(1_000_000n)
   })

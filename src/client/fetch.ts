@@ -7,7 +7,8 @@
  * request ─▶ transient 429/5xx? retry with backoff + jitter (Retry-After honoured), bounded
  *         ─▶ 402 ─▶ read both dialects ─▶ select (exact, our network, USDC, no escrow, a dialect we can use)
  *                ─▶ maxPrice ─▶ onChallenge ─▶ wallet limits (recorded before signing)
- *                ─▶ x402: sign (not submit) ─▶ X-PAYMENT │ MPP: submit, wait, sign proof ─▶ Authorization: Payment
+ *                ─▶ x402: sign (not submit) ─▶ PAYMENT-SIGNATURE (v2) or X-PAYMENT (v1)
+ *                   │ MPP: submit, wait, sign proof ─▶ Authorization: Payment
  *                ─▶ the same paid request (re-sent with the SAME payment only if it got no answer
  *                   or a transient one) ─▶ 402 again: PAYMENT_REJECTED, never a second payment
  * ```
@@ -23,6 +24,7 @@ import { formatAmount, type PriceInput, parseAmount } from '../money.js'
 import { decodeReceipt, mppHeaders, type Receipt } from '../mpp.js'
 import type { Dialect } from '../negotiate.js'
 import { decodeXPaymentResponse, type XPaymentResponse, x402Headers } from '../x402.js'
+import { decodePaymentResponseV2, x402V2Headers } from '../x402v2.js'
 import { createWalletLimits, type WalletLimits, type WalletLimitsOptions } from './limits.js'
 import { makePayment } from './pay.js'
 import { readBounded, reasonOf, refundReportOf, template } from './request.js'
@@ -51,7 +53,10 @@ export type Payment = {
   digest: string
   /** Which transaction form paid: the gasless address-balance form or the coin form. */
   form: 'gasless' | 'coin'
-  /** The seller's `X-PAYMENT-RESPONSE` or `Payment-Receipt`, decoded; undefined if absent. */
+  /**
+   * The seller's `PAYMENT-RESPONSE` / `X-PAYMENT-RESPONSE` or `Payment-Receipt`, decoded; undefined
+   * if absent.
+   */
   receipt:
     | { dialect: 'x402'; value: XPaymentResponse }
     | { dialect: 'mpp'; value: Receipt }
@@ -102,7 +107,10 @@ export type PayingFetchOptions = {
    * security, only do that with a signer that holds little.
    */
   limits?: WalletLimitsOptions | WalletLimits | false | undefined
-  /** Dialect to use when a 402 offers both; default `x402` (nothing moves until the seller settles). */
+  /**
+   * Dialect to use when a 402 offers both; default `x402` (nothing moves until the seller settles).
+   * Within x402, version 2 (`PAYMENT-SIGNATURE`) is used when the 402 offers it, else version 1.
+   */
   prefer?: Dialect | undefined
   /** Retries of transient answers BEFORE any payment; default 2 retries, 250 ms base, 10 s cap. */
   retry?: RetryOptions | undefined
@@ -161,6 +169,8 @@ export function paymentOf(response: Response): Payment | undefined {
 function decodeReceiptOf(response: Response, dialect: Dialect): Payment['receipt'] {
   try {
     if (dialect === 'x402') {
+      const v2 = response.headers.get(x402V2Headers.paymentResponse)
+      if (v2 !== null) return { dialect, value: decodePaymentResponseV2(v2) }
       const value = response.headers.get(x402Headers.paymentResponse)
       return value === null ? undefined : { dialect, value: decodeXPaymentResponse(value) }
     }
@@ -271,6 +281,7 @@ export function createPayingFetch(options: PayingFetchOptions): PayingFetch {
     const { offers } = readOffers({
       bodyText,
       wwwAuthenticate: first.headers.get(mppHeaders.wwwAuthenticate),
+      paymentRequired: first.headers.get(x402V2Headers.paymentRequired),
     })
     const selection = selectOffer(offers, { network, canSubmit, prefer: options.prefer })
     if (selection.status === 'refused') throw selection.error

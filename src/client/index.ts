@@ -44,4 +44,5 @@ export {
   type Selection,
   selectOffer,
   usdcTypeOf,
+  type X402OfferFields,
 } from './select.js'

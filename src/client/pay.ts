@@ -1,8 +1,9 @@
 /**
  * Making one payment for a chosen offer, as the buyer:
  * - x402: build the USDC transfer (gasless address-balance form when the balance rules allow it,
- *   else the coin form), sign it, and hand the seller the signed bytes in `X-PAYMENT`. Nothing is
- *   submitted by us: the seller settles it.
+ *   else the coin form), sign it, and hand the seller the signed bytes in `PAYMENT-SIGNATURE`
+ *   (version 2, with the offer as `accepted`) or `X-PAYMENT` (version 1). Nothing is submitted by
+ *   us: the seller settles it.
  * - MPP: build, sign and SUBMIT the transfer ourselves, wait for its effects, then sign the proof
  *   (realm, challenge id, amount, currency, recipient, digest) and send `Authorization: Payment`.
  *
@@ -17,6 +18,7 @@ import { formatAmount } from '../money.js'
 import { serializeCredential } from '../mpp.js'
 import { signProof } from '../proof.js'
 import { encodeXPayment, x402Headers } from '../x402.js'
+import { encodePaymentSignature, x402V2Headers } from '../x402v2.js'
 import type { PayableOffer } from './select.js'
 
 /** The gasless floor: a gasless transfer takes the whole address balance or leaves ≥ 0.01 USDC. */
@@ -110,6 +112,15 @@ export async function makePayment(
     return { status: 'failed', error: asPaymentError(error), moneyMayHaveMoved: false }
   }
   const { bytes, signature, digest, form } = signed
+  if (offer.dialect === 'x402' && offer.version === 2) {
+    const header = encodePaymentSignature({
+      x402Version: 2,
+      resource: offer.resource,
+      accepted: offer.accepted,
+      payload: { transaction: toBase64(bytes), signature },
+    })
+    return { status: 'ready', headers: { [x402V2Headers.paymentSignature]: header }, digest, form }
+  }
   if (offer.dialect === 'x402') {
     const header = encodeXPayment({
       network: offer.network,

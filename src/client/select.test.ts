@@ -24,6 +24,54 @@ function refusalCode(selection: ReturnType<typeof selectOffer>): string {
   return selection.status === 'refused' ? selection.error.code : 'selected'
 }
 
+describe('x402 version 2 offers', () => {
+  const pieces = () =>
+    buildChallenge({ price: 20_000n, payTo, resource: 'https://api.example.com/paid' }, { secrets })
+  const read = (p: ReturnType<typeof pieces>, paymentRequired: string | null | undefined) =>
+    readOffers({
+      bodyText: p.bodyText,
+      wwwAuthenticate: p.wwwAuthenticate ?? null,
+      paymentRequired,
+    })
+
+  it('reads PAYMENT-REQUIRED as a version 2 offer with the terms of the body', () => {
+    const p = pieces()
+    const { offers } = read(p, p.paymentRequired)
+    expect(offers.map((o) => (o.dialect === 'x402' ? `x402 v${o.version}` : o.dialect))).toEqual([
+      'x402 v2',
+      'x402 v1',
+      'mpp',
+    ])
+    const [v2, v1] = offers
+    if (v2?.dialect !== 'x402' || v1?.dialect !== 'x402') throw new Error('x402 offers expected')
+    expect(v2.requirement).toEqual(v1.requirement)
+    expect(v2.challengeId).toBe(p.id)
+  })
+
+  it('prefers x402 version 2, then version 1, then MPP; `prefer: mpp` puts MPP first', () => {
+    const p = pieces()
+    const chosen = (offers: ReturnType<typeof read>['offers'], prefer?: 'mpp') => {
+      const s = selectOffer(offers, { ...mainnet, prefer })
+      return s.status === 'selected'
+        ? s.offer.dialect === 'x402'
+          ? `x402 v${s.offer.version}`
+          : 'mpp'
+        : s.error.code
+    }
+    expect(chosen(read(p, p.paymentRequired).offers)).toBe('x402 v2')
+    expect(chosen([...read(p, p.paymentRequired).offers].reverse())).toBe('x402 v2')
+    expect(chosen(read(p, undefined).offers)).toBe('x402 v1')
+    expect(chosen(read(p, p.paymentRequired).offers, 'mpp')).toBe('mpp')
+  })
+
+  it('lists a malformed PAYMENT-REQUIRED as unreadable and still reads the body', () => {
+    const p = pieces()
+    const result = read(p, 'not base64!')
+    expect(result.unreadable).toEqual([{ dialect: 'x402', reason: 'invalid_encoding' }])
+    expect(result.offers.map((o) => o.dialect)).toEqual(['x402', 'mpp'])
+  })
+})
+
 describe('reading a 402', () => {
   it('reads one offer per dialect from our own 402, with the same challenge id', () => {
     const offers = offersOf()

@@ -1,8 +1,13 @@
 /**
- * Reading a 402 as a buyer: every offer it makes in both dialects (the x402 body's `accepts[]` and
- * the `WWW-Authenticate: Payment` challenges), and the choice of the one offer this wallet may pay:
- * scheme `exact` / intent `charge`, our network, the network's native USDC (never wUSDC), no escrow,
- * and a dialect the signer can use.
+ * Reading a 402 as a buyer: every offer it makes in both dialects (the x402 body's `accepts[]`, the
+ * x402 version 2 `PAYMENT-REQUIRED` header's `accepts[]` and the `WWW-Authenticate: Payment`
+ * challenges), and the choice of the one offer this wallet may pay: scheme `exact` / intent
+ * `charge`, our network, the network's native USDC (never wUSDC), no escrow, and a dialect the
+ * signer can use.
+ *
+ * Preference among payable offers: the dialect of `prefer` (default x402) first; within x402,
+ * version 2 before version 1 (a version 2 payment names the exact requirement it accepts, so the
+ * seller matches it without guessing); then the other dialect.
  *
  * @module
  */
@@ -12,25 +17,44 @@ import { usdcCoinTypes } from '../internal/terms.js'
 import { type Challenge, parseChallenges, suiChargeRequestSchema } from '../mpp.js'
 import type { Dialect } from '../negotiate.js'
 import { challengeIdSchema, type PaymentRequirement, parsePaymentRequired } from '../x402.js'
+import {
+  decodePaymentRequiredV2,
+  type PaymentRequiredV2,
+  type PaymentRequirementV2,
+  type ResourceInfo,
+} from '../x402v2.js'
 
 /** The largest 402 body read as a buyer (64 KiB); a larger one is not parsed as an x402 envelope. */
 export const maxChallengeBodyBytes = 64 * 1024
 
-/** One offer of a 402, in the dialect it came in. Amounts are base units of `asset`. */
+/** What the x402 offers of both versions share. */
+export type X402OfferFields = {
+  dialect: 'x402'
+  /** The requirement in version 1's shape (a version 2 one translated: `amount` → `maxAmountRequired`). */
+  requirement: PaymentRequirement
+  scheme: string
+  network: string
+  asset: string
+  amount: bigint
+  payTo: string
+  /** `extra.challengeId`, echoed in the payment (an offer without one cannot be answered). */
+  challengeId: string | undefined
+  /** Escrow terms when the route is escrow-only (`extra.escrow`). */
+  escrow: boolean
+}
+
+/** One offer of a 402, in the dialect (and x402 version) it came in. Amounts are base units of `asset`. */
 export type PaymentOffer =
-  | {
-      dialect: 'x402'
-      requirement: PaymentRequirement
-      scheme: string
-      network: string
-      asset: string
-      amount: bigint
-      payTo: string
-      /** `extra.challengeId`, echoed in `X-PAYMENT` (an offer without one cannot be answered). */
-      challengeId: string | undefined
-      /** Escrow terms when the route is escrow-only (`extra.escrow`). */
-      escrow: boolean
-    }
+  /** x402 version 1: from the body's `accepts[]`; paid with `X-PAYMENT`. */
+  | (X402OfferFields & { version: 1 })
+  /** x402 version 2: from the `PAYMENT-REQUIRED` header; paid with `PAYMENT-SIGNATURE`. */
+  | (X402OfferFields & {
+      version: 2
+      /** The requirement as offered (echoed as `accepted`). */
+      accepted: PaymentRequirementV2
+      /** The resource of the PaymentRequired. */
+      resource: ResourceInfo
+    })
   | {
       dialect: 'mpp'
       challenge: Challenge
@@ -54,19 +78,32 @@ export type Offers = {
 }
 
 /**
- * Reads every offer of a 402: the x402 envelope of `bodyText` (when it is one) and every
- * `Payment` challenge of `wwwAuthenticate`. Never throws: what cannot be read is listed in
- * `unreadable`.
+ * Reads every offer of a 402: the x402 version 2 `PAYMENT-REQUIRED` header (when given), the x402
+ * envelope of `bodyText` (when it is one) and every `Payment` challenge of `wwwAuthenticate`.
+ * Never throws: what cannot be read is listed in `unreadable`.
  *
  * @param input.bodyText - The 402 body (untrusted; ignored above {@link maxChallengeBodyBytes}).
  * @param input.wwwAuthenticate - The `WWW-Authenticate` value, if any (untrusted).
+ * @param input.paymentRequired - The `PAYMENT-REQUIRED` value, if any (untrusted; 16 KiB at most).
  * @example
  * ```ts
  * const { offers } = readOffers({ bodyText: await res.text(), wwwAuthenticate: res.headers.get('www-authenticate') })
  * ```
  */
-export function readOffers(input: { bodyText: string; wwwAuthenticate: string | null }): Offers {
+export function readOffers(input: {
+  bodyText: string
+  wwwAuthenticate: string | null
+  paymentRequired?: string | null | undefined
+}): Offers {
   const result: Offers = { offers: [], unreadable: [] }
+  if (input.paymentRequired !== undefined && input.paymentRequired !== null) {
+    try {
+      const required = decodePaymentRequiredV2(input.paymentRequired)
+      for (const accepted of required.accepts) result.offers.push(x402V2Offer(accepted, required))
+    } catch (error) {
+      result.unreadable.push({ dialect: 'x402', reason: reasonOf(error) })
+    }
+  }
   const body = input.bodyText
   if (body.length > 0 && body.length <= maxChallengeBodyBytes) {
     try {
@@ -100,11 +137,28 @@ export function readOffers(input: { bodyText: string; wwwAuthenticate: string | 
   return result
 }
 
-function x402Offer(requirement: PaymentRequirement): PaymentOffer {
+function x402V2Offer(accepted: PaymentRequirementV2, required: PaymentRequiredV2): PaymentOffer {
+  const requirement: PaymentRequirement = {
+    scheme: accepted.scheme,
+    network: accepted.network,
+    maxAmountRequired: accepted.amount,
+    resource: required.resource.url,
+    description: required.resource.description ?? '',
+    ...(required.resource.mimeType === undefined ? {} : { mimeType: required.resource.mimeType }),
+    payTo: accepted.payTo,
+    maxTimeoutSeconds: accepted.maxTimeoutSeconds,
+    asset: accepted.asset,
+    ...(accepted.extra === undefined ? {} : { extra: accepted.extra }),
+  }
+  return { ...x402Offer(requirement), version: 2, accepted, resource: required.resource }
+}
+
+function x402Offer(requirement: PaymentRequirement): X402OfferFields & { version: 1 } {
   const id = challengeIdSchema.safeParse(requirement.extra?.challengeId)
   const escrow = requirement.extra?.escrow
   return {
     dialect: 'x402',
+    version: 1,
     requirement,
     scheme: requirement.scheme,
     network: requirement.network,
@@ -156,7 +210,10 @@ export type SelectOptions = {
   network: string
   /** Whether the signer can submit transactions itself (MPP needs it). */
   canSubmit: boolean
-  /** The dialect to use when the 402 offers both; default `x402`. */
+  /**
+   * The dialect to use when the 402 offers both; default `x402` (and within x402, version 2 before
+   * version 1).
+   */
   prefer?: Dialect | undefined
 }
 
@@ -242,7 +299,10 @@ export function selectOffer(offers: readonly PaymentOffer[], options: SelectOpti
     )
   }
   const prefer = options.prefer ?? 'x402'
-  const chosen = usable.find((o) => o.dialect === prefer) ?? usable[0]
+  const rank = (o: PaymentOffer) =>
+    (o.dialect === prefer ? 0 : 2) + (o.dialect === 'x402' && o.version === 1 ? 1 : 0)
+  let chosen: PayableOffer | undefined
+  for (const offer of usable) if (chosen === undefined || rank(offer) < rank(chosen)) chosen = offer
   if (chosen === undefined) {
     return refuse(
       'NO_PAYABLE_REQUIREMENT',

@@ -28,7 +28,12 @@ export type Sellers = {
   /** Every request seen, by path: method, content type and payment headers. */
   seen: Map<
     string,
-    { contentType: string | null; xPayment: string | null; authorization: string | null }[]
+    {
+      contentType: string | null
+      xPayment: string | null
+      paymentSignature: string | null
+      authorization: string | null
+    }[]
   >
   /** Moves the sellers' clock (challenge expiry) by `ms`. */
   skew(ms: number): void
@@ -99,6 +104,10 @@ const chatBody = z.looseObject({
   stream: z.boolean().optional(),
 })
 
+/** Whether a request carries an x402 payment of either version. */
+const x402Paid = (request: Request) =>
+  request.headers.has('x-payment') || request.headers.has('payment-signature')
+
 /** Starts the ledger emulator and the sellers on 127.0.0.1. */
 export async function startSellers(): Promise<Sellers> {
   const chain = await startLedger()
@@ -144,6 +153,14 @@ export async function startSellers(): Promise<Sellers> {
     ),
     '/mpp-only': mppOnly.protect(cheap, answer('/mpp-only')),
     '/x402-only': x402Only.protect(cheap, answer('/x402-only')),
+    // A seller that offers x402 version 1 only: its 402 carries no PAYMENT-REQUIRED.
+    '/v1-only': async (request) => {
+      const response = await x402Only.protect(cheap, answer('/v1-only'))(request)
+      if (response.status !== 402) return response
+      const headers = new Headers(response.headers)
+      headers.delete('payment-required')
+      return new Response(response.body, { status: 402, headers })
+    },
     '/wusdc': wusdc.protect(cheap, answer('/wusdc')),
     '/testnet': testnet.protect(cheap, answer('/testnet')),
     '/escrow': async (request) =>
@@ -157,14 +174,14 @@ export async function startSellers(): Promise<Sellers> {
         { secrets: [secret] },
       ),
     '/flaky': async (request) => {
-      if (flakyCount.unpaid < 2 && !request.headers.has('x-payment')) {
+      if (flakyCount.unpaid < 2 && !x402Paid(request)) {
         flakyCount.unpaid++
         return new Response('busy', { status: 503, headers: { 'retry-after': '0' } })
       }
       return both.protect(cheap, answer('/flaky'))(request)
     },
     '/flaky-paid': async (request) => {
-      if (flakyCount.paid < 1 && request.headers.has('x-payment')) {
+      if (flakyCount.paid < 1 && x402Paid(request)) {
         flakyCount.paid++
         return new Response('bad gateway', { status: 502 })
       }
@@ -190,6 +207,7 @@ export async function startSellers(): Promise<Sellers> {
       log.push({
         contentType: request.headers.get('content-type'),
         xPayment: request.headers.get('x-payment'),
+        paymentSignature: request.headers.get('payment-signature'),
         authorization: request.headers.get('authorization'),
       })
       seen.set(path, log)

@@ -7,6 +7,7 @@
  *   body invalid for the route ─▶ 400/413, nothing charged
  *   no credential ─▶ 402 (x402 body + WWW-Authenticate: Payment, one challenge id)
  *   X-PAYMENT ─▶ decode ─▶ challenge bound to these terms ─▶ settleX402
+ *   PAYMENT-SIGNATURE ─▶ decode ─▶ accepted = the route's terms ─▶ challenge ─▶ settleX402
  *   Authorization: Payment ─▶ decode ─▶ challenge HMAC + expiry ─▶ settleMpp
  *   bad payment of any kind ─▶ 402 with the reason (never a 500), nothing served
  *   settled ─▶ { status: 'paid', headers, complete() }
@@ -35,6 +36,7 @@ import {
   settleX402,
 } from '../settle.js'
 import { decodeXPayment } from '../x402.js'
+import { checkAccepted, decodePaymentSignature } from '../x402v2.js'
 import { type PaidContext, paidDecision } from './paid.js'
 import type { Preparation, PreparedRoute, ResourceTerms } from './prepared.js'
 import { invalidBody, refusedAnswer, tooLarge } from './respond.js'
@@ -112,6 +114,9 @@ export function createDecide(context: DecideContext): Decide {
       amount: result.amount,
       resource,
       resumed: result.resumed,
+      ...(presented.dialect === 'x402' && presented.version === 2 && result.dialect === 'x402'
+        ? { x402Version: 2 as const }
+        : {}),
     }
     emit({ type: 'settled', resource, payment })
     return paidDecision(payment, r.route, read.body, at.terms.network, result.lease, context)
@@ -141,6 +146,7 @@ export function createDecide(context: DecideContext): Decide {
       if (offer === 'mpp') {
         return rejected('unsupported_scheme', 'This route takes MPP payments only.')
       }
+      if (presented.version === 2) return settleV2(presented.header, p, settlementTerms, now)
       const payment = decodeXPayment(presented.header)
       if (payment.network !== p.network) {
         return rejected('unsupported_network', `This route is paid on ${p.network}.`)
@@ -178,6 +184,21 @@ export function createDecide(context: DecideContext): Decide {
       settlementTerms,
       settleContext,
     )
+  }
+
+  /** An x402 version 2 payment: its `accepted` must be the route's terms, its id ours. */
+  function settleV2(
+    header: string,
+    p: PreparedTerms,
+    settlementTerms: SettlementTerms,
+    now: number,
+  ): Promise<SettlementResult> | SettlementResult {
+    const payment = decodePaymentSignature(header)
+    const accepted = checkAccepted(payment.accepted, p)
+    if (accepted.status === 'mismatch') return { status: 'rejected', error: accepted.error }
+    const verdict = checkChallengeId(p, prepared.keys, accepted.challengeId, now, undefined)
+    if (verdict.status !== 'valid') return { status: 'rejected', error: verdict.error }
+    return settleX402(payment.payload, settlementTerms, settleContext)
   }
 
   return decide

@@ -11,6 +11,7 @@ import { encodeReceipt, mppHeaders } from '../mpp.js'
 import type { CallOutcome, PaidDecision, PaidRoute, PaymentInfo, PaywallEvent } from '../paywall.js'
 import type { PaymentStore } from '../stores/types.js'
 import { encodeXPaymentResponse, x402Headers } from '../x402.js'
+import { x402V2Headers } from '../x402v2.js'
 
 /** What a paid decision needs of its engine. */
 export type PaidContext = {
@@ -64,8 +65,8 @@ function keepLease(
 }
 
 /**
- * The decision of a settled request: its success headers (x402 `X-PAYMENT-RESPONSE` on every
- * served response, the MPP receipt on 2xx only), whether an outcome is a failed call, and
+ * The decision of a settled request: its success headers (x402 `X-PAYMENT-RESPONSE`, or
+ * `PAYMENT-RESPONSE` for version 2, on every served response, the MPP receipt on 2xx only), whether an outcome is a failed call, and
  * `complete`, which records the outcome once (the serve lease is kept until then).
  */
 export function paidDecision(
@@ -80,12 +81,13 @@ export function paidDecision(
   const success: Record<string, string> =
     payment.dialect === 'x402'
       ? {
-          [x402Headers.paymentResponse]: encodeXPaymentResponse({
-            success: true,
-            transaction: payment.digest,
-            network,
-            payer: payment.payer,
-          }),
+          [payment.x402Version === 2 ? x402V2Headers.paymentResponse : x402Headers.paymentResponse]:
+            encodeXPaymentResponse({
+              success: true,
+              transaction: payment.digest,
+              network,
+              payer: payment.payer,
+            }),
         }
       : {
           [mppHeaders.paymentReceipt]: encodeReceipt({

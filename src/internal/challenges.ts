@@ -12,6 +12,8 @@ import { formatAmount } from '../money.js'
 import { formatChallenge, paymentRequiredProblem } from '../mpp.js'
 import { type Offer, offered } from '../negotiate.js'
 import { x402Version } from '../x402.js'
+import { type PaymentRequiredV2, x402V2Headers } from '../x402v2.js'
+import { decodeBase64, encodeBase64 } from './base64.js'
 import {
   candidateExpiries,
   expiryText,
@@ -67,11 +69,16 @@ export function assembleChallenge(
         opaque: p.opaque,
       })
     : undefined
+  const v2 = p.paymentRequiredV2
+  const paymentRequired = dialects.x402
+    ? encodeBase64(`${v2.head}${JSON.stringify(id)}${v2.tail}`)
+    : undefined
   const headers: Record<string, string> = {
     'Content-Type': 'application/json',
     'Cache-Control': 'no-store',
   }
   if (wwwAuthenticate !== undefined) headers['WWW-Authenticate'] = wwwAuthenticate
+  if (paymentRequired !== undefined) headers[x402V2Headers.paymentRequired] = paymentRequired
   return Object.freeze({
     id,
     expiresAt,
@@ -80,8 +87,16 @@ export function assembleChallenge(
     body: Object.freeze(body),
     bodyText: JSON.stringify(body),
     wwwAuthenticate,
+    paymentRequired,
     headers: Object.freeze(headers),
   })
+}
+
+/** The `PAYMENT-REQUIRED` value of `plain` with `error` set to a refusal's code. */
+function explainPaymentRequired(plain: string, code: string): string {
+  const bytes = decodeBase64(plain) as Uint8Array
+  const required = JSON.parse(new TextDecoder().decode(bytes)) as PaymentRequiredV2
+  return encodeBase64(JSON.stringify({ ...required, error: code }))
 }
 
 /** The same challenge, with the body explaining why an earlier payment was rejected. */
@@ -101,10 +116,16 @@ export function explainChallenge(plain: ChallengePieces, error: PaymentError): C
     plain.body.x402Version === undefined
       ? why
       : { ...plain.body, error: error.shortMessage, ...why }
+  if (plain.paymentRequired === undefined) {
+    return Object.freeze({ ...plain, body: Object.freeze(body), bodyText: JSON.stringify(body) })
+  }
+  const paymentRequired = explainPaymentRequired(plain.paymentRequired, problem.code)
   return Object.freeze({
     ...plain,
     body: Object.freeze(body),
     bodyText: JSON.stringify(body),
+    paymentRequired,
+    headers: Object.freeze({ ...plain.headers, [x402V2Headers.paymentRequired]: paymentRequired }),
   })
 }
 

@@ -10,6 +10,7 @@ import { PaymentError } from '../errors.js'
 import { defaultMaxAmount } from '../money.js'
 import { encodeRequest } from '../mpp.js'
 import { type PaymentRequirement, suiAddressSchema } from '../x402.js'
+import type { PaymentRequiredV2, PaymentRequirementV2 } from '../x402v2.js'
 import { parseWith } from './wire.js'
 
 /** USDC coin types by network (Circle native USDC; never the bridged wUSDC). */
@@ -76,11 +77,29 @@ export type PreparedTerms = {
   readonly opaque: string
   /** The x402 requirement without `extra.challengeId`. */
   readonly requirement: Readonly<Omit<PaymentRequirement, 'extra'>>
+  /**
+   * The JSON text of the x402 version 2 PaymentRequired around its challenge id (`head` + the id as
+   * a JSON string + `tail`), so that a new expiry bucket costs a concatenation and a base64.
+   */
+  readonly paymentRequiredV2: { readonly head: string; readonly tail: string }
   readonly escrow: Record<string, unknown> | undefined
   /** @internal */
   readonly source: RouteTerms
   /** @internal */
   readonly sourceRealm: string | undefined
+}
+
+/** The PaymentRequired text around `extra.challengeId` (then `extra.escrow`, when set). */
+function paymentRequiredV2Text(
+  top: Omit<PaymentRequiredV2, 'accepts'>,
+  requirement: Omit<PaymentRequirementV2, 'extra'>,
+  escrow: Record<string, unknown> | undefined,
+): { head: string; tail: string } {
+  const open = (value: object) => JSON.stringify(value).slice(0, -1)
+  return Object.freeze({
+    head: `${open(top)},"accepts":[${open(requirement)},"extra":{"challengeId":`,
+    tail: `${escrow === undefined ? '' : `,"escrow":${JSON.stringify(escrow)}`}}}]}`,
+  })
 }
 
 /** Preparations per terms object (the caller's; re-prepared when one of its fields changed). */
@@ -168,6 +187,22 @@ export function prepareTerms(
       maxTimeoutSeconds: t.maxTimeoutSeconds,
       asset,
     }),
+    paymentRequiredV2: paymentRequiredV2Text(
+      {
+        x402Version: 2,
+        error: 'Payment required',
+        resource: { url: resource, description: t.description, mimeType: t.mimeType },
+      },
+      {
+        scheme: 'exact',
+        network: t.network,
+        amount,
+        asset,
+        payTo: t.payTo,
+        maxTimeoutSeconds: t.maxTimeoutSeconds,
+      },
+      t.escrow,
+    ),
     escrow: t.escrow,
     source: { ...raw },
     sourceRealm: options.realm,
