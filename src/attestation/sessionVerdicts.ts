@@ -17,7 +17,8 @@
  *
  * @module
  */
-import { createHash } from 'node:crypto'
+import { sha256 } from '@noble/hashes/sha2.js'
+import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js'
 import { Recent } from '../internal/recent.js'
 import { jcsBytes } from './digest.js'
 import type { PublishedTrustPolicy } from './gatewayDocuments.js'
@@ -76,7 +77,8 @@ type Remembered = {
   until: number
 }
 
-const sha256Hex = (data: string | Uint8Array) => createHash('sha256').update(data).digest('hex')
+const sha256Hex = (data: string | Uint8Array) =>
+  bytesToHex(sha256(typeof data === 'string' ? utf8ToBytes(data) : data))
 
 /** The session checks of one receipt verifier under `policy` (see the module's description). */
 export function createSessionChecks(policy: InferenceReceiptPolicy): SessionChecks {
