@@ -124,7 +124,7 @@ for (const file of readdirSync(dist, { recursive: true })) {
   if (!/\.(c?js|d\.c?ts)$/.test(String(file))) continue
   const text = readFileSync(join(dist, String(file)), 'utf8')
   const specifiers = text.matchAll(
-    /(?:\bfrom\s*|\bimport\s*\(\s*|\brequire\s*\(\s*|^import\s+)["']([^"'.][^"']*)["']/gm,
+    /(?:\bfrom\s*|\bimport\s*\(\s*|\brequire\s*\(\s*|^import\s+)["']([^"'.\s,()][^"'\s,()]*)["']/gm,
   )
   for (const [, specifier] of specifiers) {
     if (specifier.startsWith('node:') || builtinModules.includes(specifier)) continue
