@@ -59,6 +59,7 @@ const unpaid = await fetch(chatUrl, {
 })
 console.log(`< HTTP ${unpaid.status} ${unpaid.statusText}`)
 console.log(`< www-authenticate: ${show(unpaid.headers.get('www-authenticate') ?? '')}`)
+console.log(`< payment-required: ${show(unpaid.headers.get('payment-required') ?? '')}`)
 const envelope = (await unpaid.json()) as { accepts?: { maxAmountRequired: string }[] }
 console.log(show(JSON.stringify(envelope, null, 2), 900))
 
@@ -73,8 +74,10 @@ async function payOnce(dialect: 'x402' | 'mpp', url: string, body: string) {
     limits: { file: limitsFile },
     fetch: (request) => {
       const x402 = request.headers.get('x-payment')
+      const x402v2 = request.headers.get('payment-signature')
       const mpp = request.headers.get('authorization')
       if (x402 !== null) console.log(`> X-PAYMENT: ${show(x402, 120)}`)
+      if (x402v2 !== null) console.log(`> PAYMENT-SIGNATURE: ${show(x402v2, 120)}`)
       if (mpp !== null) console.log(`> Authorization: ${show(mpp, 120)}`)
       return fetch(request)
     },
@@ -91,18 +94,18 @@ async function payOnce(dialect: 'x402' | 'mpp', url: string, body: string) {
   })
   const payment = paymentOf(response)
   console.log(`< HTTP ${response.status}`)
-  const receipt =
-    response.headers.get('x-payment-response') ?? response.headers.get('payment-receipt')
-  if (receipt !== null)
-    console.log(
-      `< ${dialect === 'x402' ? 'X-PAYMENT-RESPONSE' : 'Payment-Receipt'}: ${show(receipt, 100)}`,
-    )
+  for (const name of ['PAYMENT-RESPONSE', 'X-PAYMENT-RESPONSE', 'Payment-Receipt']) {
+    const receipt = response.headers.get(name)
+    if (receipt !== null) console.log(`< ${name}: ${show(receipt, 100)}`)
+  }
   console.log(`  settlement digest: ${pc.bold(payment?.digest ?? '(none)')}`)
   console.log(`  answer: ${show(JSON.stringify(await response.json()), 400)}`)
   if (response.status !== 200 || payment === undefined) throw new Error(`${dialect} call failed`)
 }
 
-rule('2. pay in the x402 dialect (signed transaction in X-PAYMENT, the gateway settles)')
+rule(
+  '2. pay in the x402 dialect (version 2: the signed transaction in PAYMENT-SIGNATURE; the gateway settles)',
+)
 await payOnce('x402', chatUrl, chatBody)
 
 rule('3. pay in the MPP dialect (buyer submits, then sends Authorization: Payment)')

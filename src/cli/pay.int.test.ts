@@ -196,11 +196,11 @@ describe('tollgate wallet and tollgate pay', { timeout: 300_000 }, () => {
     const testnet = await tollgate('pay', `${sellers.base}/testnet`, '--ledger', sellers.chain.url)
     expect(testnet.code).toBe(2)
     expect(testnet.stderr).toContain(
-      'error NO_PAYABLE_REQUIREMENT: No offer is payable in USDC on sui:mainnet with scheme exact. Offers: x402: network sui:testnet is not sui:mainnet; mpp: network sui:testnet is not sui:mainnet.',
+      'error NO_PAYABLE_REQUIREMENT: No offer is payable in USDC on sui:mainnet with scheme exact. Offers: x402 v2: network sui:testnet is not sui:mainnet; x402: network sui:testnet is not sui:mainnet; mpp: network sui:testnet is not sui:mainnet.',
     )
     const wusdc = await tollgate('pay', `${sellers.base}/wusdc`, '--ledger', sellers.chain.url)
     expect(wusdc.stderr).toMatch(
-      /Offers: x402: asset 0x[0-9a-f]+::\w+::\w+ is not the USDC of sui:mainnet; mpp: /,
+      /Offers: x402 v2: asset 0x[0-9a-f]+::\w+::\w+ is not the USDC of sui:mainnet; x402: asset 0x[0-9a-f]+::\w+::\w+ is not the USDC of sui:mainnet; mpp: /,
     )
   })
 

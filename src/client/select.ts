@@ -276,7 +276,10 @@ export function selectOffer(offers: readonly PaymentOffer[], options: SelectOpti
         ? `no USDC known on ${options.network}`
         : unpayableReason(offer, options.network, usdc)
     if (reason === undefined) payable.push(offer)
-    else reasons.push(`${offer.dialect}: ${reason}`)
+    else
+      reasons.push(
+        `${offer.dialect === 'x402' && offer.version === 2 ? 'x402 v2' : offer.dialect}: ${reason}`,
+      )
   }
   const instant = payable.filter((o) => !o.escrow) as PayableOffer[]
   if (instant.length === 0 && payable.length > 0) {
