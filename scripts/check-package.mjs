@@ -1,6 +1,8 @@
-// The packed package, used as a user would: `npm pack`, then install the tarball into a temporary
-// project, offline, from the npm cache that `npm ci` filled, and run what users run.
+// The packed package, used as a user would: `npm pack` (whose `prepack` script builds dist/, as it
+// does from a fresh clone or a git URL), then install the tarball into a temporary project,
+// offline, from the npm cache that `npm ci` filled, and run what users run.
 //
+//   0. the tarball passes `publint --strict` and `attw --profile node16`;
 //   1. dist/ bundles no third-party package (every dependency and peer stays an import);
 //   2. with the production dependencies only: `tollgate --help` and every sub-command's `--help`;
 //      `tollgate gateway` without its optional peers says in one line what to install (exit 2);
@@ -14,7 +16,8 @@
 // better-sqlite3's install script compiles SQLite (minutes on a small machine): install scripts are
 // skipped and the addon the repository's `npm ci` built for this Node is copied in (same version).
 //
-// Run after `npm run build`: `node scripts/check-package.mjs` (part of `npm run check:package`).
+// Run: `node scripts/check-package.mjs` (= `npm run check:package`, the last step of `npm test`); no
+// build is needed first.
 // `KEEP_SMOKE=1` keeps the temporary project for a look.
 import { execFileSync, spawn, spawnSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
@@ -75,7 +78,11 @@ function runAsync(command, args, options = {}) {
     child.stderr.on('data', (chunk) => {
       stderr += chunk
     })
-    const timer = setTimeout(() => child.kill('SIGKILL'), 120_000)
+    const limit = options.timeoutMs ?? 120_000
+    const timer = setTimeout(() => {
+      stderr += `killed after ${limit / 1000} s without finishing`
+      child.kill('SIGKILL')
+    }, limit)
     child.on('error', (error) => {
       stderr += String(error)
     })
@@ -90,11 +97,27 @@ function firstLines(text, n = 6) {
   return text.trim().split('\n').slice(0, n).join('\n      ')
 }
 
+// 0. Pack as `npm pack` does from a fresh clone: its `prepack` script builds dist/ first, so the
+// tarball is never packed from a missing or stale build. The scripts' own output precedes the
+// JSON on stdout; the JSON array starts on a line of its own.
+const work = mkdtempSync(join(tmpdir(), 'tollgate-smoke-'))
+const project = join(work, 'app')
+mkdirSync(project)
+step(`npm pack (prepack builds dist/) into ${work}`)
+const packOutput = execFileSync('npm', ['pack', '--json', '--pack-destination', project], {
+  cwd: root,
+  encoding: 'utf8',
+  stdio: ['ignore', 'pipe', 'inherit'],
+  maxBuffer: 64 * 1024 * 1024,
+})
+const packed = JSON.parse(packOutput.slice(packOutput.search(/^\[$/m)))[0]
+const tarballPath = join(project, packed.filename)
+
 // 1. Nothing third-party inside dist/: esbuild names each bundled file in the source maps.
 step('dist/ bundles no third-party package')
 const dist = join(root, 'dist')
 if (!existsSync(join(dist, 'cli.js'))) {
-  console.error('check:package: dist/ is missing: run `npm run build` first')
+  console.error('check:package: npm pack produced no dist/cli.js (is the prepack script missing?)')
   process.exit(1)
 }
 const bundled = new Set()
@@ -234,19 +257,18 @@ function install(project, roots, tarball) {
   }
 }
 
-// 2. Pack, and install with the production dependencies only.
-const work = mkdtempSync(join(tmpdir(), 'tollgate-smoke-'))
-const project = join(work, 'app')
-mkdirSync(project)
+// 2. The tarball passes publint and "are the types wrong?", then installs with the production
+// dependencies only.
 let gateway
 try {
-  step(`npm pack into ${work}`)
-  const packed = JSON.parse(
-    execFileSync('npm', ['pack', '--json', '--pack-destination', project], {
-      cwd: root,
-      encoding: 'utf8',
-    }),
-  )[0]
+  step('publint --strict and attw (node16 profile) on the tarball')
+  for (const [label, command] of [
+    ['publint', ['publint', 'run', tarballPath, '--strict']],
+    ['attw', ['attw', tarballPath, '--profile', 'node16', '--format', 'table-flipped']],
+  ]) {
+    const checked = run('npx', ['--no-install', ...command], { cwd: root })
+    if (checked.code !== 0) fail(`${label} failed:\n${checked.stdout}${checked.stderr}`)
+  }
   // What ships: the build and the README, never tests, fixtures, benchmarks or sources.
   const shipped = packed.files.map((file) => file.path)
   const stray = shipped.filter(
@@ -416,9 +438,8 @@ export const mcp = [createGatewayMcp]
   const tsc = runAsync(
     process.execPath,
     [join(root, 'node_modules/typescript/bin/tsc'), '-p', '.'],
-    {
-      cwd: project,
-    },
+    // A whole-program check of every declaration: minutes on a busy two-core machine.
+    { cwd: project, timeoutMs: 300_000 },
   )
 
   step('tollgate gateway on the embedded defaults, /healthz')
