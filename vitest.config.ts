@@ -9,9 +9,17 @@ const alias = Object.entries(subpaths).map(([name, file]) => ({
   replacement: `${repositoryRoot}${file}`,
 }))
 
+/**
+ * Test files run in parallel processes. Vitest's default is one fewer than the cores — a single
+ * worker on a two-core machine, where the integration files (real servers, ledger latency, child
+ * processes) spend most of their time waiting, not computing. `VITEST_MAX_WORKERS` overrides.
+ */
+const maxWorkers = Number(process.env.VITEST_MAX_WORKERS ?? 4)
+
 export default defineConfig({
   resolve: { alias },
   test: {
+    maxWorkers,
     projects: [
       {
         extends: true,
@@ -19,6 +27,8 @@ export default defineConfig({
           name: 'unit',
           include: roots.map((r) => `${r}/**/*.test.ts`),
           exclude: ['**/*.int.test.ts', '**/node_modules/**', '**/dist/**'],
+          // Property tests run hundreds of cases; a worker sharing a core may take seconds.
+          testTimeout: 30_000,
         },
       },
       {
