@@ -284,10 +284,7 @@ function mayBeHeld(record: PaymentRecord, resource: string): boolean {
 function held(record: PaymentRecord, context: SettleContext): SettlementResult {
   const now = (context.now ?? Date.now)()
   const left = record.leaseUntil === undefined ? 0 : record.leaseUntil.getTime() - now
-  const retryAfterSeconds = Math.min(
-    maxLeaseRetryAfterSeconds,
-    Math.max(1, Math.ceil(left / 1000)),
-  )
+  const retryAfterSeconds = Math.min(maxLeaseRetryAfterSeconds, Math.max(1, Math.ceil(left / 1000)))
   return {
     status: 'pending',
     digest: record.digest,
