@@ -54,6 +54,27 @@ describe('loadConfig', () => {
     expect(config.trustProxy).toBe(true)
   })
 
+  it('reads the serve lease and the lease sweeper, defaults 30 s, 10 s and 10 s', () => {
+    expect(loadConfig({ env: {} })).toMatchObject({
+      serveLeaseMs: 30_000,
+      leaseSweepIntervalMs: 10_000,
+      leaseSweepGraceMs: 10_000,
+    })
+    const config = loadConfig({
+      env: { SERVE_LEASE_MS: '5000', LEASE_SWEEP_INTERVAL_MS: '250', LEASE_SWEEP_GRACE_MS: '0' },
+    })
+    expect(config).toMatchObject({
+      serveLeaseMs: 5_000,
+      leaseSweepIntervalMs: 250,
+      leaseSweepGraceMs: 0,
+    })
+    const found = problems(() =>
+      loadConfig({ env: { SERVE_LEASE_MS: '10', LEASE_SWEEP_GRACE_MS: '-1' } }),
+    )
+    expect(found.some((p) => p.startsWith('SERVE_LEASE_MS (serveLeaseMs):'))).toBe(true)
+    expect(found.some((p) => p.startsWith('LEASE_SWEEP_GRACE_MS (leaseSweepGraceMs):'))).toBe(true)
+  })
+
   it('merges a JSON file under the environment, and overrides over both', () => {
     const file = join(folder, 'settings.json')
     writeFileSync(file, JSON.stringify({ port: 5000, host: '0.0.0.0', logLevel: 'warn' }))

@@ -46,6 +46,9 @@ export const settingVariables = {
   ledgerTimeoutMs: 'LEDGER_TIMEOUT_MS',
   shutdownTimeoutMs: 'SHUTDOWN_TIMEOUT_MS',
   refundIntervalMs: 'REFUND_INTERVAL_MS',
+  serveLeaseMs: 'SERVE_LEASE_MS',
+  leaseSweepIntervalMs: 'LEASE_SWEEP_INTERVAL_MS',
+  leaseSweepGraceMs: 'LEASE_SWEEP_GRACE_MS',
   trustProxy: 'TRUST_PROXY',
   escrowPackage: 'ESCROW_PACKAGE',
   escrowConfig: 'ESCROW_CONFIG',
@@ -213,6 +216,19 @@ export const gatewayConfigSchema = z
     shutdownTimeoutMs: integer(0, 600_000).default(30_000),
     /** How often the refund worker retries owed refunds, ms. Default 5 000. */
     refundIntervalMs: integer(100, 3_600_000).default(5_000),
+    /**
+     * The serve lease of a paid call, ms: renewed every third of it while the call runs; a process
+     * that dies stops renewing, and its settled payments are served to whoever presents them again
+     * after it, or refunded by the lease sweeper. Default 30 000.
+     */
+    serveLeaseMs: integer(1_000, 3_600_000).default(30_000),
+    /** How often the lease sweeper looks for settled payments whose lease lapsed, ms. Default 10 000. */
+    leaseSweepIntervalMs: integer(100, 3_600_000).default(10_000),
+    /**
+     * How long after a lapsed serve lease a payment is left for its buyer to present again (served
+     * once) before the sweeper refunds it, ms. Default 10 000 (a buyer told to retry waits ≤ 10 s).
+     */
+    leaseSweepGraceMs: integer(0, 3_600_000).default(10_000),
     /** Believe `X-Forwarded-Proto`/`-Host`. Default false; only behind a proxy that overwrites them. */
     trustProxy: boolFromText.default(false),
     /** Package of the `escrow` module (jobs at `/v1/jobs`). Default on the emulator: its package. */

@@ -1,10 +1,14 @@
 /**
  * Two `tollgate gateway` processes (the real CLI, configured by environment variables only) share
  * one PostgreSQL database or one Redis: both serve paid calls, and a payment accepted by one is
- * rejected as a replay by the other — also when both receive it at the same moment.
+ * rejected as a replay by the other — also when both receive it at the same moment. And a gateway
+ * killed (SIGKILL) with paid calls in flight, on SQLite, PostgreSQL and Redis: each of its buyers
+ * is served once when it presents the payment again, or refunded within the stated window.
  */
 import { type ChildProcess, fork } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -15,6 +19,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { serviceUrl, uniqueName } from '../src/stores/contract.js'
 import { type StartedLedger, startLedger } from '../src/testing/ledger/index.js'
 import { x402PaymentHeader } from '../src/testing/payments.js'
+import { type StubUpstreams, startStubUpstreams } from '../src/testing/upstreams/stub.js'
 import { parsePaymentRequired, x402Headers } from '../src/x402.js'
 
 const cli = fileURLToPath(new URL('../src/cli.ts', import.meta.url))
@@ -167,3 +172,144 @@ for (const store of stores) {
     })
   })
 }
+
+/**
+ * The OpenAI-style upstream of the crash test: while `hanging`, it counts each request and never
+ * answers it (the paid calls are in flight); afterwards it answers from the stub upstreams.
+ */
+async function startHangingUpstream(stubs: StubUpstreams) {
+  const state = { hanging: true, arrived: 0 }
+  const server: Server = createServer(async (req, res) => {
+    const chunks: Buffer[] = []
+    for await (const chunk of req) chunks.push(chunk as Buffer)
+    if (state.hanging) {
+      state.arrived++
+      return
+    }
+    const answer = await fetch(`${stubs.origin}${req.url ?? '/'}`, {
+      method: req.method ?? 'POST',
+      headers: {
+        'content-type': 'application/json',
+        authorization: req.headers.authorization ?? '',
+      },
+      body: Buffer.concat(chunks),
+    })
+    res.writeHead(answer.status, {
+      'content-type': answer.headers.get('content-type') ?? 'application/json',
+    })
+    res.end(Buffer.from(await answer.arrayBuffer()))
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as AddressInfo
+  return {
+    state,
+    baseUrl: `http://127.0.0.1:${port}/openai/v1`,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections()
+        server.close(() => resolve())
+      }),
+  }
+}
+
+async function usdc(address: string): Promise<bigint> {
+  const { balance } = await client.core.getBalance({ owner: address, coinType: chain.usdcType })
+  return BigInt(balance.balance)
+}
+
+const crashStores = [{ name: 'SQLite', url: 'sqlite', env: () => ({ STORE: 'sqlite' }) }, ...stores]
+
+describe('a gateway killed (SIGKILL) with paid calls in flight', () => {
+  const calls = 12
+  // Short, so that the test runs in seconds; the defaults are 30 s, 10 s and 10 s.
+  const lease = { SERVE_LEASE_MS: '1500', LEASE_SWEEP_GRACE_MS: '3000' }
+  const sweep = { LEASE_SWEEP_INTERVAL_MS: '200', REFUND_INTERVAL_MS: '200' }
+
+  for (const store of crashStores) {
+    it.skipIf(store.url === undefined)(
+      `${store.name}: presented again, each payment is told to retry, then served once; the others are refunded`,
+      async () => {
+        const stubs = await startStubUpstreams()
+        const upstream = await startHangingUpstream(stubs)
+        const prefix = uniqueName('gwcrash').toLowerCase()
+        const dataDir = mkdtempSync(join(folder, 'crash-'))
+        const env = {
+          ...store.env(store.url as string),
+          ...lease,
+          ...sweep,
+          STORE_PREFIX: prefix,
+          DATA_DIR: dataDir,
+          UPSTREAM_URL_OPENAI: upstream.baseUrl,
+          ...(store.name === 'PostgreSQL' ? { DATABASE_SCHEMA: prefix } : {}),
+        }
+        if (store.name === 'PostgreSQL') schemas.push(prefix)
+        // A dies mid-call; B shares its store (another process behind the same balancer).
+        const [doomed, next] = await Promise.all([
+          startGatewayProcess(env),
+          startGatewayProcess(env),
+        ])
+        try {
+          const buyers = await Promise.all(
+            Array.from({ length: calls }, async () => {
+              const wallet = chain.createTestWallet({ usdc: '1', sui: '1' })
+              const address = wallet.toSuiAddress()
+              return { address, headers: await payment(doomed, wallet), start: await usdc(address) }
+            }),
+          )
+          const inFlight = buyers.map((b) => post(doomed, b.headers).catch(() => null))
+          // Every call is paid, settled, and its upstream request sent: the gateway dies.
+          await expect.poll(() => upstream.state.arrived, { timeout: 30_000 }).toBe(calls)
+          doomed.child.kill('SIGKILL')
+          await doomed.exited
+          expect(await Promise.all(inFlight)).toEqual(buyers.map(() => null))
+          const price = buyers[0]!.start - (await usdc(buyers[0]!.address))
+          expect(price).toBeGreaterThan(0n)
+          for (const b of buyers) expect(await usdc(b.address)).toBe(b.start - price)
+          upstream.state.hanging = false
+
+          const returning = buyers.slice(0, calls / 2)
+          const away = buyers.slice(calls / 2)
+          // Presented again at once: told to retry while the dead process's lease may run.
+          const first = await post(next, returning[0]!.headers)
+          expect(first.status).toBe(402)
+          expect(((await first.json()) as { code?: string }).code).toBe('settlement_pending')
+          expect(Number(first.headers.get('retry-after'))).toBeGreaterThanOrEqual(1)
+          // Following Retry-After, each returning buyer is served once.
+          const outcomes = await Promise.all(
+            returning.map(async (b) => {
+              for (let attempt = 0; attempt < 10; attempt++) {
+                const response = await post(next, b.headers)
+                if (response.status === 200) {
+                  return ((await response.json()) as { object?: string }).object
+                }
+                const body = (await response.json()) as { code?: string }
+                if (body.code !== 'settlement_pending') {
+                  return `${response.status} ${JSON.stringify(body).slice(0, 300)}`
+                }
+                const wait = Number(response.headers.get('retry-after')) * 1000
+                await new Promise((resolve) => setTimeout(resolve, wait))
+              }
+              return 'gave up'
+            }),
+          )
+          expect(outcomes).toEqual(returning.map(() => 'chat.completion'))
+          // The others never come back: refunded in full, read from the ledger.
+          await expect
+            .poll(
+              async () => Promise.all(away.map(async (b) => (await usdc(b.address)) - b.start)),
+              { timeout: 20_000, interval: 250 },
+            )
+            .toEqual(away.map(() => 0n))
+          await new Promise((resolve) => setTimeout(resolve, 1_000))
+          for (const b of returning) expect(await usdc(b.address)).toBe(b.start - price)
+          for (const b of away) expect(await usdc(b.address)).toBe(b.start)
+        } finally {
+          next.child.kill('SIGTERM')
+          await next.exited
+          await upstream.stop()
+          await stubs.stop()
+        }
+      },
+    )
+  }
+})

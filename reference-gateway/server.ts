@@ -157,6 +157,7 @@ async function start(
   // Payment store: opened, then asked once, so a store it cannot reach stops the start.
   const store = await openStoreAt(storeLocation, {
     synchronous: config.sqliteSynchronous,
+    serveLeaseMs: config.serveLeaseMs,
     onError: (error) =>
       logger.error({
         event: 'store_connection_error',
@@ -247,6 +248,7 @@ async function start(
       trustProxy: config.trustProxy,
       refundSigner: operator,
       refundIntervalMs: config.refundIntervalMs,
+      leaseSweep: { intervalMs: config.leaseSweepIntervalMs, graceMs: config.leaseSweepGraceMs },
       maxBodyBytes: config.maxBodyBytes,
       onEvent: options.onEvent,
     },

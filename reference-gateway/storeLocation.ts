@@ -88,6 +88,8 @@ export type OpenStoreOptions = {
   onError?: ((error: Error) => void) | undefined
   /** SQLite commit durability. Default the store's (`normal`). */
   synchronous?: 'normal' | 'full' | undefined
+  /** The serve lease, ms. Default the store's (30 000). */
+  serveLeaseMs?: number | undefined
 }
 
 /** Opens the store at `location` (its driver is loaded now). */
@@ -95,14 +97,16 @@ export async function openStoreAt(
   location: Exclude<StoreLocation, { kind: 'missing' }>,
   options: OpenStoreOptions = {},
 ): Promise<PaymentStore> {
+  const leases = options.serveLeaseMs === undefined ? {} : { serveLeaseMs: options.serveLeaseMs }
   switch (location.kind) {
     case 'memory': {
       const { createMemoryStore } = await import('tollgate')
-      return createMemoryStore()
+      return createMemoryStore(leases)
     }
     case 'sqlite': {
       const { createSqliteStore } = await import('tollgate/stores/sqlite')
       return createSqliteStore({
+        ...leases,
         database: location.file,
         table: location.table,
         ...(options.synchronous === undefined ? {} : { synchronous: options.synchronous }),
@@ -111,6 +115,7 @@ export async function openStoreAt(
     case 'postgres': {
       const { createPostgresStore } = await import('tollgate/stores/postgres')
       return createPostgresStore({
+        ...leases,
         connection: location.url,
         table: location.table,
         onError: options.onError,
@@ -119,6 +124,7 @@ export async function openStoreAt(
     case 'redis': {
       const { createRedisStore } = await import('tollgate/stores/redis')
       return createRedisStore({
+        ...leases,
         connection: location.url,
         keyPrefix: location.keyPrefix,
         onError: options.onError,

@@ -30,6 +30,13 @@ export {
 /** Escrowed jobs: the Move calls, the job record, the seller's side. */
 export * as Escrow from './escrow/index.js'
 export {
+  createLeaseSweeper,
+  type LeaseSweepEvent,
+  type LeaseSweeper,
+  type LeaseSweeperOptions,
+  type LeaseSweepSummary,
+} from './leaseSweeper.js'
+export {
   createLedger,
   type Ledger,
   type LedgerOptions,

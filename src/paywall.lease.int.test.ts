@@ -1,7 +1,8 @@
 /**
  * A paid call longer than the serve lease is served once: the engine renews the lease while the
- * call runs, so the same payment bytes presented again with a fresh challenge are a replay, however
- * long the call takes. The clock of the engine and the store is injected and moved on by the test;
+ * call runs, so the same payment bytes presented again with a fresh challenge are told to retry
+ * (`settlement_pending` with `Retry-After`: the process holding the payment may still die), never
+ * served twice, however long the call takes; once served, they are a replay. The clock of the engine and the store is injected and moved on by the test;
  * the renewals themselves run on the engine's timer (every third of a short lease). Real payments
  * on the ledger emulator, for the memory and SQLite stores (and Redis / PostgreSQL when their URL is
  * set).
@@ -117,7 +118,7 @@ async function until(check: () => Promise<boolean>, ms = 5_000): Promise<boolean
 }
 
 describe.each(kinds)('the serve lease of a long paid call ($name store)', (kind) => {
-  it('is renewed while the call runs: the same bytes with a fresh challenge are a replay', async () => {
+  it('is renewed while the call runs: the same bytes with a fresh challenge are told to retry', async () => {
     let clock = Date.now()
     const { store, cleanup } = await kind.open({ now: () => clock, serveLeaseMs })
     try {
@@ -190,7 +191,9 @@ describe.each(kinds)('the serve lease of a long paid call ($name store)', (kind)
         }),
       )
       expect(again.status).toBe(402)
-      expect(((await again.json()) as { code?: string }).code).toBe('replay')
+      expect(((await again.json()) as { code?: string }).code).toBe('settlement_pending')
+      // The lease ends within a second of the injected clock: retry then.
+      expect(again.headers.get('retry-after')).toBe('1')
       expect(calls).toBe(1)
 
       release()

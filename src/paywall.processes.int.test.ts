@@ -65,9 +65,12 @@ function startSeller(
     }),
   )
   return new Promise((resolve, reject) => {
-    child.once('message', (m: { type: string; port: number }) =>
-      resolve({ port: m.port, child, exited }),
-    )
+    const ready = (m: { type: string; port: number }) => {
+      if (m.type !== 'ready') return
+      child.off('message', ready)
+      resolve({ port: m.port, child, exited })
+    }
+    child.on('message', ready)
     child.once('exit', (code) =>
       reject(new Error(`seller exited early (${code}): ${stderrTail.trim() || 'no error output'}`)),
     )
@@ -145,7 +148,13 @@ describe('replay under load across processes', () => {
               post(sellers[i % sellers.length]!, '/paid', headers),
             ),
           )
-          expect(await codes(responses)).toEqual({ served: 1, replay: 199 })
+          // One served; the others were told to retry while it was being paid and served
+          // (`settlement_pending`, with Retry-After), or that it was used, once it was.
+          const counts = await codes(responses)
+          expect(counts.served).toBe(1)
+          expect((counts.replay ?? 0) + (counts.settlement_pending ?? 0)).toBe(199)
+          const answers = ['served', 'replay', 'settlement_pending']
+          expect(Object.keys(counts).filter((k) => !answers.includes(k))).toEqual([])
           expect(await usdc(seller)).toBe(20_000n)
           expect(before - (await usdc(payer.toSuiAddress()))).toBe(20_000n)
         } finally {
@@ -223,6 +232,125 @@ describe('crashes (SIGKILL) lose nothing and charge once', () => {
       }
     },
   )
+})
+
+/** Every paid call of a process killed mid-call: its buyers either come back or they do not. */
+describe('a process killed (SIGKILL) with paid calls in flight', () => {
+  const price = 20_000n
+  const calls = 16
+  // Short, so that the test runs in seconds; the defaults are 30 s, 10 s and 10 s.
+  const serveLeaseMs = 1_500
+  const sweepGraceMs = 3_000
+  const sweepEveryMs = 200
+
+  for (const c of storeCases) {
+    const reason = c.name === 'Redis' ? !redisUrl : c.name === 'PostgreSQL' ? !databaseUrl : false
+    it.skipIf(reason)(
+      `${c.name}: a buyer who presents the payment again is told to retry, then served once; the others are refunded within the window`,
+      async () => {
+        const store = c.store()!
+        const sellerKey = new Ed25519Keypair()
+        const seller = sellerKey.toSuiAddress()
+        chain.faucet({ address: seller, sui: '1', usdc: '0' })
+        const common = {
+          payTo: seller,
+          store,
+          storeOptions: { serveLeaseMs },
+          operatorKey: sellerKey.getSecretKey(),
+          refundEveryMs: 100,
+          sweepEveryMs,
+          sweepGraceMs,
+        }
+        // A serves slowly and dies mid-call; B shares its store (another process, or A restarted).
+        const [doomed, next] = await Promise.all([
+          startSeller({ ...common, slowMs: 600_000 }),
+          startSeller({ ...common, slowMs: 0 }),
+        ])
+        try {
+          const buyers = await Promise.all(
+            Array.from({ length: calls }, async () => {
+              const wallet = chain.createTestWallet({ usdc: '1' })
+              const address = wallet.toSuiAddress()
+              const headers = await paymentFor(doomed, wallet, '/slow')
+              return { address, headers, start: await usdc(address) }
+            }),
+          )
+          let handling = 0
+          doomed.child.on('message', (m: { type: string }) => {
+            if (m.type === 'handling') handling++
+          })
+          const inFlight = buyers.map((b) => post(doomed, '/slow', b.headers).catch(() => null))
+          await expect.poll(() => handling, { timeout: 30_000 }).toBe(calls)
+          // Every call is paid, settled and running: the process dies.
+          doomed.child.kill('SIGKILL')
+          expect(await doomed.exited).toBe(null)
+          expect(await Promise.all(inFlight)).toEqual(buyers.map(() => null))
+          expect(await usdc(seller)).toBe(price * BigInt(calls))
+          for (const b of buyers) expect(await usdc(b.address)).toBe(b.start - price)
+
+          // Half the buyers present the same payment again at once: the dead process's lease may
+          // still be running, so they are told to retry — never that the payment was used.
+          const returning = buyers.slice(0, calls / 2)
+          const away = buyers.slice(calls / 2)
+          const first = await Promise.all(returning.map((b) => post(next, '/slow', b.headers)))
+          for (const response of first) {
+            expect(response.status).toBe(402)
+            expect(((await response.json()) as { code?: string }).code).toBe('settlement_pending')
+            const after = Number(response.headers.get('retry-after'))
+            expect(after).toBeGreaterThanOrEqual(1)
+            expect(after).toBeLessThanOrEqual(Math.ceil(serveLeaseMs / 1000))
+          }
+          // They follow Retry-After until answered: each is served once.
+          const served = await Promise.all(
+            returning.map(async (b) => {
+              for (let attempt = 0; attempt < 10; attempt++) {
+                const response = await post(next, '/slow', b.headers)
+                if (response.status === 200) return 'served'
+                const body = (await response.json()) as { code?: string }
+                if (body.code !== 'settlement_pending') return String(body.code)
+                const wait = Number(response.headers.get('retry-after')) * 1000
+                await new Promise((resolve) => setTimeout(resolve, wait))
+              }
+              return 'gave up'
+            }),
+          )
+          expect(served).toEqual(returning.map(() => 'served'))
+
+          // The others never come back: refunded within lease + grace + sweep interval (and the
+          // refund worker's turn), read from the ledger's balances.
+          await expect
+            .poll(
+              async () => Promise.all(away.map(async (b) => (await usdc(b.address)) - b.start)),
+              {
+                timeout: serveLeaseMs + sweepGraceMs + 10_000,
+                interval: 200,
+              },
+            )
+            .toEqual(away.map(() => 0n))
+          // Settled: nothing more moves (no double refund, no refund of a served call).
+          await new Promise((resolve) => setTimeout(resolve, sweepGraceMs))
+          for (const b of returning) expect(await usdc(b.address)).toBe(b.start - price)
+          for (const b of away) expect(await usdc(b.address)).toBe(b.start)
+          expect(await usdc(seller)).toBe(price * BigInt(returning.length))
+          // Presented again now: used (served), or refunded — never served a second time.
+          expect(await codes([await post(next, '/slow', returning[0]!.headers)])).toEqual({
+            replay: 1,
+          })
+          const late = await post(next, '/slow', away[0]!.headers)
+          expect(late.status).toBe(402)
+          expect(await late.json()).toMatchObject({
+            code: 'replay',
+            refund: { status: 'refunded' },
+          })
+        } finally {
+          await stop([next])
+          if (doomed.child.exitCode === null && doomed.child.signalCode === null) {
+            doomed.child.kill('SIGKILL')
+          }
+        }
+      },
+    )
+  }
 })
 
 describe('ledger faults', () => {

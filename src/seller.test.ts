@@ -47,6 +47,42 @@ describe('createSellerPaywall', () => {
     expect(one.match('POST', 'http://x/paid')).toBe(route)
   })
 
+  it('runs the lease sweeper: a settled payment whose process died is owed back', async () => {
+    let now = 1_700_000_000_000
+    const store = createMemoryStore({ now: () => now, serveLeaseMs: 1_000 })
+    const events: string[] = []
+    const digest = 'Crashed1111111111111111111111111111111111111'
+    const resource = 'https://api.example/v1/slow'
+    await store.claim(digest, { resource, dialect: 'x402' })
+    await store.settled(digest, {
+      payer: `0x${'ab'.repeat(32)}`,
+      amount: 20_000n,
+      resource,
+      dialect: 'x402',
+      network: 'sui:mainnet',
+      asset: '0x2::usdc::USDC',
+      settledAt: new Date(now),
+    })
+    now += 1_000 + 500
+    const on = createSellerPaywall(
+      options({
+        store,
+        leaseSweep: { intervalMs: 10, graceMs: 500 },
+        now: () => now,
+        onEvent: (event) => events.push(event.type),
+      }),
+    )
+    try {
+      await expect.poll(async () => (await store.get(digest))?.state).toBe('refund_due')
+      expect(events).toEqual(['lease_lapsed'])
+    } finally {
+      await on.close()
+    }
+    expect(() => createSellerPaywall(options({ leaseSweep: { graceMs: -1 } }))).toThrow(
+      expect.objectContaining({ code: 'invalid_config' }),
+    )
+  })
+
   it('refuses a bad or zero price at start-up, not on the first request', () => {
     expect(() => createSellerPaywall(options({ routes: { 'GET /x': 'abc' } }))).toThrow(
       expect.objectContaining({

@@ -9,6 +9,7 @@ import type { Signer } from '@mysten/sui/cryptography'
 import { defaultMaxBodyBytes } from './body.js'
 import type { ChallengeSecret } from './challenge.js'
 import { Recent } from './internal/recent.js'
+import { createLeaseSweeper, type LeaseSweepEvent, type LeaseSweeper } from './leaseSweeper.js'
 import { createLedger } from './ledger/index.js'
 import type { Ledger } from './ledger/types.js'
 import type { PriceInput } from './money.js'
@@ -40,7 +41,7 @@ export type SellerLogger = {
 }
 
 /** Everything the seller side reports, for logs and metrics. */
-export type SellerEvent = PaywallEvent | RefundEvent
+export type SellerEvent = PaywallEvent | RefundEvent | LeaseSweepEvent
 
 /** The options of every adapter's `paywall(options)`. */
 export type SellerOptions = {
@@ -93,6 +94,14 @@ export type SellerOptions = {
   refundSigner?: Signer | undefined
   /** How often the refund worker retries owed refunds, in ms. Default 5 000 (with a signer). */
   refundIntervalMs?: number | undefined
+  /**
+   * The lease sweeper (see `createLeaseSweeper`): a paid call whose process died after settling and
+   * before answering is owed back once its serve lease lapsed and `graceMs` (default 10 000) passed
+   * without its buyer presenting it again; it runs every `intervalMs` (default 10 000). With the
+   * store's default 30 s lease, such a payment is owed back within 50 s. `false` turns it off
+   * (another process sharing the store runs it). Safe to run in every process sharing a store.
+   */
+  leaseSweep?: { intervalMs?: number | undefined; graceMs?: number | undefined } | false | undefined
   /** Default body size limit in bytes. Default 1 MiB. */
   maxBodyBytes?: number | undefined
   /** Offline pre-check options (transaction forms, size). */
@@ -121,13 +130,15 @@ export type SellerPaywall = {
   routes: CompiledRoutes
   /** The refund worker (pays refunds when `refundSigner` is set; lists them otherwise). */
   refunder: Refunder
+  /** The lease sweeper (running unless `leaseSweep: false`). */
+  sweeper: LeaseSweeper
   /** The priced route for a request, or `undefined` (unpriced: pass it through untouched). */
   match(method: string, rawUrl: string): PaidRoute | undefined
   /** A route for the per-route `pay(price, routeOptions)` form. */
   route(price: PriceInput, routeOptions?: PayRouteOptions): PaidRoute
   /** The body size limit of a route. */
   maxBodyBytes(route: PaidRoute): number
-  /** Stops the refund worker's timer (waits for a run in progress). */
+  /** Stops the refund worker's and the lease sweeper's timers (waits for runs in progress). */
   close(): Promise<void>
 }
 
@@ -182,6 +193,15 @@ export function createSellerPaywall(
     signer: options.refundSigner,
     onEvent: observe,
   })
+  const sweep = options.leaseSweep
+  const sweeper = createLeaseSweeper({
+    store: options.store,
+    refunder: options.refundSigner === undefined ? undefined : refunder,
+    graceMs: sweep === false ? undefined : sweep?.graceMs,
+    onEvent: observe,
+    now: options.now,
+  })
+  if (sweep !== false) sweeper.start(sweep?.intervalMs)
   if (options.refundSigner !== undefined) refunder.start(options.refundIntervalMs)
   const secrets: readonly ChallengeSecret[] =
     typeof options.secrets === 'string' || options.secrets instanceof Uint8Array
@@ -216,6 +236,7 @@ export function createSellerPaywall(
     engine,
     routes,
     refunder,
+    sweeper,
     match(method, rawUrl) {
       const byUrl = matches.get(method) ?? matches.remember(method, new Recent(4096, 256))
       // `null` is a remembered "unpriced": only `undefined` means not seen.
@@ -230,7 +251,9 @@ export function createSellerPaywall(
       return route
     },
     maxBodyBytes: (route) => route.maxBodyBytes ?? defaultLimit,
-    close: () => refunder.stop(),
+    close: async () => {
+      await Promise.all([refunder.stop(), sweeper.stop()])
+    },
   }
 }
 

@@ -40,6 +40,18 @@ export function logSellerEvent(logger: SellerLogger, event: SellerEvent): void {
     case 'refund_failed':
       logger.error({ event: event.type, digest: event.digest, reason: event.reason })
       return
+    case 'lease_lapsed':
+      logger.warn({
+        event: event.type,
+        digest: event.digest,
+        payer: event.payer,
+        amount: event.amount.toString(),
+        resource: event.resource,
+      })
+      return
+    case 'sweep_failed':
+      logger.error({ event: event.type, reason: event.reason })
+      return
     case 'rejected':
       logger.info({ event: event.type, resource: event.resource, code: event.code })
       return

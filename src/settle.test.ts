@@ -97,6 +97,47 @@ describe('settleX402', () => {
     expect(third.status === 'rejected' && third.error.code).toBe('replay')
   })
 
+  it('tells a presenter to retry while another holds the payment, until its lease ends', async () => {
+    let now = 1_000_000
+    const clock = () => now
+    const store = createMemoryStore({ now: clock, claimLeaseMs: 3_500, serveLeaseMs: 60_000 })
+    const { ledger, executed } = scriptedLedger((d) => paid(d))
+    const p = await payment()
+    // Another request claimed it and is submitting it: retry when its claim lease would end.
+    expect(
+      (await store.claim(p.digest, { resource: terms.resource, dialect: 'x402' })).status,
+    ).toBe('claimed')
+    const whileClaimed = await settleX402(p, terms, { ledger, store, now: clock })
+    expect(whileClaimed).toMatchObject({ status: 'pending', retryAfterSeconds: 4 })
+    expect(whileClaimed.status === 'pending' && whileClaimed.error).toMatchObject({
+      code: 'settlement_pending',
+      details: { digest: p.digest, state: 'claimed' },
+    })
+    expect(executed).toEqual([])
+    // That request died: after the claim lease the payment is claimed afresh and settled here.
+    now += 3_500
+    expect(await settleX402(p, terms, { ledger, store, now: clock })).toMatchObject({
+      status: 'settled',
+    })
+    // Being served here: a presenter is told to retry (at most 10 s), even 1 ms before the end.
+    now += 59_999
+    expect(await settleX402(p, terms, { ledger, store, now: clock })).toMatchObject({
+      status: 'pending',
+      retryAfterSeconds: 1,
+    })
+    // For another resource, the same payment is a replay.
+    const elsewhere = await settleX402(
+      p,
+      { ...terms, resource: 'http://seller.test/other' },
+      {
+        ledger,
+        store,
+        now: clock,
+      },
+    )
+    expect(elsewhere.status === 'rejected' && elsewhere.error.code).toBe('replay')
+  })
+
   it.each([
     [
       'failed on chain',
@@ -173,8 +214,13 @@ describe('settleX402', () => {
     expect(again).toMatchObject({ status: 'settled', digest: p.digest })
     // The same bytes were submitted again (idempotent on the ledger), and settled once.
     expect(back.executed).toEqual([p.digest])
+    // Settled and not yet served: its server holds it, so a presenter is told to retry.
     const third = await settleX402(p, terms, { ledger: back.ledger, store })
-    expect(third.status === 'rejected' && third.error.code).toBe('replay')
+    expect(third).toMatchObject({ status: 'pending', retryAfterSeconds: 10 })
+    expect(third.status === 'pending' && third.error.code).toBe('settlement_pending')
+    await store.served(p.digest)
+    const fourth = await settleX402(p, terms, { ledger: back.ledger, store })
+    expect(fourth.status === 'rejected' && fourth.error.code).toBe('replay')
   })
 
   it('settles a pending payment once when it is presented again by many at once', async () => {
@@ -188,7 +234,8 @@ describe('settleX402', () => {
     )
     const outcomes = results.map((r) => (r.status === 'rejected' ? r.error.code : r.status))
     expect(outcomes.filter((o) => o === 'settled')).toHaveLength(1)
-    expect(outcomes.filter((o) => o === 'replay')).toHaveLength(19)
+    // The others lost to a presenter that is serving it now: told to retry, not "already used".
+    expect(outcomes.filter((o) => o === 'pending')).toHaveLength(19)
   })
 
   it('a store that fails while recording the settlement throws its store_error, never a replay', async () => {

@@ -60,7 +60,21 @@ export type Settled = {
 export type SettlementResult =
   | Settled
   | { status: 'rejected'; error: PaymentError; digest?: string | undefined }
-  | { status: 'pending'; digest: string; error: PaymentError }
+  | {
+      status: 'pending'
+      digest: string
+      error: PaymentError
+      /**
+       * When to present the same payment again, in seconds (sent as `Retry-After`): while another
+       * process may hold the payment's lease, the time until that lease ends (at most
+       * {@link maxLeaseRetryAfterSeconds}); absent for an unknown ledger outcome (the engine's own
+       * default).
+       */
+      retryAfterSeconds?: number | undefined
+    }
+
+/** The longest `Retry-After` a presenter is told while another process may hold the lease, s. */
+export const maxLeaseRetryAfterSeconds = 10
 
 /** Dependencies and options of settlement. */
 export type SettleContext = {
@@ -74,6 +88,8 @@ export type SettleContext = {
   lookupBackoffMs?: number | undefined
   /** Called at each step (tests and metrics; e.g. a crash test kills the process here). */
   onStep?: ((step: SettleStep, digest: string) => void | Promise<void>) | undefined
+  /** Clock in ms, the store's (for `Retry-After` while a lease is held). Default `Date.now`. */
+  now?: (() => number) | undefined
 }
 
 /** The steps reported to {@link SettleContext.onStep}. */
@@ -222,6 +238,9 @@ async function claimFor(
     return { status: 'claimed' }
   }
   const settlement = claim.record.settlement
+  if (claim.status === 'taken' && mayBeHeld(claim.record, terms.resource)) {
+    return { status: 'done', result: held(claim.record, context) }
+  }
   if (claim.status === 'settled_unserved' && settlement && settlement.resource === terms.resource) {
     return {
       status: 'done',
@@ -248,6 +267,32 @@ async function claimFor(
           : 'This payment was already used: the paid call failed and the payment is being refunded.',
       digest,
       { state: claim.record.state, ...(refund === undefined ? {} : { refund }) },
+    ),
+  }
+}
+
+/**
+ * Whether a record that could not be claimed may still be in the hands of a live process: being
+ * settled (`claimed`), or settled for this resource and being served under a serve lease. Such a
+ * payment is neither used nor lost yet: its presenter is told to retry, never "already used".
+ */
+function mayBeHeld(record: PaymentRecord, resource: string): boolean {
+  return record.state === 'claimed' || (record.state === 'settled' && record.resource === resource)
+}
+
+/** `pending`, with `Retry-After` the time until the lease of `record` ends (1 to 10 s). */
+function held(record: PaymentRecord, context: SettleContext): SettlementResult {
+  const now = (context.now ?? Date.now)()
+  const left = record.leaseUntil === undefined ? 0 : record.leaseUntil.getTime() - now
+  const retryAfterSeconds = Math.min(maxLeaseRetryAfterSeconds, Math.max(1, Math.ceil(left / 1000)))
+  return {
+    status: 'pending',
+    digest: record.digest,
+    retryAfterSeconds,
+    error: new PaymentError(
+      'settlement_pending',
+      'This payment is being processed by another request: present it again after Retry-After.',
+      { details: { digest: record.digest, state: record.state } },
     ),
   }
 }
@@ -297,8 +342,12 @@ async function record(
     settledAt: new Date(),
   })
   // Another presenter of the same payment settled (or otherwise moved) it first: that presenter owns
-  // the outcome, and this one is a replay. A broken store throws instead (store_error: 503/500).
+  // the outcome. While it may still be serving it, this one is told to retry (it may crash, and the
+  // payment is then served to whoever presents it after the lease); after, this one is a replay. A
+  // broken store throws instead (store_error: 503/500).
   if (settled.status === 'conflict') {
+    const current = await context.store.get(digest)
+    if (current !== undefined && mayBeHeld(current, terms.resource)) return held(current, context)
     return rejected('replay', 'This payment was already used.', digest)
   }
   await context.onStep?.('settled', digest)

@@ -60,6 +60,7 @@ export function createDecide(context: DecideContext): Decide {
     // One object for every check of this engine: its imported signature keys are remembered by it.
     precheck: { ...options.precheck },
     onStep: options.onSettleStep,
+    now: context.now,
   }
 
   function decide(request: EngineRequest, route: PaidRoute): Decision | Promise<Decision> {
@@ -105,7 +106,7 @@ export function createDecide(context: DecideContext): Decide {
     }
     if (result.status === 'pending') {
       emit({ type: 'pending', resource, digest: result.digest })
-      return refused(at, result.error, { 'Retry-After': '2' })
+      return refused(at, result.error, { 'Retry-After': String(result.retryAfterSeconds ?? 2) })
     }
     const payment: PaymentInfo = {
       dialect: result.dialect,

@@ -155,7 +155,7 @@ async function expectConflict(
   promise: Promise<TransitionResult | ReleaseResult>,
   state: PaymentState | undefined,
   label = 'the operation',
-  reason: 'state' | 'refund_transaction' = 'state',
+  reason: 'state' | 'refund_transaction' | 'lease' = 'state',
 ) {
   const result = await promise.then(
     (value) => value,
@@ -491,6 +491,101 @@ export function describePaymentStoreContract(
         code: 'store_error',
       })
       expect((await store.renewServeLease(randomDigest(), second)).status).toBe('lost')
+    })
+
+    test('settled payments whose serve lease lapsed are listed, earliest lease first', async () => {
+      const store = await open()
+      const early = await reach(store, 'settled')
+      time += 100
+      const late = await reach(store, 'settled')
+      const renewed = await reach(store, 'settled')
+      for (const state of ['claimed', 'pending', 'served', 'refund_due', 'rejected'] as const) {
+        await reach(store, state)
+      }
+      expect(await store.listLapsed()).toEqual([])
+      time += serveLeaseMs - 50
+      const lease = (await store.get(renewed))?.leaseUntil as Date
+      expect((await store.renewServeLease(renewed, lease)).status).toBe('renewed')
+      expect((await store.listLapsed()).map((r) => r.digest)).toEqual([early])
+      time += 50
+      const lapsed = await store.listLapsed()
+      expect(lapsed.map((r) => r.digest)).toEqual([early, late])
+      expect(lapsed[0]?.settlement).toEqual(settlementFor())
+      expect(lapsed[0]?.leaseUntil).toEqual(new Date(time - 100))
+      expect((await store.listLapsed({ limit: 1 })).map((r) => r.digest)).toEqual([early])
+      const endedBy = new Date(time - 1)
+      expect((await store.listLapsed({ endedBy })).map((r) => r.digest)).toEqual([early])
+      await expect(store.listLapsed({ limit: 0 })).rejects.toMatchObject({ code: 'store_error' })
+      // A lapsed lease that is taken over by a re-presentation is no longer lapsed.
+      expect((await store.claim(early, meta)).status).toBe('settled_unserved')
+      expect((await store.listLapsed()).map((r) => r.digest)).toEqual([late])
+    })
+
+    test('a lapsed serve lease becomes a refund, unless renewed or re-presented first', async () => {
+      const store = await open()
+      const digest = await reach(store, 'settled')
+      const lease = (await store.get(digest))?.leaseUntil as Date
+      const reason = 'the serving process stopped before the answer'
+      // Not lapsed yet: nothing changes.
+      const early = await store.oweRefundLapsed(digest, lease, reason)
+      expect(early).toEqual({ status: 'conflict', state: 'settled', reason: 'lease' })
+      time += serveLeaseMs
+      const owed = await applied(store.oweRefundLapsed(digest, lease, reason))
+      expect(owed.state).toBe('refund_due')
+      expect(owed.leaseUntil).toBeUndefined()
+      expect(owed.refund?.reason).toBe(reason)
+      expect((await store.listRefundsDue()).map((r) => r.digest)).toEqual([digest])
+      expect(await store.listLapsed()).toEqual([])
+      // Owed once: again is a conflict, and presenting the payment again is not served.
+      await expectConflict(store.oweRefundLapsed(digest, lease, reason), 'refund_due')
+      expect((await store.claim(digest, meta)).status).toBe('taken')
+
+      // Renewed by its holder since it was listed: the holder keeps it.
+      const running = await reach(store, 'settled')
+      const listed = (await store.get(running))?.leaseUntil as Date
+      time += serveLeaseMs
+      expect((await store.renewServeLease(running, listed)).status).toBe('renewed')
+      await expectConflict(
+        store.oweRefundLapsed(running, listed, reason),
+        'settled',
+        'renewed',
+        'lease',
+      )
+
+      // Re-presented after the lapse, before the sweep: served there, never refunded.
+      const back = await reach(store, 'settled')
+      const backLease = (await store.get(back))?.leaseUntil as Date
+      time += serveLeaseMs
+      expect((await store.claim(back, meta)).status).toBe('settled_unserved')
+      await expectConflict(
+        store.oweRefundLapsed(back, backLease, reason),
+        'settled',
+        'taken over',
+        'lease',
+      )
+      await expectConflict(store.oweRefundLapsed(randomDigest(), backLease, reason), undefined)
+      await expect(store.oweRefundLapsed(back, new Date(Number.NaN), reason)).rejects.toMatchObject(
+        {
+          code: 'store_error',
+        },
+      )
+    })
+
+    test('a sweep racing re-presentations of a lapsed payment: exactly one of them wins', async () => {
+      const store = await open()
+      for (let round = 0; round < 5; round++) {
+        const digest = await reach(store, 'settled')
+        const lease = (await store.get(digest))?.leaseUntil as Date
+        time += serveLeaseMs + 1
+        const [sweep, ...claims] = await Promise.all([
+          store.oweRefundLapsed(digest, lease, 'lapsed'),
+          ...Array.from({ length: 10 }, () => store.claim(digest, meta)),
+        ])
+        const served = claims.filter((c) => c.status === 'settled_unserved').length
+        const refunded = sweep?.status === 'applied' ? 1 : 0
+        expect(served + refunded, `round ${round}`).toBe(1)
+        expect((await store.get(digest))?.state).toBe(refunded ? 'refund_due' : 'settled')
+      }
     })
 
     test('a claim whose claimer died is taken over after the claim lease, by one claimer', async () => {

@@ -108,6 +108,18 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): PaymentStor
         .map(copy)
     },
 
+    async listLapsed(endedBy, limit) {
+      const end = (row: Row) => row.lease_until ?? Number.POSITIVE_INFINITY
+      return [...rows.values()]
+        .filter(
+          (row) =>
+            row.state === 'settled' && (row.lease_until === null || row.lease_until <= endedBy),
+        )
+        .sort((a, b) => end(a) - end(b) || (a.digest < b.digest ? -1 : 1))
+        .slice(0, limit)
+        .map(copy)
+    },
+
     async counts() {
       const counts: Partial<Record<PaymentState, number>> = {}
       for (const row of rows.values()) counts[row.state] = (counts[row.state] ?? 0) + 1

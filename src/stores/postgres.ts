@@ -22,6 +22,7 @@ import {
   countsQuery,
   insertQuery,
   isClaimable,
+  lapsedQuery,
   listQuery,
   pruneQuery,
   type Query,
@@ -184,6 +185,10 @@ export function createPostgresStore(options: PostgresStoreOptions): PaymentStore
 
     async list(state, limit) {
       return (await rows(listQuery(dialect, state, limit))).map(rowFrom)
+    },
+
+    async listLapsed(endedBy, limit) {
+      return (await rows(lapsedQuery(dialect, endedBy, limit))).map(rowFrom)
     },
 
     async counts() {

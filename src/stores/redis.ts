@@ -2,8 +2,9 @@
  * The Redis payment store (ioredis): for several gateway processes on several hosts. Each record is a
  * hash; the claim and every transition are one Lua script each, so they are atomic on the server
  * (the claim inserts only when the key does not exist, like `SET NX`, and also hands out expired
- * leases). Sorted sets index refunds due, pending payments and finished records (for pruning); a
- * hash keeps the counts per state.
+ * leases). Sorted sets index refunds due, pending payments, settled payments by the end of their
+ * serve lease (for the lease sweeper) and finished records (for pruning); a hash keeps the counts
+ * per state.
  *
  * Durability is Redis's: enable AOF (`appendonly yes`, `appendfsync everysec` or `always`) when
  * payment records must survive a Redis restart. For Redis Cluster, use a key prefix with a hash tag
@@ -37,8 +38,8 @@ export type RedisStoreOptions = StoreOptions & {
   onError?: ((error: Error) => void) | undefined
 }
 
-// KEYS: record, counts. ARGV: now, claimUntil, serveUntil, resource, then the new record's
-// field/value pairs.
+// KEYS: record, counts, settled. ARGV: now, claimUntil, serveUntil, resource, then the new
+// record's field/value pairs.
 const claimScript = `
 local state = redis.call('HGET', KEYS[1], 'state')
 if not state then
@@ -60,12 +61,13 @@ if state == 'claimed' and lease <= now then
 end
 if state == 'settled' and lease <= now and redis.call('HGET', KEYS[1], 'resource') == ARGV[4] then
   redis.call('HSET', KEYS[1], 'lease_until', ARGV[3])
+  redis.call('ZADD', KEYS[3], ARGV[3], redis.call('HGET', KEYS[1], 'digest'))
   return {'settled_unserved', redis.call('HGETALL', KEYS[1])}
 end
 return {'taken', redis.call('HGETALL', KEYS[1])}
 `
 
-// KEYS: record, counts, pending, refund_due, finished.
+// KEYS: record, counts, pending, refund_due, finished, settled (by lease end).
 // ARGV: digest, allowed states (space separated), new state ('' deletes), guard field, guard values
 // (space separated), then field/value pairs ('' value deletes the field).
 const applyScript = `
@@ -86,6 +88,7 @@ redis.call('HINCRBY', KEYS[2], state, -1)
 redis.call('ZREM', KEYS[3], ARGV[1])
 redis.call('ZREM', KEYS[4], ARGV[1])
 redis.call('ZREM', KEYS[5], ARGV[1])
+redis.call('ZREM', KEYS[6], ARGV[1])
 local to = ARGV[3]
 if to == '' then
   redis.call('DEL', KEYS[1])
@@ -101,6 +104,8 @@ if to == 'pending' then
   redis.call('ZADD', KEYS[3], redis.call('HGET', KEYS[1], 'updated_at'), ARGV[1])
 elseif to == 'refund_due' then
   redis.call('ZADD', KEYS[4], redis.call('HGET', KEYS[1], 'refund_owed_at'), ARGV[1])
+elseif to == 'settled' then
+  redis.call('ZADD', KEYS[6], tonumber(redis.call('HGET', KEYS[1], 'lease_until') or '0'), ARGV[1])
 elseif to == 'served' or to == 'refunded' or to == 'rejected' then
   redis.call('ZADD', KEYS[5], redis.call('HGET', KEYS[1], 'updated_at'), ARGV[1])
 end
@@ -165,6 +170,7 @@ export function createRedisStore(options: RedisStoreOptions): PaymentStore {
     pending: `${prefix}pending`,
     refundDue: `${prefix}refund_due`,
     finished: `${prefix}finished`,
+    settled: `${prefix}settled`,
   }
 
   async function evaluate(
@@ -208,7 +214,7 @@ export function createRedisStore(options: RedisStoreOptions): PaymentStore {
       for (const column of columns) fields[column] = row[column] as never
       const reply = (await evaluate(
         scripts.claim,
-        [keys.record(row.digest), keys.counts],
+        [keys.record(row.digest), keys.counts, keys.settled],
         [times.now, times.claimUntil, times.serveUntil, row.resource, ...pairs(fields)],
       )) as [string, unknown[]?]
       if (reply[0] === 'claimed') return { status: 'claimed' }
@@ -221,7 +227,14 @@ export function createRedisStore(options: RedisStoreOptions): PaymentStore {
     async apply(digest, transition): Promise<ApplyResult> {
       const reply = (await evaluate(
         scripts.apply,
-        [keys.record(digest), keys.counts, keys.pending, keys.refundDue, keys.finished],
+        [
+          keys.record(digest),
+          keys.counts,
+          keys.pending,
+          keys.refundDue,
+          keys.finished,
+          keys.settled,
+        ],
         [
           digest,
           transition.from.join(' '),
@@ -248,6 +261,21 @@ export function createRedisStore(options: RedisStoreOptions): PaymentStore {
       const index = state === 'refund_due' ? keys.refundDue : keys.pending
       const digests = await redis.zrange(index, '0', String(limit - 1))
       return (await rows(digests)).filter((row) => row.state === state)
+    },
+
+    async listLapsed(endedBy, limit) {
+      const digests = await redis.zrangebyscore(
+        keys.settled,
+        '-inf',
+        String(endedBy),
+        'LIMIT',
+        0,
+        limit,
+      )
+      return (await rows(digests)).filter(
+        (row) =>
+          row.state === 'settled' && (row.lease_until === null || row.lease_until <= endedBy),
+      )
     },
 
     async counts() {

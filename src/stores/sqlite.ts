@@ -17,6 +17,7 @@ import {
   claimQuery,
   classifyMiss,
   countsQuery,
+  lapsedQuery,
   listQuery,
   pruneQuery,
   type Query,
@@ -182,6 +183,9 @@ export function createSqliteStore(options: SqliteStoreOptions): PaymentStore {
     },
     async list(state, limit) {
       return all(listQuery(dialect, state, limit)).map(rowFrom)
+    },
+    async listLapsed(endedBy, limit) {
+      return all(lapsedQuery(dialect, endedBy, limit)).map(rowFrom)
     },
     async counts() {
       const counts: Partial<Record<PaymentState, number>> = {}

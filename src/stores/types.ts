@@ -7,9 +7,14 @@
  *            ┌─▶ rejected
  *  claimed ──┼─▶ pending ──▶ settled | rejected      (ledger outcome unknown, resolved by look-up)
  *     │      └─▶ settled ──▶ served
- *     │                 └──▶ refund_due ──▶ refunded
+ *     │                 └──▶ refund_due ──▶ refunded  (the call failed, or its serve lease lapsed)
  *     └─ release ─▶ (forgotten: the payment may be presented again)
  * ```
+ *
+ * A `claimed` or `settled` record is leased to the process working on it. A `settled` record whose
+ * serve lease lapsed (the process died) is served once to whoever presents the same payment first,
+ * or turned into a refund by the lease sweeper ({@link PaymentStore.listLapsed},
+ * {@link PaymentStore.oweRefundLapsed}) — whichever comes first; both are compare-and-sets.
  *
  * Every transition is a compare-and-set on the current state, and answers a {@link TransitionResult}:
  * `applied`, or `conflict` — the record is not in a state the transition is allowed from (another
@@ -112,7 +117,7 @@ export type PaymentRecord = {
   updatedAt: Date
   /**
    * When the current lease ends (a `claimed` or `settled` record): until then the payment belongs to
-   * the process holding it, and the same payment presented again is a replay. The holder of a
+   * the process holding it, and the same payment presented again is told to retry later. The holder of a
    * `settled` record renews it while the paid call runs ({@link PaymentStore.renewServeLease}); the
    * end it holds is also its proof of holding it.
    */
@@ -133,8 +138,9 @@ export type PaymentRecord = {
  * - `settled_unserved`: the payment was settled but never served (a crash between settle and serve,
  *   or a lease that ran out), and is presented again for the same resource; this caller — and only
  *   this one — may serve it now and then call `served`;
- * - `taken`: someone else has it (a replay, or a payment still being processed): answer 402 `replay`,
- *   or, for `pending`, resolve it by looking the digest up.
+ * - `taken`: someone else has it: a replay (served, refunded, rejected), a payment still being
+ *   processed under another caller's lease (`claimed` or `settled` with `leaseUntil` ahead: tell the
+ *   presenter to retry after the lease), or, for `pending`, one to resolve by looking the digest up.
  */
 export type ClaimResult =
   | { status: 'claimed' }
@@ -157,14 +163,16 @@ export type LeaseRenewal =
  * - `state`: the state the record is in, `undefined` when no payment is recorded for the digest;
  * - `reason`: `state` when the transition is not allowed from that state, `refund_transaction` when
  *   the state allows it but a different refund transaction is recorded (see
- *   {@link PaymentStore.recordRefundTransaction} and {@link PaymentStore.refunded}).
+ *   {@link PaymentStore.recordRefundTransaction} and {@link PaymentStore.refunded}), `lease` when
+ *   the serve lease is not the lapsed one named (renewed, or taken over by a re-presentation; see
+ *   {@link PaymentStore.oweRefundLapsed}).
  *
  * Whoever moved the record on owns the outcome: for settlement, the caller lost the race (a replay).
  */
 export type TransitionConflict = {
   status: 'conflict'
   state: PaymentState | undefined
-  reason: 'state' | 'refund_transaction'
+  reason: 'state' | 'refund_transaction' | 'lease'
 }
 
 /**
@@ -197,14 +205,17 @@ export type StoreOptions = {
    */
   claimLeaseMs?: number | undefined
   /**
-   * How long a `settled` record belongs to the request that is serving it, in ms. After that, the same
-   * payment presented again is served once (`settled_unserved`). Keep it above the slowest paid
-   * handler, or the payment could be served twice. Default: 900 000 (15 minutes).
+   * How long a `settled` record belongs to the request that is serving it, in ms, without a renewal.
+   * After that, the same payment presented again is served once (`settled_unserved`), or the lease
+   * sweeper refunds it (see `createLeaseSweeper`), whichever comes first. Default: 30 000
+   * (30 seconds).
    *
    * The paywall renews the lease of every paid call it is serving, every third of this, for as long
    * as the call runs ({@link PaymentStore.renewServeLease}); so only a process that stopped renewing
    * — it crashed, or was cut off from the store for the whole lease — loses a payment it settled,
-   * and a call may run longer than the lease.
+   * and a call may run longer than the lease. Security: a process cut off from the store for longer
+   * than this may serve a payment that was meanwhile served elsewhere or refunded; a longer lease
+   * makes that rarer and the recovery of a crashed process's payments slower.
    */
   serveLeaseMs?: number | undefined
   /**
@@ -225,6 +236,12 @@ export type SettlementInput = PaymentSettlement
 export type ListOptions = {
   /** At most this many records, oldest first. Default: 100, at most 10 000. */
   limit?: number | undefined
+}
+
+/** Options of {@link PaymentStore.listLapsed}. */
+export type LapsedListOptions = ListOptions & {
+  /** Only serve leases that ended at or before this time. Default: now. */
+  endedBy?: Date | undefined
 }
 
 /** Options of {@link PaymentStore.prune}. */
@@ -283,6 +300,18 @@ export type PaymentStore = {
   /** `settled` → `refund_due`: the paid call failed; the payer is owed the settled amount back. */
   oweRefund(digest: string, reason: string): Promise<TransitionResult>
   /**
+   * `settled` → `refund_due` for a payment whose serve lease lapsed: its process stopped before the
+   * answer (a crash) and nobody presented it again. `lease` is the lease end as listed by
+   * {@link PaymentStore.listLapsed} (`undefined` for a record without one): a compare-and-set on
+   * it, so a lease renewed or taken over by a re-presentation since is a `conflict` (reason `lease`)
+   * and changes nothing, as is a lease that has not ended yet. Durable before it returns.
+   */
+  oweRefundLapsed(
+    digest: string,
+    lease: Date | undefined,
+    reason: string,
+  ): Promise<TransitionResult>
+  /**
    * Stores the refund transaction of a `refund_due` record BEFORE it is submitted. A `conflict`
    * (reason `refund_transaction`) when a different refund transaction is already recorded, unless
    * `replaces` names its digest (for a refund that provably never executed, e.g. expired).
@@ -302,6 +331,11 @@ export type PaymentStore = {
   listRefundsDue(options?: ListOptions): Promise<PaymentRecord[]>
   /** Records in `pending`, oldest first. */
   listPending(options?: ListOptions): Promise<PaymentRecord[]>
+  /**
+   * Records in `settled` whose serve lease ended at or before `endedBy` (default now), the earliest
+   * lease end first: payments settled and never served by a process that stopped renewing.
+   */
+  listLapsed(options?: LapsedListOptions): Promise<PaymentRecord[]>
   /** Number of records in each state. */
   counts(): Promise<PaymentCounts>
   /**

@@ -12,6 +12,7 @@ function recordingEngine() {
     },
     get: async () => undefined,
     list: async () => [],
+    listLapsed: async () => [],
     counts: async () => ({}),
     prune: async () => 0,
     close: async () => {},
@@ -29,6 +30,7 @@ describe('store transitions', () => {
       store.served(digest),
       store.oweRefund(digest, 'the handler failed'),
       store.recordRefundTransaction(digest, { refundDigest: digest, txBytes: 'AAAA' }),
+      store.oweRefundLapsed(digest, new Date(0), 'the serve lease lapsed'),
       store.release(digest),
     ]
     for (const attempt of attempts) {
@@ -38,6 +40,7 @@ describe('store transitions', () => {
       [expect.stringMatching(/serve/), false],
       ['owe a refund', true],
       ['record the refund transaction', true],
+      ['owe a refund for a lapsed lease', true],
       [expect.any(String), false],
     ])
   })
@@ -51,6 +54,7 @@ function failingEngine(error: unknown): StoreEngine {
     apply: fail,
     get: fail,
     list: fail,
+    listLapsed: fail,
     counts: fail,
     prune: fail,
     close: fail,

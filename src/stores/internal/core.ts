@@ -82,6 +82,11 @@ export type StoreEngine = {
   get(digest: string): Promise<Row | undefined>
   /** Records in `state`, oldest first (refund_due by refund_owed_at, pending by updated_at). */
   list(state: 'refund_due' | 'pending', limit: number): Promise<Row[]>
+  /**
+   * `settled` records whose lease_until is null or at most `endedBy`, by lease_until then digest
+   * (null last).
+   */
+  listLapsed(endedBy: number, limit: number): Promise<Row[]>
   counts(): Promise<Partial<Record<PaymentState, number>>>
   /** Deletes records in a {@link finishedStates} state with updated_at < cutoff. */
   prune(cutoff: number): Promise<number>
@@ -92,7 +97,7 @@ export type StoreEngine = {
 export const finishedStates: readonly PaymentState[] = ['served', 'refunded', 'rejected']
 
 const defaultClaimLeaseMs = 300_000
-const defaultServeLeaseMs = 900_000
+const defaultServeLeaseMs = 30_000
 const maxListLimit = 10_000
 
 const digestPattern = /^[A-Za-z0-9_-]{1,128}$/
@@ -185,6 +190,9 @@ function guarded(engine: StoreEngine): StoreEngine {
     get: wrap('get', (digest: string) => engine.get(digest)),
     list: wrap('list', (state: 'refund_due' | 'pending', limit: number) =>
       engine.list(state, limit),
+    ),
+    listLapsed: wrap('list lapsed', (endedBy: number, limit: number) =>
+      engine.listLapsed(endedBy, limit),
     ),
     counts: wrap('counts', () => engine.counts()),
     prune: wrap('prune', (cutoff: number) => engine.prune(cutoff)),
@@ -363,6 +371,40 @@ export function createStore(backend: StoreEngine, options: StoreOptions = {}): P
       })
     },
 
+    async oweRefundLapsed(digest, lease, reason) {
+      checkDigest(digest)
+      const held = lease === undefined ? undefined : lease instanceof Date ? lease.getTime() : NaN
+      if (held !== undefined && !Number.isSafeInteger(held)) {
+        throw storeError('The lease must be a valid Date or undefined.', { field: 'lease' })
+      }
+      const why = checkText(reason, 'reason', 1024)
+      const t = now()
+      if (held !== undefined && held > t) {
+        const current = await engine.get(digest)
+        return { status: 'conflict', state: current?.state, reason: 'lease' }
+      }
+      const outcome = await apply(digest, {
+        operation: 'owe a refund for a lapsed lease',
+        durable: true,
+        from: ['settled'],
+        to: 'refund_due',
+        set: {
+          state: 'refund_due',
+          updated_at: t,
+          refund_reason: why,
+          refund_owed_at: t,
+          lease_until: null,
+        },
+        // Null, or exactly the lapsed lease that was listed: a renewal or a take-over moved it on.
+        guard: { column: 'lease_until', absentOr: held === undefined ? [] : [String(held)] },
+      })
+      if (outcome.status === 'conflict') {
+        return outcome.reason === 'refund_transaction' ? { ...outcome, reason: 'lease' } : outcome
+      }
+      if (outcome.row === undefined) throw storeError('The store returned no record.', { digest })
+      return { status: 'applied', record: toRecord(outcome.row) }
+    },
+
     async recordRefundTransaction(digest, transaction) {
       const refundDigest = checkDigest(transaction?.refundDigest, 'refundDigest')
       const txBytes = checkText(transaction.txBytes, 'txBytes', 262_144)
@@ -414,6 +456,15 @@ export function createStore(backend: StoreEngine, options: StoreOptions = {}): P
 
     async listPending(listOptions = {}) {
       const rows = await engine.list('pending', listLimit(listOptions.limit))
+      return rows.map(toRecord)
+    },
+
+    async listLapsed(listOptions = {}) {
+      const endedBy = listOptions.endedBy === undefined ? now() : listOptions.endedBy.getTime()
+      if (!Number.isSafeInteger(endedBy)) {
+        throw storeError('The endedBy must be a valid Date.', { field: 'endedBy' })
+      }
+      const rows = await engine.listLapsed(endedBy, listLimit(listOptions.limit))
       return rows.map(toRecord)
     },
 

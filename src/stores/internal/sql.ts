@@ -75,6 +75,7 @@ export function schemaStatements(d: SqlDialect): string[] {
     `CREATE INDEX IF NOT EXISTS "${d.indexBase}_refund_due" ON ${d.table} (refund_owed_at) WHERE state = 'refund_due'`,
     `CREATE INDEX IF NOT EXISTS "${d.indexBase}_pending" ON ${d.table} (updated_at) WHERE state = 'pending'`,
     `CREATE INDEX IF NOT EXISTS "${d.indexBase}_finished" ON ${d.table} (updated_at) WHERE state IN (${inList(finishedStates)})`,
+    `CREATE INDEX IF NOT EXISTS "${d.indexBase}_settled" ON ${d.table} (lease_until) WHERE state = 'settled'`,
   ]
 }
 
@@ -185,7 +186,10 @@ export function applyQuery(d: SqlDialect, digest: string, transition: Transition
   let where = `digest = ${d.param(1)} AND state IN (${inList(transition.from)})`
   const guard = transition.guard
   if (guard !== undefined) {
-    where += ` AND (${guard.column} IS NULL OR ${guard.column} IN (${guard.absentOr.map(p).join(', ')}))`
+    where +=
+      guard.absentOr.length === 0
+        ? ` AND ${guard.column} IS NULL`
+        : ` AND (${guard.column} IS NULL OR ${guard.column} IN (${guard.absentOr.map(p).join(', ')}))`
   }
   if (transition.to === null) {
     return { text: `DELETE FROM ${d.table} WHERE ${where} RETURNING digest`, values }
@@ -202,6 +206,14 @@ export function listQuery(d: SqlDialect, state: 'refund_due' | 'pending', limit:
   return {
     text: `SELECT * FROM ${d.table} WHERE state = '${state}' ORDER BY ${order}, digest LIMIT ${d.intParam(1)}`,
     values: [limit],
+  }
+}
+
+/** `settled` records whose lease ended by `endedBy` (or that have none), earliest lease first. */
+export function lapsedQuery(d: SqlDialect, endedBy: number, limit: number): Query {
+  return {
+    text: `SELECT * FROM ${d.table} WHERE state = 'settled' AND (lease_until IS NULL OR lease_until <= ${d.intParam(1)}) ORDER BY lease_until IS NULL, lease_until, digest LIMIT ${d.intParam(2)}`,
+    values: [endedBy, limit],
   }
 }
 
