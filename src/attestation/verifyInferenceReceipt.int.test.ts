@@ -43,7 +43,7 @@ async function answer(): Promise<string> {
 async function call(
   stream = true,
   content = 'Hi',
-): Promise<{ id: string; bytes: Uint8Array; keyId: string }> {
+): Promise<{ id: string; bytes: Uint8Array; keyId: string; callId: string }> {
   const { key, id: keyId } = await gateway.inference.keys.create({ credit: 10_000n })
   const response = await fetch(`${gateway.url}/v1/chat/completions`, {
     method: 'POST',
@@ -53,7 +53,8 @@ async function call(
   expect(response.status).toBe(200)
   const bytes = new Uint8Array(await response.arrayBuffer())
   if (stream) expect(new TextDecoder().decode(bytes).endsWith('data: [DONE]\n\n')).toBe(true)
-  return { id: response.headers.get('x-receipt-id') ?? '', bytes, keyId }
+  const callId = response.headers.get('x-call-id') ?? ''
+  return { id: response.headers.get('x-receipt-id') ?? '', bytes, keyId, callId }
 }
 
 async function anchorNow(id: string) {
@@ -254,8 +255,16 @@ describe('verifyInferenceReceipt', { timeout: 60_000 }, () => {
         failedStep: 'response_hash',
         code: 'received_bytes_mismatch',
       })
-      // A's own key and the exact bytes A received (raw SSE for a stream): verified, and bound.
-      const own = await check({ expectPayment: { keyId: a.keyId }, responseBytes: a.bytes })
+      // B's key with A's call id (from A's x-call-id header): still not B's answer.
+      expect(a.callId).toMatch(/^call_[0-9a-f]{24}$/)
+      expect(await check({ expectPayment: { keyId: b.keyId, callId: a.callId } })).toMatchObject({
+        code: 'payment_mismatch',
+      })
+      // A's own key and call id and the exact bytes A received (raw SSE for a stream): bound.
+      const own = await check({
+        expectPayment: { keyId: a.keyId, callId: a.callId },
+        responseBytes: a.bytes,
+      })
       expect(own).toMatchObject({
         status: 'verified',
         bound: { payment: true, responseBytes: true },

@@ -24,11 +24,14 @@ const model = 'confidential/llama-3.3-70b'
 let gateway: RunningGateway
 let receiptId: string
 let keyId: string
+let callId: string
 /** The file holding the bytes the buyer received. */
 const received = join(folder, 'answer.sse')
 
 /** A streamed confidential answer on a fresh key, not anchored yet. */
-async function answer(content = 'Hi'): Promise<{ id: string; keyId: string; text: string }> {
+async function answer(
+  content = 'Hi',
+): Promise<{ id: string; keyId: string; callId: string; text: string }> {
   const created = await gateway.inference.keys.create({ credit: 10_000n })
   const response = await fetch(`${gateway.url}/v1/chat/completions`, {
     method: 'POST',
@@ -37,7 +40,8 @@ async function answer(content = 'Hi'): Promise<{ id: string; keyId: string; text
   })
   const text = await response.text()
   expect(text.endsWith('data: [DONE]\n\n')).toBe(true)
-  return { id: response.headers.get('x-receipt-id') ?? '', keyId: created.id, text }
+  const callId = response.headers.get('x-call-id') ?? ''
+  return { id: response.headers.get('x-receipt-id') ?? '', keyId: created.id, callId, text }
 }
 
 beforeAll(async () => {
@@ -54,6 +58,7 @@ beforeAll(async () => {
   const first = await answer()
   receiptId = first.id
   keyId = first.keyId
+  callId = first.callId
   writeFileSync(received, first.text)
   const anchor = await fetch(`${gateway.url}/v1/aci/anchor/${receiptId}`, { method: 'POST' })
   expect(anchor.status).toBe(200)
@@ -239,7 +244,7 @@ describe('tollgate verify: whose answer, which root', { timeout: 120_000 }, () =
     const wrongBytes = await verify(receiptId, '--response', otherFile)
     expect(wrongBytes.code).toBe(1)
     expect(wrongBytes.stdout).toMatch(/✗ response hash .*\[received_bytes_mismatch\]/)
-    const own = await verify(receiptId, '--payment', keyId, '--response', received)
+    const own = await verify(receiptId, '--payment', `${keyId}:${callId}`, '--response', received)
     expect(own.code).toBe(0)
     expect(own.stdout).toMatch(/✓ response hash .* = the bytes you received/)
     expect(own.stdout).toMatch(/✓ gateway receipt .*debited from key_.* = your payment/)
