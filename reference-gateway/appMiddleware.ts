@@ -28,6 +28,7 @@ export const corsExposeHeaders = [
   'X-Request-Id',
   'Retry-After',
   'x-receipt-id',
+  'x-call-id',
 ]
 
 /**

@@ -29,6 +29,10 @@ describe('npm run demo', () => {
     expect(out).toMatch(/x-receipt-id: rcpt_/)
     expect(out).toMatch(/✓ anchor: /)
     expect(out).not.toMatch(/✗/)
-    expect(out).toMatch(/receipt verified/)
+    expect(out).toMatch(/receipt verified \(trust policy from the gateway, TEST ROOT accepted\)/)
+    // The demo accepts the simulated enclave's test root on purpose, and says so.
+    expect(out).toMatch(/TEST ROOT: .*test root CA, accepted here on purpose/)
+    expect(out).toMatch(/✓ response_hash: .*= the bytes you received/)
+    expect(out).toMatch(/✓ gateway_receipt: .*debited from key_.*= your payment/)
   })
 })

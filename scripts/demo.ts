@@ -3,8 +3,9 @@
 // configuration, no network), makes a fresh funded test wallet, and pays one call in EACH dialect
 // with the paying fetch of `tollgate/client`, printing the 402, the payment, the settlement digest
 // and the answer; then a chat with the embedded confidential model (served by the simulated enclave)
-// whose receipt is verified step by step, as `tollgate verify` does. Payments on the local emulator
-// are NOT real money.
+// whose receipt is verified step by step, as `tollgate verify` does, bound to the demo's key and the
+// bytes it received. The simulated enclave's quote chains to a TEST root CA: the demo accepts it on
+// purpose (`allowTestRoot`) and says so. Payments on the local emulator are NOT real money.
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -116,7 +117,7 @@ await payOnce(
 )
 
 rule('4. a confidential model: attested enclave, receipt verified step by step')
-const { key } = await gateway.inference.keys.create({ name: 'demo', credit: 1_000_000n })
+const { key, id: keyId } = await gateway.inference.keys.create({ name: 'demo', credit: 1_000_000n })
 console.log(`> POST ${gateway.url}/v1/chat/completions  (model ${defaultConfidentialModelId})`)
 const confidential = await fetch(`${gateway.url}/v1/chat/completions`, {
   method: 'POST',
@@ -127,21 +128,34 @@ const confidential = await fetch(`${gateway.url}/v1/chat/completions`, {
   }),
 })
 const receiptId = confidential.headers.get('x-receipt-id')
+const received = new Uint8Array(await confidential.arrayBuffer())
 console.log(`< HTTP ${confidential.status}   x-receipt-id: ${receiptId}`)
-console.log(`  answer: ${show(JSON.stringify(await confidential.json()), 300)}`)
+console.log(`  answer: ${show(new TextDecoder().decode(received), 300)}`)
 if (confidential.status !== 200 || receiptId === null) throw new Error('confidential call failed')
 // The anchor worker runs on a timer; asking for the anchor now submits it at once.
 const anchor = await fetch(`${gateway.url}/v1/aci/anchor/${receiptId}`, { method: 'POST' })
 console.log(
   `> POST /v1/aci/anchor/${receiptId}\n< HTTP ${anchor.status} ${show(await anchor.text(), 140)}`,
 )
-const verified = await Attestation.verifyInferenceReceipt(receiptId, { inferenceUrl: gateway.url })
+console.log(
+  pc.yellow(
+    '  TEST ROOT: the simulated enclave’s quote chains to a test root CA, accepted here on purpose\n' +
+      '  (allowTestRoot, tollgate verify --allow-test-root); it proves nothing about the hardware.',
+  ),
+)
+const verified = await Attestation.verifyInferenceReceipt(receiptId, {
+  inferenceUrl: gateway.url,
+  // Bound to this buyer: its key and the exact bytes it received.
+  expectPayment: { keyId },
+  responseBytes: received,
+  allowTestRoot: true,
+})
 for (const step of verified.steps) {
   const mark = { passed: pc.green('✓'), failed: pc.red('✗'), skipped: pc.dim('·') }[step.status]
-  console.log(`  ${mark} ${step.step}: ${show(step.detail, 100)}`)
+  console.log(`  ${mark} ${step.step}: ${show(step.detail, 240)}`)
 }
 console.log(
-  `  receipt ${pc.bold(verified.status)} (trust policy from the ${verified.policySource})`,
+  `  receipt ${pc.bold(verified.status)} (trust policy from the ${verified.policySource}${verified.testRoot ? ', TEST ROOT accepted' : ''})`,
 )
 if (verified.status !== 'verified') throw new Error('the confidential receipt did not verify')
 

@@ -22,7 +22,8 @@
  * (or, after a stream started, a final `attestation_failed` error event), the debit restored, and
  * nothing sent anywhere else. Its answers carry `x-receipt-id`.
  *
- * Every answer carries `x-request-id` and, once the key is known, the `x-ratelimit-*` headers.
+ * Every answer carries `x-request-id` and, once the key is known, the `x-ratelimit-*` headers; a
+ * served answer carries `x-call-id`, the id of its debit (what a gateway receipt's payment names).
  * How an upstream's answer is relayed (streams passed through, failures, usage): `answers.ts`.
  *
  * @module
@@ -283,7 +284,9 @@ export function createInferenceApi(options: InferenceApiOptions): InferenceApi {
       await keys.restore(entryId)
       return refused(served.model.id, result.reason, 'Your credit is restored.', headers)
     }
-    const answerHeaders = withReceiptId(headers, result.response)
+    // The call id is what the gateway receipt's payment names: a buyer checks it with
+    // `verifyInferenceReceipt`'s `expectPayment` (`tollgate verify --payment key_…:call_…`).
+    const answerHeaders = { ...withReceiptId(headers, result.response), 'x-call-id': entryId }
     if (isEventStream(result.response)) {
       return streamed(result.response, answerHeaders, {
         ended: () => void keys.served(entryId).catch(() => {}),

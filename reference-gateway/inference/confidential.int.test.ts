@@ -16,7 +16,7 @@ import { createLocalJWKSet, decodeJwt, jwtVerify } from 'jose'
 import nock from 'nock'
 import OpenAI, { APIError } from 'openai'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { createPayingFetch } from '../../src/client/index.js'
+import { createPayingFetch, paymentOf } from '../../src/client/index.js'
 import { Attestation } from '../../src/index.js'
 import {
   type EnclaveMisbehaviour,
@@ -428,15 +428,28 @@ describe('a confidential model on the keyless route', () => {
     const { call } = payer()
     const response = await call()
     expect(response.status).toBe(200)
-    expect(await readAll(response)).toMatch(/data: \[DONE\]\n\n$/)
+    const text = await readAll(response)
+    expect(text).toMatch(/data: \[DONE\]\n\n$/)
     const id = response.headers.get('x-receipt-id') ?? ''
     const stored = await (await fetch(`${gateway.url}/v1/aci/receipts/${id}`)).json()
     const claims = decodeJwt(stored.gateway_receipt)
-    expect(claims.payment).toEqual({
-      kind: 'payment',
-      digest: expect.any(String),
-      amount: '50000',
+    const digest = paymentOf(response)?.digest
+    expect(claims.payment).toEqual({ kind: 'payment', digest, amount: '50000' })
+    // The buyer binds the receipt check to its settlement digest and the bytes it received.
+    expect((await fetch(`${gateway.url}/v1/aci/anchor/${id}`, { method: 'POST' })).status).toBe(200)
+    const verify = (expectPayment: { digest: string }) =>
+      Attestation.verifyInferenceReceipt(id, {
+        inferenceUrl: gateway.url,
+        allowTestRoot: true,
+        expectPayment,
+        responseBytes: new TextEncoder().encode(text),
+      })
+    expect(await verify({ digest: digest ?? '' })).toMatchObject({
+      status: 'verified',
+      bound: { payment: true, responseBytes: true },
     })
+    const other = `${(digest ?? '').slice(0, -1)}${digest?.endsWith('2') ? '3' : '2'}`
+    expect(await verify({ digest: other })).toMatchObject({ code: 'payment_mismatch' })
   })
 
   it('is refunded when the answer does not verify', async () => {

@@ -78,6 +78,7 @@ export {
 } from './tdx.js'
 export {
   createInferenceReceiptVerifier,
+  type ExpectedPayment,
   gatewayReceiptHash,
   type InferenceReceiptFailureCode,
   type InferenceReceiptPolicy,

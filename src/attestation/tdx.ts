@@ -237,17 +237,40 @@ export async function quoteVerifierOfPolicy(
 ): Promise<QuoteVerifier | { error: string }> {
   const parsed = TdxVerifierPolicySchema.safeParse(policy)
   if (!parsed.success) return { error: 'the quote verifier policy is not a TDX policy' }
-  let der: Uint8Array
-  try {
-    der =
-      parsed.data.root_ca === undefined
-        ? Uint8Array.from((await loadDcap()).constants.TRUSTED_ROOT_CA_DER)
-        : certificateDer(parsed.data.root_ca)
-  } catch {
-    return { error: 'the root CA is not a certificate' }
-  }
-  if (pinnedRootSha256 !== undefined && bytesToHex(sha256(der)) !== pinnedRootSha256) {
+  const root = await rootOfPolicy(parsed.data)
+  if (root === undefined) return { error: 'the root CA is not a certificate' }
+  if (pinnedRootSha256 !== undefined && root.sha256 !== pinnedRootSha256) {
     return { error: 'the root CA is not the pinned one' }
   }
-  return tdxQuoteVerifier({ rootCa: der, collateral: parsed.data.collateral })
+  return tdxQuoteVerifier({ rootCa: root.der, collateral: parsed.data.collateral })
+}
+
+/** The root CA a TDX verifier policy names: its DER, its SHA-256 (hex) and whether it is Intel's. */
+type PolicyRoot = { der: Uint8Array; sha256: string; intel: boolean }
+
+async function rootOfPolicy(policy: TdxVerifierPolicy): Promise<PolicyRoot | undefined> {
+  const intel = Uint8Array.from((await loadDcap()).constants.TRUSTED_ROOT_CA_DER)
+  let der: Uint8Array
+  try {
+    der = policy.root_ca === undefined ? intel : certificateDer(policy.root_ca)
+  } catch {
+    return undefined
+  }
+  const digest = bytesToHex(sha256(der))
+  return { der, sha256: digest, intel: digest === bytesToHex(sha256(intel)) }
+}
+
+/**
+ * The root CA a published TDX verifier policy names (`policy.quote_verifier`): its SHA-256 (hex of
+ * the DER) and whether it is Intel's SGX root; `undefined` when the policy is not a TDX policy or
+ * its root is not a certificate. Any root that is not Intel's (the simulated enclave's) is a test
+ * root: a quote under it proves nothing about the hardware.
+ */
+export async function publishedRootOf(
+  policy: unknown,
+): Promise<{ sha256: string; intel: boolean } | undefined> {
+  const parsed = TdxVerifierPolicySchema.safeParse(policy)
+  if (!parsed.success) return undefined
+  const root = await rootOfPolicy(parsed.data)
+  return root === undefined ? undefined : { sha256: root.sha256, intel: root.intel }
 }

@@ -4,10 +4,14 @@
  * every step through the injected fetch; a gateway receipt swapped for another one the gateway
  * signed, or one byte changed in what the anchor commits, fails at the `anchor` step; a pinned
  * quote verifier that rejects the quote fails at `attestation_valid`; an oversized document is no
- * document. A verifier of many receipts (`createInferenceReceiptVerifier`) builds the quote verifier
+ * document. The simulated enclave's test root fails (`test_root`) unless allowed, also when its hash
+ * is pinned; buyer B's key, a call id or digest that is not the answer's, or B's received bytes make
+ * A's receipt fail (`payment_mismatch`, `received_bytes_mismatch`), streamed and buffered; a receipt
+ * not anchored yet is `anchor_pending` with every other step passed. A verifier of many receipts (`createInferenceReceiptVerifier`) builds the quote verifier
  * once and checks a session's quote once (counted by the quote verifier it is given), checks a
  * report with one changed byte afresh, and a remembered verdict again once it no longer holds.
  */
+import { createHash } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -22,6 +26,7 @@ import { publishedQuoteVerifier } from './sessionVerdicts.js'
 import {
   createInferenceReceiptVerifier,
   gatewayReceiptHash,
+  type VerifyInferenceReceiptOptions,
   verifyInferenceReceipt,
 } from './verifyInferenceReceipt.js'
 
@@ -31,14 +36,25 @@ let gateway: RunningGateway
 
 /** A streamed confidential answer's receipt id, its anchor queued (not submitted yet). */
 async function answer(): Promise<string> {
-  const { key } = await gateway.inference.keys.create({ credit: 10_000n })
+  return (await call()).id
+}
+
+/** A confidential answer on a fresh key: its receipt id, the bytes received and the key's id. */
+async function call(
+  stream = true,
+  content = 'Hi',
+): Promise<{ id: string; bytes: Uint8Array; keyId: string; callId: string }> {
+  const { key, id: keyId } = await gateway.inference.keys.create({ credit: 10_000n })
   const response = await fetch(`${gateway.url}/v1/chat/completions`, {
     method: 'POST',
     headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ model, stream: true, messages: [{ role: 'user', content: 'Hi' }] }),
+    body: JSON.stringify({ model, stream, messages: [{ role: 'user', content }] }),
   })
-  expect((await response.text()).endsWith('data: [DONE]\n\n')).toBe(true)
-  return response.headers.get('x-receipt-id') ?? ''
+  expect(response.status).toBe(200)
+  const bytes = new Uint8Array(await response.arrayBuffer())
+  if (stream) expect(new TextDecoder().decode(bytes).endsWith('data: [DONE]\n\n')).toBe(true)
+  const callId = response.headers.get('x-call-id') ?? ''
+  return { id: response.headers.get('x-receipt-id') ?? '', bytes, keyId, callId }
 }
 
 async function anchorNow(id: string) {
@@ -72,6 +88,7 @@ describe('verifyInferenceReceipt', { timeout: 60_000 }, () => {
     const result = await verifyInferenceReceipt(id, {
       inferenceUrl: `${gateway.url}/v1`,
       ledger: createLedger({ url: gateway.ledger.url }),
+      allowTestRoot: true,
       fetch: (input, init) => {
         fetched.push(new URL(String(input)).pathname)
         return fetch(input, init)
@@ -92,6 +109,7 @@ describe('verifyInferenceReceipt', { timeout: 60_000 }, () => {
       ].map((step) => [step, 'passed']),
     )
     expect(result.policySource).toBe('gateway')
+    expect(result.testRoot).toBe(true)
     expect(result.notProven.length).toBeGreaterThan(3)
     expect(fetched).toEqual([
       `/v1/aci/receipts/${id}`,
@@ -123,6 +141,7 @@ describe('verifyInferenceReceipt', { timeout: 60_000 }, () => {
     expect(swapped).not.toBe(row.gateway_receipt)
     const result = await verifyInferenceReceipt(id, {
       inferenceUrl: gateway.url,
+      allowTestRoot: true,
       fetch: async (input, init) => {
         const response = await fetch(input, init)
         if (!String(input).endsWith(`/receipts/${id}`)) return response
@@ -155,12 +174,124 @@ describe('verifyInferenceReceipt', { timeout: 60_000 }, () => {
     )
     db.close()
     await anchorNow(id)
-    const result = await verifyInferenceReceipt(id, { inferenceUrl: gateway.url })
+    const result = await verifyInferenceReceipt(id, {
+      inferenceUrl: gateway.url,
+      allowTestRoot: true,
+    })
     expect(result).toMatchObject({
       status: 'failed',
       failedStep: 'anchor',
       code: 'anchor_mismatch',
     })
+  })
+
+  it('fails loudly on the simulated enclave’s test root unless it is allowed', async () => {
+    const id = await answer()
+    await anchorNow(id)
+    const refused = await verifyInferenceReceipt(id, { inferenceUrl: gateway.url })
+    expect(refused).toMatchObject({
+      status: 'failed',
+      failedStep: 'attestation_valid',
+      code: 'test_root',
+      testRoot: false,
+    })
+    expect(refused.steps[2]?.detail).toMatch(/TEST root CA .*proves nothing about the hardware/)
+    expect(refused.steps.slice(3).every((s) => s.status === 'skipped')).toBe(true)
+    // Pinning the test root's own hash is not an allowance: a test root proves nothing.
+    const published = (await (await fetch(`${gateway.url}/v1/aci/receipts/${id}`)).json()) as {
+      session_id: string
+    }
+    const session = (await (
+      await fetch(`${gateway.url}/v1/aci/sessions/${published.session_id}`)
+    ).json()) as { policy: { quote_verifier: { root_ca: string } } }
+    const der = Buffer.from(
+      session.policy.quote_verifier.root_ca.replace(/-----[A-Z ]+-----|\s/g, ''),
+      'base64',
+    )
+    const rootCaSha256 = createHash('sha256').update(der).digest('hex')
+    const pinned = await verifyInferenceReceipt(id, {
+      inferenceUrl: gateway.url,
+      policy: { rootCaSha256 },
+    })
+    expect(pinned).toMatchObject({ policySource: 'pinned', code: 'test_root' })
+    const allowed = await verifyInferenceReceipt(id, {
+      inferenceUrl: gateway.url,
+      allowTestRoot: true,
+    })
+    expect(allowed).toMatchObject({ status: 'verified', testRoot: true })
+    expect(allowed.steps[2]?.detail).toContain('TEST ROOT CA accepted')
+    expect(allowed.notProven[0]).toMatch(/TEST ROOT CA was accepted/)
+  })
+
+  it('binds the verdict to the caller: buyer B cannot verify buyer A’s answer as its own', async () => {
+    for (const stream of [true, false]) {
+      const a = await call(stream, 'Which is mine?')
+      // B asks another question: the simulated enclave answers the same request with the same bytes.
+      const b = await call(stream, 'And which is mine?')
+      await anchorNow(a.id)
+      const check = (options: Partial<VerifyInferenceReceiptOptions>) =>
+        verifyInferenceReceipt(a.id, { inferenceUrl: gateway.url, allowTestRoot: true, ...options })
+      // Without binding, anyone who holds the id gets "verified", and the result says so.
+      const unbound = await check({})
+      expect(unbound).toMatchObject({
+        status: 'verified',
+        bound: { payment: false, responseBytes: false },
+      })
+      expect(unbound.notProven.join('\n')).toMatch(/anyone who holds this receipt id/)
+      // B's key, B's bytes, a settlement digest for a call on credit: not A's answer.
+      expect(await check({ expectPayment: { keyId: b.keyId } })).toMatchObject({
+        status: 'failed',
+        failedStep: 'gateway_receipt',
+        code: 'payment_mismatch',
+      })
+      expect(
+        await check({ expectPayment: { keyId: a.keyId, callId: 'call_000000000000000000000000' } }),
+      ).toMatchObject({ status: 'failed', code: 'payment_mismatch' })
+      expect(
+        await check({ expectPayment: { digest: '4JbuPagQd2q8cYsrZ3GqjW7fNqzK5mSbGmUu5n8xWdFv' } }),
+      ).toMatchObject({ status: 'failed', code: 'payment_mismatch' })
+      expect(await check({ responseBytes: b.bytes })).toMatchObject({
+        status: 'failed',
+        failedStep: 'response_hash',
+        code: 'received_bytes_mismatch',
+      })
+      // B's key with A's call id (from A's x-call-id header): still not B's answer.
+      expect(a.callId).toMatch(/^call_[0-9a-f]{24}$/)
+      expect(await check({ expectPayment: { keyId: b.keyId, callId: a.callId } })).toMatchObject({
+        code: 'payment_mismatch',
+      })
+      // A's own key and call id and the exact bytes A received (raw SSE for a stream): bound.
+      const own = await check({
+        expectPayment: { keyId: a.keyId, callId: a.callId },
+        responseBytes: a.bytes,
+      })
+      expect(own).toMatchObject({
+        status: 'verified',
+        bound: { payment: true, responseBytes: true },
+      })
+      expect(own.steps.find((s) => s.step === 'response_hash')?.detail).toMatch(
+        /= the bytes you received$/,
+      )
+      expect(own.steps.find((s) => s.step === 'gateway_receipt')?.detail).toMatch(/= your payment$/)
+    }
+  })
+
+  it('says the anchor is pending, every other step passed, until the gateway anchors it', async () => {
+    const id = await answer()
+    const pending = await verifyInferenceReceipt(id, {
+      inferenceUrl: gateway.url,
+      allowTestRoot: true,
+    })
+    expect(pending).toMatchObject({
+      status: 'failed',
+      failedStep: 'anchor',
+      code: 'anchor_pending',
+    })
+    expect(pending.steps.slice(0, -1).every((s) => s.status === 'passed')).toBe(true)
+    await anchorNow(id)
+    expect(
+      (await verifyInferenceReceipt(id, { inferenceUrl: gateway.url, allowTestRoot: true })).status,
+    ).toBe('verified')
   })
 
   it('uses a pinned quote verifier, and reads no oversized document', async () => {
@@ -220,6 +351,7 @@ describe('createInferenceReceiptVerifier', { timeout: 120_000 }, () => {
     let validUntilMs: number | undefined
     const verifier = createInferenceReceiptVerifier({
       inferenceUrl: gateway.url,
+      allowTestRoot: true,
       policy: {
         // The published TDX verifier, counted: how often it is built, how often a quote is checked.
         quoteVerifier: async (published, root) => {

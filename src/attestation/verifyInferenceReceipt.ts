@@ -7,15 +7,22 @@
  * 3. `attestation_valid` — that session's report verified again (`verifyReport`: nonce, quote under
  *    the policy's quote verifier, measurement allow-list), as of when the gateway relied on it; a
  *    verifier made by {@link createInferenceReceiptVerifier} checks each session's report once and
- *    reuses the verdict for its other receipts while it holds (`sessionVerdicts.ts`);
+ *    reuses the verdict for its other receipts while it holds (`sessionVerdicts.ts`). A quote under
+ *    a root CA that is not Intel's (the simulated enclave's test root) fails here (`test_root`)
+ *    unless the caller allows it (`allowTestRoot`): it proves nothing about the hardware;
  * 4. `workload` — the receipt names the attested workload and keyset;
  * 5. `signature` — signed by a receipt key of THAT attested keyset (`verifyReceipt`);
  * 6. `request_hash`, 7. `response_hash` — the receipt's hashes are those of the bytes the gateway
- *    says it sent and relayed;
+ *    says it sent and relayed, and (`responseBytes`) of the bytes the caller received;
  * 8. `gateway_receipt` — the gateway's own receipt (a JWS checked with its published JWKS) binds the
- *    payment to exactly this receipt, these hashes and this session;
+ *    payment to exactly this receipt, these hashes and this session, and (`expectPayment`) that
+ *    payment is the caller's;
  * 9. `anchor` — the receipt's `ReceiptAnchored` event on the ledger commits its id, wire hash,
- *    workload, time and the sha256 of that gateway receipt.
+ *    workload, time and the sha256 of that gateway receipt (`anchor_pending` while the gateway has
+ *    not anchored it yet).
+ *
+ * Without `expectPayment` and `responseBytes` the check says only that the receipt is genuine:
+ * anyone who holds the id gets the same verdict. With them it says the answer is the caller's.
  *
  * The answer is a tagged result listing every step (`passed`, `failed` with a stable code, or
  * `skipped` after a failure) and what the signatures do NOT prove. It never throws for a bad answer.
@@ -49,6 +56,7 @@ import type { QuoteVerifier } from './quote.js'
 import { type ReceiptFailureCode, verifyReceipt } from './receipt.js'
 import type { ReportFailureCode } from './report.js'
 import { createSessionChecks } from './sessionVerdicts.js'
+import { publishedRootOf } from './tdx.js'
 
 /** The steps of {@link verifyInferenceReceipt}, in order. */
 export const inferenceReceiptSteps = [
@@ -75,6 +83,10 @@ export type InferenceReceiptFailureCode =
   | 'gateway_receipt_missing'
   | 'gateway_signature_invalid'
   | 'gateway_receipt_mismatch'
+  | 'test_root'
+  | 'received_bytes_mismatch'
+  | 'payment_mismatch'
+  | 'anchor_pending'
   | 'anchor_missing'
   | 'anchor_unreachable'
   | 'anchor_not_found'
@@ -101,6 +113,13 @@ export type InferenceReceiptVerification = {
   steps: InferenceReceiptStep[]
   /** Where the trust policy came from: pinned by the caller, or published by the gateway. */
   policySource: 'pinned' | 'gateway'
+  /**
+   * `true` when the quote chains to a test root CA (not Intel's) and the caller allowed it
+   * (`allowTestRoot`): the attestation then proves nothing about the hardware.
+   */
+  testRoot: boolean
+  /** What was checked against the caller's own records: its payment, the bytes it received. */
+  bound: { payment: boolean; responseBytes: boolean }
   /** What the signatures do NOT prove, in words. */
   notProven: readonly string[]
 } & (
@@ -138,6 +157,13 @@ export type InferenceReceiptPolicy = {
   anchorPackage?: string | undefined
 }
 
+/**
+ * The payment a caller made for the answer (see {@link VerifyInferenceReceiptOptions.expectPayment}):
+ * the settlement digest of a paid call, or the API key id (and, when known, the call id) of a call
+ * on credit.
+ */
+export type ExpectedPayment = { digest: string } | { keyId: string; callId?: string | undefined }
+
 /** Options of {@link verifyInferenceReceipt}. */
 export type VerifyInferenceReceiptOptions = {
   /** The gateway's base URL (`http://127.0.0.1:4020`, with or without `/v1`). */
@@ -147,16 +173,47 @@ export type VerifyInferenceReceiptOptions = {
   policy?: InferenceReceiptPolicy | undefined
   /** The fetch for the gateway's documents. Default `globalThis.fetch`. */
   fetch?: typeof globalThis.fetch | undefined
+  /**
+   * The caller's payment for this answer: the gateway receipt must name exactly it
+   * (`payment_mismatch` otherwise). Without it, any receipt's payment is accepted — also another
+   * buyer's.
+   */
+  expectPayment?: ExpectedPayment | undefined
+  /**
+   * The exact bytes the caller received as the answer's body (raw SSE, framing included, for a
+   * stream): the receipt's response hash must be their sha256 (`received_bytes_mismatch`
+   * otherwise). Without them the hashes are the gateway's word for bytes the caller never compared.
+   */
+  responseBytes?: Uint8Array | undefined
+  /**
+   * Accept a quote under a root CA that is not Intel's (the simulated enclave's test root), for
+   * tests and demos; the result then says `testRoot: true`. Default `false`: such a quote fails at
+   * `attestation_valid` with `test_root`. Not checked for a `QuoteVerifier` object the caller
+   * passes (`policy.quoteVerifier`): that verifier's root is the caller's own choice.
+   */
+  allowTestRoot?: boolean | undefined
 }
 
-const notProven: readonly string[] = [
-  'The quote proves the hardware only as far as its root CA is trusted: a test root (the simulated enclave’s) proves nothing; pin Intel’s root (rootCaSha256) to refuse any other.',
-  'The GPU attestation token is not checked again unless a GPU token verifier is given.',
-  'The receipt signature proves the attested workload signed these hashes; not that the model is good, nor what happened to the bytes after the gateway relayed them.',
-  'The relayed hashes are the gateway’s own statement; compare them with the bytes you received.',
-  'The gateway receipt is the gateway’s signed word on what was paid; a settlement digest can be looked up on the ledger, a credit debit cannot.',
-  'The anchor proves when the gateway committed these hashes, not that they are true.',
-]
+/** What a verification does not prove, given what it was bound to and which root it accepted. */
+function notProvenFor(
+  bound: InferenceReceiptVerification['bound'],
+  testRoot: boolean,
+): readonly string[] {
+  return [
+    testRoot
+      ? 'A TEST ROOT CA was accepted (allowTestRoot): the quote proves nothing about the hardware.'
+      : 'The quote proves the hardware only as far as Intel’s root CA is trusted.',
+    'The GPU attestation token is not checked again unless a GPU token verifier is given.',
+    'The receipt signature proves the attested workload signed these hashes; not that the model is good.',
+    bound.responseBytes
+      ? 'The bytes you received are the ones the receipt hashes; nothing is said of what was done with them after.'
+      : 'Not compared with the bytes you received (responseBytes, --response): the hashes are the gateway’s word.',
+    bound.payment
+      ? 'The gateway receipt names your payment; a settlement digest can be looked up on the ledger, a credit debit is the gateway’s word.'
+      : 'Not bound to your payment (expectPayment, --payment): anyone who holds this receipt id gets the same verdict.',
+    'The anchor proves when the gateway committed these hashes, not that they are true.',
+  ]
+}
 
 /**
  * Verifies a confidential answer's receipt from the gateway's public routes (see the module
@@ -218,7 +275,20 @@ async function verifyOne(
   const origin = options.inferenceUrl.replace(/\/+$/, '').replace(/\/v1$/, '')
   const base = `${origin}/v1/aci`
   const pinned = typeof policy.quoteVerifier === 'object' || policy.rootCaSha256 !== undefined
-  const policySource = pinned ? 'pinned' : 'gateway'
+  const policySource: InferenceReceiptVerification['policySource'] = pinned ? 'pinned' : 'gateway'
+  const bound = {
+    payment: options.expectPayment !== undefined,
+    responseBytes: options.responseBytes !== undefined,
+  }
+  let testRoot = false
+  const verdict = () => ({
+    receiptId,
+    steps: done,
+    policySource,
+    testRoot,
+    bound,
+    notProven: notProvenFor(bound, testRoot),
+  })
   const done: InferenceReceiptStep[] = []
   const label = () => inferenceReceiptSteps[done.length] ?? inferenceReceiptSteps[0]
   const pass = (detail: string, reused?: boolean) => {
@@ -239,7 +309,7 @@ async function verifyOne(
     for (const [step, name] of inferenceReceiptSteps.slice(done.length)) {
       done.push({ step, status: 'skipped', detail: `${name}: not checked` })
     }
-    return { status: 'failed', failedStep, code, receiptId, steps: done, policySource, notProven }
+    return { status: 'failed', failedStep, code, ...verdict() }
   }
 
   if (!/^[A-Za-z0-9_-]{1,140}$/.test(receiptId))
@@ -272,6 +342,20 @@ async function verifyOne(
   const checked = await sessions.check(session, Date.parse(session.attested_at))
   if (checked.status === 'failed') return fail(checked.code, checked.message)
   const { report } = checked
+  // The root is the published policy's unless the caller passed its own quote verifier.
+  const root =
+    typeof policy.quoteVerifier === 'object'
+      ? undefined
+      : await publishedRootOf(session.policy.quote_verifier)
+  if (root !== undefined && !root.intel) {
+    if (options.allowTestRoot !== true) {
+      return fail(
+        'test_root',
+        `the quote chains to a TEST root CA (sha256 ${root.sha256.slice(0, 16)}…), not Intel’s: it proves nothing about the hardware (allowTestRoot / --allow-test-root accepts it, for tests only)`,
+      )
+    }
+    testRoot = true
+  }
   const source =
     policySource === 'pinned' && measurementsPinned
       ? 'pinned'
@@ -281,8 +365,11 @@ async function verifyOne(
   const earlier = checked.reused
     ? `; verified earlier in this verifier, report sha256 ${checked.reportSha256.slice(0, 16)}…`
     : ''
+  const test = testRoot
+    ? ', TEST ROOT CA accepted (allowTestRoot): proves nothing about the hardware'
+    : ''
   pass(
-    `${report.report.attestation.tee_type}, measurement ${report.measurement.slice(0, 16)}…, TCB ${report.tcbStatus} (${source})${earlier}`,
+    `${report.report.attestation.tee_type}, measurement ${report.measurement.slice(0, 16)}…, TCB ${report.tcbStatus} (${source})${test}${earlier}`,
     checked.reused,
   )
 
@@ -312,7 +399,16 @@ async function verifyOne(
   if (wireHash === undefined || wireHash !== stored.relayed.response_hash) {
     return fail('response_hash_mismatch', 'the receipt hashes other response bytes')
   }
-  pass(wireHash)
+  if (options.responseBytes !== undefined) {
+    const receivedHash = sha256Tag(options.responseBytes)
+    if (receivedHash !== wireHash) {
+      return fail(
+        'received_bytes_mismatch',
+        `the bytes you received (${receivedHash}) are not the ones the receipt hashes`,
+      )
+    }
+    pass(`${wireHash} = the bytes you received`)
+  } else pass(wireHash)
 
   const jws = stored.gateway_receipt
   if (jws === null) return fail('gateway_receipt_missing', 'the gateway signed none')
@@ -351,11 +447,25 @@ async function verifyOne(
   ) {
     return fail('gateway_receipt_mismatch', 'it binds another receipt, hashes or session')
   }
-  pass(paymentOf(claims.payment))
+  if (options.expectPayment !== undefined && !isPayment(claims.payment, options.expectPayment)) {
+    return fail(
+      'payment_mismatch',
+      `it names ${paymentOf(claims.payment)}, not your payment (${expectedOf(options.expectPayment)})`,
+    )
+  }
+  pass(
+    `${paymentOf(claims.payment)}${options.expectPayment === undefined ? '' : ' = your payment'}`,
+  )
 
   const anchor = await fetchDocument(doFetch, `${base}/anchor/${receiptId}`, AnchorDocumentSchema)
-  if (anchor?.state !== 'anchored' || anchor.digest === null) {
-    return fail('anchor_missing', 'not anchored on the ledger yet (POST /v1/aci/anchor/{id})')
+  if (anchor !== undefined && anchor.state !== 'anchored') {
+    return fail(
+      'anchor_pending',
+      `not anchored on the ledger yet (${anchor.state}); the gateway anchors it shortly`,
+    )
+  }
+  if (anchor === undefined || anchor.digest === null) {
+    return fail('anchor_missing', 'the gateway names no anchor for this receipt')
   }
   let ledger = options.ledger
   if (ledger === undefined) {
@@ -392,7 +502,24 @@ async function verifyOne(
     return fail('anchor_mismatch', `the event of ${anchor.digest} commits another receipt`)
   }
   pass(`${anchor.digest} on ${where}`)
-  return { status: 'verified', receiptId, steps: done, policySource, notProven }
+  return { status: 'verified', ...verdict() }
+}
+
+function isPayment(
+  payment: GatewayReceiptClaimsDocument['payment'],
+  expected: ExpectedPayment,
+): boolean {
+  if ('digest' in expected) return payment.kind === 'payment' && payment.digest === expected.digest
+  return (
+    payment.kind === 'credit' &&
+    payment.key_id === expected.keyId &&
+    (expected.callId === undefined || payment.entry_id === expected.callId)
+  )
+}
+
+function expectedOf(expected: ExpectedPayment): string {
+  if ('digest' in expected) return `settlement ${expected.digest}`
+  return expected.callId === undefined ? expected.keyId : `${expected.keyId}, ${expected.callId}`
 }
 
 /** The hash of a gateway receipt that its anchor commits: `sha256:` of the compact JWS's bytes. */

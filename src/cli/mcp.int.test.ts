@@ -2,7 +2,8 @@
  * `tollgate mcp` as an MCP host runs it: the real CLI spawned over stdio (the SDK's
  * `StdioClientTransport`), with a wallet file in its config folder, against a local gateway on its
  * embedded defaults. The catalog is listed, a paid tool is paid on the local ledger, and the
- * session budget refuses the next call with LIMIT_PER_SESSION.
+ * session budget refuses the next call with LIMIT_PER_SESSION; with `--allow-test-root`,
+ * `verify_receipt` verifies a confidential answer of the simulated enclave (flagged `testRoot`).
  */
 import { spawn } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
@@ -47,6 +48,7 @@ describe('tollgate mcp over stdio', { timeout: 180_000 }, () => {
       args: [
         ...['--import', 'tsx', 'src/cli.ts', 'mcp', '--gateway', gateway.url],
         ...['--ledger', emulator.url, '--max', '0.05', '--session-budget', '0.03'],
+        '--allow-test-root',
       ],
       env: { ...(process.env as Record<string, string>), TOLLGATE_HOME: home, NO_COLOR: '1' },
       stderr: 'pipe',
@@ -70,6 +72,25 @@ describe('tollgate mcp over stdio', { timeout: 180_000 }, () => {
       expect(refused.structuredContent).toMatchObject({ error: { code: 'LIMIT_PER_SESSION' } })
       const address2 = await client.callTool({ name: 'wallet_address', arguments: {} })
       expect(address2.structuredContent).toMatchObject({ address })
+      // A confidential answer of the simulated enclave, anchored: verified under its test root.
+      const { key } = await gateway.inference.keys.create({ credit: 10_000n })
+      const answer = await fetch(`${gateway.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({
+          model: 'confidential/llama-3.3-70b',
+          messages: [{ role: 'user', content: 'Hi' }],
+        }),
+      })
+      await answer.text()
+      const receiptId = answer.headers.get('x-receipt-id') ?? ''
+      const anchor = await fetch(`${gateway.url}/v1/aci/anchor/${receiptId}`, { method: 'POST' })
+      expect(anchor.status).toBe(200)
+      const verified = await client.callTool({
+        name: 'verify_receipt',
+        arguments: { receipt_id: receiptId },
+      })
+      expect(verified.structuredContent).toMatchObject({ status: 'verified', testRoot: true })
     } finally {
       await client.close()
     }

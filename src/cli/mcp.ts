@@ -29,6 +29,7 @@ type McpOptions = {
   network: string
   prefer?: 'x402' | 'mpp'
   allowPrivateSellers?: boolean
+  allowTestRoot?: boolean
 }
 
 /** The environment variable holding the inference API key (never a flag: argv is visible). */
@@ -95,6 +96,10 @@ export function mcpCommand(): Command {
       '--allow-private-sellers',
       'let listed sellers on loopback or private addresses be called (local stack only)',
     )
+    .option(
+      '--allow-test-root',
+      'let verify_receipt accept a quote under a test root CA (the local stack’s simulated enclave)',
+    )
     .action(async (options: McpOptions) => {
       if (!(await sdkInstalled())) {
         console.error(
@@ -130,6 +135,7 @@ async function serve(options: McpOptions): Promise<void> {
     // The models that need a key become tools only with one; the key itself is never printed.
     apiKey: process.env[apiKeyVariable] || undefined,
     allowPrivateSellers: options.allowPrivateSellers,
+    allowTestRoot: options.allowTestRoot,
   })
   for (const warning of mcp.warnings) console.error(pc.yellow(warning))
   const summary = `${mcp.tools.length} tools from ${options.gateway}, paid by ${signer.toSuiAddress()}`

@@ -2,10 +2,14 @@
  * `tollgate verify`, run as a process (tsx) against the gateway's embedded default (its confidential
  * model served by the simulated enclave): a streamed confidential answer verifies, every step ✓,
  * exit 0; one byte changed in the stored receipt, or in the stored hash of the relayed bytes, makes
- * it fail at the step that checks it, exit 1; so does one byte of the gateway's own receipt (JWS).
+ * it fail at the step that checks it, exit 1, with no "What this does not prove" (no verdict to
+ * qualify); so does one byte of the gateway's own receipt (JWS). The simulated enclave's test root
+ * fails without `--allow-test-root`; `--payment`/`--response` of another buyer fail, the buyer's own
+ * verify. Right after an answer (anchor pending) it waits, with a progress line, and then says
+ * verified; `--no-wait` exits 3. Usage errors exit 2 (exit codes: docs/buyers.md).
  */
-import { execFile } from 'node:child_process'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { execFile, spawn } from 'node:child_process'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -19,20 +23,43 @@ const folder = mkdtempSync(join(tmpdir(), 'tollgate-verify-'))
 const model = 'confidential/llama-3.3-70b'
 let gateway: RunningGateway
 let receiptId: string
+let keyId: string
+let callId: string
+/** The file holding the bytes the buyer received. */
+const received = join(folder, 'answer.sse')
+
+/** A streamed confidential answer on a fresh key, not anchored yet. */
+async function answer(
+  content = 'Hi',
+): Promise<{ id: string; keyId: string; callId: string; text: string }> {
+  const created = await gateway.inference.keys.create({ credit: 10_000n })
+  const response = await fetch(`${gateway.url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${created.key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ model, stream: true, messages: [{ role: 'user', content }] }),
+  })
+  const text = await response.text()
+  expect(text.endsWith('data: [DONE]\n\n')).toBe(true)
+  const callId = response.headers.get('x-call-id') ?? ''
+  return { id: response.headers.get('x-receipt-id') ?? '', keyId: created.id, callId, text }
+}
 
 beforeAll(async () => {
   gateway = await startGateway({
-    config: parseConfig({ port: 0, dataDir: folder, emulatorLatencyMs: 0, logLevel: 'silent' }),
+    config: parseConfig({
+      port: 0,
+      dataDir: folder,
+      emulatorLatencyMs: 0,
+      logLevel: 'silent',
+      // The anchor worker runs only when asked (POST /v1/aci/anchor/{id}): a test decides when.
+      refundIntervalMs: 3_600_000,
+    }),
   })
-  const { key } = await gateway.inference.keys.create({ credit: 10_000n })
-  const answer = await fetch(`${gateway.url}/v1/chat/completions`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ model, stream: true, messages: [{ role: 'user', content: 'Hi' }] }),
-  })
-  expect((await answer.text()).endsWith('data: [DONE]\n\n')).toBe(true)
-  receiptId = answer.headers.get('x-receipt-id') ?? ''
-  // Anchored now rather than on the worker's next round.
+  const first = await answer()
+  receiptId = first.id
+  keyId = first.keyId
+  callId = first.callId
+  writeFileSync(received, first.text)
   const anchor = await fetch(`${gateway.url}/v1/aci/anchor/${receiptId}`, { method: 'POST' })
   expect(anchor.status).toBe(200)
 }, 60_000)
@@ -42,20 +69,25 @@ afterAll(async () => {
   rmSync(folder, { recursive: true, force: true })
 })
 
-/** Runs the CLI; answers its exit code and output (colours stripped). */
-function verify(...args: string[]): Promise<{ code: number; stdout: string }> {
+// biome-ignore lint/suspicious/noControlCharactersInRegex: ANSI colour codes.
+const plain = (text: string) => text.replace(/\u001b\[[0-9;]*m/g, '')
+
+/** Runs `tollgate verify` as is; answers its exit code and output (colours stripped). */
+function run(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     execFile(
       process.execPath,
       ['--import', 'tsx', cli, 'verify', ...args, '--inference-url', gateway.url],
-      (error, stdout) => {
-        // biome-ignore lint/suspicious/noControlCharactersInRegex: ANSI colour codes.
-        const plain = stdout.replace(/\u001b\[[0-9;]*m/g, '')
-        resolve({ code: error === null ? 0 : Number(error.code ?? 1), stdout: plain })
+      (error, stdout, stderr) => {
+        const code = error === null ? 0 : Number(error.code ?? 1)
+        resolve({ code, stdout: plain(stdout), stderr: plain(stderr) })
       },
     )
   })
 }
+
+/** `tollgate verify … --allow-test-root`: the simulated enclave's quote chains to a test root. */
+const verify = (...args: string[]) => run(...args, '--allow-test-root')
 
 /** Changes the stored receipt row with `change`, runs `check`, then puts it back. */
 async function tampered(
@@ -101,6 +133,10 @@ describe('tollgate verify', { timeout: 60_000 }, () => {
       expect(stdout).toContain(step)
     }
     expect(stdout).toContain('Verified.')
+    expect(stdout).toContain('What this does not prove:')
+    // Not bound to a payment or bytes: the verdict says so.
+    expect(stdout).toMatch(/anyone who holds this receipt id gets the same verdict/)
+    expect(stdout).toContain('TEST ROOT: the quote chains to a test root CA')
     const json = await verify(receiptId, '--json')
     expect(json.code).toBe(0)
     const result = JSON.parse(json.stdout) as { status: string; steps: { status: string }[] }
@@ -118,6 +154,8 @@ describe('tollgate verify', { timeout: 60_000 }, () => {
         expect(stdout).toContain('✓ receipt names the attested workload')
         expect(stdout).toMatch(/✗ signed by an attested key.*\[signature_invalid\]/)
         expect(stdout).toContain('NOT verified.')
+        // Nothing to qualify: the qualifications belong to a verdict.
+        expect(stdout).not.toContain('What this does not prove')
       },
     )
   })
@@ -180,5 +218,106 @@ describe('tollgate verify', { timeout: 60_000 }, () => {
     const unknown = await verify('rcpt_unknown')
     expect(unknown.code).toBe(1)
     expect(unknown.stdout).toMatch(/✗ receipt fetched/)
+  })
+})
+
+describe('tollgate verify: whose answer, which root', { timeout: 120_000 }, () => {
+  it('fails on the simulated enclave’s test root unless --allow-test-root (exit 1)', async () => {
+    const { code, stdout } = await run(receiptId)
+    expect(code).toBe(1)
+    expect(stdout).toMatch(/✗ attestation report verified: .*TEST root CA.*\[test_root\]/)
+    expect(stdout).toMatch(/^TEST ROOT: .*proves nothing about the hardware/m)
+    expect(stdout).toContain('NOT verified.')
+    expect(stdout).not.toContain('What this does not prove')
+  })
+
+  it('binds the check to --payment and --response: another buyer’s fail, the own verify', async () => {
+    const other = await answer('Whose answer is this?')
+    const otherFile = join(folder, 'other.sse')
+    writeFileSync(otherFile, other.text)
+    const wrongKey = await verify(receiptId, '--payment', other.keyId, '--json')
+    expect(wrongKey.code).toBe(1)
+    expect(JSON.parse(wrongKey.stdout)).toMatchObject({
+      failedStep: 'gateway_receipt',
+      code: 'payment_mismatch',
+    })
+    const wrongBytes = await verify(receiptId, '--response', otherFile)
+    expect(wrongBytes.code).toBe(1)
+    expect(wrongBytes.stdout).toMatch(/✗ response hash .*\[received_bytes_mismatch\]/)
+    const own = await verify(receiptId, '--payment', `${keyId}:${callId}`, '--response', received)
+    expect(own.code).toBe(0)
+    expect(own.stdout).toMatch(/✓ response hash .* = the bytes you received/)
+    expect(own.stdout).toMatch(/✓ gateway receipt .*debited from key_.* = your payment/)
+    expect(own.stdout).toContain('Verified.')
+    expect(own.stdout).not.toMatch(/anyone who holds this receipt id/)
+  })
+
+  it('refuses malformed flags with one line (exit 2)', async () => {
+    const payment = await run(receiptId, '--payment', 'not a payment')
+    expect(payment.code).toBe(2)
+    expect(payment.stderr).toBe(
+      'error invalid_options: --payment: a settlement digest, or key_… with an optional :call_…\n',
+    )
+    const file = await run(receiptId, '--response', join(folder, 'missing.sse'))
+    expect(file.code).toBe(2)
+    expect(file.stderr).toMatch(/^error invalid_options: --response: cannot read .*ENOENT\)\n$/)
+    expect((await run(receiptId, '--wait', 'soon')).code).toBe(2)
+  })
+})
+
+describe('tollgate verify right after an answer', { timeout: 120_000 }, () => {
+  it('waits for the pending anchor with a progress line, then says verified (exit 0)', async () => {
+    const fresh = await answer('Just answered')
+    const child = spawn(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        cli,
+        'verify',
+        fresh.id,
+        '--inference-url',
+        gateway.url,
+        '--allow-test-root',
+      ],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    )
+    let stdout = ''
+    let stderr = ''
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString()
+    })
+    const waiting = new Promise<void>((resolve) => {
+      child.stderr.on('data', (chunk: Buffer) => {
+        stderr += chunk.toString()
+        if (stderr.includes('waiting up to 30 s for the ledger anchor')) resolve()
+      })
+    })
+    const exited = new Promise<number>((resolve) => child.on('close', (code) => resolve(code ?? 1)))
+    // The CLI is waiting: only now does the gateway anchor the receipt (its worker's round).
+    await Promise.race([waiting, exited])
+    expect(plain(stderr)).toBe(
+      'Every other step verified; waiting up to 30 s for the ledger anchor (--no-wait to skip)…\n',
+    )
+    const anchored = await fetch(`${gateway.url}/v1/aci/anchor/${fresh.id}`, { method: 'POST' })
+    expect(anchored.status).toBe(200)
+    expect(await exited).toBe(0)
+    expect(plain(stdout)).toMatch(/✓ ledger anchor event matches the receipt/)
+    expect(plain(stdout)).toContain('Verified.')
+  })
+
+  it('with --no-wait exits 3 when everything but the pending anchor verified', async () => {
+    const fresh = await answer('Not anchored yet')
+    const { code, stdout, stderr } = await verify(fresh.id, '--no-wait')
+    expect(code).toBe(3)
+    expect(stderr).toBe('')
+    expect(stdout).toMatch(/… ledger anchor event matches the receipt: .*\[anchor_pending\]/)
+    expect(stdout).toContain(
+      `Verified, except the ledger anchor: still pending. Run tollgate verify ${fresh.id} again later.`,
+    )
+    expect(stdout).toContain('What this does not prove:')
+    const json = await verify(fresh.id, '--no-wait', '--json')
+    expect(json.code).toBe(3)
+    expect(JSON.parse(json.stdout)).toMatchObject({ status: 'failed', code: 'anchor_pending' })
   })
 })

@@ -5,7 +5,8 @@
  * tool called end to end (payment settled on the local ledger), and the session budget, the daily
  * budget and the per-call maximum refusing an over-limit call with the client's code, nothing paid;
  * and `verify_receipt` verifying a confidential answer's receipt step by step (a session's report
- * once for the server's lifetime).
+ * once for the server's lifetime), the simulated enclave's test root refused unless the server
+ * allows it (`allowTestRoot`).
  */
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -184,7 +185,21 @@ describe('tollgate mcp: a gateway catalog as paid tools', () => {
     ).toBe(200)
     const payer = emulator.createTestWallet({ usdc: '1', sui: '1' })
     const start = await balanceOf(payer.toSuiAddress())
-    const { client } = await connect(payer)
+    // The simulated enclave's quote chains to a test root: refused unless the server allows it.
+    const strict = (
+      await (
+        await connect(payer)
+      ).client.callTool({
+        name: 'verify_receipt',
+        arguments: { receipt_id: receiptId },
+      })
+    ).structuredContent as { status: string; failedStep: string; code: string }
+    expect(strict).toMatchObject({
+      status: 'failed',
+      failedStep: 'attestation_valid',
+      code: 'test_root',
+    })
+    const { client } = await connect(payer, { allowTestRoot: true })
     const result = await client.callTool({
       name: 'verify_receipt',
       arguments: { receipt_id: receiptId },
@@ -192,10 +207,12 @@ describe('tollgate mcp: a gateway catalog as paid tools', () => {
     expect(result.isError).toBeFalsy()
     const verified = result.structuredContent as {
       status: string
+      testRoot: boolean
       steps: { step: string; status: string; reused?: boolean }[]
       notProven: string[]
     }
     expect(verified.status).toBe('verified')
+    expect(verified.testRoot).toBe(true)
     expect(verified.steps).toHaveLength(9)
     expect(verified.steps.every((s) => s.status === 'passed')).toBe(true)
     expect(verified.steps.at(-1)?.step).toBe('anchor')

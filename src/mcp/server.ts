@@ -67,6 +67,11 @@ export type GatewayMcpOptions = {
    * `true` a listing can make this server call anything its host can reach; only for the local stack.
    */
   allowPrivateSellers?: boolean | undefined
+  /**
+   * Let `verify_receipt` accept a quote under a test root CA (the simulated enclave's, on the local
+   * stack); such a verdict says `testRoot: true`. Default `false`: it fails with `test_root`.
+   */
+  allowTestRoot?: boolean | undefined
   /** The underlying fetch to the gateway; default `globalThis.fetch` (sellers: the SSRF-safe one). */
   fetch?: ((request: Request) => Promise<Response>) | undefined
   /** Clock (tests). */
@@ -156,6 +161,7 @@ export async function createGatewayMcp(options: GatewayMcpOptions): Promise<Gate
     inferenceUrl: options.gateway,
     ledger,
     fetch: (input, init) => fetcher(new Request(input, init)),
+    allowTestRoot: options.allowTestRoot === true,
   })
   const limits =
     options.limits === false
