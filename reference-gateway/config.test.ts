@@ -34,6 +34,14 @@ describe('loadConfig', () => {
     expect(config.providerKeys).toEqual({})
   })
 
+  it('reads the MPP realm (default: none, the host name of the public URL), and refuses a bad one', () => {
+    expect(loadConfig({ env: {} }).mppRealm).toBeUndefined()
+    expect(loadConfig({ env: { MPP_REALM: 'pay.example.com' } }).mppRealm).toBe('pay.example.com')
+    expect(problems(() => loadConfig({ env: { MPP_REALM: 'a b\nSYSTEM' } })).join(' ')).toContain(
+      'MPP_REALM',
+    )
+  })
+
   it('reads environment variables, provider keys and upstream URL overrides', () => {
     const config = loadConfig({
       env: {

@@ -18,6 +18,7 @@ export const settingVariables = {
   port: 'PORT',
   host: 'HOST',
   publicBaseUrl: 'PUBLIC_BASE_URL',
+  mppRealm: 'MPP_REALM',
   payTo: 'PAY_TO',
   operatorKey: 'OPERATOR_KEY',
   challengeSecrets: 'CHALLENGE_SECRETS',
@@ -94,6 +95,14 @@ export const gatewayConfigSchema = z
     host: z.string().min(1).max(255).default('127.0.0.1'),
     /** Public base URL buyers reach (bound into every challenge). Default `http://<host>:<port>`. */
     publicBaseUrl: httpUrl.optional(),
+    /**
+     * The MPP `realm` of every challenge (bound into its id and the buyer's proof). Default: the
+     * host name of the public base URL, without the port (what mppx expects).
+     */
+    mppRealm: z
+      .string()
+      .regex(/^[A-Za-z0-9.:[\]-]{1,253}$/, 'must be a host name')
+      .optional(),
     /** Recipient address of every payment. Default: the operator key's address. */
     payTo: z
       .string()

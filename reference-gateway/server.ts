@@ -244,6 +244,7 @@ async function start(
       network: config.network,
       asset,
       publicBaseUrl,
+      realm: config.mppRealm,
       trustProxy: config.trustProxy,
       refundSigner: operator,
       refundIntervalMs: config.refundIntervalMs,

@@ -45,6 +45,24 @@ describe('building a 402', () => {
     expect(hmac).toBe(vector.expected.id)
   })
 
+  it('names the host name as the realm by default, without the port (mppx: realm = host name)', () => {
+    for (const resource of [
+      'http://127.0.0.1:4020/openai/v1/chat/completions',
+      'https://api.example.com:8443/v1/chat',
+      'http://[::1]:4020/v1/x',
+    ]) {
+      const pieces = buildChallenge({ ...terms, resource }, { secrets, now: issuedAt })
+      const realm = parseChallenge(pieces.wwwAuthenticate ?? '').realm
+      expect(realm).toBe(new URL(resource).hostname)
+      expect(realm).not.toContain(`:${new URL(resource).port}`)
+      const configured = buildChallenge(
+        { ...terms, resource },
+        { secrets, now: issuedAt, realm: 'pay.example.com' },
+      )
+      expect(parseChallenge(configured.wwwAuthenticate ?? '').realm).toBe('pay.example.com')
+    }
+  })
+
   it('answers one Response in both dialects with the same id', async () => {
     const response = paymentRequiredResponse(terms, { secrets, now: issuedAt })
     expect(response.status).toBe(402)

@@ -36,7 +36,7 @@ export {
 export type ChallengeOptions = {
   /** HMAC secrets, each ≥ 32 bytes. The first signs; keep old ones listed while they may verify. */
   secrets: readonly ChallengeSecret[]
-  /** MPP realm; default the host of `resource`. */
+  /** MPP realm; default the host name of `resource` (without the port, as mppx expects). */
   realm?: string | undefined
   /** Clock; default `Date.now()`. */
   now?: Date | number | undefined
