@@ -42,6 +42,14 @@ describe('loadConfig', () => {
     )
   })
 
+  it('reads the minimum value of a counted review (default 0.10 USDC), and refuses a bad one', () => {
+    expect(loadConfig({ env: {} }).reviewMinValue).toBe('0.10')
+    expect(loadConfig({ env: { REVIEW_MIN_VALUE: '1.5' } }).reviewMinValue).toBe('1.5')
+    expect(problems(() => loadConfig({ env: { REVIEW_MIN_VALUE: 'lots' } })).join(' ')).toContain(
+      'REVIEW_MIN_VALUE',
+    )
+  })
+
   it('reads environment variables, provider keys and upstream URL overrides', () => {
     const config = loadConfig({
       env: {

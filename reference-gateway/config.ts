@@ -50,6 +50,7 @@ export const settingVariables = {
   trustProxy: 'TRUST_PROXY',
   escrowPackage: 'ESCROW_PACKAGE',
   escrowConfig: 'ESCROW_CONFIG',
+  reviewMinValue: 'REVIEW_MIN_VALUE',
   corsOrigins: 'CORS_ORIGINS',
   agentRegistryPackage: 'AGENT_REGISTRY_PACKAGE',
   listingAllowPrivateNetwork: 'LISTING_ALLOW_PRIVATE_NETWORK',
@@ -224,6 +225,15 @@ export const gatewayConfigSchema = z
     refundIntervalMs: integer(100, 3_600_000).default(5_000),
     /** Believe `X-Forwarded-Proto`/`-Host`. Default false; only behind a proxy that overwrites them. */
     trustProxy: boolFromText.default(false),
+    /**
+     * Smallest purchase, in USDC, whose review counts in a seller's rating (each counted review
+     * weighs by its purchase's value). Default 0.10. Security: lower, and sock-puppet buyers rate
+     * a seller for the gas of a dust purchase.
+     */
+    reviewMinValue: z
+      .string()
+      .regex(/^[0-9]{1,9}(\.[0-9]{1,6})?$/, 'must be a USDC amount such as 0.10')
+      .default('0.10'),
     /** Package of the `escrow` module (jobs at `/v1/jobs`). Default on the emulator: its package. */
     escrowPackage: z
       .string()
