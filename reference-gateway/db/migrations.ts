@@ -283,6 +283,19 @@ export const migrations: Readonly<Record<string, Migration>> = {
       await db.schema.alterTable('marketplace_reviews').dropColumn('value').execute()
     },
   },
+  '2026_11_26_015_activity_pairs': {
+    async up(db: Kysely<unknown>) {
+      // The wash-trading mark looks up the same pair the other way round.
+      await db.schema
+        .createIndex('marketplace_activity_pair')
+        .on('marketplace_activity')
+        .columns(['seller', 'buyer'])
+        .execute()
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.dropIndex('marketplace_activity_pair').execute()
+    },
+  },
 }
 
 /** The in-code migration provider. */
