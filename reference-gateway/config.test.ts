@@ -34,6 +34,22 @@ describe('loadConfig', () => {
     expect(config.providerKeys).toEqual({})
   })
 
+  it('reads the MPP realm (default: none, the host name of the public URL), and refuses a bad one', () => {
+    expect(loadConfig({ env: {} }).mppRealm).toBeUndefined()
+    expect(loadConfig({ env: { MPP_REALM: 'pay.example.com' } }).mppRealm).toBe('pay.example.com')
+    expect(problems(() => loadConfig({ env: { MPP_REALM: 'a b\nSYSTEM' } })).join(' ')).toContain(
+      'MPP_REALM',
+    )
+  })
+
+  it('reads the minimum value of a counted review (default 0.10 USDC), and refuses a bad one', () => {
+    expect(loadConfig({ env: {} }).reviewMinValue).toBe('0.10')
+    expect(loadConfig({ env: { REVIEW_MIN_VALUE: '1.5' } }).reviewMinValue).toBe('1.5')
+    expect(problems(() => loadConfig({ env: { REVIEW_MIN_VALUE: 'lots' } })).join(' ')).toContain(
+      'REVIEW_MIN_VALUE',
+    )
+  })
+
   it('reads environment variables, provider keys and upstream URL overrides', () => {
     const config = loadConfig({
       env: {

@@ -18,6 +18,7 @@ export const settingVariables = {
   port: 'PORT',
   host: 'HOST',
   publicBaseUrl: 'PUBLIC_BASE_URL',
+  mppRealm: 'MPP_REALM',
   payTo: 'PAY_TO',
   operatorKey: 'OPERATOR_KEY',
   challengeSecrets: 'CHALLENGE_SECRETS',
@@ -52,6 +53,7 @@ export const settingVariables = {
   trustProxy: 'TRUST_PROXY',
   escrowPackage: 'ESCROW_PACKAGE',
   escrowConfig: 'ESCROW_CONFIG',
+  reviewMinValue: 'REVIEW_MIN_VALUE',
   corsOrigins: 'CORS_ORIGINS',
   agentRegistryPackage: 'AGENT_REGISTRY_PACKAGE',
   listingAllowPrivateNetwork: 'LISTING_ALLOW_PRIVATE_NETWORK',
@@ -97,6 +99,14 @@ export const gatewayConfigSchema = z
     host: z.string().min(1).max(255).default('127.0.0.1'),
     /** Public base URL buyers reach (bound into every challenge). Default `http://<host>:<port>`. */
     publicBaseUrl: httpUrl.optional(),
+    /**
+     * The MPP `realm` of every challenge (bound into its id and the buyer's proof). Default: the
+     * host name of the public base URL, without the port (what mppx expects).
+     */
+    mppRealm: z
+      .string()
+      .regex(/^[A-Za-z0-9.:[\]-]{1,253}$/, 'must be a host name')
+      .optional(),
     /** Recipient address of every payment. Default: the operator key's address. */
     payTo: z
       .string()
@@ -231,6 +241,15 @@ export const gatewayConfigSchema = z
     leaseSweepGraceMs: integer(0, 3_600_000).default(10_000),
     /** Believe `X-Forwarded-Proto`/`-Host`. Default false; only behind a proxy that overwrites them. */
     trustProxy: boolFromText.default(false),
+    /**
+     * Smallest purchase, in USDC, whose review counts in a seller's rating (each counted review
+     * weighs by its purchase's value). Default 0.10. Security: lower, and sock-puppet buyers rate
+     * a seller for the gas of a dust purchase.
+     */
+    reviewMinValue: z
+      .string()
+      .regex(/^[0-9]{1,9}(\.[0-9]{1,6})?$/, 'must be a USDC amount such as 0.10')
+      .default('0.10'),
     /** Package of the `escrow` module (jobs at `/v1/jobs`). Default on the emulator: its package. */
     escrowPackage: z
       .string()

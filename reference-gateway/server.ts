@@ -17,7 +17,7 @@ import { join } from 'node:path'
 import { SuiGrpcClient } from '@mysten/sui/grpc'
 import pino from 'pino'
 import type { SellerEvent } from 'tollgate'
-import { Challenge } from 'tollgate'
+import { Challenge, parseAmount } from 'tollgate'
 import { createNodeFetch, type HostResolver } from 'tollgate/node'
 import type {
   ModelUpstream,
@@ -198,7 +198,7 @@ async function start(
   sweeper.unref()
   cleanups.push(() => clearInterval(sweeper))
 
-  const reviews = createReviewStore(database.db)
+  const reviews = createReviewStore(database.db, { minValue: parseAmount(config.reviewMinValue) })
   const jobs = await escrowJobs({
     config,
     ledger,
@@ -245,6 +245,7 @@ async function start(
       network: config.network,
       asset,
       publicBaseUrl,
+      realm: config.mppRealm,
       trustProxy: config.trustProxy,
       refundSigner: operator,
       refundIntervalMs: config.refundIntervalMs,

@@ -6,7 +6,8 @@
  * Challenge ids are stateless: `id = base64url(HMAC-SHA256(secret, realm|method|intent|request|expires|digest|opaque))`
  * exactly as `mppx` computes it, where `request` binds amount, currency, recipient and network, and
  * `opaque` (base64url of JCS `{"resource": url}`) binds the route. An x402 buyer echoes only the id,
- * so expiries are aligned to fixed boundaries (see {@link verifyChallenge}) and the verifier tries
+ * so expiries are aligned down to fixed boundaries, never later than `maxTimeoutSeconds` after the
+ * 402 (see {@link verifyChallenge}), and the verifier tries
  * the few candidates inside the window. Secrets rotate as a list: the first signs, all verify.
  *
  * @module
@@ -36,7 +37,7 @@ export {
 export type ChallengeOptions = {
   /** HMAC secrets, each ≥ 32 bytes. The first signs; keep old ones listed while they may verify. */
   secrets: readonly ChallengeSecret[]
-  /** MPP realm; default the host of `resource`. */
+  /** MPP realm; default the host name of `resource` (without the port, as mppx expects). */
   realm?: string | undefined
   /** Clock; default `Date.now()`. */
   now?: Date | number | undefined
@@ -164,8 +165,8 @@ export type ChallengeVerification =
  *
  * With `expires` (MPP echoes it) one MAC per secret is computed and the expiry compared with `now`.
  * Without it (x402 echoes only the id) the candidates are the aligned expiries that can still be
- * live — boundaries of the bucket `B = max(1, ceil(T / 4))` seconds in `(now, ceil((now+T)/B)*B + B]`,
- * about 6 for `T = 60`, tried most likely first (the expiry a challenge issued now would get), so a
+ * live — boundaries of the bucket `B = max(1, ceil(T / 4))` seconds in `(now, floor((now+T)/B)*B + B]`,
+ * about 5 for `T = 60`, tried most likely first (the expiry a challenge issued now would get), so a
  * prompt buyer costs one MAC; the last extra bucket absorbs clock skew between servers. Then, to
  * report `expired` rather than `invalid`, those that passed within the last `T + B` seconds.
  *

@@ -76,6 +76,8 @@ export type {
   SellerLogger,
   SellerOptions,
 } from './seller.js'
+/** Text written by a listed seller, one line, capped, quoted and labelled as the seller's. */
+export * as SellerText from './sellerText.js'
 /** Settle-then-verify for both dialects, against a ledger. */
 export * as Settle from './settle.js'
 export { type SignerKeyResult, signerFromSecretKey } from './signerKey.js'

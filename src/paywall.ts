@@ -157,7 +157,7 @@ export type PaywallOptions = {
    * holding a secret can mint challenges; keep them out of logs and source control.
    */
   secrets: readonly ChallengeSecret[]
-  /** MPP realm; default the host of the resource URL. */
+  /** MPP realm; default the host name of the resource URL (without the port, as mppx expects). */
   realm?: string | undefined
   /** Public base URL used for `resource` (recommended behind proxies). */
   publicBaseUrl?: string | undefined

@@ -75,7 +75,7 @@ export type SellerOptions = {
    * anyone holding one can mint challenges; keep them out of logs and source control.
    */
   secrets: ChallengeSecret | readonly ChallengeSecret[]
-  /** MPP realm. Default the host of the resource URL. */
+  /** MPP realm. Default the host name of the resource URL (without the port, as mppx expects). */
   realm?: string | undefined
   /** Public base URL used for the `resource` buyers pay for (recommended in production). */
   publicBaseUrl?: string | undefined

@@ -20,12 +20,14 @@ import { validateBody } from './shapes.js'
 
 /**
  * Every endpoint of `../shared/spec/full-catalog.md` (spec §4.3 for the first 30), in its order,
- * with the shape written for it, its price and its tags. Endpoint tags differ from the service's
- * where the endpoint's kind does (a chat completion is not "media").
+ * with the shape written for it, its price and its tags. Tags are what agents filter by, so they are
+ * the seed's: the spec's table (§4.3) for the rows it lists (`/openai/v1/chat/completions` and
+ * `/openai/v1/embeddings` are `ai, media` there), the full catalog's categories of the service for
+ * the rest.
  */
 const specTable: [path: string, shape: string, price: string, tags: string][] = [
-  ['/openai/v1/chat/completions', 'CHAT', '0.020000', 'ai'],
-  ['/openai/v1/embeddings', 'EMBED', '0.020000', 'ai'],
+  ['/openai/v1/chat/completions', 'CHAT', '0.020000', 'ai,media'],
+  ['/openai/v1/embeddings', 'EMBED', '0.020000', 'ai,media'],
   ['/openai/v1/images/generations', 'IMAGE-GEN', '0.100000', 'ai,media'],
   ['/openai/v1/audio/transcriptions', 'TRANSCRIBE-FILE', '0.020000', 'ai,media'],
   ['/openai/v1/audio/speech', 'SPEECH', '0.040000', 'ai,media'],
@@ -55,9 +57,9 @@ const specTable: [path: string, shape: string, price: string, tags: string][] = 
   ['/deepseek/v1/chat/completions', 'CHAT', '0.020000', 'ai'],
   ['/resend/v1/emails', 'EMAIL', '0.020000', 'communication'],
   ['/resend/v1/emails/batch', 'EMAIL-BATCH', '0.020000', 'communication'],
-  ['/together/v1/chat/completions', 'CHAT', '0.020000', 'ai'],
+  ['/together/v1/chat/completions', 'CHAT', '0.020000', 'ai,media'],
   ['/together/v1/images/generations', 'TOGETHER-IMAGE', '0.060000', 'ai,media'],
-  ['/together/v1/embeddings', 'EMBED', '0.020000', 'ai'],
+  ['/together/v1/embeddings', 'EMBED', '0.020000', 'ai,media'],
   ['/elevenlabs/v1/text-to-speech/{voiceId}', 'VOICE-SPEECH', '0.100000', 'ai,media'],
   ['/elevenlabs/v1/sound-generation', 'SOUND-EFFECT', '0.100000', 'ai,media'],
   ['/openweather/v1/weather', 'WEATHER', '0.020000', 'data'],
@@ -69,7 +71,7 @@ const specTable: [path: string, shape: string, price: string, tags: string][] = 
   ['/judge0/v1/languages', 'EMPTY', '0.020000', 'compute'],
   ['/lob/v1/postcards', 'POSTCARD', '2.000000', 'commerce'],
   ['/lob/v1/letters', 'LETTER', '3.000000', 'commerce'],
-  ['/lob/v1/verify', 'US-ADDRESS', '0.020000', 'commerce,data'],
+  ['/lob/v1/verify', 'US-ADDRESS', '0.020000', 'commerce'],
   ['/coingecko/v1/price', 'COIN-PRICE', '0.020000', 'data'],
   ['/coingecko/v1/markets', 'COIN-MARKETS', '0.020000', 'data'],
   ['/coingecko/v1/trending', 'EMPTY', '0.020000', 'data'],
@@ -80,15 +82,15 @@ const specTable: [path: string, shape: string, price: string, tags: string][] = 
   ['/newsapi/v1/search', 'NEWS-SEARCH', '0.020000', 'data,search'],
   ['/deepl/v1/translate', 'DEEPL', '0.020000', 'translation'],
   ['/exa/v1/search', 'EXA-SEARCH', '0.020000', 'search,ai'],
-  ['/exa/v1/contents', 'EXA-CONTENTS', '0.020000', 'search,web'],
+  ['/exa/v1/contents', 'EXA-CONTENTS', '0.020000', 'search,ai'],
   ['/jina/v1/read', 'URL', '0.020000', 'web,data'],
   ['/serper/v1/search', 'SERPER', '0.020000', 'search'],
   ['/serper/v1/images', 'SERPER', '0.020000', 'search'],
-  ['/screenshot/v1/capture', 'SCREENSHOT', '0.020000', 'web,media'],
+  ['/screenshot/v1/capture', 'SCREENSHOT', '0.020000', 'web'],
   ['/pdfshift/v1/convert', 'PDF', '0.020000', 'web,data'],
   ['/qrcode/v1/generate', 'QR', '0.020000', 'data'],
   ['/replicate/v1/predictions', 'PREDICTION', '0.040000', 'ai,media'],
-  ['/replicate/v1/predictions/status', 'PREDICTION-ID', '0.020000', 'ai'],
+  ['/replicate/v1/predictions/status', 'PREDICTION-ID', '0.020000', 'ai,media'],
   ['/stability/v1/generate', 'SD3', '0.060000', 'ai,media'],
   ['/stability/v1/edit', 'SEARCH-REPLACE', '0.060000', 'ai,media'],
   ['/assemblyai/v1/transcribe', 'TRANSCRIPT-JOB', '0.040000', 'ai,media'],
@@ -106,13 +108,13 @@ const specTable: [path: string, shape: string, price: string, tags: string][] = 
   ['/mistral/v1/embeddings', 'EMBED', '0.020000', 'ai'],
   ['/cohere/v1/chat', 'COHERE-CHAT', '0.020000', 'ai'],
   ['/cohere/v1/embed', 'COHERE-EMBED', '0.020000', 'ai'],
-  ['/cohere/v1/rerank', 'RERANK', '0.020000', 'ai,search'],
+  ['/cohere/v1/rerank', 'RERANK', '0.020000', 'ai'],
   ['/virustotal/v1/scan', 'SCAN', '0.020000', 'security'],
   ['/exchangerate/v1/rates', 'RATES', '0.020000', 'finance'],
   ['/exchangerate/v1/convert', 'CONVERT', '0.020000', 'finance'],
   ['/shortio/v1/shorten', 'SHORTEN', '0.020000', 'utility'],
-  ['/tinify/v1/compress', 'COMPRESS', '0.020000', 'utility,media'],
-  ['/tinify/v1/resize', 'RESIZE', '0.020000', 'utility,media'],
+  ['/tinify/v1/compress', 'COMPRESS', '0.020000', 'utility'],
+  ['/tinify/v1/resize', 'RESIZE', '0.020000', 'utility'],
 ]
 
 describe('the default catalog', () => {
@@ -130,6 +132,14 @@ describe('the default catalog', () => {
     expect(actual).toEqual(specTable)
   })
 
+  it("tags every endpoint with its service's categories, as the seed does", () => {
+    for (const service of catalog.services) {
+      for (const endpoint of service.endpoints) {
+        expect([endpoint.path, ...endpoint.tags]).toEqual([endpoint.path, ...service.tags])
+      }
+    }
+  })
+
   it('is valid', () => {
     expect(validateCatalog(catalog)).toEqual({ status: 'valid' })
   })
@@ -140,14 +150,15 @@ describe('the default catalog', () => {
     expect(models?.service.segment).toBe('open')
   })
 
-  it('caps the open chat route: allow-list, max_tokens 4096, small body', () => {
+  it('caps the open chat route: allow-list, max_tokens 4096, a 24 000-byte body', () => {
     const open = indexCatalog(catalog).get('POST /open/v1/chat/completions')
       ?.endpoint as PaidEndpoint
     const ok = { model: 'llama-3.3-70b', messages: [{ role: 'user', content: 'hi' }] }
     expect(validateBody(open.shape, ok).status).toBe('valid')
     expect(validateBody(open.shape, { ...ok, model: 'gpt-4o' }).status).toBe('invalid')
     expect(validateBody(open.shape, { ...ok, max_tokens: 4097 }).status).toBe('invalid')
-    expect(open.maxBodyBytes).toBeLessThan(1024 * 1024)
+    // The full catalog's cap: a body of at most 24 000 characters.
+    expect(open.maxBodyBytes).toBe(24_000)
     const custom = defaultCatalog({ openModels: ['m1'], openMaxTokens: 10 })
     const capped = indexCatalog(custom).get('POST /open/v1/chat/completions')
       ?.endpoint as PaidEndpoint

@@ -22,13 +22,19 @@ import { emailBatch } from './shapes-tools.js'
 /** Transcription bodies carry base64 audio: 25 MiB of audio is about 34 MiB of base64. */
 const transcriptionBodyBytes = Math.ceil((shape.transcriptionMaxBytes * 4) / 3) + 64 * 1024
 
+/**
+ * Body cap of the open chat route: the full catalog's 24 000 characters, counted in bytes (a body of
+ * non-ASCII text is capped earlier, never later).
+ */
+const openBodyBytes = 24_000
+
 /** Options of {@link defaultCatalog}. */
 export type DefaultCatalogOptions = {
   /** Model allow-list of the open chat route. Default {@link defaultOpenModels}. */
   openModels?: readonly [string, ...string[]] | undefined
   /** `max_tokens` cap of the open chat route. Default 4096. */
   openMaxTokens?: number | undefined
-  /** Body cap of the open chat route in bytes. Default 256 KiB. */
+  /** Body cap of the open chat route in bytes. Default 24 000 (the full catalog's cap). */
   openMaxBodyBytes?: number | undefined
   /**
    * Base URL of the private inference API (`…/v1`), for a gateway that serves the `open` routes
@@ -68,11 +74,11 @@ export function defaultCatalog(options: DefaultCatalogOptions = {}): Catalog {
       family: 'openai',
       upstream: { baseUrl: 'https://api.openai.com/v1', credential: 'OPENAI_API_KEY' },
       endpoints: [
-        paid('/openai/v1/chat/completions', shape.chat, '0.020000', ai, 'Chat completions', {
+        paid('/openai/v1/chat/completions', shape.chat, '0.020000', am, 'Chat completions', {
           operation: 'chat',
           defaults: { model: 'gpt-4o-mini' },
         }),
-        paid('/openai/v1/embeddings', shape.embed, '0.020000', ai, 'Embeddings', {
+        paid('/openai/v1/embeddings', shape.embed, '0.020000', am, 'Embeddings', {
           operation: 'embeddings',
           defaults: { model: 'text-embedding-3-small' },
         }),
@@ -129,7 +135,7 @@ export function defaultCatalog(options: DefaultCatalogOptions = {}): Catalog {
           ai,
           'Chat with open and confidential models, capped',
           { operation: 'chat' },
-          options.openMaxBodyBytes ?? 256 * 1024,
+          options.openMaxBodyBytes ?? openBodyBytes,
         ),
         {
           kind: 'free',

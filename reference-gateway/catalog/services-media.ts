@@ -9,7 +9,6 @@ import { paid } from './paid.js'
 import * as shape from './shapes.js'
 import * as ai from './shapes-ai.js'
 
-const ai_: readonly Tag[] = ['ai']
 const am: readonly Tag[] = ['ai', 'media']
 
 /** Together, ElevenLabs, Replicate, Stability and AssemblyAI. */
@@ -23,7 +22,7 @@ export function mediaServices(): Service[] {
       family: 'openai-compatible',
       upstream: { baseUrl: 'https://api.together.xyz/v1', credential: 'TOGETHER_API_KEY' },
       endpoints: [
-        paid('/together/v1/chat/completions', shape.chat, '0.020000', ai_, 'Open-model chat', {
+        paid('/together/v1/chat/completions', shape.chat, '0.020000', am, 'Open-model chat', {
           operation: 'chat',
           defaults: { model: 'meta-llama/Llama-3.3-70B-Instruct-Turbo' },
         }),
@@ -38,7 +37,7 @@ export function mediaServices(): Service[] {
             defaults: { model: 'black-forest-labs/FLUX.1-schnell', n: 1 },
           },
         ),
-        paid('/together/v1/embeddings', shape.embed, '0.020000', ai_, 'Embeddings', {
+        paid('/together/v1/embeddings', shape.embed, '0.020000', am, 'Embeddings', {
           operation: 'embeddings',
           defaults: { model: 'BAAI/bge-base-en-v1.5' },
         }),
@@ -94,7 +93,7 @@ export function mediaServices(): Service[] {
           '/replicate/v1/predictions/status',
           ai.predictionId,
           '0.020000',
-          ai_,
+          am,
           'Status and output of a prediction',
           { operation: 'status' },
         ),

@@ -71,7 +71,7 @@ export function toolServices(): Service[] {
         paid('/lob/v1/letters', tools.letter, '3.000000', commerce, 'Mail a letter (US)', {
           operation: 'letter',
         }),
-        paid('/lob/v1/verify', tools.usAddress, p, ['commerce', 'data'], 'Verify a US address', {
+        paid('/lob/v1/verify', tools.usAddress, p, commerce, 'Verify a US address', {
           operation: 'verify',
         }),
       ],
@@ -98,7 +98,7 @@ export function toolServices(): Service[] {
       { baseUrl: 'https://api.exa.ai', credential: 'EXA_API_KEY' },
       [
         paid('/exa/v1/search', web.exaSearch, p, sa, 'Web search', { operation: 'search' }),
-        paid('/exa/v1/contents', web.exaContents, p, ['search', 'web'], 'Page contents', {
+        paid('/exa/v1/contents', web.exaContents, p, sa, 'Page contents', {
           operation: 'contents',
         }),
       ],
@@ -146,7 +146,7 @@ export function renderServices(): Service[] {
       'screenshotone',
       { baseUrl: 'https://api.screenshotone.com', credential: 'SCREENSHOTONE_API_KEY' },
       [
-        paid('/screenshot/v1/capture', web.screenshot, p, ['web', 'media'], 'Screenshot a page', {
+        paid('/screenshot/v1/capture', web.screenshot, p, ['web'], 'Screenshot a page', {
           operation: 'capture',
         }),
       ],
@@ -257,7 +257,7 @@ export function languageServices(): Service[] {
           operation: 'embed',
           defaults: { model: 'embed-v4.0' },
         }),
-        paid('/cohere/v1/rerank', ai.rerank, p, ['ai', 'search'], 'Rerank documents', {
+        paid('/cohere/v1/rerank', ai.rerank, p, ai_, 'Rerank documents', {
           operation: 'rerank',
           defaults: { model: 'rerank-v3.5' },
         }),
@@ -315,7 +315,7 @@ export function utilityServices(options: ToolServicesOptions): Service[] {
           '/tinify/v1/compress',
           web.compress,
           p,
-          ['utility', 'media'],
+          utility,
           'Compress an image',
           { operation: 'compress' },
           imageBody,
@@ -324,7 +324,7 @@ export function utilityServices(options: ToolServicesOptions): Service[] {
           '/tinify/v1/resize',
           web.resize,
           p,
-          ['utility', 'media'],
+          utility,
           'Compress and resize an image',
           { operation: 'resize' },
           imageBody,

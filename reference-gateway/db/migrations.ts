@@ -264,6 +264,38 @@ export const migrations: Readonly<Record<string, Migration>> = {
       await db.schema.alterTable('aci_anchors').dropColumn('gateway_receipt_hash').execute()
     },
   },
+  '2026_11_26_014_review_value': {
+    async up(db: Kysely<unknown>) {
+      // What each reviewed purchase paid: a review counts from a minimum value and weighs by it.
+      // Reviews written before have no value recorded (0): they stay listed but do not count.
+      await db.schema
+        .alterTable('marketplace_reviews')
+        .addColumn('value', 'bigint', (c) => c.notNull().defaultTo(0))
+        .execute()
+      await db.schema
+        .createIndex('marketplace_reviews_seller_buyer')
+        .on('marketplace_reviews')
+        .columns(['seller', 'buyer', 'created_at'])
+        .execute()
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.dropIndex('marketplace_reviews_seller_buyer').execute()
+      await db.schema.alterTable('marketplace_reviews').dropColumn('value').execute()
+    },
+  },
+  '2026_11_26_015_activity_pairs': {
+    async up(db: Kysely<unknown>) {
+      // The wash-trading mark looks up the same pair the other way round.
+      await db.schema
+        .createIndex('marketplace_activity_pair')
+        .on('marketplace_activity')
+        .columns(['seller', 'buyer'])
+        .execute()
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.dropIndex('marketplace_activity_pair').execute()
+    },
+  },
 }
 
 /** The in-code migration provider. */

@@ -203,6 +203,11 @@ export type MarketplaceReviewTable = {
   rating: number
   text: string
   created_at: string
+  /**
+   * What the purchase paid, base units: a review counts in the rating from a minimum value, and
+   * weighs by it. 0 for reviews written before it was recorded (they do not count).
+   */
+  value: ColumnType<bigint | number | string, bigint | undefined, bigint>
 }
 
 /** `marketplace_activity`: the activity feed, one row per payment digest. */

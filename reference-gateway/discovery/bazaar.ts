@@ -14,7 +14,7 @@
  * @module
  */
 import { isValidSuiAddress, normalizeSuiAddress } from '@mysten/sui/utils'
-import { formatAmount } from 'tollgate'
+import { formatAmount, SellerText } from 'tollgate'
 import { z } from 'zod'
 import type { Catalog } from '../catalog/catalog.js'
 import type { Listing, MarketplaceStore } from '../marketplace/store.js'
@@ -170,16 +170,42 @@ export function ownResources(
   })
 }
 
-/** A listed endpoint as a resource. */
+/**
+ * A listing's probe body as one compact JSON line (a seller's pretty-printed body has new lines),
+ * or the text as it is when it is not JSON.
+ */
+export function compactBody(probeBody: string): string {
+  try {
+    return JSON.stringify(JSON.parse(probeBody))
+  } catch {
+    return probeBody
+  }
+}
+
+/** The description a listing is shown with: its description, else its name (quoted, labelled). */
+export const listingDescription = (l: Listing): string =>
+  l.description === ''
+    ? SellerText.quote('name', l.name, { max: 120 })
+    : SellerText.quote('description', l.description)
+
+/**
+ * A listed endpoint as a resource. What its seller wrote is shown as the seller's: the name and
+ * description quoted and labelled (`SellerText.quote`), the request schema with every `title` and
+ * `description` quoted the same way (`SellerText.schema`), the example body as JSON only when every
+ * string in it is one short line (else quoted and labelled as text).
+ */
 export function listingResource(l: Listing): BazaarResource {
-  const schema = l.inputSchema ?? anyObject
+  const schema = l.inputSchema == null ? anyObject : SellerText.schema(l.inputSchema)
   let example: unknown = {}
   try {
-    example = JSON.parse(l.probeBody)
+    const body: unknown = JSON.parse(l.probeBody)
+    example = SellerText.isPlain(body)
+      ? body
+      : SellerText.quote('example body', compactBody(l.probeBody))
   } catch {
     // Submissions are checked to be JSON; an old row that is not shows an empty example.
   }
-  const description = l.description === '' ? l.name : l.description
+  const description = listingDescription(l)
   return {
     resource: l.url,
     type: 'http',
@@ -205,8 +231,8 @@ export function listingResource(l: Listing): BazaarResource {
     metadata: {
       source: 'seller',
       id: l.id,
-      name: l.name,
-      description: l.description,
+      name: SellerText.quote('name', l.name, { max: 120 }),
+      description: l.description === '' ? '' : SellerText.quote('description', l.description),
       tags: l.tags,
       method: l.method,
       price: formatAmount(l.price),

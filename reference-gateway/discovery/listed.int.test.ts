@@ -155,7 +155,9 @@ describe('GET /discovery/resources', () => {
 
   it('filters by payTo, network, type and scheme', async () => {
     const bySeller = await get(`/discovery/resources?payTo=${sellerB}`)
-    expect(bySeller.json.items.map((i) => i.metadata.name)).toEqual(['Percent_literal 100%'])
+    expect(bySeller.json.items.map((i) => i.metadata.name)).toEqual([
+      `seller's name: "Percent_literal 100%"`,
+    ])
     const byGateway = await get(`/discovery/resources?payTo=${gatewayPayTo}&limit=100`)
     expect(byGateway.json.pagination.total).toBe(own)
     const testnet = await get('/discovery/resources?network=sui:testnet')
@@ -184,14 +186,18 @@ describe('GET /discovery/search', () => {
     const sources = weather.json.items.map((i) => i.metadata.source)
     expect(sources).toContain('gateway')
     expect(sources.at(-1)).toBe('seller')
-    expect(weather.json.items.some((i) => i.metadata.name === 'Suspended forecast')).toBe(false)
+    expect(
+      weather.json.items.some((i) => i.metadata.name === `seller's name: "Suspended forecast"`),
+    ).toBe(false)
     const both = await get('/discovery/search?query=weather%20city%20hourly')
     expect(both.json.items.map((i) => i.metadata.id)).toHaveLength(1)
   })
 
   it('takes % and _ literally', async () => {
     const percent = await get('/discovery/search?query=100%25')
-    expect(percent.json.items.map((i) => i.metadata.name)).toEqual(['Percent_literal 100%'])
+    expect(percent.json.items.map((i) => i.metadata.name)).toEqual([
+      `seller's name: "Percent_literal 100%"`,
+    ])
     expect((await get('/discovery/search?query=per_ent')).json.items).toEqual([])
     expect((await get('/discovery/search?query=%25%25%25')).json.items).toEqual([])
   })
@@ -221,7 +227,7 @@ describe('the documents list the listed sellers', () => {
     const text = await (await fetch(`${base}/llms.txt`)).text()
     expect(text).toContain('## Listed seller endpoints')
     expect(text).toContain(
-      `- \`POST https://seller-0.example/v1/call\`: 0.010000 USDC to \`${sellerA}\`. Weather oracle: Hourly forecasts for any city. Tags: weather. Example body: \`{"city":"Lisbon"}\``,
+      `- \`POST https://seller-0.example/v1/call\`: 0.010000 USDC to \`${sellerA}\`. seller's name: "Weather oracle", seller's description: "Hourly forecasts for any city". Tags: weather. seller's example body: "{\\"city\\":\\"Lisbon\\"}"`,
     )
     expect(text).not.toContain('Suspended forecast')
     const { listings } = await store.searchListings({

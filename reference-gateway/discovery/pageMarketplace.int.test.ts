@@ -73,6 +73,7 @@ beforeAll(async () => {
       rating,
       text: 'good',
       createdAt: new Date(4_000 + i).toISOString(),
+      value: 200_000n,
     })
   }
   for (const [i, amount] of [20_000n, 1_500_000n].entries()) {
@@ -117,7 +118,8 @@ describe('the marketplace on the catalog page', () => {
       'Weather oracle | POST https://seller-0.example/v1/call?q=&quot;0&quot;',
     )
     expect(rows[0]?.[3]).toContain('no reviews yet')
-    expect(rows[1]?.[3]).toContain('★ 4.50 (2 reviews)')
+    // One buyer's two reviews: its latest counts.
+    expect(rows[1]?.[3]).toContain('★ 4.00 from 1 buyer (2 reviews)')
     expect(html).toContain(`<a href="https://gw.example/v1/agent/${sellerA}">`)
   })
 

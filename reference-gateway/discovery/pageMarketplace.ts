@@ -106,10 +106,15 @@ export function listingStateText(listing: Pick<Listing, 'state' | 'consecutiveFa
   return `listed (${failed} of ${failuresBeforeSuspension} re-probes failed)`
 }
 
-/** A seller's rating as the page shows it. */
+/**
+ * A seller's rating as the page shows it: the value-weighted average, from how many distinct
+ * buyers, and how many reviews there are in all.
+ */
 export function ratingText(rating: Rating | undefined): string {
   if (rating === undefined) return 'no reviews yet'
-  return `★ ${rating.average.toFixed(2)} (${rating.count} ${rating.count === 1 ? 'review' : 'reviews'})`
+  const reviews = `${rating.count} ${rating.count === 1 ? 'review' : 'reviews'}`
+  if (rating.average === null) return `not rated yet (${reviews} below the minimum value)`
+  return `★ ${rating.average.toFixed(2)} from ${rating.buyers} ${rating.buyers === 1 ? 'buyer' : 'buyers'} (${reviews})`
 }
 
 /** The section of listed seller endpoints (in `<main>`: the search and tag filter apply). */

@@ -208,8 +208,14 @@ describe('the /v1/jobs routes', () => {
     const profile = await (
       await fetch(`${gateway.url}/v1/reviews?seller=${seller.toSuiAddress()}`)
     ).json()
-    expect(profile).toMatchObject({ rating: { average: 4, count: 1 }, total: 1 })
-    expect(profile.reviews[0]).toMatchObject({ purchase: jobId, rating: 4, text: 'good work' })
+    expect(profile).toMatchObject({ rating: { average: 4, buyers: 1, count: 1 }, total: 1 })
+    // The review weighs by the job's value (1 USDC, above the 0.10 minimum).
+    expect(profile.reviews[0]).toMatchObject({
+      purchase: jobId,
+      rating: 4,
+      text: 'good work',
+      value: '1000000',
+    })
   })
 })
 

@@ -374,6 +374,7 @@ export function jobRoutes(options: JobRoutesOptions): Hono {
       rating: review.rating,
       text: review.comment,
       createdAt: new Date().toISOString(),
+      value: found.amount,
     })
     if (added === undefined) {
       return problem('review_refused', 'This purchase has already been reviewed.', 403, {

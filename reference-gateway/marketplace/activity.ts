@@ -13,6 +13,11 @@
  * unique index, across processes). The stream reads the database, so it shows what every gateway
  * process recorded.
  *
+ * Wash trading is marked, not hidden: an item is `wash: true` when its buyer and seller also appear
+ * the other way round in the feed (the seller paid the buyer too, before or after), or are the same
+ * address — money going round between two addresses makes a seller look busy for the price of gas.
+ * The mark is computed when the feed is read, so a later payment back marks the earlier one too.
+ *
  * @module
  */
 import { isValidSuiAddress, normalizeSuiAddress } from '@mysten/sui/utils'
@@ -42,15 +47,21 @@ export type ActivityItem = {
   at: string
 }
 
+/**
+ * An item as the feed shows it: with `wash` — its buyer and seller also appear the other way round
+ * in the feed (or are the same address).
+ */
+export type FeedItem = ActivityItem & { wash: boolean }
+
 /** An item with when the feed recorded it (ms), which orders the live stream. */
-export type RecordedItem = ActivityItem & { recordedMs: number }
+export type RecordedItem = FeedItem & { recordedMs: number }
 
 /** The feed's storage. */
 export type ActivityStore = {
   /** Records a payment; undefined when its digest is already in the feed. */
   add(item: Omit<ActivityItem, 'id'>): Promise<ActivityItem | undefined>
   /** Newest first. */
-  page(limit: number, offset: number): Promise<{ items: ActivityItem[]; total: number }>
+  page(limit: number, offset: number): Promise<{ items: FeedItem[]; total: number }>
   /**
    * Items recorded (by any process) at or after `afterMs`, in the order they were recorded; the
    * stream skips those it sent already.
@@ -69,6 +80,8 @@ type Row = {
   resource: string | null
   at_ms: bigint | number | string
   recorded_ms: bigint | number | string
+  /** SQLite answers 0/1, PostgreSQL a boolean. */
+  wash: boolean | number | bigint | string
 }
 
 const fromRow = (r: Row): RecordedItem => ({
@@ -82,6 +95,7 @@ const fromRow = (r: Row): RecordedItem => ({
   resource: r.resource,
   at: new Date(Number(r.at_ms)).toISOString(),
   recordedMs: Number(r.recorded_ms),
+  wash: r.wash === true || r.wash === 1 || r.wash === 1n || r.wash === '1' || r.wash === 't',
 })
 
 /** The feed over the gateway's relational store (table `marketplace_activity`). */
@@ -89,6 +103,25 @@ export function createActivityStore(
   db: Kysely<GatewaySchema>,
   now: () => number = Date.now,
 ): ActivityStore {
+  /** The feed's rows with the wash-trading mark: the pair also appears the other way round. */
+  const items = () =>
+    db
+      .selectFrom('marketplace_activity as a')
+      .selectAll('a')
+      .select((eb) =>
+        eb
+          .or([
+            eb('a.buyer', '=', eb.ref('a.seller')),
+            eb.exists(
+              eb
+                .selectFrom('marketplace_activity as back')
+                .select('back.id')
+                .whereRef('back.seller', '=', 'a.buyer')
+                .whereRef('back.buyer', '=', 'a.seller'),
+            ),
+          ])
+          .as('wash'),
+      )
   return {
     async add(item) {
       const id = newId('act')
@@ -112,11 +145,9 @@ export function createActivityStore(
     },
     async page(limit, offset) {
       const [rows, count] = await Promise.all([
-        db
-          .selectFrom('marketplace_activity')
-          .selectAll()
-          .orderBy('at_ms', 'desc')
-          .orderBy('id', 'desc')
+        items()
+          .orderBy('a.at_ms', 'desc')
+          .orderBy('a.id', 'desc')
           .limit(limit)
           .offset(offset)
           .execute(),
@@ -134,12 +165,10 @@ export function createActivityStore(
       }
     },
     async since(afterMs, limit) {
-      const rows = await db
-        .selectFrom('marketplace_activity')
-        .selectAll()
-        .where('recorded_ms', '>=', BigInt(afterMs))
-        .orderBy('recorded_ms')
-        .orderBy('id')
+      const rows = await items()
+        .where('a.recorded_ms', '>=', BigInt(afterMs))
+        .orderBy('a.recorded_ms')
+        .orderBy('a.id')
         .limit(limit)
         .execute()
       return rows.map(fromRow)
@@ -148,7 +177,10 @@ export function createActivityStore(
 }
 
 /** An item as the API shows it (the amount as a decimal string of base units). */
-export const activityJson = ({ recordedMs: _, ...i }: ActivityItem & { recordedMs?: number }) => ({
+export const activityJson = ({
+  recordedMs: _,
+  ...i
+}: ActivityItem & { wash?: boolean; recordedMs?: number }) => ({
   ...i,
   amount: i.amount.toString(),
 })

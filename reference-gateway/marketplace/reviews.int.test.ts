@@ -32,14 +32,18 @@ let base: string
 
 const digest = () => toBase58(randomBytes(32))
 
-/** A purchase from the gateway paid by `payer`, taken to `state`. */
-async function purchase(payer: string, state: 'settled' | 'served' | 'refund_due' | 'refunded') {
+/** A purchase from the gateway paid by `payer` (0.20 USDC unless said), taken to `state`. */
+async function purchase(
+  payer: string,
+  state: 'settled' | 'served' | 'refund_due' | 'refunded',
+  amount = 200_000n,
+) {
   const d = digest()
   const resource = 'https://gw.example/v1/answer'
   await payments.claim(d, { resource, dialect: 'x402' })
   await payments.settled(d, {
     payer,
-    amount: 20_000n,
+    amount,
     resource,
     dialect: 'x402',
     network: 'sui:mainnet',
@@ -108,7 +112,7 @@ async function review(
 
 const listed = async (seller = gateway.toSuiAddress()) =>
   (await (await fetch(`${base}/v1/reviews?seller=${seller}`)).json()) as {
-    rating: { average: number | null; count: number }
+    rating: { average: number | null; buyers: number; count: number }
     reviews: { purchase: string; rating: number; text: string; buyer: string }[]
   }
 
@@ -117,15 +121,42 @@ describe('reviews of paid calls', () => {
     const served = await purchase(buyer.toSuiAddress(), 'served')
     const answer = await review(buyer, { purchase: served, rating: 4, text: 'Good.' })
     expect(answer.status, JSON.stringify(answer.json)).toBe(201)
-    expect(answer.json).toMatchObject({ purchase: served, rating: 4, buyer: buyer.toSuiAddress() })
+    expect(answer.json).toMatchObject({
+      purchase: served,
+      rating: 4,
+      buyer: buyer.toSuiAddress(),
+      value: '200000',
+      counts: true,
+    })
     const second = await purchase(buyer.toSuiAddress(), 'served')
     expect((await review(buyer, { purchase: second, rating: 5 })).status).toBe(201)
     const shown = await listed()
-    expect(shown.rating).toEqual({ average: 4.5, count: 2 })
+    // One buyer: its latest review counts; both are listed.
+    expect(shown.rating).toEqual({ average: 5, buyers: 1, count: 2 })
     expect(shown.reviews.map((r) => [r.purchase, r.rating])).toEqual([
       [second, 5],
       [served, 4],
     ])
+  })
+
+  it('takes a review of a dust purchase but does not count it: the rating stays the buyers’', async () => {
+    const before = await listed()
+    const puppet = Ed25519Keypair.generate()
+    const dust = await purchase(puppet.toSuiAddress(), 'served', 1n)
+    const answer = await review(puppet, { purchase: dust, rating: 1 })
+    expect(answer.status).toBe(201)
+    expect(answer.json).toMatchObject({ value: '1', counts: false })
+    const after = await listed()
+    expect(after.rating).toEqual({ ...before.rating, count: before.rating.count + 1 })
+    expect(after.reviews.some((r) => r.purchase === dust)).toBe(true)
+    // The same buyer at the minimum value (0.10 USDC) counts, as one more distinct buyer.
+    const real = await purchase(puppet.toSuiAddress(), 'served', 100_000n)
+    expect((await review(puppet, { purchase: real, rating: 1 })).json).toMatchObject({
+      counts: true,
+    })
+    const counted = await listed()
+    expect(counted.rating.buyers).toBe(before.rating.buyers + 1)
+    expect(counted.rating.average).toBeLessThan(before.rating.average as number)
   })
 
   it.each([
@@ -247,7 +278,7 @@ describe('reviews of paid calls', () => {
     expect((await fetch(`${base}/v1/reviews?seller=nope`)).status).toBe(400)
     expect((await fetch(`${base}/v1/reviews`)).status).toBe(400)
     expect(await listed(otherSeller)).toMatchObject({
-      rating: { average: null, count: 0 },
+      rating: { average: null, buyers: 0, count: 0 },
       reviews: [],
     })
   })

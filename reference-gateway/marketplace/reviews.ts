@@ -12,13 +12,19 @@
  * purchase, only a settled and served one, one review per purchase. Purchases are looked up where
  * the gateway can see that they were served: its own paid calls, in its payment store.
  *
+ * A seller's rating resists sock puppets (a 1-base-unit purchase costs only gas): of each buyer,
+ * only the LATEST review of a purchase worth at least the minimum value (default 0.10 USDC) counts,
+ * and the average weighs each counted review by that purchase's value. Every review stays listed;
+ * the rating says how many distinct buyers it is made of.
+ *
  * @module
  */
 import { isValidSuiAddress, normalizeSuiAddress } from '@mysten/sui/utils'
 import { Hono } from 'hono'
-import type { Kysely, Selectable } from 'kysely'
+import { type Kysely, type Selectable, sql } from 'kysely'
 import { PaymentError, type PaymentErrorCode, type PaymentStore } from 'tollgate'
 import { z } from 'zod'
+import { toBigint } from '../db/database.js'
 import type { GatewaySchema, MarketplaceReviewTable } from '../db/schema.js'
 import { type PurchaseOutcome, reviewEligibility } from '../reviews/rules.js'
 import type { MutationSigner } from './signing.js'
@@ -34,33 +40,61 @@ export type Review = {
   rating: number
   text: string
   createdAt: string
+  /** What the purchase paid, base units (0 when not recorded). */
+  value: bigint
 }
 
-/** A purchase as the gateway knows it. */
-export type Purchase = { buyer: string; seller: string; outcome: PurchaseOutcome }
+/** A purchase as the gateway knows it: who paid whom, how it ended, and how much (base units). */
+export type Purchase = { buyer: string; seller: string; outcome: PurchaseOutcome; value: bigint }
 
 /** Finds the purchase paid by a digest; undefined when the gateway knows no such purchase. */
 export type PurchaseLookup = (digest: string) => Promise<Purchase | undefined>
 
 /** The reviews' storage. */
 export type ReviewStore = {
+  /** Smallest purchase value (base units) whose review counts in a rating. */
+  readonly minValue: bigint
   /** Adds a review; false when the purchase already has one (atomic across processes). */
   add(review: Omit<Review, 'id'>): Promise<Review | undefined>
   /** The review of a purchase (a payment digest, or an escrow job's id), if it has one. */
   get(purchase: string): Promise<Review | undefined>
-  /** A seller's reviews, newest first, with the average rating over all of them. */
+  /** A seller's reviews, newest first, with its rating. */
   of(
     seller: string,
     page: { limit: number; offset: number },
-  ): Promise<{ reviews: Review[]; total: number; average: number | null }>
-  /** The average rating and review count of each of `sellers` that has reviews (one query). */
+  ): Promise<{ reviews: Review[]; total: number; rating: Rating }>
+  /** The rating of each of `sellers` that has reviews (two queries). */
   ratings(sellers: readonly string[]): Promise<Map<string, Rating>>
 }
 
-/** A seller's rating: the average of its reviews' stars (two decimals) and how many there are. */
-export type Rating = { average: number; count: number }
+/**
+ * A seller's rating. Of each buyer only the latest review of a purchase worth at least the minimum
+ * value counts; `average` weighs those reviews' stars by their purchases' values.
+ */
+export type Rating = {
+  /** Value-weighted average stars of the reviews that count (two decimals); null when none does. */
+  average: number | null
+  /** Distinct buyers whose review counts. */
+  buyers: number
+  /** Every review of the seller, counted or not. */
+  count: number
+}
 
-const averageOf = (stars: number, count: number) => Math.round((stars / count) * 100) / 100
+/** Options of {@link createReviewStore}. */
+export type ReviewStoreOptions = {
+  /**
+   * Smallest purchase value (base units) whose review counts in a rating. Default 100 000
+   * (0.10 USDC). Security: lower, and sock-puppet buyers rate a seller for almost nothing.
+   */
+  minValue?: bigint | undefined
+}
+
+/** The default {@link ReviewStoreOptions.minValue}: 0.10 USDC. */
+export const defaultReviewMinValue = 100_000n
+
+/** stars·value / value, two decimals; bigint all the way to the last division. */
+const weightedAverage = (weighted: bigint, value: bigint): number | null =>
+  value === 0n ? null : Number((weighted * 100n + value / 2n) / value) / 100
 
 const reviewOf = (r: Selectable<MarketplaceReviewTable>): Review => ({
   id: r.id,
@@ -70,11 +104,92 @@ const reviewOf = (r: Selectable<MarketplaceReviewTable>): Review => ({
   rating: Number(r.rating),
   text: r.text,
   createdAt: r.created_at,
+  value: toBigint(r.value),
 })
 
-/** The reviews' storage over the gateway's relational store (table `marketplace_reviews`). */
-export function createReviewStore(db: Kysely<GatewaySchema>): ReviewStore {
+/** A review as the API shows it (its value as a decimal string of base units). */
+export const reviewJson = (r: Review) => ({ ...r, value: r.value.toString() })
+
+/**
+ * The reviews' storage over the gateway's relational store (table `marketplace_reviews`).
+ *
+ * @example
+ * ```ts
+ * const reviews = createReviewStore(db, { minValue: 100_000n })
+ * ```
+ */
+export function createReviewStore(
+  db: Kysely<GatewaySchema>,
+  options: ReviewStoreOptions = {},
+): ReviewStore {
+  const minValue = options.minValue ?? defaultReviewMinValue
+
+  /** Per seller: every review, and the buyers, stars·value and value of the reviews that count. */
+  const rate = async (sellers: readonly string[]): Promise<Map<string, Rating>> => {
+    const ratings = new Map<string, Rating>()
+    const unique = [...new Set(sellers)]
+    if (unique.length === 0) return ratings
+    const [all, counted] = await Promise.all([
+      db
+        .selectFrom('marketplace_reviews')
+        .select((eb) => ['seller', eb.fn.countAll<number | string | bigint>().as('n')])
+        .where('seller', 'in', unique)
+        .groupBy('seller')
+        .execute(),
+      db
+        .selectFrom((eb) =>
+          eb
+            .selectFrom('marketplace_reviews')
+            .select((e) => [
+              'seller',
+              'rating',
+              'value',
+              // Of each buyer, its latest review of a purchase worth at least the minimum.
+              e.fn
+                .agg<number | string | bigint>('row_number')
+                .over((ob) =>
+                  ob
+                    .partitionBy(['seller', 'buyer'])
+                    .orderBy('created_at', 'desc')
+                    .orderBy('id', 'desc'),
+                )
+                .as('latest'),
+            ])
+            .where('seller', 'in', unique)
+            .where('value', '>=', minValue)
+            .as('r'),
+        )
+        .select((eb) => [
+          'r.seller',
+          eb.fn.countAll<number | string | bigint>().as('buyers'),
+          sql<
+            number | string | bigint | null
+          >`sum(${sql.ref('r.rating')} * ${sql.ref('r.value')})`.as('weighted'),
+          eb.fn.sum<number | string | bigint | null>('r.value').as('value'),
+        ])
+        .where('r.latest', '=', 1)
+        .groupBy('r.seller')
+        .execute(),
+    ])
+    const counts = new Map(counted.map((row) => [row.seller, row]))
+    for (const row of all) {
+      const count = Number(row.n)
+      if (count === 0) continue
+      const c = counts.get(row.seller)
+      ratings.set(row.seller, {
+        average:
+          c === undefined
+            ? null
+            : weightedAverage(toBigint(c.weighted ?? 0), toBigint(c.value ?? 0)),
+        buyers: c === undefined ? 0 : Number(c.buyers),
+        count,
+      })
+    }
+    return ratings
+  }
+
   return {
+    minValue,
     async add(review) {
       const row = { ...review, id: newId('rev') }
       const result = await db
@@ -87,6 +202,7 @@ export function createReviewStore(db: Kysely<GatewaySchema>): ReviewStore {
           rating: row.rating,
           text: row.text,
           created_at: row.createdAt,
+          value: row.value,
         })
         .onConflict((oc) => oc.column('purchase').doNothing())
         .executeTakeFirst()
@@ -101,7 +217,7 @@ export function createReviewStore(db: Kysely<GatewaySchema>): ReviewStore {
       return row === undefined ? undefined : reviewOf(row)
     },
     async of(seller, page) {
-      const [rows, summary] = await Promise.all([
+      const [rows, ratings] = await Promise.all([
         db
           .selectFrom('marketplace_reviews')
           .selectAll()
@@ -111,43 +227,12 @@ export function createReviewStore(db: Kysely<GatewaySchema>): ReviewStore {
           .limit(page.limit)
           .offset(page.offset)
           .execute(),
-        db
-          .selectFrom('marketplace_reviews')
-          .select((eb) => [
-            eb.fn.countAll<number | string | bigint>().as('n'),
-            eb.fn.sum<number | string | bigint | null>('rating').as('stars'),
-          ])
-          .where('seller', '=', seller)
-          .executeTakeFirst(),
+        rate([seller]),
       ])
-      const total = Number(summary?.n ?? 0)
-      const stars = Number(summary?.stars ?? 0)
-      return {
-        reviews: rows.map(reviewOf),
-        total,
-        average: total === 0 ? null : averageOf(stars, total),
-      }
+      const rating = ratings.get(seller) ?? { average: null, buyers: 0, count: 0 }
+      return { reviews: rows.map(reviewOf), total: rating.count, rating }
     },
-    async ratings(sellers) {
-      const ratings = new Map<string, Rating>()
-      if (sellers.length === 0) return ratings
-      const rows = await db
-        .selectFrom('marketplace_reviews')
-        .select((eb) => [
-          'seller',
-          eb.fn.countAll<number | string | bigint>().as('n'),
-          eb.fn.sum<number | string | bigint | null>('rating').as('stars'),
-        ])
-        .where('seller', 'in', [...new Set(sellers)])
-        .groupBy('seller')
-        .execute()
-      for (const row of rows) {
-        const count = Number(row.n)
-        if (count > 0)
-          ratings.set(row.seller, { average: averageOf(Number(row.stars ?? 0), count), count })
-      }
-      return ratings
-    },
+    ratings: rate,
   }
 }
 
@@ -171,7 +256,12 @@ export function gatewayPurchases(payments: PaymentStore, payTo: string): Purchas
         : record.state === 'refund_due' || record.state === 'refunded'
           ? 'refunded'
           : 'pending'
-    return { buyer: normalizeSuiAddress(record.settlement.payer), seller, outcome }
+    return {
+      buyer: normalizeSuiAddress(record.settlement.payer),
+      seller,
+      outcome,
+      value: record.settlement.amount,
+    }
   }
 }
 
@@ -243,8 +333,8 @@ export function reviewRoutes(options: ReviewRoutesOptions): Hono {
     const query = querySchema.safeParse(c.req.query())
     if (!query.success) return invalid(query.error, 'query')
     const { seller, limit, offset } = query.data
-    const { reviews, total, average } = await options.reviews.of(seller, { limit, offset })
-    return c.json({ seller, rating: { average, count: total }, reviews, total, limit, offset })
+    const { reviews, total, rating } = await options.reviews.of(seller, { limit, offset })
+    return c.json({ seller, rating, reviews: reviews.map(reviewJson), total, limit, offset })
   })
 
   app.post('/', async (c) => {
@@ -295,13 +385,14 @@ export function reviewRoutes(options: ReviewRoutesOptions): Hono {
       rating: review.rating,
       text: review.text,
       createdAt: new Date(now()).toISOString(),
+      value: purchase.value,
     })
     if (added === undefined) {
       return problem('review_refused', 'This purchase has already been reviewed.', {
         reason: 'already_reviewed',
       })
     }
-    return c.json(added, 201)
+    return c.json({ ...reviewJson(added), counts: added.value >= options.reviews.minValue }, 201)
   })
 
   return app

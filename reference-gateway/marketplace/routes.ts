@@ -301,10 +301,7 @@ export function marketplaceRoutes(options: MarketplaceRoutesOptions): Hono {
     const rating =
       reviews === undefined
         ? undefined
-        : await reviews.of(seller, { limit: 1, offset: 0 }).then((r) => ({
-            average: r.average,
-            count: r.total,
-          }))
+        : await reviews.of(seller, { limit: 1, offset: 0 }).then((r) => r.rating)
     return c.json({
       address: seller,
       identity: await identityOf(seller),

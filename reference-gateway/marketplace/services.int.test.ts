@@ -2,6 +2,7 @@
  * `GET /v1/services` paging and filters over the gateway's own items and listed endpoints in a
  * SQLite store: suspended and delisted endpoints are hidden; pages run across the two sources.
  */
+import { SellerText } from 'tollgate'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type GatewayDatabase, openDatabase } from '../db/database.js'
 import { type ServiceItem, searchServices, servicesQuerySchema } from './services.js'
@@ -79,7 +80,10 @@ describe('GET /v1/services', () => {
 
   it('filters by tag, seller, highest price and network', async () => {
     const ids = async (q: Record<string, string>) =>
-      (await searchServices(own, store, query(q))).items.map((i) => i.name)
+      (await searchServices(own, store, query(q))).items.map((i) =>
+        // A listing's name is shown as the seller's (quoted and labelled); compared unwrapped.
+        SellerText.unquote(i.name),
+      )
     expect(await ids({ tag: 'search' })).toEqual(['search', 's0'])
     expect((await ids({ seller })).sort()).toEqual(['s0', 's1'])
     // Newest listing first: s1 (1000) was listed after s0 (500); image (2000) is over.

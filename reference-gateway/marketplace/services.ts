@@ -6,6 +6,7 @@
  * @module
  */
 import { isValidSuiAddress, normalizeSuiAddress } from '@mysten/sui/utils'
+import { SellerText } from 'tollgate'
 import { z } from 'zod'
 import type { ServicesDocument } from '../discovery/services.js'
 import { tagSchema } from './routes.js'
@@ -76,11 +77,12 @@ export function ownServiceItems(document: ServicesDocument): ServiceItem[] {
   )
 }
 
+/** A listed endpoint as an item; what its seller wrote is quoted and labelled as the seller's. */
 const listingItem = (l: Listing): ServiceItem => ({
   source: 'seller',
   id: l.id,
-  name: l.name,
-  summary: l.description,
+  name: SellerText.quote('name', l.name, { max: 120 }),
+  summary: l.description === '' ? '' : SellerText.quote('description', l.description),
   method: l.method,
   url: l.url,
   tags: l.tags,

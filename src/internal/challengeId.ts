@@ -91,20 +91,22 @@ export function sameMac(a: Uint8Array, b: Uint8Array): boolean {
 }
 
 /**
- * Expiry buckets: a challenge issued at `now` for a lifetime of `T` seconds expires at the next
- * multiple of the bucket size `B = max(1, ceil(T / 4))` at or after `now + T`, so its real lifetime
- * is between `T` and `T + B`. A verifier that is given only the id (x402) tries the few bucket
- * boundaries that could be a live expiry: those in `(now, ceil((now + T) / B) * B + B]` — the extra
- * bucket absorbs clock skew of up to `B` seconds between servers.
+ * Expiry buckets: a challenge issued at `now` for a lifetime of `T` seconds expires at the last
+ * multiple of the bucket size `B = max(1, ceil(T / 4))` at or before `now + T` (aligned down), so
+ * its real lifetime is more than `T - B` and at most `T`: the expiry a buyer is shown (MPP
+ * `expires`, x402 `maxTimeoutSeconds`) is the latest moment it is accepted. A verifier that is
+ * given only the id (x402) tries the few bucket boundaries that could be a live expiry: those in
+ * `(now, floor((now + T) / B) * B + B]` — the extra bucket absorbs clock skew of up to `B` seconds
+ * between servers (a challenge issued by a server whose clock runs ahead).
  */
 export function bucketSeconds(lifetimeSeconds: number): number {
   return Math.max(1, Math.ceil(lifetimeSeconds / 4))
 }
 
-/** The aligned expiry (Unix seconds) of a challenge issued at `nowMs`. */
+/** The aligned expiry (Unix seconds) of a challenge issued at `nowMs`: never after `now + T`. */
 export function alignedExpiry(nowMs: number, lifetimeSeconds: number): number {
   const bucket = bucketSeconds(lifetimeSeconds)
-  return Math.ceil((nowMs / 1000 + lifetimeSeconds) / bucket) * bucket
+  return Math.floor((nowMs / 1000 + lifetimeSeconds) / bucket) * bucket
 }
 
 /**

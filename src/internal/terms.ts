@@ -127,7 +127,7 @@ function unchanged(p: PreparedTerms, t: RouteTerms, realm: string | undefined): 
  * keep the preparation per terms object (re-preparing if a field changed), so calling this is
  * optional; it is the place configuration errors surface.
  *
- * @param options.realm - MPP realm; default the host of `resource`. Bound into the id.
+ * @param options.realm - MPP realm; default the host name of `resource` (no port). Bound into the id.
  * @throws {PaymentError} `invalid_config` for terms that do not validate.
  */
 export function prepareTerms(
@@ -154,7 +154,7 @@ export function prepareTerms(
   }
   const url = new URL(t.resource)
   const resource = url.href
-  const realm = options.realm ?? url.host
+  const realm = options.realm ?? url.hostname
   const amount = t.price.toString()
   const request = encodeRequest({
     amount,

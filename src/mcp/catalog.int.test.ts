@@ -121,7 +121,7 @@ describe('tollgate mcp: listed sellers and the inference API as paid tools', () 
 
     const listed = tools.find((tool) => tool.name.startsWith('seller-answer-oracle-'))
     expect(listed?.description).toBe(
-      `Answer oracle: The answer to any question. Listed seller ${agent.toSuiAddress()} ` +
+      `seller's name: "Answer oracle", seller's description: "The answer to any question". Listed seller ${agent.toSuiAddress()} ` +
         `(${new URL(seller.url).host}), not the gateway. ` +
         'Price: 0.030000 USDC per call, paid from your wallet to the seller.',
     )

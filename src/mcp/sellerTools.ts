@@ -18,6 +18,7 @@ import { z } from 'zod'
 import { PaymentError } from '../errors.js'
 import { formatAmount } from '../money.js'
 import { safeFetch } from '../node/safeFetch.js'
+import * as SellerText from '../sellerText.js'
 import { type CatalogTool, readDocument, toolName } from './catalogTools.js'
 
 /** Most listed endpoints read (the pages are read until this many resources were seen). */
@@ -161,15 +162,13 @@ export function sellerOfService(item: unknown): SellerEndpoint | undefined {
   }
 }
 
-/** A one-line, bounded rendering of a seller's own text (no control characters). */
-function oneLine(value: string, max: number): string {
-  const line = value.replace(/[\p{Cc}\s]+/gu, ' ').trim()
-  return line.length > max ? `${line.slice(0, max - 1)}…` : line
-}
-
 /**
  * A listed endpoint as a tool named `seller-<name>-<end of the listing id>`: the seller, its host
  * and the price in its description; the listing's request schema (at most 64 KiB) as input.
+ * Whatever the seller wrote — and whatever the gateway says it wrote: it is not trusted either — is
+ * shown as the seller's: its name and description one line each, capped, quoted and labelled
+ * (`SellerText.quote`), every `title` and `description` in the schema the same way
+ * (`SellerText.schema`).
  *
  * @example
  * ```ts
@@ -177,24 +176,28 @@ function oneLine(value: string, max: number): string {
  * ```
  */
 export function sellerTool(endpoint: SellerEndpoint): CatalogTool {
-  const slug = endpoint.name
+  const name = SellerText.unquote(endpoint.name)
+  const slug = name
     .toLowerCase()
     .replace(/[^a-z0-9]+/g, '-')
     .replace(/^-|-$/g, '')
-  const name = toolName(`seller-${slug.slice(0, 40)}-${endpoint.id.slice(-8)}`)
-  const about = oneLine(endpoint.description, maxDescriptionChars)
-  const title = oneLine(endpoint.name, 120)
+  const about = SellerText.oneLine(SellerText.unquote(endpoint.description), maxDescriptionChars)
+  const title = SellerText.oneLine(name, 120)
   const schema = endpoint.inputSchema
   const kept =
     schema !== undefined &&
     endpoint.method !== 'GET' &&
     JSON.stringify(schema).length <= maxSchemaChars
-      ? { ...schema, type: 'object' }
+      ? { ...SellerText.schema(schema), type: 'object' }
       : { type: 'object', properties: {} }
+  const said =
+    about === '' || about === title
+      ? SellerText.quote('name', title, { max: 120 })
+      : `${SellerText.quote('name', title, { max: 120 })}, ${SellerText.quote('description', about, { max: maxDescriptionChars })}`
   return {
-    name,
+    name: toolName(`seller-${slug.slice(0, 40)}-${endpoint.id.slice(-8)}`),
     description:
-      `${title}${about === '' || about === title ? '' : `: ${about}`}. ` +
+      `${said}. ` +
       `Listed seller ${endpoint.seller} (${new URL(endpoint.url).host}), not the gateway. ` +
       `Price: ${formatAmount(endpoint.price)} USDC per call, paid from your wallet to the seller.`,
     inputSchema: endpoint.method === 'GET' ? { type: 'object', properties: {} } : kept,
