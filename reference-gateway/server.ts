@@ -13,6 +13,7 @@
  *
  * @module
  */
+import type { Server } from 'node:http'
 import { join } from 'node:path'
 import { SuiGrpcClient } from '@mysten/sui/grpc'
 import pino from 'pino'
@@ -72,6 +73,8 @@ export type { StoreKind } from './storeLocation.js'
 export type RunningGateway = {
   /** `http://host:port` it listens on. */
   url: string
+  /** The HTTP server (its connections, e.g. the bytes read from each). */
+  server: Server
   /** The public base URL bound into challenges. */
   publicBaseUrl: string
   port: number
@@ -310,6 +313,7 @@ async function start(
   })
   return {
     url,
+    server,
     publicBaseUrl,
     port,
     payTo,

@@ -16,6 +16,7 @@ import { Hono } from 'hono'
 import { type Ledger, PaymentError, type PaymentErrorCode } from 'tollgate'
 import { lookUpAgent } from 'tollgate/conformance'
 import { z } from 'zod'
+import { bodyTooLarge, readJsonBody } from '../requestBody.js'
 import type { ActivityStore } from './activity.js'
 import { type PurchaseLookup, type ReviewStore, reviewBodySchema } from './reviews.js'
 import type { MutationSigner } from './signing.js'
@@ -51,6 +52,9 @@ export const tagSchema = z
   .string()
   .regex(/^[a-z0-9]+(-[a-z0-9]+)*$/)
   .max(32)
+
+/** The largest body of a signed agent route, bytes. */
+const maxAgentBodyBytes = 64 * 1024
 
 /** Probes shown per endpoint on a profile, newest first. */
 const profileProbes = 20
@@ -183,17 +187,12 @@ async function readBody<T>(
   request: Request,
   schema: z.ZodType<T>,
 ): Promise<{ ok: true; value: T } | { ok: false; response: Response }> {
-  const text = await request.text()
-  if (text.length > 64 * 1024) {
-    return { ok: false, response: problem('request_body_too_large', 'Body too large.') }
-  }
-  let json: unknown
-  try {
-    json = JSON.parse(text)
-  } catch {
+  const read = await readJsonBody(request, maxAgentBodyBytes)
+  if (read.status === 'too_large') return { ok: false, response: bodyTooLarge(read.limit) }
+  if (read.status === 'not_json') {
     return { ok: false, response: problem('invalid_request_body', 'The body is not JSON.') }
   }
-  const parsed = schema.safeParse(json)
+  const parsed = schema.safeParse(read.json)
   if (!parsed.success) {
     const issue = parsed.error.issues[0]
     return {
