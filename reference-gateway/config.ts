@@ -52,6 +52,8 @@ export const settingVariables = {
   corsOrigins: 'CORS_ORIGINS',
   agentRegistryPackage: 'AGENT_REGISTRY_PACKAGE',
   listingAllowPrivateNetwork: 'LISTING_ALLOW_PRIVATE_NETWORK',
+  agentPreparePerMinute: 'AGENT_PREPARE_PER_MINUTE',
+  maxOutstandingNonces: 'MAX_OUTSTANDING_NONCES',
   reprobeIntervalMs: 'REPROBE_INTERVAL_MS',
   reprobeJitterMs: 'REPROBE_JITTER_MS',
   reprobeConcurrency: 'REPROBE_CONCURRENCY',
@@ -267,6 +269,18 @@ export const gatewayConfigSchema = z
      * emulator (a local stack), false otherwise. Security: SSRF; never on a public gateway.
      */
     listingAllowPrivateNetwork: boolFromText.optional(),
+    /**
+     * Nonces a client IP address may ask for per minute on `POST /v1/agent/endpoint/prepare`
+     * (shared through Redis when `REDIS_URL` is set; the address is the last `X-Forwarded-For`
+     * entry with `TRUST_PROXY`). Past it, 429 `rate_limited` with `Retry-After`. Default 30.
+     */
+    agentPreparePerMinute: integer(1, 1_000_000).default(30),
+    /**
+     * Marketplace nonces outstanding (issued, unused, unexpired) at most, all clients together;
+     * past it `prepare` answers 429 until some are used or expire. Expired nonces are deleted.
+     * Default 10 000.
+     */
+    maxOutstandingNonces: integer(1, 10_000_000).default(10_000),
     /** Reserved id prefix of confidential models (served only by an attested enclave). */
     confidentialModelPrefix: z
       .string()

@@ -280,7 +280,11 @@ async function start(
     jobs,
     marketplace: {
       store: marketplace,
-      signer: createMutationSigner({ store: marketplace }),
+      signer: createMutationSigner({
+        store: marketplace,
+        maxOutstandingNonces: config.maxOutstandingNonces,
+      }),
+      prepareLimit: { limiter: inference.prepareLimiter, trustProxy: config.trustProxy },
       gates: listingGates,
       reprobeIntervalMs: config.reprobeIntervalMs,
       reviews: { store: reviews, purchases: gatewayPurchases(store, payTo) },

@@ -264,6 +264,19 @@ export const migrations: Readonly<Record<string, Migration>> = {
       await db.schema.alterTable('aci_anchors').dropColumn('gateway_receipt_hash').execute()
     },
   },
+  '2026_11_26_014_marketplace_nonces_expiry': {
+    async up(db: Kysely<unknown>) {
+      // Outstanding nonces are counted, and expired ones purged, by their expiry.
+      await db.schema
+        .createIndex('marketplace_nonces_expiry')
+        .on('marketplace_nonces')
+        .columns(['expires_at_ms'])
+        .execute()
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.dropIndex('marketplace_nonces_expiry').execute()
+    },
+  },
 }
 
 /** The in-code migration provider. */

@@ -16,6 +16,8 @@ import { Hono } from 'hono'
 import { type Ledger, PaymentError, type PaymentErrorCode } from 'tollgate'
 import { lookUpAgent } from 'tollgate/conformance'
 import { z } from 'zod'
+import { clientAddressOf } from '../inference/aci.js'
+import type { RateLimiter } from '../inference/limits.js'
 import { bodyTooLarge, readJsonBody } from '../requestBody.js'
 import type { ActivityStore } from './activity.js'
 import { type PurchaseLookup, type ReviewStore, reviewBodySchema } from './reviews.js'
@@ -35,6 +37,12 @@ export type MarketplaceRoutesOptions = {
   reprobeIntervalMs?: number | undefined
   /** Reviews of paid calls (`/v1/reviews`, and ratings on profiles); off when undefined. */
   reviews?: { store: ReviewStore; purchases: PurchaseLookup } | undefined
+  /**
+   * Limits `POST /endpoint/prepare` per client IP address (each one stores a nonce): past it, 429
+   * `rate_limited` with `Retry-After`. The address is the socket's peer, or with `trustProxy` the
+   * last `X-Forwarded-For` entry. Default: not limited.
+   */
+  prepareLimit?: { limiter: RateLimiter; trustProxy: boolean } | undefined
   /** The activity feed (`/v1/activity`, `POST /api/mpp/report`); off when undefined. */
   activity?:
     | { store: ActivityStore; ledger: Pick<Ledger, 'getTransaction'>; pollMs?: number | undefined }
@@ -139,6 +147,18 @@ function problem(code: PaymentErrorCode, message: string, extra = {}): Response 
   )
 }
 
+/** 429 `rate_limited` with `Retry-After` (whole seconds, at least 1). */
+function tooMany(message: string, retryAfterMs: number): Response {
+  const error = new PaymentError('rate_limited', message)
+  return Response.json(error.toProblem(), {
+    status: error.status,
+    headers: {
+      'content-type': 'application/problem+json',
+      'retry-after': String(Math.max(1, Math.ceil(retryAfterMs / 1000))),
+    },
+  })
+}
+
 const refused = (reason: string, message: string) =>
   problem('mutation_refused', message, { reason })
 
@@ -219,6 +239,14 @@ export function marketplaceRoutes(options: MarketplaceRoutesOptions): Hono {
   const app = new Hono()
 
   app.post('/endpoint/prepare', async (c) => {
+    const limit = options.prepareLimit
+    if (limit !== undefined) {
+      const client = clientAddressOf(c.req.raw, c.env, limit.trustProxy)
+      const decision = await limit.limiter.take(client)
+      if (decision.status === 'limited') {
+        return tooMany('Too many nonces asked from this address; retry later.', decision.resetMs)
+      }
+    }
     const parsed = await readBody(c.req.raw, prepareSchema)
     if (!parsed.ok) return parsed.response
     if (parsed.value.action === 'submit') {
@@ -229,7 +257,11 @@ export function marketplaceRoutes(options: MarketplaceRoutesOptions): Hono {
       if (!body.success) return invalid(body.error, 'body')
     }
     const prepared = await options.signer.prepare(parsed.value)
-    return c.json(prepared, 201)
+    if (prepared.status === 'full') {
+      return tooMany('Too many nonces are outstanding; retry later.', prepared.retryAfterMs)
+    }
+    const { status: _, ...answer } = prepared
+    return c.json(answer, 201)
   })
 
   const gates = options.gates
