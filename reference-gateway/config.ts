@@ -265,10 +265,12 @@ export const gatewayConfigSchema = z
       .regex(/^0x[0-9a-fA-F]{1,64}$/, 'must be a 0x-prefixed package address')
       .optional(),
     /**
-     * Let listing probes reach loopback and private addresses. Default true on the embedded
-     * emulator (a local stack), false otherwise. Security: SSRF; never on a public gateway.
+     * Let listing probes reach loopback and private addresses (link-local and cloud metadata
+     * addresses stay refused). Default false, on the embedded emulator too: only an operator who
+     * sets it gets it, and a gateway listening beyond loopback with it on warns at start-up.
+     * Security: SSRF; never on a public gateway.
      */
-    listingAllowPrivateNetwork: boolFromText.optional(),
+    listingAllowPrivateNetwork: boolFromText.default(false),
     /**
      * Nonces a client IP address may ask for per minute on `POST /v1/agent/endpoint/prepare`
      * (shared through Redis when `REDIS_URL` is set; the address is the last `X-Forwarded-For`

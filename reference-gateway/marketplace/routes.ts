@@ -23,7 +23,7 @@ import type { ActivityStore } from './activity.js'
 import { type PurchaseLookup, type ReviewStore, reviewBodySchema } from './reviews.js'
 import type { MutationSigner } from './signing.js'
 import type { Listing, MarketplaceStore } from './store.js'
-import { type GateOptions, judgeSubmission } from './submission.js'
+import { type GateOptions, judgeSubmission, refusalOf } from './submission.js'
 
 /** Options of {@link marketplaceRoutes}. */
 export type MarketplaceRoutesOptions = {
@@ -286,11 +286,15 @@ export function marketplaceRoutes(options: MarketplaceRoutesOptions): Hono {
       const judged = await judgeSubmission(submission, gates)
       if (judged.status === 'unusable') return problem('invalid_request_body', judged.message)
       if (judged.status === 'failed') {
-        return problem('listing_refused', `Not listed: ${judged.summary}.`, {
-          failedGates: judged.failures.map((f) => f.gate),
-          failures: judged.failures,
-          notJudged: judged.notJudged,
-        })
+        return problem(
+          'listing_refused',
+          `Not listed: ${judged.summary}. Run tollgate conformance against the URL for the details.`,
+          {
+            failedGates: judged.failures.map((f) => f.gate),
+            failures: refusalOf(judged.failures),
+            notJudged: judged.notJudged,
+          },
+        )
       }
       const at = now()
       const listing = await options.store.putListing(
