@@ -164,6 +164,18 @@ describe('a body that never ends is cut at the cap on every route that reads one
     expect(outcome.gatewayRead).toBeLessThanOrEqual(allowance(paidCap, outcome.head))
   })
 
+  it.each([
+    { path: '/v1/chat/completions', cap: paidCap },
+    { path: '/open/v1/chat/completions', cap: 256 * 1024 },
+    { path: '/v1/aci/anchor/rcpt_1', cap: 0 },
+  ])('$path (the inference API: read with its cap, or not at all)', async ({ path, cap }) => {
+    const outcome = await endlessBody(path)
+    expect(outcome.status).toBeGreaterThanOrEqual(400)
+    expect(outcome.status).toBeLessThan(500)
+    expect(outcome.closedByServer).toBe(true)
+    expect(outcome.gatewayRead).toBeLessThanOrEqual(allowance(cap, outcome.head))
+  })
+
   it('a paid credit top-up', async () => {
     const outcome = await endlessBody('/v1/credit/1')
     expect(outcome.status).toBe(413)
