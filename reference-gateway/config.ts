@@ -215,7 +215,10 @@ export const gatewayConfigSchema = z
     shutdownTimeoutMs: integer(0, 600_000).default(30_000),
     /** How often the refund worker retries owed refunds, ms. Default 5 000. */
     refundIntervalMs: integer(100, 3_600_000).default(5_000),
-    /** Believe `X-Forwarded-Proto`/`-Host`. Default false; only behind a proxy that overwrites them. */
+    /**
+     * Believe `X-Forwarded-Proto`/`-Host`, and take the last `X-Forwarded-For` entry as the client IP
+     * of per-IP limits. Default false; only behind a proxy that overwrites or appends them.
+     */
     trustProxy: boolFromText.default(false),
     /** Package of the `escrow` module (jobs at `/v1/jobs`). Default on the emulator: its package. */
     escrowPackage: z
