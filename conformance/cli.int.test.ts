@@ -4,6 +4,8 @@
  */
 import { execFile } from 'node:child_process'
 import { mkdtempSync, readFileSync } from 'node:fs'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { SuiGrpcClient } from '@mysten/sui/grpc'
@@ -105,6 +107,28 @@ describe('tollgate conformance (subprocess)', () => {
     expect(blocked?.code).toBe(2)
     expect(blocked?.stderr).toContain('could not be reached')
     expect(usage.map((u) => u.code)).toEqual([2, 2, 2, 2])
+  })
+
+  it('follows no seller redirect to the metadata address, even with --allow-private-network', async () => {
+    const paths: string[] = []
+    const redirecting = createServer((req, res) => {
+      paths.push(req.url ?? '')
+      res.writeHead(302, { location: 'http://169.254.169.254/latest/meta-data/' })
+      res.end()
+    })
+    await new Promise<void>((resolve) => redirecting.listen(0, '127.0.0.1', resolve))
+    const url = `http://127.0.0.1:${(redirecting.address() as AddressInfo).port}/v1/answer`
+    try {
+      const { code, stdout, stderr } = await cli([url, ...local(), '--json'])
+      expect(code, stderr).not.toBe(0)
+      const report = JSON.parse(stdout) as ConformanceReport
+      const live = report.checks.find((c) => c.id === 'gate.live-402')
+      expect(live?.status).toBe('error')
+      expect(live?.message).toContain('redirects to another host')
+      expect(report.listable).toBe(false)
+    } finally {
+      await new Promise<void>((resolve) => redirecting.close(() => resolve()))
+    }
   })
 
   it('runs the paid checks with a faucet-funded wallet', async () => {

@@ -87,31 +87,54 @@ describe('probe', () => {
     expect(answer).toMatchObject({ status: 200, body: 'ok' })
   })
 
-  it('checks every redirect hop and does not carry payment headers to another origin', async () => {
+  it('checks every redirect hop', async () => {
     const onlyThisServer = (address: string) => address === '127.0.0.1'
     const metadata = `${base}/to?where=${encodeURIComponent('http://169.254.169.254/')}`
     await expect(probe(metadata, { allowAddress: onlyThisServer })).rejects.toMatchObject({
-      code: 'unreachable',
+      code: 'bad_url',
     })
     const port = new URL(base).port
     const v6 = `${base}/to?where=${encodeURIComponent(`http://[::1]:${port}/`)}`
     await expect(probe(v6, { allowAddress: onlyThisServer })).rejects.toMatchObject({
-      code: 'unreachable',
+      code: 'bad_url',
     })
     const sameOrigin = `${base}/to?where=${encodeURIComponent('/final')}`
     const answer = await probe(sameOrigin, { allowAddress: onlyThisServer })
     expect(answer).toMatchObject({ status: 200, url: `${base}/final` })
+  })
 
+  it('follows no redirect to another host, even with allowPrivateNetwork (--allow-private-network)', async () => {
+    const port = new URL(base).port
+    for (const where of [
+      'http://169.254.169.254/latest/meta-data/iam/security-credentials/',
+      `http://localhost:${port}/final`,
+      `http://127.0.0.1:1/final`,
+      `http://[::1]:${port}/final`,
+    ]) {
+      seen.length = 0
+      await expect(
+        probe(`${base}/to?where=${encodeURIComponent(where)}`, {
+          allowPrivateNetwork: true,
+          headers: { 'x-payment': 'secret-payment' },
+        }),
+      ).rejects.toMatchObject({ code: 'bad_url', message: expect.stringContaining('another host') })
+      expect(seen.map((s) => s.path)).toEqual([`/to?where=${encodeURIComponent(where)}`])
+    }
+    // On the same host it follows, a POST turned into a GET by a 302.
     seen.length = 0
-    const otherOrigin = `${base}/to?where=${encodeURIComponent(`http://localhost:${port}/final`)}`
-    await probe(otherOrigin, {
+    const answer = await probe(`${base}/to?where=${encodeURIComponent(`${base}/final`)}`, {
       allowPrivateNetwork: true,
-      headers: { 'x-payment': 'secret-payment', authorization: 'Payment abc' },
+      method: 'POST',
+      body: '{}',
     })
-    expect(seen[0]?.headers['x-payment']).toBe('secret-payment')
-    expect(seen[1]?.path).toBe('/final')
-    expect(seen[1]?.headers['x-payment']).toBeUndefined()
-    expect(seen[1]?.headers.authorization).toBeUndefined()
+    expect(answer).toMatchObject({ status: 200, url: `${base}/final` })
+    expect(seen.map((s) => s.path)).toEqual([expect.stringMatching(/^\/to/), '/final'])
+  })
+
+  it('refuses the metadata address directly, even with allowPrivateNetwork', async () => {
+    await expect(
+      probe('http://169.254.169.254/latest/meta-data/', { allowPrivateNetwork: true }),
+    ).rejects.toMatchObject({ code: 'unreachable' })
   })
 
   it('caps the body and times out', async () => {

@@ -1,6 +1,7 @@
 /**
  * The gateway's middleware, in the order it runs: CORS (preflights answered, the payment headers
- * exposed), a request id on every answer, and one metric and one log line per request.
+ * exposed), a request id on every answer, `Connection: close` on the answer to a request whose body
+ * was not read to its end, and one metric and one log line per request.
  *
  * @module
  */
@@ -54,6 +55,25 @@ export function useGatewayMiddleware(app: Hono<GatewayEnv>, options: GatewayAppO
     )
   }
   app.use(requestId())
+  // A request whose body was not read to its end (over a cap, or not needed) closes its
+  // connection after the answer: the rest is never read (Node would otherwise read and discard it
+  // for as long as the client sends).
+  app.use(async (c, next) => {
+    await next()
+    const incoming = (c.env as { incoming?: { complete?: unknown } } | undefined)?.incoming
+    if (incoming === undefined || incoming.complete !== false) return
+    try {
+      c.res.headers.set('connection', 'close')
+    } catch {
+      const headers = new Headers(c.res.headers)
+      headers.set('connection', 'close')
+      c.res = new Response(c.res.body, {
+        status: c.res.status,
+        statusText: c.res.statusText,
+        headers,
+      })
+    }
+  })
   // Every answer carries the request id, also a Response a handler built itself.
   app.use(async (c, next) => {
     await next()

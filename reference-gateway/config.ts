@@ -57,6 +57,8 @@ export const settingVariables = {
   corsOrigins: 'CORS_ORIGINS',
   agentRegistryPackage: 'AGENT_REGISTRY_PACKAGE',
   listingAllowPrivateNetwork: 'LISTING_ALLOW_PRIVATE_NETWORK',
+  agentPreparePerMinute: 'AGENT_PREPARE_PER_MINUTE',
+  maxOutstandingNonces: 'MAX_OUTSTANDING_NONCES',
   reprobeIntervalMs: 'REPROBE_INTERVAL_MS',
   reprobeJitterMs: 'REPROBE_JITTER_MS',
   reprobeConcurrency: 'REPROBE_CONCURRENCY',
@@ -239,7 +241,10 @@ export const gatewayConfigSchema = z
      * once) before the sweeper refunds it, ms. Default 10 000 (a buyer told to retry waits ≤ 10 s).
      */
     leaseSweepGraceMs: integer(0, 3_600_000).default(10_000),
-    /** Believe `X-Forwarded-Proto`/`-Host`. Default false; only behind a proxy that overwrites them. */
+    /**
+     * Believe `X-Forwarded-Proto`/`-Host`, and take the last `X-Forwarded-For` entry as the client IP
+     * of per-IP limits. Default false; only behind a proxy that overwrites or appends them.
+     */
     trustProxy: boolFromText.default(false),
     /**
      * Smallest purchase, in USDC, whose review counts in a seller's rating (each counted review
@@ -298,10 +303,24 @@ export const gatewayConfigSchema = z
       .regex(/^0x[0-9a-fA-F]{1,64}$/, 'must be a 0x-prefixed package address')
       .optional(),
     /**
-     * Let listing probes reach loopback and private addresses. Default true on the embedded
-     * emulator (a local stack), false otherwise. Security: SSRF; never on a public gateway.
+     * Let listing probes reach loopback and private addresses (link-local and cloud metadata
+     * addresses stay refused). Default false, on the embedded emulator too: only an operator who
+     * sets it gets it, and a gateway listening beyond loopback with it on warns at start-up.
+     * Security: SSRF; never on a public gateway.
      */
-    listingAllowPrivateNetwork: boolFromText.optional(),
+    listingAllowPrivateNetwork: boolFromText.default(false),
+    /**
+     * Nonces a client IP address may ask for per minute on `POST /v1/agent/endpoint/prepare`
+     * (shared through Redis when `REDIS_URL` is set; the address is the last `X-Forwarded-For`
+     * entry with `TRUST_PROXY`). Past it, 429 `rate_limited` with `Retry-After`. Default 30.
+     */
+    agentPreparePerMinute: integer(1, 1_000_000).default(30),
+    /**
+     * Marketplace nonces outstanding (issued, unused, unexpired) at most, all clients together;
+     * past it `prepare` answers 429 until some are used or expire. Expired nonces are deleted.
+     * Default 10 000.
+     */
+    maxOutstandingNonces: integer(1, 10_000_000).default(10_000),
     /** Reserved id prefix of confidential models (served only by an attested enclave). */
     confidentialModelPrefix: z
       .string()

@@ -13,6 +13,7 @@
  *
  * @module
  */
+import type { Server } from 'node:http'
 import { join } from 'node:path'
 import { SuiGrpcClient } from '@mysten/sui/grpc'
 import pino from 'pino'
@@ -72,6 +73,8 @@ export type { StoreKind } from './storeLocation.js'
 export type RunningGateway = {
   /** `http://host:port` it listens on. */
   url: string
+  /** The HTTP server (its connections, e.g. the bytes read from each). */
+  server: Server
   /** The public base URL bound into challenges. */
   publicBaseUrl: string
   port: number
@@ -233,8 +236,11 @@ async function start(
     registryPackage: config.agentRegistryPackage ?? emulator?.modulesPackage,
     network: config.network,
     usdc: asset,
-    allowPrivateNetwork: config.listingAllowPrivateNetwork ?? emulator !== undefined,
+    // Off unless the operator says so, the local stack included (SSRF).
+    allowPrivateNetwork: config.listingAllowPrivateNetwork,
   }
+  const warning = privateProbesWarning(config)
+  if (warning !== undefined) logger.warn({ event: 'listing_private_network', message: warning })
   const gateway = createGatewayApp({
     catalog,
     seller: {
@@ -280,7 +286,11 @@ async function start(
     jobs,
     marketplace: {
       store: marketplace,
-      signer: createMutationSigner({ store: marketplace }),
+      signer: createMutationSigner({
+        store: marketplace,
+        maxOutstandingNonces: config.maxOutstandingNonces,
+      }),
+      prepareLimit: { limiter: inference.prepareLimiter, trustProxy: config.trustProxy },
       gates: listingGates,
       reprobeIntervalMs: config.reprobeIntervalMs,
       reviews: { store: reviews, purchases: gatewayPurchases(store, payTo) },
@@ -313,6 +323,7 @@ async function start(
   })
   return {
     url,
+    server,
     publicBaseUrl,
     port,
     payTo,
@@ -335,6 +346,28 @@ async function start(
     },
     stop,
   }
+}
+
+/**
+ * The start-up warning when listing probes may reach private addresses and the gateway listens
+ * beyond loopback (e.g. `HOST=0.0.0.0` in a container): anyone who can reach it and register an
+ * agent can make it send requests into the network it runs in. `undefined` otherwise.
+ *
+ * @example
+ * ```ts
+ * privateProbesWarning({ listingAllowPrivateNetwork: true, host: '0.0.0.0' }) // 'LISTING_ALLOW_…'
+ * ```
+ */
+export function privateProbesWarning(
+  config: Pick<GatewayConfig, 'listingAllowPrivateNetwork' | 'host'>,
+): string | undefined {
+  if (!config.listingAllowPrivateNetwork || isLoopbackHost(config.host)) return undefined
+  return `LISTING_ALLOW_PRIVATE_NETWORK is on and the gateway listens on ${config.host}, beyond loopback: any registered agent can make listing probes reach loopback and private addresses of this network (SSRF). Turn it off unless every client is trusted.`
+}
+
+function isLoopbackHost(host: string): boolean {
+  const bare = host.replace(/^\[|\]$/g, '').toLowerCase()
+  return bare === 'localhost' || bare === '::1' || /^127(\.\d{1,3}){3}$/.test(bare)
 }
 
 /** Log fields never written (defence in depth: nothing secret is logged on purpose). */

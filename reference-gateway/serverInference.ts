@@ -37,6 +37,8 @@ export type InferenceParts = {
   limiter: RateLimiter
   /** Fresh-nonce attestations per client (`ATTESTATION_NONCE_PER_MINUTE`). */
   attestationLimiter: RateLimiter
+  /** Marketplace nonces asked per client (`AGENT_PREPARE_PER_MINUTE`), in the same Redis. */
+  prepareLimiter: RateLimiter
 }
 
 /**
@@ -97,7 +99,13 @@ export async function openInferenceParts(
     redis,
     keyPrefix: `${config.storePrefix}_attest`,
   })
-  return { models, modelStub, enclave, database, keys, limiter, attestationLimiter }
+  const prepareLimiter = createRateLimiter({
+    points: config.agentPreparePerMinute,
+    durationSeconds: 60,
+    redis,
+    keyPrefix: `${config.storePrefix}_prepare`,
+  })
+  return { models, modelStub, enclave, database, keys, limiter, attestationLimiter, prepareLimiter }
 }
 
 /** What {@link startInferenceApi} needs besides the parts. */

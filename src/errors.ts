@@ -150,6 +150,11 @@ export type MarketplaceErrorCode =
   | 'listing_not_found'
   /** A submitted endpoint that failed one of the four listing gates (HTTP 422). */
   | 'listing_refused'
+  /**
+   * Too many requests: from one client address in a window, or more nonces outstanding than the
+   * gateway keeps (HTTP 429, with `Retry-After`).
+   */
+  | 'rate_limited'
 
 /** Every stable error code the library emits. */
 export type PaymentErrorCode =
@@ -222,6 +227,7 @@ const statusOf: { readonly [K in PaymentErrorCode]: number } = {
   mutation_refused: 401,
   listing_not_found: 404,
   listing_refused: 422,
+  rate_limited: 429,
 }
 
 /** The MPP problem types (`https://paymentauth.org/problems/<type>`). */
@@ -350,6 +356,7 @@ const plainStatusTitles: { readonly [K in PaymentErrorCode]?: string } = {
   invalid_request_body: 'Bad Request',
   request_body_too_large: 'Payload Too Large',
   call_failed: 'Internal Server Error',
+  rate_limited: 'Too Many Requests',
 }
 
 function titleOf(type: ProblemType): string {

@@ -296,6 +296,19 @@ export const migrations: Readonly<Record<string, Migration>> = {
       await db.schema.dropIndex('marketplace_activity_pair').execute()
     },
   },
+  '2026_11_26_016_marketplace_nonces_expiry': {
+    async up(db: Kysely<unknown>) {
+      // Outstanding nonces are counted, and expired ones purged, by their expiry.
+      await db.schema
+        .createIndex('marketplace_nonces_expiry')
+        .on('marketplace_nonces')
+        .columns(['expires_at_ms'])
+        .execute()
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.dropIndex('marketplace_nonces_expiry').execute()
+    },
+  },
 }
 
 /** The in-code migration provider. */

@@ -29,6 +29,7 @@ import {
 } from 'tollgate'
 import { z } from 'zod'
 import type { ReviewStore } from '../marketplace/reviews.js'
+import { bodyTooLarge, readJsonBody } from '../requestBody.js'
 import { reviewEligibility } from '../reviews/rules.js'
 
 /** Options of {@link jobRoutes}. */
@@ -176,20 +177,16 @@ export function jobRoutes(options: JobRoutesOptions): Hono {
   const app = new Hono()
 
   const body = async <T>(request: Request, schema: z.ZodType<T>) => {
-    const text = await request.text()
-    if (text.length > 96 * 1024) {
-      return { ok: false as const, response: problem('request_body_too_large', 'Body too large.') }
-    }
-    let json: unknown
-    try {
-      json = JSON.parse(text)
-    } catch {
+    const read = await readJsonBody(request, 96 * 1024)
+    if (read.status === 'too_large')
+      return { ok: false as const, response: bodyTooLarge(read.limit) }
+    if (read.status === 'not_json') {
       return {
         ok: false as const,
         response: problem('invalid_request_body', 'The body is not JSON.'),
       }
     }
-    const parsed = schema.safeParse(json)
+    const parsed = schema.safeParse(read.json)
     if (!parsed.success) {
       const issue = parsed.error.issues[0]
       return {

@@ -28,6 +28,7 @@ import type { Ledger } from 'tollgate'
 import { z } from 'zod'
 import { toBigint } from '../db/database.js'
 import type { GatewaySchema } from '../db/schema.js'
+import { bodyTooLarge, readJsonBody } from '../requestBody.js'
 import { type MarketplaceStore, newId } from './store.js'
 
 /** One payment in the feed. */
@@ -280,13 +281,11 @@ export function activityRoutes(options: ActivityRoutesOptions): Hono {
   )
 
   app.post('/api/mpp/report', async (c) => {
-    let json: unknown
-    try {
-      json = JSON.parse(await c.req.text())
-    } catch {
+    const read = await readJsonBody(c.req.raw, 16 * 1024)
+    if (read.status === 'too_large') return bodyTooLarge(read.limit)
+    if (read.status === 'not_json')
       return error(400, 'invalid_request_body', 'The body is not JSON.')
-    }
-    const parsed = reportSchema.safeParse(json)
+    const parsed = reportSchema.safeParse(read.json)
     if (!parsed.success) {
       const issue = parsed.error.issues[0]
       return error(

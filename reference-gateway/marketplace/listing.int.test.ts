@@ -67,6 +67,8 @@ describe.skipIf(!haveChromium)(
           upstreams: 'stub',
           emulatorLatencyMs: 0,
           logLevel: 'silent',
+          // The sellers listen on 127.0.0.1; private addresses are off unless set.
+          listingAllowPrivateNetwork: true,
         }),
       })
       emulator = gateway.emulator as StartedLedger

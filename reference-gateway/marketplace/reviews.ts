@@ -26,6 +26,7 @@ import { PaymentError, type PaymentErrorCode, type PaymentStore } from 'tollgate
 import { z } from 'zod'
 import { toBigint } from '../db/database.js'
 import type { GatewaySchema, MarketplaceReviewTable } from '../db/schema.js'
+import { bodyTooLarge, readJsonBody } from '../requestBody.js'
 import { type PurchaseOutcome, reviewEligibility } from '../reviews/rules.js'
 import type { MutationSigner } from './signing.js'
 import { newId } from './store.js'
@@ -338,15 +339,10 @@ export function reviewRoutes(options: ReviewRoutesOptions): Hono {
   })
 
   app.post('/', async (c) => {
-    const text = await c.req.text()
-    if (text.length > 64 * 1024) return problem('request_body_too_large', 'Body too large.')
-    let json: unknown
-    try {
-      json = JSON.parse(text)
-    } catch {
-      return problem('invalid_request_body', 'The body is not JSON.')
-    }
-    const parsed = postSchema.safeParse(json)
+    const read = await readJsonBody(c.req.raw, 64 * 1024)
+    if (read.status === 'too_large') return bodyTooLarge(read.limit)
+    if (read.status === 'not_json') return problem('invalid_request_body', 'The body is not JSON.')
+    const parsed = postSchema.safeParse(read.json)
     if (!parsed.success) return invalid(parsed.error, '')
     const request = parsed.data
     const body = reviewBodySchema.safeParse(request.body)

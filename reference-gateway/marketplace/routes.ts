@@ -16,11 +16,14 @@ import { Hono } from 'hono'
 import { type Ledger, PaymentError, type PaymentErrorCode } from 'tollgate'
 import { lookUpAgent } from 'tollgate/conformance'
 import { z } from 'zod'
+import { clientAddressOf } from '../inference/aci.js'
+import type { RateLimiter } from '../inference/limits.js'
+import { bodyTooLarge, readJsonBody } from '../requestBody.js'
 import type { ActivityStore } from './activity.js'
 import { type PurchaseLookup, type ReviewStore, reviewBodySchema } from './reviews.js'
 import type { MutationSigner } from './signing.js'
 import type { Listing, MarketplaceStore } from './store.js'
-import { type GateOptions, judgeSubmission } from './submission.js'
+import { type GateOptions, judgeSubmission, refusalOf } from './submission.js'
 
 /** Options of {@link marketplaceRoutes}. */
 export type MarketplaceRoutesOptions = {
@@ -34,6 +37,12 @@ export type MarketplaceRoutesOptions = {
   reprobeIntervalMs?: number | undefined
   /** Reviews of paid calls (`/v1/reviews`, and ratings on profiles); off when undefined. */
   reviews?: { store: ReviewStore; purchases: PurchaseLookup } | undefined
+  /**
+   * Limits `POST /endpoint/prepare` per client IP address (each one stores a nonce): past it, 429
+   * `rate_limited` with `Retry-After`. The address is the socket's peer, or with `trustProxy` the
+   * last `X-Forwarded-For` entry. Default: not limited.
+   */
+  prepareLimit?: { limiter: RateLimiter; trustProxy: boolean } | undefined
   /** The activity feed (`/v1/activity`, `POST /api/mpp/report`); off when undefined. */
   activity?:
     | { store: ActivityStore; ledger: Pick<Ledger, 'getTransaction'>; pollMs?: number | undefined }
@@ -51,6 +60,9 @@ export const tagSchema = z
   .string()
   .regex(/^[a-z0-9]+(-[a-z0-9]+)*$/)
   .max(32)
+
+/** The largest body of a signed agent route, bytes. */
+const maxAgentBodyBytes = 64 * 1024
 
 /** Probes shown per endpoint on a profile, newest first. */
 const profileProbes = 20
@@ -135,6 +147,18 @@ function problem(code: PaymentErrorCode, message: string, extra = {}): Response 
   )
 }
 
+/** 429 `rate_limited` with `Retry-After` (whole seconds, at least 1). */
+function tooMany(message: string, retryAfterMs: number): Response {
+  const error = new PaymentError('rate_limited', message)
+  return Response.json(error.toProblem(), {
+    status: error.status,
+    headers: {
+      'content-type': 'application/problem+json',
+      'retry-after': String(Math.max(1, Math.ceil(retryAfterMs / 1000))),
+    },
+  })
+}
+
 const refused = (reason: string, message: string) =>
   problem('mutation_refused', message, { reason })
 
@@ -183,17 +207,12 @@ async function readBody<T>(
   request: Request,
   schema: z.ZodType<T>,
 ): Promise<{ ok: true; value: T } | { ok: false; response: Response }> {
-  const text = await request.text()
-  if (text.length > 64 * 1024) {
-    return { ok: false, response: problem('request_body_too_large', 'Body too large.') }
-  }
-  let json: unknown
-  try {
-    json = JSON.parse(text)
-  } catch {
+  const read = await readJsonBody(request, maxAgentBodyBytes)
+  if (read.status === 'too_large') return { ok: false, response: bodyTooLarge(read.limit) }
+  if (read.status === 'not_json') {
     return { ok: false, response: problem('invalid_request_body', 'The body is not JSON.') }
   }
-  const parsed = schema.safeParse(json)
+  const parsed = schema.safeParse(read.json)
   if (!parsed.success) {
     const issue = parsed.error.issues[0]
     return {
@@ -220,6 +239,14 @@ export function marketplaceRoutes(options: MarketplaceRoutesOptions): Hono {
   const app = new Hono()
 
   app.post('/endpoint/prepare', async (c) => {
+    const limit = options.prepareLimit
+    if (limit !== undefined) {
+      const client = clientAddressOf(c.req.raw, c.env, limit.trustProxy)
+      const decision = await limit.limiter.take(client)
+      if (decision.status === 'limited') {
+        return tooMany('Too many nonces asked from this address; retry later.', decision.resetMs)
+      }
+    }
     const parsed = await readBody(c.req.raw, prepareSchema)
     if (!parsed.ok) return parsed.response
     if (parsed.value.action === 'submit') {
@@ -230,7 +257,11 @@ export function marketplaceRoutes(options: MarketplaceRoutesOptions): Hono {
       if (!body.success) return invalid(body.error, 'body')
     }
     const prepared = await options.signer.prepare(parsed.value)
-    return c.json(prepared, 201)
+    if (prepared.status === 'full') {
+      return tooMany('Too many nonces are outstanding; retry later.', prepared.retryAfterMs)
+    }
+    const { status: _, ...answer } = prepared
+    return c.json(answer, 201)
   })
 
   const gates = options.gates
@@ -255,11 +286,15 @@ export function marketplaceRoutes(options: MarketplaceRoutesOptions): Hono {
       const judged = await judgeSubmission(submission, gates)
       if (judged.status === 'unusable') return problem('invalid_request_body', judged.message)
       if (judged.status === 'failed') {
-        return problem('listing_refused', `Not listed: ${judged.summary}.`, {
-          failedGates: judged.failures.map((f) => f.gate),
-          failures: judged.failures,
-          notJudged: judged.notJudged,
-        })
+        return problem(
+          'listing_refused',
+          `Not listed: ${judged.summary}. Run tollgate conformance against the URL for the details.`,
+          {
+            failedGates: judged.failures.map((f) => f.gate),
+            failures: refusalOf(judged.failures),
+            notJudged: judged.notJudged,
+          },
+        )
       }
       const at = now()
       const listing = await options.store.putListing(

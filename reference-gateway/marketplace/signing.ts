@@ -8,7 +8,8 @@
  * sha256: <hex SHA-256 of the body, canonical JSON (RFC 8785)>
  * ```
  *
- * Nonces are single-use, expire, and are bound to the address, the action and the body hash.
+ * Nonces are single-use, expire, and are bound to the address, the action and the body hash. At
+ * most `maxOutstandingNonces` are outstanding at once, and expired ones are deleted.
  *
  * @module
  */
@@ -44,19 +45,31 @@ export type MutationSignerOptions = {
   store: MarketplaceStore
   /** How long a nonce may be used. Default 5 minutes. */
   nonceTtlMs?: number | undefined
+  /**
+   * Nonces outstanding (issued, unused, unexpired) at most, all addresses together; past it,
+   * `prepare` answers `full` until some are used or expire. Default 10 000. Security: the bound on
+   * the rows anonymous callers can make the gateway keep (each one is free to ask for).
+   */
+  maxOutstandingNonces?: number | undefined
   /** Clock, ms. Default `Date.now`. */
   now?: (() => number) | undefined
 }
 
 /** Issues nonces and checks signed mutations. */
 export type MutationSigner = {
-  /** A new nonce for `address` to sign `action` over `body`, and the exact message to sign. */
-  prepare(input: { address: string; action: MutationAction; body: unknown }): Promise<{
-    nonce: string
-    message: string
-    sha256: string
-    expiresAt: string
-  }>
+  /**
+   * A new nonce for `address` to sign `action` over `body`, and the exact message to sign; or
+   * `full` when the outstanding nonces are at their cap (retry after `retryAfterMs`). Nonces that
+   * expired more than one lifetime ago are deleted first.
+   */
+  prepare(input: {
+    address: string
+    action: MutationAction
+    body: unknown
+  }): Promise<
+    | { status: 'prepared'; nonce: string; message: string; sha256: string; expiresAt: string }
+    | { status: 'full'; retryAfterMs: number }
+  >
   /**
    * Checks the signature over the message of `nonce` and `body` by `address`, then consumes the
    * nonce (once). Nothing is consumed when the signature does not hold.
@@ -76,25 +89,34 @@ export type MutationSigner = {
  * @example
  * ```ts
  * const signer = createMutationSigner({ store })
- * const { nonce, message } = await signer.prepare({ address, action: 'submit', body })
+ * const prepared = await signer.prepare({ address, action: 'submit', body })
+ * if (prepared.status === 'prepared') sign(prepared.message)
  * ```
  */
 export function createMutationSigner(options: MutationSignerOptions): MutationSigner {
   const now = options.now ?? Date.now
   const ttl = options.nonceTtlMs ?? 5 * 60_000
+  const maxOutstanding = options.maxOutstandingNonces ?? 10_000
   return {
     async prepare(input) {
       const nonce = randomBytes(16).toString('hex')
       const sha256 = bodySha256(input.body)
-      const expiresAtMs = now() + ttl
-      await options.store.issueNonce({
+      const nowMs = now()
+      // Kept one lifetime past expiry, so a late signer is still told `nonce_expired`.
+      await options.store.purgeNonces(nowMs - ttl)
+      const expiresAtMs = nowMs + ttl
+      const issued = await options.store.issueNonce({
         nonce,
         address: normalizeSuiAddress(input.address),
         action: input.action,
         bodyHash: sha256,
         expiresAtMs,
+        nowMs,
+        maxOutstanding,
       })
+      if (issued.status === 'full') return { status: 'full', retryAfterMs: ttl }
       return {
+        status: 'prepared',
         nonce,
         message: mutationMessage(nonce, sha256),
         sha256,

@@ -13,6 +13,8 @@ const engines = testEngines('market')
 
 const seller = `0x${'a'.repeat(64)}`
 const other = `0x${'b'.repeat(64)}`
+/** Issued at time 0 with room to spare (the cap has its own tests in `nonces.int.test.ts`). */
+const uncapped = { nowMs: 0, maxOutstanding: 1_000 }
 
 const listing = (over: Partial<NewListing> = {}): NewListing => ({
   seller,
@@ -45,7 +47,7 @@ for (const engine of engines) {
 
     it('consumes a nonce once, only for its signer, action and body, before it expires', async () => {
       const base = { address: seller, action: 'submit', bodyHash: 'h1' }
-      await store.issueNonce({ nonce: 'n1', ...base, expiresAtMs: 2_000 })
+      await store.issueNonce({ nonce: 'n1', ...base, expiresAtMs: 2_000, ...uncapped })
       const use = { nonce: 'n1', ...base, nowMs: 1_000 }
       expect(await store.consumeNonce({ ...use, address: other })).toEqual({
         ok: false,
@@ -73,7 +75,7 @@ for (const engine of engines) {
 
     it('consumes a nonce exactly once under concurrent use', async () => {
       const base = { address: seller, action: 'submit', bodyHash: 'h' }
-      await store.issueNonce({ nonce: 'race', ...base, expiresAtMs: 9_000 })
+      await store.issueNonce({ nonce: 'race', ...base, expiresAtMs: 9_000, ...uncapped })
       const results = await Promise.all(
         Array.from({ length: 10 }, () => store.consumeNonce({ nonce: 'race', ...base, nowMs: 1 })),
       )

@@ -73,14 +73,23 @@ export type ListingUpdate = {
 
 /** The marketplace storage. */
 export type MarketplaceStore = {
-  /** Records a nonce for `address` to sign `action` over the body whose hash is `bodyHash`. */
+  /**
+   * Records a nonce for `address` to sign `action` over the body whose hash is `bodyHash` — unless
+   * `maxOutstanding` nonces are already outstanding (unused and unexpired at `nowMs`): then
+   * `full`, and nothing is recorded. The count and the insert are two statements, so processes
+   * issuing at the same instant may pass the cap by the number of requests in flight.
+   */
   issueNonce(nonce: {
     nonce: string
     address: string
     action: string
     bodyHash: string
     expiresAtMs: number
-  }): Promise<void>
+    nowMs: number
+    maxOutstanding: number
+  }): Promise<{ status: 'issued' } | { status: 'full' }>
+  /** Deletes the nonces that expired before `beforeMs` (used or not); resolves with how many. */
+  purgeNonces(beforeMs: number): Promise<number>
   /**
    * Marks the nonce used, once: only when it exists, was issued to `address` for `action` over
    * `bodyHash`, is unused and has not expired at `nowMs`. Atomic across processes.
@@ -185,6 +194,13 @@ const fromProbeRow = (r: Selectable<ProbeTable>): ProbeRecord => ({
 export function createMarketplaceStore(db: Kysely<GatewaySchema>): MarketplaceStore {
   return {
     async issueNonce(n) {
+      const outstanding = await db
+        .selectFrom('marketplace_nonces')
+        .select((eb) => eb.fn.countAll<string | number | bigint>().as('count'))
+        .where('used_at_ms', 'is', null)
+        .where('expires_at_ms', '>', BigInt(n.nowMs))
+        .executeTakeFirst()
+      if (Number(outstanding?.count ?? 0) >= n.maxOutstanding) return { status: 'full' }
       await db
         .insertInto('marketplace_nonces')
         .values({
@@ -196,6 +212,15 @@ export function createMarketplaceStore(db: Kysely<GatewaySchema>): MarketplaceSt
           used_at_ms: null,
         })
         .execute()
+      return { status: 'issued' }
+    },
+
+    async purgeNonces(beforeMs) {
+      const result = await db
+        .deleteFrom('marketplace_nonces')
+        .where('expires_at_ms', '<', BigInt(beforeMs))
+        .executeTakeFirst()
+      return Number(result.numDeletedRows)
     },
 
     async consumeNonce(use) {

@@ -1,7 +1,9 @@
 /**
- * Judging a submitted endpoint: the four listing gates of spec 3.1 through the conformance API
+ * Judging a submitted endpoint: the seller's agent identity on the ledger first (no URL is probed
+ * for an unregistered key), then the four listing gates of spec 3.1 through the conformance API
  * (read-only: nothing is paid), then the terms the listing records, read from one more SSRF-safe
  * probe of the seller and checked again (the seller might answer differently the second time).
+ * What the submitter is told of a refusal ({@link refusalOf}) never includes what the URL answered.
  *
  * @module
  */
@@ -9,7 +11,13 @@ import type { ClientWithCoreApi } from '@mysten/sui/client'
 import { normalizeSuiAddress } from '@mysten/sui/utils'
 import { hasCode } from 'tollgate'
 import { readOffers } from 'tollgate/client'
-import { type CheckResult, maxListingPrice, probe, runConformance } from 'tollgate/conformance'
+import {
+  type CheckResult,
+  lookUpAgent,
+  maxListingPrice,
+  probe,
+  runConformance,
+} from 'tollgate/conformance'
 
 /** What the gates need besides the submission. */
 export type GateOptions = {
@@ -75,6 +83,10 @@ export async function judgeSubmission(
   submission: Submission,
   options: GateOptions,
 ): Promise<GateVerdict> {
+  // Gate a first, on the ledger alone: the seller's URL is probed only for a registered agent, so
+  // an anonymous key cannot make the gateway send requests anywhere.
+  const unregistered = await unregisteredAgent(submission.seller, options)
+  if (unregistered !== undefined) return unregistered
   let report: Awaited<ReturnType<typeof runConformance>>
   try {
     report = await runConformance({
@@ -131,6 +143,74 @@ export async function judgeSubmission(
   const terms = await readTerms(submission, registered, options)
   if (terms.status === 'failed') return terms
   return { status: 'passed', terms: terms.terms, summary: 'all four gates passed' }
+}
+
+const identityCheck = {
+  id: 'gate.agent-identity',
+  title: 'an agent identity record exists on the ledger',
+  hint: 'Register the seller with agent_registry::register (tollgate agent register) and submit from that address.',
+} as const
+
+/** Gate a failed (nothing else judged), or `undefined` when the seller is a registered agent. */
+async function unregisteredAgent(
+  seller: string,
+  options: GateOptions,
+): Promise<Extract<GateVerdict, { status: 'failed' }> | undefined> {
+  let found: Awaited<ReturnType<typeof lookUpAgent>>
+  let status: 'fail' | 'error' = 'fail'
+  let message: string
+  try {
+    found = await lookUpAgent(options.client, {
+      address: seller,
+      registryPackage: options.registryPackage,
+    })
+    if (found.status === 'found') return undefined
+    message =
+      found.status === 'not_found'
+        ? 'no agent identity record is owned by this address'
+        : 'the agent identity record is unreadable'
+  } catch {
+    status = 'error'
+    message = 'the ledger did not answer; try again'
+  }
+  return {
+    status: 'failed',
+    summary: 'gate a failed',
+    notJudged: ['b', 'c', 'd'],
+    failures: [{ gate: 'a', checks: [{ ...identityCheck, status, message, evidence: [] }] }],
+  }
+}
+
+/**
+ * A refusal as the submitter is told it: which gate, which check, its status and why — never what
+ * the probed URL answered (no bodies, headers or values read from it, which could be an internal
+ * service's): a check's message is the gateway's own sentence naming at most the HTTP status.
+ * `tollgate conformance <url>` run by the seller shows the details.
+ */
+export function refusalOf(failures: readonly GateFailure[]): {
+  gate: GateFailure['gate']
+  checks: { id: string; title: string; status: string; message: string; hint: string }[]
+}[] {
+  return failures.map((failure) => ({
+    gate: failure.gate,
+    checks: failure.checks.map((check) => ({
+      id: check.id,
+      title: check.title,
+      status: check.status,
+      message: safeMessage(check),
+      hint: check.hint,
+    })),
+  }))
+}
+
+function safeMessage(check: GateFailure['checks'][number]): string {
+  // The gateway's own sentences: gate a (the ledger), and the terms read at listing.
+  if (check.id === identityCheck.id && check.evidence.length === 0) return check.message
+  if (check.id.startsWith('listing.')) return check.message
+  const answered = check.evidence.find((e) => e.response !== undefined)?.response?.status
+  if (answered !== undefined) return `the check failed on an answer with HTTP status ${answered}`
+  if (check.evidence.some((e) => e.error !== undefined)) return 'the probe got no answer'
+  return `the check ended with status ${check.status}`
 }
 
 /** The terms of the seller's challenge on the gateway's network, checked against gates b–d. */

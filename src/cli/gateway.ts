@@ -71,6 +71,7 @@ export function gatewayCommand(): Command {
     .option('-c, --config <file>', 'JSON settings file (also TOLLGATE_GATEWAY_CONFIG)')
     .action(async (options: { port?: number; config?: string }) => {
       let gateway: RunningGateway
+      let warning: string | undefined
       try {
         const config = loadConfig({
           ...(options.config === undefined ? {} : { file: options.config }),
@@ -82,8 +83,11 @@ export function gatewayCommand(): Command {
           console.error(pc.red(missingPeersMessage(missing)))
           process.exit(2)
         }
-        const { startGateway } = await import('../../reference-gateway/server.js')
+        const { privateProbesWarning, startGateway } = await import(
+          '../../reference-gateway/server.js'
+        )
         gateway = await startGateway({ config })
+        warning = privateProbesWarning(config)
       } catch (error) {
         // One line, naming the setting and the cause; exit 2 for a setting to fix.
         const problems = configProblems(error)
@@ -95,6 +99,7 @@ export function gatewayCommand(): Command {
         process.exit(1)
       }
       if (gateway.ledger.emulated) console.log(notRealBanner())
+      if (warning !== undefined) console.error(pc.bold(pc.red(`WARNING: ${warning}`)))
       console.log(`${pc.bold('tollgate gateway')} listening on ${gateway.url}`)
       console.log(
         `${pc.bold('ledger')}       ${gateway.ledger.url} (${gateway.ledger.network}${gateway.ledger.emulated ? ', local emulator' : ''})`,

@@ -66,6 +66,8 @@ beforeAll(async () => {
       dataDir: join(folder, 'gateway'),
       emulatorLatencyMs: 0,
       logLevel: 'silent',
+      // The seller listens on 127.0.0.1; private addresses are off unless set.
+      listingAllowPrivateNetwork: true,
     }),
   })
   emulator = gateway.emulator as StartedLedger

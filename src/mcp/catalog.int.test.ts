@@ -38,7 +38,14 @@ beforeAll(async () => {
   gateway = await startGateway({
     config: loadConfig({
       env: {},
-      overrides: { port: 0, dataDir, emulatorLatencyMs: 0, logLevel: 'silent' },
+      overrides: {
+        port: 0,
+        dataDir,
+        emulatorLatencyMs: 0,
+        logLevel: 'silent',
+        // The seller listens on 127.0.0.1; private addresses are off unless set.
+        listingAllowPrivateNetwork: true,
+      },
     }),
   })
   emulator = gateway.emulator as StartedLedger

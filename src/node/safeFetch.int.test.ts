@@ -131,6 +131,55 @@ describe('safeFetch refuses internal targets before connecting', () => {
   })
 })
 
+describe('safeFetch refuses link-local and metadata addresses even with allowPrivateNetwork', () => {
+  // Each name also resolves to this loopback server first: were the second address allowed, the
+  // connection would go to the first, and the server would see it.
+  const linkLocal = [
+    '169.254.169.254',
+    '169.254.1.1',
+    'fe80::1',
+    'fd00:ec2::254',
+    '100.100.100.200',
+    '192.0.0.192',
+    '::ffff:169.254.169.254',
+    '64:ff9b::a9fe:a9fe',
+    '2002:a9fe:a9fe::',
+  ]
+  const withLoopback = resolver(
+    Object.fromEntries(linkLocal.map((address, i) => [`ll${i}.test`, ['127.0.0.1', address]])),
+  )
+  it.each(linkLocal.map((address, i) => [address, i]))(
+    'a name that resolves to loopback and %s',
+    async (_address, i) => {
+      await refusedWithoutConnecting(`http://ll${i}.test:${port}/`, {
+        allowPrivateNetwork: true,
+        resolve: withLoopback,
+      })
+      // allowAddress does not lift it either.
+      await refusedWithoutConnecting(`http://ll${i}.test:${port}/`, {
+        allowAddress: () => true,
+        resolve: withLoopback,
+      })
+    },
+  )
+
+  it('a redirect hop to a name that resolves to the metadata address', async () => {
+    seen.length = 0
+    const where = `http://ll0.test:${port}/latest/meta-data/`
+    const result = await safeFetch(`${base}/to?where=${encodeURIComponent(where)}`, {
+      allowPrivateNetwork: true,
+      resolve: withLoopback,
+    })
+    expect(result).toEqual({ status: 'failed', code: 'unreachable', message: unreachableMessage })
+    expect(seen.map((s) => s.path)).toEqual([`/to?where=${encodeURIComponent(where)}`])
+  })
+
+  it('still reaches loopback with allowPrivateNetwork', async () => {
+    const result = await safeFetch(`${base}/`, { allowPrivateNetwork: true })
+    expect(result).toMatchObject({ status: 'answered', response: { status: 200 } })
+  })
+})
+
 describe('safeFetch on the way to an allowed address', () => {
   it('connects to the judged address once resolved, keeping the name as Host', async () => {
     const calls: string[] = []

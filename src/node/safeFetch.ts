@@ -12,6 +12,7 @@
  *   stay the name), so a second DNS answer cannot rebind it; no pooled connection is reused;
  * - redirects are followed by hand, each hop judged the same way, at most `maxRedirects`;
  * - the body is capped, the whole exchange has a timeout;
+ * - link-local and cloud metadata addresses are refused even when the caller allows private ones;
  * - a refused, unresolvable, blocked or unreachable target is ONE failure (`unreachable`) with one
  *   message, so the answer never tells a caller what exists inside the network.
  *
@@ -40,12 +41,16 @@ export type SafeFetchOptions = {
   body?: string | Uint8Array | undefined
   /**
    * Allow loopback, private and other internal addresses. Default `false`. Security: with `true`
-   * the caller can reach anything this host can; only for local tests and operator-run probes.
+   * the caller can reach almost anything this host can; only for local tests and operator-run
+   * probes. Link-local and cloud metadata addresses (`169.254.169.254`, `fe80::/10`,
+   * `fd00:ec2::254`, `100.100.100.200`) stay refused even then.
    */
   allowPrivateNetwork?: boolean | undefined
   /**
    * Decides which resolved address may be reached on which hop (0 = the first URL); replaces the
-   * default rule (anything but {@link isInternalAddress}, or everything with `allowPrivateNetwork`).
+   * default rule (anything but {@link isInternalAddress}, or everything but link-local and cloud
+   * metadata addresses with `allowPrivateNetwork`). Link-local and metadata addresses are refused
+   * whatever it answers.
    */
   allowAddress?: ((address: string, hop: number) => boolean) | undefined
   /** Resolver of host names. Default `node:dns` lookup (all addresses). */
@@ -148,6 +153,38 @@ function isPublic(address: ipaddr.IPv4 | ipaddr.IPv6): boolean {
   return range === 'unicast'
 }
 
+/**
+ * Cloud metadata services outside the link-local ranges: AWS over IPv6 (`fd00:ec2::254`), Alibaba
+ * Cloud (`100.100.100.200`), Oracle Cloud's secondary address (`192.0.0.192`).
+ */
+const metadataAddresses = new Set(['fd00:ec2::254', '100.100.100.200', '192.0.0.192'])
+
+/**
+ * Whether an address is link-local (`169.254.0.0/16`, `fe80::/10`; the usual cloud metadata
+ * address `169.254.169.254` among them) or another cloud metadata address — directly or embedded in
+ * an IPv6 form (IPv4-mapped, SIIT, NAT64, 6to4). These are never reached, `allowPrivateNetwork`
+ * and `allowAddress` notwithstanding: a local stack has no use for them, and they hold credentials.
+ */
+function isLinkLocalOrMetadata(address: ipaddr.IPv4 | ipaddr.IPv6): boolean {
+  if (
+    metadataAddresses.has(address.toNormalizedString()) ||
+    metadataAddresses.has(address.toString())
+  )
+    return true
+  if (address.kind() === 'ipv4') return (address as ipaddr.IPv4).range() === 'linkLocal'
+  const v6 = address as ipaddr.IPv6
+  const parts = v6.parts
+  const range = v6.range()
+  if (range === 'linkLocal' || v6.zoneId !== undefined) return true
+  if (range === 'ipv4Mapped' || range === 'rfc6145' || range === 'rfc6052')
+    return isLinkLocalOrMetadata(embeddedIPv4(parts, 6))
+  if (range === '6to4') return isLinkLocalOrMetadata(embeddedIPv4(parts, 1))
+  // IPv4-compatible ::a.b.c.d.
+  if (parts.slice(0, 6).every((part) => part === 0))
+    return isLinkLocalOrMetadata(embeddedIPv4(parts, 6))
+  return false
+}
+
 const defaultResolver: HostResolver = async (hostname) => {
   const found = await dnsLookup(hostname, { all: true, verbatim: true })
   return found.map((a) => ({ address: a.address, family: a.family === 6 ? 6 : 4 }))
@@ -190,7 +227,10 @@ async function resolveChecked(
       parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress()
         ? (parsed as ipaddr.IPv6).toIPv4Address().toString()
         : parsed.toString()
-    if (!allowed(normal, hop)) throw new Failure('unreachable', unreachableMessage)
+    // Link-local and cloud metadata addresses are refused whatever the caller allows.
+    if (isLinkLocalOrMetadata(parsed) || !allowed(normal, hop)) {
+      throw new Failure('unreachable', unreachableMessage)
+    }
     targets.push({ address: normal, family: normal.includes(':') ? 6 : 4 })
   }
   const first = targets[0]
