@@ -32,7 +32,7 @@ export const gateChecks: readonly CheckDefinition[] = [
     id: 'gate.agent-identity',
     gate: 'a',
     title: 'an agent identity record exists on the ledger',
-    hint: 'Register the seller with agent_registry::register from the wallet that receives payments, and pass that address as --agent.',
+    hint: 'Register the seller with agent_registry::register from the wallet that receives payments (tollgate agent register); tollgate listing submit signs with that key, and tollgate conformance takes its address as --agent.',
     mode: 'read-only',
     async run(context) {
       if (context.agent === undefined) {
