@@ -67,6 +67,30 @@ describe('tollgate fails in one line', { timeout: 300_000 }, () => {
     )
   })
 
+  it('keys: with a PostgreSQL it cannot reach, naming DATABASE_URL without echoing it (exit 2)', async () => {
+    const url = 'postgres://tollgate:hunter2-secret@127.0.0.1:1/nothing'
+    const line = oneLine(await tollgate(['keys', 'list'], { DATABASE_URL: url }), 2)
+    expect(line).toMatch(
+      /^tollgate keys: DATABASE_URL \(databaseUrl\): cannot open the gateway's database: connect ECONNREFUSED 127\.0\.0\.1:1/,
+    )
+    expect(line).not.toContain('hunter2')
+  })
+
+  it('refunds: a --store it cannot create says why in one line, not a stack trace', async () => {
+    const line = oneLine(await tollgate(['refunds', '--store', '/proc/tollgate/payments.db']), 1)
+    expect(line).toBe("tollgate refunds: ENOENT: no such file or directory, mkdir '/proc/tollgate'")
+  })
+
+  it('agent show: a ledger that does not answer is named, with the command that starts one', async () => {
+    const line = oneLine(
+      await tollgate(['agent', 'show', '0x1', '--ledger', 'http://127.0.0.1:1']),
+      2,
+    )
+    expect(line).toMatch(
+      /^error ledger_unavailable: The ledger at http:\/\/127\.0\.0\.1:1 did not answer \(.*\)\. Start the local one with tollgate ledger, or pass --ledger <url>\.$/,
+    )
+  })
+
   it('pay: a --max or -d that is not what it takes is a usage error (exit 1)', async () => {
     const url = `http://127.0.0.1:${busyPort}/paid`
     expect(oneLine(await tollgate(['pay', url, '--max', 'abc']), 1)).toBe(

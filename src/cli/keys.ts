@@ -13,7 +13,7 @@ import { formatAmount, parseAmount } from 'tollgate'
 import { configProblems, loadConfig } from '../../reference-gateway/config.js'
 import { databaseLocationOf, openDatabase } from '../../reference-gateway/db/database.js'
 import { createKeyStore, type KeyStore } from '../../reference-gateway/inference/keys.js'
-import { checkWritableFolder } from '../../reference-gateway/startup.js'
+import { checkWritableFolder, reasonOf, secretValues } from '../../reference-gateway/startup.js'
 
 function usdc(value: string): bigint {
   try {
@@ -45,7 +45,20 @@ async function withKeys<T>(
     }
     throw error
   }
-  const database = await openDatabase(location)
+  let database: Awaited<ReturnType<typeof openDatabase>>
+  try {
+    database = await openDatabase(location)
+  } catch (error) {
+    // A database that does not answer or refuses: one line naming the setting, never its URL.
+    const setting =
+      location.kind === 'postgres' ? 'DATABASE_URL (databaseUrl)' : 'DATA_DIR (dataDir)'
+    console.error(
+      pc.red(
+        `tollgate keys: ${setting}: cannot open the gateway's database: ${reasonOf(error, secretValues(config))}`,
+      ),
+    )
+    process.exit(2)
+  }
   try {
     return await run(createKeyStore(database.db))
   } finally {
