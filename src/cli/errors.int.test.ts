@@ -91,6 +91,16 @@ describe('tollgate fails in one line', { timeout: 300_000 }, () => {
     )
   })
 
+  it('wallet: a config folder under /proc fails at once, naming TOLLGATE_HOME (exit 2)', async () => {
+    const line = oneLine(
+      await tollgate(['wallet', 'new'], { TOLLGATE_HOME: '/proc/tollgate/home' }),
+      2,
+    )
+    expect(line).toBe(
+      "error invalid_config: Cannot create the folder /proc/tollgate (ENOENT: no such file or directory, mkdir '/proc/tollgate'); choose a folder you can write (TOLLGATE_HOME for the config folder).",
+    )
+  })
+
   it('pay: a --max or -d that is not what it takes is a usage error (exit 1)', async () => {
     const url = `http://127.0.0.1:${busyPort}/paid`
     expect(oneLine(await tollgate(['pay', url, '--max', 'abc']), 1)).toBe(
