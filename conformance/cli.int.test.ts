@@ -1,6 +1,7 @@
 /**
  * `tollgate conformance` as a subprocess against local sellers and the ledger emulator: exit codes
- * 0 (gates pass), 1 (a gate fails), 2 (usage or network error), JSON on stdout, JUnit to a file.
+ * 0 (gates pass), 1 (a gate fails, or a usage error as in every command), 2 (the probe could not be
+ * made), JSON on stdout, JUnit to a file.
  */
 import { execFile } from 'node:child_process'
 import { mkdtempSync, readFileSync } from 'node:fs'
@@ -96,7 +97,7 @@ describe('tollgate conformance (subprocess)', () => {
     expect(noPaywall.stderr).toContain('FAIL  (b) gate.live-402')
   })
 
-  it('exits 2 on a refused address, a bad option or a bad body', async () => {
+  it('exits 2 on a refused address, 1 on a bad option or a bad body (a usage error)', async () => {
     const [blocked, ...usage] = await Promise.all([
       cli([good.url, '--agent', agent, '--ledger', chain.url]),
       cli([good.url, '--mode', 'bogus']),
@@ -106,7 +107,7 @@ describe('tollgate conformance (subprocess)', () => {
     ])
     expect(blocked?.code).toBe(2)
     expect(blocked?.stderr).toContain('could not be reached')
-    expect(usage.map((u) => u.code)).toEqual([2, 2, 2, 2])
+    expect(usage.map((u) => u.code)).toEqual([1, 1, 1, 1])
   })
 
   it('follows no seller redirect to the metadata address, even with --allow-private-network', async () => {

@@ -6,7 +6,7 @@
  * @module
  */
 import { normalizeSuiAddress } from '@mysten/sui/utils'
-import { formatAmount } from 'tollgate'
+import { formatAmount, hasCode } from 'tollgate'
 import { lookUpAgent } from './agent.js'
 import { type CheckDefinition, error, fail, pass } from './check.js'
 import { observe, readMpp, readX402 } from './observe.js'
@@ -14,6 +14,7 @@ import {
   challenged,
   noChallenge,
   offeredDetails,
+  offeredMppText,
   offeredText,
   offers,
   priceOf,
@@ -31,7 +32,7 @@ export const gateChecks: readonly CheckDefinition[] = [
     id: 'gate.agent-identity',
     gate: 'a',
     title: 'an agent identity record exists on the ledger',
-    hint: 'Register the seller with agent_registry::register from the wallet that receives payments, and pass that address as --agent.',
+    hint: 'Register the seller with agent_registry::register from the wallet that receives payments (tollgate agent register); tollgate listing submit signs with that key, and tollgate conformance takes its address as --agent.',
     mode: 'read-only',
     async run(context) {
       if (context.agent === undefined) {
@@ -94,6 +95,13 @@ export const gateChecks: readonly CheckDefinition[] = [
       })
       const evidence = [observation.exchange]
       if (observation.response === undefined) {
+        // An answer too large to read is the seller's to fix, not a probe that could not be made.
+        if (hasCode(observation.error, 'too_large')) {
+          return fail(`the answer could not be read: ${observation.exchange.error}`, {
+            evidence,
+            hint: "Keep the 402's headers and body small: buyers on Node refuse headers over 16 KiB, and many proxies refuse less.",
+          })
+        }
         return error(`the probe failed: ${observation.exchange.error}`, { evidence })
       }
       const x402 = readX402(observation.response)
@@ -112,7 +120,9 @@ export const gateChecks: readonly CheckDefinition[] = [
         })
       }
       if (suiEntries(x402).length === 0 && mpp.status !== 'ok') {
-        const offered = offeredText(x402)
+        const offered = [offeredText(x402), offeredMppText(observation.response)]
+          .filter((text) => text !== '')
+          .join('; ')
         return fail(
           `402, but with no well-formed Sui challenge in either dialect${offered === '' ? '' : `; it offers ${offered}`}`,
           {

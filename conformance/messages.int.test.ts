@@ -22,10 +22,14 @@ let seller: RunningSeller
 let agent: string
 const servers: Server[] = []
 
-/** A server answering every request with `status`, `body` and JSON content type. */
-async function answering(status: number, body: unknown): Promise<string> {
+/** A server answering every request with `status`, `body`, JSON content type and `headers`. */
+async function answering(
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Promise<string> {
   const server = createServer((_req, res) => {
-    res.writeHead(status, { 'content-type': 'application/json' })
+    res.writeHead(status, { 'content-type': 'application/json', ...headers })
     res.end(JSON.stringify(body))
   })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
@@ -129,5 +133,32 @@ describe('conformance messages', () => {
     expect(live?.message).toBe(
       `402, but with no well-formed Sui challenge in either dialect; it offers base-sepolia (asset ${asset})`,
     )
+  })
+
+  it('tells a seller whose MPP challenge is for another method which method it offered', async () => {
+    const url = await answering(
+      402,
+      {},
+      {
+        'www-authenticate': `Payment id="abc", realm="127.0.0.1", method="tempo", intent="charge", request="${Buffer.from('{"amount":"1000"}').toString('base64url')}"`,
+      },
+    )
+    const report = await runConformance({ url, allowPrivateNetwork: true })
+    const live = report.checks.find((c) => c.id === 'gate.live-402')
+    expect(live?.status).toBe('fail')
+    expect(live?.message).toBe(
+      '402, but with no well-formed Sui challenge in either dialect; it offers MPP method="tempo" (charge)',
+    )
+  })
+
+  it('says a 402 with a 60 KB header is too large to read, not that the host is unreachable', async () => {
+    const url = await answering(402, {}, { 'x-padding': 'a'.repeat(60 * 1024) })
+    const report = await runConformance({ url, allowPrivateNetwork: true })
+    const live = report.checks.find((c) => c.id === 'gate.live-402')
+    expect(live?.status).toBe('fail')
+    expect(live?.message).toBe(
+      "the answer could not be read: the response headers are over 16 KiB (Node's HTTP client reads no more)",
+    )
+    expect(live?.hint).toContain('16 KiB')
   })
 })

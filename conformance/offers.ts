@@ -5,9 +5,10 @@
  * @module
  */
 import { normalizeStructTag, normalizeSuiAddress } from '@mysten/sui/utils'
-import { Challenge, type Mpp, X402 } from 'tollgate'
+import { Challenge, Mpp, X402 } from 'tollgate'
 import { type CheckContext, skip } from './check.js'
 import { chargeOf, type LenientRequirement, type X402Reading } from './observe.js'
+import type { ProbeResponse } from './probe.js'
 
 /** The Sui entries of an x402 envelope (entries for other chains are not judged). */
 export function suiEntries(reading: X402Reading): LenientRequirement[] {
@@ -18,6 +19,23 @@ export function suiEntries(reading: X402Reading): LenientRequirement[] {
 export function offeredText(reading: X402Reading): string {
   if (reading.status !== 'ok') return ''
   return reading.accepts.map((a) => `${a.network} (asset ${a.asset})`).join(', ')
+}
+
+/**
+ * What the MPP challenges of a 402 offer besides Sui, in words: `MPP method="tempo" (charge)` per
+ * challenge; empty when there are none or `WWW-Authenticate` does not parse.
+ */
+export function offeredMppText(response: ProbeResponse): string {
+  const header = response.headers['www-authenticate']
+  if (header === undefined) return ''
+  try {
+    return Mpp.parseChallenges(header)
+      .filter((c) => c.method !== 'sui')
+      .map((c) => `MPP method="${c.method}" (${c.intent})`)
+      .join(', ')
+  } catch {
+    return ''
+  }
 }
 
 /** What an x402 envelope offers, as report details: its networks and assets. */

@@ -31,3 +31,4 @@ const server = serve({ port: local.port, hostname: '127.0.0.1', fetch: app.fetch
     void paid.close()
   })
 })
+server.on('error', local.listenFailed)

@@ -31,3 +31,4 @@ const server = app.listen(local.port, '127.0.0.1', () => {
     void paid.close()
   })
 })
+server.on('error', local.listenFailed)

@@ -3,6 +3,7 @@
  * real), a funded seller wallet, and a buyer that pays with `tollgate/client` to show the route
  * working. In your own app you only need the `paywall(...)` part of each example.
  */
+import { relative } from 'node:path'
 import type { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
 import { createPayingFetch } from 'tollgate/client'
 import { type StartedLedger, startLedger } from 'tollgate/testing'
@@ -18,6 +19,8 @@ export type Local = {
   port: number
   /** Pays for `url` once as a buyer would, prints what happened, and keeps serving (or exits with `--once`). */
   demo(url: string, close: () => void): Promise<void>
+  /** For the server's `error` event: says in one line why it could not listen (a busy port), and exits 2. */
+  listenFailed(error: Error): void
 }
 
 /** Starts the emulator and the wallets. */
@@ -27,11 +30,21 @@ export async function startLocal(): Promise<Local> {
   const seller = ledger.createTestWallet({ usdc: '1' })
   const buyer = ledger.createTestWallet({ usdc: '5' })
   const secret = `example-secret-${crypto.randomUUID()}`
+  const port = Number(process.env.PORT ?? 3000)
   return {
     ledger,
     seller,
     secret,
-    port: Number(process.env.PORT ?? 3000),
+    port,
+    listenFailed(error) {
+      const code = (error as { code?: unknown }).code
+      console.error(
+        code === 'EADDRINUSE'
+          ? `Port ${port} is already in use: stop what listens there, or run with another port (PORT=${port + 1} npx tsx ${relative(process.cwd(), process.argv[1] ?? '')}).`
+          : `Cannot listen on 127.0.0.1:${port}: ${error.message}`,
+      )
+      void ledger.stop().finally(() => process.exit(2))
+    },
     async demo(url, close) {
       const unpaid = await fetch(url)
       console.log(`\nGET ${url} without paying → ${unpaid.status}`)

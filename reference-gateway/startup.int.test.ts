@@ -46,7 +46,12 @@ function gateway(args: string[], env: Record<string, string>): Promise<Outcome> 
     child.stderr.on('data', (chunk: Buffer) => {
       stderr += chunk.toString()
     })
-    child.on('exit', (code) => resolve({ code, stdout, stderr }))
+    // One that hangs (a data folder it never finishes creating) is killed, not left behind.
+    const hung = setTimeout(() => child.kill('SIGKILL'), 45_000)
+    child.on('exit', (code) => {
+      clearTimeout(hung)
+      resolve({ code, stdout, stderr })
+    })
   })
 }
 
@@ -89,6 +94,13 @@ describe('tollgate gateway refuses to start, in one line with exit code 2', () =
     const line = oneLine(await gateway(['--port', '0'], { DATA_DIR: join(file, 'data') }))
     expect(line).toMatch(
       /^tollgate gateway: DATA_DIR \(dataDir\): cannot write to .*another-file\/data \(ENOTDIR/,
+    )
+  })
+
+  it('on a DATA_DIR under /proc, at once (a recursive mkdir there never returns on Node 20)', async () => {
+    const line = oneLine(await gateway(['--port', '0'], { DATA_DIR: '/proc/tollgate/data' }))
+    expect(line).toMatch(
+      /^tollgate gateway: DATA_DIR \(dataDir\): cannot write to \/proc\/tollgate\/data \(ENOENT/,
     )
   })
 

@@ -8,7 +8,7 @@
  * @module
  */
 import { mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
-import { join, resolve } from 'node:path'
+import { dirname, join, resolve } from 'node:path'
 import { hasCode, PaymentError, type PaymentStore } from 'tollgate'
 import { configError, configProblems, type GatewayConfig, settingVariables } from './config.js'
 
@@ -27,11 +27,29 @@ function problem(setting: keyof typeof settingVariables, message: string): Payme
 export function checkWritableFolder(setting: 'dataDir' | 'blobDir', directory: string): void {
   const path = resolve(directory)
   try {
-    const existing = statSync(path, { throwIfNoEntry: false })
-    if (existing !== undefined && !existing.isDirectory()) {
-      throw problem(setting, `${path} is a file, not a folder`)
+    // One folder at a time, from the nearest one that exists: a bounded number of steps. A
+    // recursive mkdir loops without end where the parent cannot hold folders (under /proc on Node 20).
+    const missing: string[] = []
+    for (let current = path; ; current = dirname(current)) {
+      const existing = statSync(current, { throwIfNoEntry: false })
+      if (existing !== undefined) {
+        // A file further up is left to mkdir (ENOTDIR below).
+        if (current === path && !existing.isDirectory()) {
+          throw problem(setting, `${path} is a file, not a folder`)
+        }
+        break
+      }
+      if (dirname(current) === current) break
+      missing.unshift(current)
     }
-    mkdirSync(path, { recursive: true })
+    for (const folder of missing) {
+      try {
+        mkdirSync(folder)
+      } catch (error) {
+        // Another process made it first.
+        if ((error as { code?: unknown }).code !== 'EEXIST') throw error
+      }
+    }
     const probe = join(path, `.tollgate-write-check-${process.pid}`)
     writeFileSync(probe, '')
     rmSync(probe, { force: true })

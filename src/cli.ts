@@ -83,10 +83,35 @@ try {
   await program.parseAsync(process.argv)
 } catch (error) {
   const name = missingPackage(error)
-  if (name === undefined) throw error
-  // One line, as for any misconfiguration: what is missing and the command that adds it.
-  process.stderr.write(
-    `tollgate ${chosen ?? ''}: needs the optional package ${name}, not installed here: npm install ${name}\n`,
-  )
-  process.exitCode = 2
+  if (name !== undefined) {
+    // One line, as for any misconfiguration: what is missing and the command that adds it.
+    process.stderr.write(
+      `tollgate ${chosen ?? ''}: needs the optional package ${name}, not installed here: npm install ${name}\n`,
+    )
+    process.exitCode = 2
+  } else {
+    // A failure a command did not word itself but that names its cause (a system error such as
+    // ENOENT or ECONNREFUSED, or a PaymentError): one line, not a stack trace. Anything else is a
+    // bug, and its trace is what a report needs.
+    const line = oneLine(error)
+    if (line === undefined) throw error
+    process.stderr.write(`tollgate ${chosen ?? ''}: ${line}\n`)
+    process.exitCode = 1
+  }
+}
+
+/** `CODE: message` of an error that carries a string code, on one line; else `undefined`. */
+function oneLine(error: unknown): string | undefined {
+  const { code, message, errors } = (error ?? {}) as {
+    code?: unknown
+    message?: unknown
+    errors?: unknown
+  }
+  if (typeof code !== 'string') return undefined
+  // AggregateError (a connection refused on every address) keeps its reasons in `errors`.
+  const first = Array.isArray(errors) ? (errors[0] as { message?: unknown } | undefined) : undefined
+  const text =
+    typeof message === 'string' && message !== '' ? message : String(first?.message ?? '')
+  const flat = text.replace(/\s+/g, ' ').slice(0, 300)
+  return flat.includes(code) ? flat : `${code}: ${flat}`
 }

@@ -75,6 +75,8 @@ export type ClientErrorCode =
   | 'LIMIT_PER_DAY'
   /** An MCP session's budget (`tollgate mcp --session-budget`) would be exceeded. */
   | 'LIMIT_PER_SESSION'
+  /** No wallet to pay with (`tollgate mcp` started without one): create and fund one first. */
+  | 'NO_WALLET'
   | 'ESCROW_REQUIRED'
   | 'DIALECT_UNSUPPORTED'
   | 'INSUFFICIENT_BALANCE'
@@ -199,6 +201,7 @@ const statusOf: { readonly [K in PaymentErrorCode]: number } = {
   LIMIT_PER_TX: 402,
   LIMIT_PER_DAY: 402,
   LIMIT_PER_SESSION: 402,
+  NO_WALLET: 402,
   ESCROW_REQUIRED: 402,
   DIALECT_UNSUPPORTED: 402,
   INSUFFICIENT_BALANCE: 402,

@@ -107,6 +107,9 @@ describe('createSellerPaywall', () => {
     ['a short secret', { secrets: 'too-short' }, 'invalid_secret', /shorter than 32 bytes/],
     ['no secret', { secrets: [] }, 'invalid_secret', /at least one/i],
     ['one short secret of several', { secrets: ['x'.repeat(32), 'short'] }, 'invalid_secret', /#1/],
+    // The guides' `secrets: [process.env.CHALLENGE_SECRET!]` with the variable unset.
+    ['an unset secret variable', { secrets: [undefined] }, 'invalid_secret', /#0 is missing/],
+    ['a secret that is no string', { secrets: [42] }, 'invalid_secret', /#0 is not a string/],
     ['no payTo', { payTo: undefined }, 'invalid_config', /payTo is required/],
     ['a payTo that is no address', { payTo: 'alice' }, 'invalid_config', /Sui address/],
     ['no store', { store: undefined }, 'invalid_config', /store is required/],

@@ -102,7 +102,12 @@ describe('the /v1/jobs routes', () => {
       ),
     )
     expect(byStranger.status).toBe(409)
-    expect(((await byStranger.json()) as { code: string }).code).toBe('job_move_failed')
+    const strangerRefusal = (await byStranger.json()) as { code: string; detail: string }
+    expect(strangerRefusal.code).toBe('job_move_failed')
+    // The abort by its name, not only "abort code: 16".
+    expect(strangerRefusal.detail).toMatch(
+      /^ENOT_PARTY \(abort code 16: release or refund by someone who is neither buyer nor seller\), in '0x[0-9a-f]+::escrow::release'/,
+    )
     // A release transaction posted on the refund route, or on another job's path: 400, not relayed.
     const release = await signed(
       buyer,
@@ -289,6 +294,15 @@ describe('tollgate job … round trip through the gateway', { timeout: 600_000 }
       expect(json(await tollgate(buyerHome, 'job', 'status', jobId, '--json')).job.state).toBe(
         'delivered',
       )
+      // Without --json: a table with USDC amounts and dated deadlines, not a JSON blob.
+      const table = await tollgate(buyerHome, 'job', 'status', jobId)
+      expect(table.code).toBe(0)
+      expect(table.stdout).not.toContain('{')
+      expect(table.stdout).toMatch(/^state\s+delivered$/m)
+      expect(table.stdout).toMatch(/^amount\s+2\.000001 USDC \(fee 5 %\)$/m)
+      expect(table.stdout).toMatch(/^deliver by\s+\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z \(in \d/m)
+      expect(table.stdout).toMatch(/^review\s+\d+ (s|min|h|d)\b.* after delivery$/m)
+      expect(table.stdout).toMatch(/^delivery\s+sha256 /m)
       const released = json(await tollgate(buyerHome, 'job', 'release', jobId, '--json'))
       expect(released.job).toMatchObject({
         state: 'released',

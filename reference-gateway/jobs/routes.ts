@@ -235,9 +235,14 @@ export function jobRoutes(options: JobRoutesOptions): Hono {
     if (!t.success) {
       return {
         ok: false as const,
-        response: problem('job_move_failed', t.error ?? 'The move failed on the ledger.', 409, {
-          digest: t.digest,
-        }),
+        response: problem(
+          'job_move_failed',
+          Escrow.explainEscrowAbort(t.error ?? 'The move failed on the ledger.'),
+          409,
+          {
+            digest: t.digest,
+          },
+        ),
       }
     }
     const created = t.events

@@ -9,7 +9,7 @@
 import type { Signer } from '@mysten/sui/cryptography'
 import { Command, Option } from 'commander'
 import pc from 'picocolors'
-import { createLedger, PaymentError, signerFromSecretKey } from 'tollgate'
+import { createLedger, hasCode, PaymentError, signerFromSecretKey } from 'tollgate'
 import { defaultRegistryPackage, registerAgent } from 'tollgate/conformance'
 import { addAgentShow } from './agentShow.js'
 import { fail, ledgerUrlOf } from './wallet.js'
@@ -45,6 +45,28 @@ function signerFromKey(key: string): Signer {
 export async function agentSigner(): Promise<Signer> {
   const key = process.env[agentKeyVariable]
   return key !== undefined && key !== '' ? signerFromKey(key) : await loadWallet()
+}
+
+/**
+ * The failures a new seller meets first, said with the ledger they happened on and what to do: no
+ * ledger there, or no SUI to pay the gas. Others pass through.
+ */
+function withWhatToDo(error: unknown, url: string, address: string): unknown {
+  if (hasCode(error, 'ledger_unavailable')) {
+    return new PaymentError(
+      'ledger_unavailable',
+      `The ledger at ${url} did not answer (${error.message.replace(/^The ledger did not answer: /, '')}). Start the local one with tollgate ledger, or pass --ledger <url>.`,
+      { cause: error },
+    )
+  }
+  if (hasCode(error, 'INSUFFICIENT_BALANCE')) {
+    return new PaymentError(
+      'INSUFFICIENT_BALANCE',
+      `${address} has not enough SUI on ${url} to pay the gas (${error.message}). Fund it first: tollgate wallet fund (the local ledger's faucet), or send it SUI.`,
+      { cause: error },
+    )
+  }
+  return error
 }
 
 /** Builds the `agent` command. */
@@ -84,8 +106,8 @@ export function agentCommand(): Command {
           name: options.name,
           metadataUri: options.metadataUri,
           registryPackage: options.registryPackage,
-        })
-        if (done.status === 'failed') throw done.error
+        }).catch((error: unknown) => ({ status: 'failed' as const, error }))
+        if (done.status === 'failed') throw withWhatToDo(done.error, url, signer.toSuiAddress())
         if (options.json) {
           console.log(JSON.stringify({ ok: true, ...done, ledger: url }))
           return

@@ -42,8 +42,9 @@ export function addAgentShow(agent: Command): void {
     .option('--json', 'print JSON')
     .action(async (owner: string, options: ShowOptions) => {
       let found: Awaited<ReturnType<typeof lookUpAgent>>
+      let url: string | undefined
       try {
-        const url = await ledgerUrlOf(options.ledger, options.network)
+        url = await ledgerUrlOf(options.ledger, options.network)
         const network = options.network === 'sui:testnet' ? 'testnet' : 'mainnet'
         const client = new SuiGrpcClient({ network, baseUrl: url })
         found = await lookUpAgent(client, {
@@ -51,7 +52,11 @@ export function addAgentShow(agent: Command): void {
           registryPackage: options.registryPackage,
         })
       } catch (error) {
-        const message = error instanceof Error ? error.message : String(error)
+        const why = error instanceof Error ? error.message : String(error)
+        const message =
+          url === undefined
+            ? why
+            : `The ledger at ${url} did not answer (${why}). Start the local one with tollgate ledger, or pass --ledger <url>.`
         if (options.json)
           console.log(JSON.stringify({ ok: false, error: { code: 'ledger_unavailable', message } }))
         else console.error(`${pc.red(pc.bold('error'))} ledger_unavailable: ${message}`)

@@ -1,7 +1,8 @@
 /**
  * `tollgate conformance URL`: probes a seller endpoint against the four listing gates and the
  * protocol rules. Exit 0 when all four gates pass, 1 when a gate fails (or, with `--strict`, any
- * check fails), 2 on a usage or network error.
+ * check fails) and on a usage error (as every `tollgate` command), 2 when the probe could not be
+ * made (no answer, a refused address).
  *
  * @module
  */
@@ -9,7 +10,7 @@ import { writeFileSync } from 'node:fs'
 import { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
 import { Command, InvalidArgumentError, Option } from 'commander'
 import pc from 'picocolors'
-import { PaymentError } from 'tollgate'
+import { hasCode, isPaymentError, PaymentError } from 'tollgate'
 import type { ConformanceReport } from 'tollgate/conformance'
 import {
   formatSummary,
@@ -109,19 +110,24 @@ export function conformanceCommand(): Command {
       'package of agent_registry (default: the local ledger one)',
     )
     .option('--strict', 'exit 1 when any check fails, not only a gate')
-    .exitOverride((error) => {
-      // Usage errors exit 2 (commander's default is 1, which here means "a gate failed").
-      process.exit(error.code === 'commander.helpDisplayed' || error.exitCode === 0 ? 0 : 2)
-    })
     .action(async (url: string, options: Options) => {
       const write = (text: string) => process.stderr.write(text)
+      if (!URL.canParse(url)) {
+        write(
+          `${pc.red('error')} invalid_options: ${url} is not a URL: give the endpoint's full URL (https://seller.example/v1/answer)\n`,
+        )
+        process.exitCode = 1
+        return
+      }
       let body: unknown
       if (options.body !== undefined) {
         try {
           body = JSON.parse(options.body)
         } catch {
-          write(`${pc.red('error')} --body is not JSON\n`)
-          process.exitCode = 2
+          write(
+            `${pc.red('error')} invalid_options: --body is not JSON: give it as '{"key":"value"}'\n`,
+          )
+          process.exitCode = 1
           return
         }
       }
@@ -145,8 +151,11 @@ export function conformanceCommand(): Command {
           onProgress: terminalProgress(write),
         })
       } catch (error) {
-        write(`${pc.red('error')} ${(error as Error).message}\n`)
-        process.exitCode = 2
+        // A usage error exits 1, as in every tollgate command; a probe that could not be made, 2.
+        const usage = hasCode(error, 'invalid_options') || hasCode(error, 'bad_url')
+        const code = isPaymentError(error) ? `${error.code}: ` : ''
+        write(`${pc.red('error')} ${code}${(error as Error).message}\n`)
+        process.exitCode = usage ? 1 : 2
         return
       }
       write(formatSummary(report))

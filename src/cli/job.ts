@@ -97,12 +97,52 @@ function jobView(job: Escrow.EscrowJob) {
   }
 }
 
+/** A duration in words: `45 s`, `12 min`, `3 h 20 min`, `2 d 4 h`. */
+function duration(ms: number): string {
+  const s = Math.round(Math.abs(ms) / 1000)
+  if (s < 60) return `${s} s`
+  const min = Math.floor(s / 60)
+  if (min < 60) return `${min} min`
+  const h = Math.floor(min / 60)
+  if (h < 48) return min % 60 === 0 ? `${h} h` : `${h} h ${min % 60} min`
+  const d = Math.floor(h / 24)
+  return h % 24 === 0 ? `${d} d` : `${d} d ${h % 24} h`
+}
+
+/** A job as a table: amounts in USDC, the deadline as a date and how far off it is. */
+function printJob(job: ReturnType<typeof jobView>): void {
+  const left = job.deliverByMs - Date.now()
+  const rows: [string, string][] = [
+    ['job', job.id],
+    ['state', job.state],
+    ['buyer', job.buyer],
+    ['seller', job.seller],
+    ['amount', `${job.amount} USDC (fee ${job.feeBps / 100} %)`],
+    [
+      'deliver by',
+      `${new Date(job.deliverByMs).toISOString()} (${left > 0 ? `in ${duration(left)}` : `${duration(left)} ago`})`,
+    ],
+    ['review', `${duration(job.reviewMs)} after delivery`],
+    ['delivery', /^(0x)?0*$/.test(job.deliveryHash) ? 'none yet' : `sha256 ${job.deliveryHash}`],
+    ['rejections', String(job.rejections)],
+    [
+      'paid out',
+      `${job.paidToSeller} USDC to the seller, ${job.paidFee} fee, ${job.refunded} refunded`,
+    ],
+  ]
+  for (const [label, text] of rows) console.log(`${pc.bold(label.padEnd(12))} ${text}`)
+}
+
 function print(json: boolean | undefined, value: Record<string, unknown>): void {
   if (json) {
     console.log(JSON.stringify({ ok: true, ...value }, null, 2))
     return
   }
   for (const [k, v] of Object.entries(value)) {
+    if (k === 'job' && typeof v === 'object' && v !== null && 'deliverByMs' in v) {
+      printJob(v as ReturnType<typeof jobView>)
+      continue
+    }
     const text = typeof v === 'object' && v !== null ? JSON.stringify(v) : String(v)
     console.log(`${pc.bold(k.padEnd(12))} ${text}`)
   }

@@ -13,6 +13,7 @@ import { formatAmount, parseAmount } from 'tollgate'
 import { configProblems, loadConfig } from '../../reference-gateway/config.js'
 import { databaseLocationOf, openDatabase } from '../../reference-gateway/db/database.js'
 import { createKeyStore, type KeyStore } from '../../reference-gateway/inference/keys.js'
+import { checkWritableFolder, reasonOf, secretValues } from '../../reference-gateway/startup.js'
 
 function usdc(value: string): bigint {
   try {
@@ -29,16 +30,35 @@ async function withKeys<T>(
   run: (keys: KeyStore) => Promise<T>,
 ): Promise<T> {
   let config: ReturnType<typeof loadConfig>
+  let location: ReturnType<typeof databaseLocationOf>
   try {
     config = loadConfig(options.config === undefined ? {} : { file: options.config })
+    location = databaseLocationOf(config)
+    // A data folder that is a file, or one that cannot be created: one line naming DATA_DIR.
+    if (location.kind === 'sqlite') checkWritableFolder('dataDir', config.dataDir)
   } catch (error) {
-    if (configProblems(error) !== undefined) {
-      console.error(pc.red((error as Error).message))
+    const problems = configProblems(error)
+    if (problems !== undefined) {
+      // One line, as `tollgate gateway` says it: the setting and the cause.
+      console.error(pc.red(`tollgate keys: ${problems.join('; ')}`))
       process.exit(2)
     }
     throw error
   }
-  const database = await openDatabase(databaseLocationOf(config))
+  let database: Awaited<ReturnType<typeof openDatabase>>
+  try {
+    database = await openDatabase(location)
+  } catch (error) {
+    // A database that does not answer or refuses: one line naming the setting, never its URL.
+    const setting =
+      location.kind === 'postgres' ? 'DATABASE_URL (databaseUrl)' : 'DATA_DIR (dataDir)'
+    console.error(
+      pc.red(
+        `tollgate keys: ${setting}: cannot open the gateway's database: ${reasonOf(error, secretValues(config))}`,
+      ),
+    )
+    process.exit(2)
+  }
   try {
     return await run(createKeyStore(database.db))
   } finally {

@@ -29,6 +29,23 @@ export function notRealBanner(): string {
   ].join('\n')
 }
 
+/**
+ * One line saying why the ledger could not start and what to do, for a port that is busy or not
+ * allowed; `undefined` for anything else.
+ */
+function startProblem(error: unknown, port: number): string | undefined {
+  const code = (error as { code?: unknown } | null)?.code
+  const where = `127.0.0.1:${port}`
+  switch (code) {
+    case 'EADDRINUSE':
+      return `${where} is already in use (EADDRINUSE): a ledger may already run there (use it), or start this one elsewhere with --port <port> (0 for any free port)`
+    case 'EACCES':
+      return `not allowed to listen on ${where} (EACCES): use a port above 1023 (--port)`
+    default:
+      return undefined
+  }
+}
+
 /** Builds the `ledger` sub-command. */
 export function ledgerCommand(): Command {
   return new Command('ledger')
@@ -62,13 +79,21 @@ export function ledgerCommand(): Command {
         seed?: string
         epochMs?: number
       }) => {
-        const ledger = await startLedger({
-          port: options.port,
-          latencyMs: options.latencyMs,
-          ...(options.state ? { stateFile: options.state } : {}),
-          ...(options.seed ? { seed: options.seed } : {}),
-          ...(options.epochMs ? { epochDurationMs: options.epochMs } : {}),
-        })
+        let ledger: Awaited<ReturnType<typeof startLedger>>
+        try {
+          ledger = await startLedger({
+            port: options.port,
+            latencyMs: options.latencyMs,
+            ...(options.state ? { stateFile: options.state } : {}),
+            ...(options.seed ? { seed: options.seed } : {}),
+            ...(options.epochMs ? { epochDurationMs: options.epochMs } : {}),
+          })
+        } catch (error) {
+          const problem = startProblem(error, options.port)
+          if (problem === undefined) throw error
+          console.error(pc.red(`tollgate ledger: ${problem}`))
+          process.exit(2)
+        }
         console.log(notRealBanner())
         console.log(`${pc.bold('url')}         ${ledger.url}`)
         console.log(`${pc.bold('chain id')}    ${ledger.chainId}`)

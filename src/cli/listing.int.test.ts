@@ -132,7 +132,7 @@ describe('tollgate listing', { timeout: 240_000 }, () => {
       'qa',
       '--tag',
       'text',
-      '--probe-body',
+      '--body',
       '{"question":"why"}',
       '--input-schema',
       schemaFile,
@@ -170,7 +170,10 @@ describe('tollgate listing', { timeout: 240_000 }, () => {
     })
     const human = await tollgate('listing', 'status', address)
     expect(human.stdout).toContain('registered as cli-seller')
-    expect(human.stdout).toMatch(new RegExp(`${listing.id}\\s+listed\\s+POST ${seller.url}`))
+    // The price as users read it, in USDC (it was "20000 base units").
+    expect(human.stdout).toMatch(
+      new RegExp(`${listing.id}\\s+listed\\s+POST ${seller.url}  0\\.020000 USDC  Answer`),
+    )
 
     const refused = await tollgate('listing', 'submit', broken.url, '--name', 'Broken', '--json')
     expect(refused.code).toBe(1)

@@ -3,7 +3,7 @@
  * the agent's key (`TOLLGATE_AGENT_KEY`, else the wallet's — as `tollgate agent register`):
  *
  * ```
- * tollgate listing submit URL --name NAME [--method POST] [--probe-body JSON] [--description TEXT] [--tag T]… [--input-schema FILE]
+ * tollgate listing submit URL --name NAME [--method POST] [--body JSON] [--description TEXT] [--tag T]… [--input-schema FILE]
  * tollgate listing status [ADDRESS]
  * tollgate listing delist LISTING_ID
  * ```
@@ -18,7 +18,7 @@ import { readFile } from 'node:fs/promises'
 import type { Signer } from '@mysten/sui/cryptography'
 import { Command, Option } from 'commander'
 import pc from 'picocolors'
-import { PaymentError } from 'tollgate'
+import { formatAmount, PaymentError } from 'tollgate'
 import { agentSigner } from './agent.js'
 import { fail } from './wallet.js'
 
@@ -124,12 +124,29 @@ function refused(error: unknown, json: boolean | undefined): void {
   process.exitCode = 1
 }
 
+/** A price as the gateway sends it (base units), in USDC as users read it. */
+function usdcText(price: unknown): string {
+  return typeof price === 'string' && /^[0-9]{1,30}$/.test(price)
+    ? `${formatAmount(BigInt(price))} USDC`
+    : `${String(price)} (base units)`
+}
+
 const listingLine = (l: Record<string, unknown>) =>
-  `${pc.bold(String(l.id))}  ${String(l.state).padEnd(9)} ${l.method} ${l.url}  ${l.price} base units  ${l.name}`
+  `${pc.bold(String(l.id))}  ${String(l.state).padEnd(9)} ${l.method} ${l.url}  ${usdcText(l.price)}  ${l.name}`
+
+function isJson(text: string): boolean {
+  try {
+    JSON.parse(text)
+    return true
+  } catch {
+    return false
+  }
+}
 
 type SubmitOptions = Common & {
   name: string
   method: string
+  body?: string
   probeBody?: string
   description?: string
   tag: string[]
@@ -147,7 +164,9 @@ export function listingCommand(): Command {
     .argument('<url>', 'the paid endpoint')
     .requiredOption('--name <name>', 'the name shown in the catalog')
     .option('--method <method>', 'the HTTP method', 'POST')
-    .option('--probe-body <json>', 'the JSON body the probes send (default {})')
+    .option('--body <json>', 'the JSON body the probes send, as conformance --body (default {})')
+    // The same option under its first name.
+    .addOption(new Option('--probe-body <json>').hideHelp())
     .option('--description <text>', 'what the endpoint does')
     .option('--tag <tag>', 'a tag (repeat for more)', (value, all: string[]) => [...all, value], [])
     .option('--input-schema <file>', 'a JSON Schema file of the request body (shown to agents)')
@@ -155,11 +174,18 @@ export function listingCommand(): Command {
     .option('--json', 'print JSON')
     .action(async (url: string, options: SubmitOptions) => {
       try {
+        const probeBody = options.body ?? options.probeBody
+        if (probeBody !== undefined && !isJson(probeBody)) {
+          throw new PaymentError(
+            'invalid_options',
+            `--body is not JSON: give it as '{"key":"value"}'`,
+          )
+        }
         const body: Record<string, unknown> = {
           url,
           name: options.name,
           method: options.method.toUpperCase(),
-          ...(options.probeBody === undefined ? {} : { probeBody: options.probeBody }),
+          ...(probeBody === undefined ? {} : { probeBody }),
           ...(options.description === undefined ? {} : { description: options.description }),
           ...(options.tag.length === 0 ? {} : { tags: options.tag }),
         }

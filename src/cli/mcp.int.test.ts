@@ -96,6 +96,42 @@ describe('tollgate mcp over stdio', { timeout: 180_000 }, () => {
     }
   })
 
+  it('starts without a wallet: lists the tools it says, a paid call tells how to make one', async () => {
+    const empty = mkdtempSync(join(tmpdir(), 'tollgate-mcp-home-'))
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: ['--import', 'tsx', 'src/cli.ts', 'mcp', '--gateway', gateway.url],
+      env: { ...(process.env as Record<string, string>), TOLLGATE_HOME: empty, NO_COLOR: '1' },
+      stderr: 'pipe',
+    })
+    let stderr = ''
+    transport.stderr?.on('data', (chunk) => {
+      stderr += chunk
+    })
+    const client = new Client({ name: 'host', version: '1.0.0' })
+    await client.connect(transport)
+    try {
+      const { tools } = await client.listTools()
+      const summary = /on stdio: (\d+) tools from .*, no wallet to pay with/
+      for (let i = 0; i < 100 && !summary.test(stderr); i++) {
+        await new Promise((resolve) => setTimeout(resolve, 50))
+      }
+      // The start line counts what listTools returns (it counted the catalog alone).
+      expect(Number((summary.exec(stderr) as RegExpExecArray)[1])).toBe(tools.length)
+      const refused = await client.callTool({ name: 'anthropic-v1-messages', arguments: {} })
+      expect(refused.isError).toBe(true)
+      expect(refused.structuredContent).toEqual({
+        error: {
+          code: 'NO_WALLET',
+          message: `No wallet at ${join(empty, 'wallet.json')}: create one with tollgate wallet new, fund it with USDC (tollgate wallet fund on the local ledger), then restart tollgate mcp.`,
+        },
+      })
+    } finally {
+      await client.close()
+      rmSync(empty, { recursive: true, force: true })
+    }
+  })
+
   it('serves streamable HTTP on loopback with --http: one session budget per MCP session', async () => {
     const emulator = gateway.emulator as StartedLedger
     const httpHome = mkdtempSync(join(tmpdir(), 'tollgate-mcp-home-'))

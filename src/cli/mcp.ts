@@ -14,7 +14,7 @@ import { Command, InvalidArgumentError, Option } from 'commander'
 import pc from 'picocolors'
 import { parseAmount } from 'tollgate'
 import { fail, ledgerUrlOf } from './wallet.js'
-import { limitsFrom, loadSettings, loadWallet } from './walletFiles.js'
+import { limitsFrom, loadSettings, loadWallet, walletPaths } from './walletFiles.js'
 
 /** The optional peer this command needs. */
 const sdk = '@modelcontextprotocol/sdk'
@@ -62,6 +62,15 @@ async function sdkInstalled(): Promise<boolean> {
     if (code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND') return false
     throw error
   }
+}
+
+/** What a paid call is told when the wallet could not be loaded: why, and how to make one. */
+function noWalletHint(error: unknown): string {
+  const { wallet } = walletPaths()
+  const why = error instanceof Error ? error.message : String(error)
+  return /^No wallet at /.test(why)
+    ? `No wallet at ${wallet}: create one with tollgate wallet new, fund it with USDC (tollgate wallet fund on the local ledger), then restart tollgate mcp.`
+    : `${why.replace(/\.?$/, '.')} Then restart tollgate mcp.`
 }
 
 /** Builds the `mcp` sub-command. */
@@ -117,14 +126,22 @@ export function mcpCommand(): Command {
 
 async function serve(options: McpOptions): Promise<void> {
   const { createGatewayMcp } = await import('tollgate/mcp')
-  const [signer, settings, ledger] = await Promise.all([
-    loadWallet(),
+  const [wallet, settings, ledger] = await Promise.all([
+    loadWallet().then(
+      (signer) => ({ signer, hint: undefined }),
+      // No wallet (or one that cannot be used): start anyway, so that an MCP host lists the tools
+      // and a paid call says how to make one, instead of a closed connection.
+      (error: unknown) => ({ signer: undefined, hint: noWalletHint(error) }),
+    ),
     loadSettings(),
     ledgerUrlOf(options.ledger, options.network),
   ])
+  const signer = wallet.signer
+  if (wallet.hint !== undefined) console.error(pc.yellow(wallet.hint))
   const mcp = await createGatewayMcp({
     gateway: options.gateway,
     signer,
+    noWalletHint: wallet.hint,
     ledger,
     network: options.network,
     maxPrice: options.max,
@@ -138,7 +155,7 @@ async function serve(options: McpOptions): Promise<void> {
     allowTestRoot: options.allowTestRoot,
   })
   for (const warning of mcp.warnings) console.error(pc.yellow(warning))
-  const summary = `${mcp.tools.length} tools from ${options.gateway}, paid by ${signer.toSuiAddress()}`
+  const summary = `${mcp.toolCount} tools from ${options.gateway}, ${signer === undefined ? 'no wallet to pay with' : `paid by ${signer.toSuiAddress()}`}`
   if (options.http === undefined) {
     const { StdioServerTransport } = await import('@modelcontextprotocol/sdk/server/stdio.js')
     await mcp.createServer().connect(new StdioServerTransport())

@@ -104,8 +104,27 @@ async function pay(first: string, second: string | undefined, options: PayOption
   const method = explicit ? first.toUpperCase() : options.data === undefined ? 'GET' : 'POST'
   if (!methods.has(method))
     throw new PaymentError('invalid_options', `Unknown HTTP method ${first}.`)
-  if (options.data !== undefined) JSON.parse(options.data)
-  if (options.max !== undefined) parseAmount(options.max)
+  // Usage errors: exit 1 with invalid_options, as in every command.
+  if (options.data !== undefined) {
+    try {
+      JSON.parse(options.data)
+    } catch (error) {
+      throw new PaymentError(
+        'invalid_options',
+        `-d is not JSON (${(error as Error).message}): give it as '{"key":"value"}'`,
+      )
+    }
+  }
+  if (options.max !== undefined) {
+    try {
+      parseAmount(options.max)
+    } catch {
+      throw new PaymentError(
+        'invalid_options',
+        `--max must be a USDC amount like 0.10, not "${options.max.slice(0, 40)}"`,
+      )
+    }
+  }
   const headers = new Headers()
   for (const header of options.header) {
     const at = header.indexOf(':')

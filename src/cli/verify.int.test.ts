@@ -252,16 +252,16 @@ describe('tollgate verify: whose answer, which root', { timeout: 120_000 }, () =
     expect(own.stdout).not.toMatch(/anyone who holds this receipt id/)
   })
 
-  it('refuses malformed flags with one line (exit 2)', async () => {
+  it('refuses malformed flags with one line (exit 1, the usage-error code of every command)', async () => {
     const payment = await run(receiptId, '--payment', 'not a payment')
-    expect(payment.code).toBe(2)
+    expect(payment.code).toBe(1)
     expect(payment.stderr).toBe(
       'error invalid_options: --payment: a settlement digest, or key_… with an optional :call_…\n',
     )
     const file = await run(receiptId, '--response', join(folder, 'missing.sse'))
-    expect(file.code).toBe(2)
+    expect(file.code).toBe(1)
     expect(file.stderr).toMatch(/^error invalid_options: --response: cannot read .*ENOENT\)\n$/)
-    expect((await run(receiptId, '--wait', 'soon')).code).toBe(2)
+    expect((await run(receiptId, '--wait', 'soon')).code).toBe(1)
   })
 })
 

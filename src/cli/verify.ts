@@ -12,7 +12,7 @@
  *   answer) is waited for, bounded by `--wait` seconds, with a progress line on stderr; `--no-wait`
  *   does not wait.
  *
- * Exit codes (docs/buyers.md): 0 verified; 1 not verified; 2 a usage error; 3 every step verified
+ * Exit codes (docs/buyers.md): 0 verified; 1 not verified or a usage error; 3 every step verified
  * but the ledger anchor is still pending.
  *
  * @module
@@ -25,7 +25,7 @@ import { Attestation } from 'tollgate'
 /** The exit code when every step passed but the anchor is still pending. */
 const anchorPendingExit = 3
 /** The exit code of a usage error. */
-const usageExit = 2
+const usageExit = 1
 
 type Flags = {
   inferenceUrl: string

@@ -420,6 +420,7 @@ export function isRefusal(error: unknown): error is PaymentError {
       'LIMIT_PER_TX',
       'LIMIT_PER_DAY',
       'LIMIT_PER_SESSION',
+      'NO_WALLET',
       'ESCROW_REQUIRED',
       'DIALECT_UNSUPPORTED',
       'INSUFFICIENT_BALANCE',

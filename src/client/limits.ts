@@ -41,6 +41,8 @@ const spendSchema = z.object({
   amount: z.string().regex(/^[0-9]{1,39}$/),
   resource: z.string().max(2048),
   digest: z.string().max(128).optional(),
+  /** Who spent it, when not a plain payment: `mcp:<tool>` for a tool of `tollgate mcp`. */
+  label: z.string().max(200).optional(),
 })
 
 /** The spending file. */
@@ -89,7 +91,12 @@ export type WalletLimits = {
    *   `LIMIT_PER_DAY` when it would take the last 24 hours above the daily limit, `invalid_config`
    *   when the spending file cannot be read.
    */
-  reserve(spend: { amount: bigint; resource: string }): Promise<Reservation>
+  reserve(spend: {
+    amount: bigint
+    resource: string
+    /** Recorded with the spend: who made it (`mcp:<tool>`). */
+    label?: string | undefined
+  }): Promise<Reservation>
   /** What was spent in the last 24 hours (base units). */
   spentToday(): Promise<bigint>
   /** The spends of the last 24 hours, oldest first. */
@@ -172,7 +179,7 @@ export function createWalletLimits(options: WalletLimitsOptions = {}): WalletLim
     perTransaction,
     perDay,
     file,
-    reserve({ amount, resource }) {
+    reserve({ amount, resource, label }) {
       return locked(async () => {
         if (perTransaction !== null && amount > perTransaction) {
           throw new PaymentError(
@@ -197,7 +204,9 @@ export function createWalletLimits(options: WalletLimitsOptions = {}): WalletLim
           )
         }
         const id = randomUUID()
-        await save([...spends, { id, at: now(), amount: amount.toString(), resource }])
+        const spend: Spend = { id, at: now(), amount: amount.toString(), resource }
+        if (label !== undefined) spend.label = label
+        await save([...spends, spend])
         return {
           id,
           amount,

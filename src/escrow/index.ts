@@ -4,6 +4,7 @@
  *
  * @module
  */
+export { escrowAborts, explainEscrowAbort } from './aborts.js'
 export {
   type EscrowConfig,
   type EscrowJob,

@@ -34,7 +34,8 @@ const rings = new WeakMap<readonly ChallengeSecret[], KeyRing>()
 /**
  * The validated keys of a secret list, cached per list (re-validated if the list was changed).
  *
- * @throws {PaymentError} `invalid_secret` for an empty list or a secret shorter than 32 bytes.
+ * @throws {PaymentError} `invalid_secret` for an empty list, a missing secret (`undefined`, e.g. an
+ *   unset environment variable) or one shorter than 32 bytes.
  */
 export function keyRing(secrets: readonly ChallengeSecret[]): readonly MacKey[] {
   const cached = rings.get(secrets)
@@ -43,6 +44,14 @@ export function keyRing(secrets: readonly ChallengeSecret[]): readonly MacKey[] 
     throw new PaymentError('invalid_secret', 'At least one challenge secret is required.')
   }
   const keys = secrets.map((secret, index) => {
+    // `[process.env.SECRET!]` with the variable unset: say which one is missing, not a TypeError.
+    if (typeof secret !== 'string' && !(secret instanceof Uint8Array)) {
+      throw new PaymentError(
+        'invalid_secret',
+        `Challenge secret #${index} is ${secret === undefined ? 'missing (undefined: is the environment variable it comes from set?)' : 'not a string or bytes'}.`,
+        { details: { index, minBytes: minSecretBytes } },
+      )
+    }
     const key =
       typeof secret === 'string' ? utf8.encode(secret) : Uint8Array.from(secret as Uint8Array)
     if (key.length < minSecretBytes) {

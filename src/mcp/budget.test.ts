@@ -30,6 +30,21 @@ describe('MCP budgets', () => {
     expect(codeOf(() => other.reserve('a', 20_000n))).toBe('none')
   })
 
+  it('counts the spends made before it was created against the day, not the session', () => {
+    let now = Date.parse('2026-01-01T10:00:00Z')
+    const budget = createBudget({
+      perDay: '0.05',
+      perSession: '0.05',
+      now: () => now,
+      spent: [{ tool: 'a', amount: 40_000n, at: now - 60_000 }],
+    })
+    const session = budget.session()
+    expect(codeOf(() => session.reserve('a', 20_000n))).toBe('LIMIT_PER_DAY')
+    expect(session.report()).toMatchObject({ session: '0.000000', lastDay: '0.040000' })
+    now += 24 * 60 * 60 * 1000
+    expect(codeOf(() => session.reserve('a', 20_000n))).toBe('none')
+  })
+
   it('reports the spend per tool and per UTC day', () => {
     let now = Date.parse('2026-01-01T23:00:00Z')
     const session = createBudget({ now: () => now }).session()

@@ -36,6 +36,12 @@ export type BudgetOptions = {
   perDay?: PriceInput | undefined
   /** Clock in ms (tests). Default `Date.now`. */
   now?: (() => number) | undefined
+  /**
+   * Spends made before this budget was created (read back from the wallet's spending record), so
+   * that a restart does not reset the daily budget. They count against `perDay` until they are 24
+   * hours old; no session's. Default none.
+   */
+  spent?: readonly BudgetSpend[] | undefined
 }
 
 /** What was spent, per tool and per (UTC) day. */
@@ -82,7 +88,7 @@ export function createBudget(options: BudgetOptions = {}): Budget {
   const perSession = options.perSession === undefined ? null : parseAmount(options.perSession)
   const perDay = options.perDay === undefined ? null : parseAmount(options.perDay)
   const now = options.now ?? Date.now
-  const all: BudgetSpend[] = []
+  const all: BudgetSpend[] = [...(options.spent ?? [])].sort((a, b) => a.at - b.at)
   const sum = (spends: readonly BudgetSpend[]) => spends.reduce((total, s) => total + s.amount, 0n)
   const lastDay = () => {
     const since = now() - dayMs

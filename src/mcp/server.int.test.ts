@@ -157,6 +157,51 @@ describe('tollgate mcp: a gateway catalog as paid tools', () => {
     expect(await balanceOf(payer.toSuiAddress())).toBe(start)
   })
 
+  it('keeps the daily budget across a restart: the spends in the wallet record count', async () => {
+    const payer = emulator.createTestWallet({ usdc: '1', sui: '1' })
+    const limits = { file: join(dataDir, 'spending-restart.json') }
+    const first = await connect(payer, { dayBudget: '0.03', limits })
+    const paid = await first.client.callTool({ name: 'anthropic-v1-messages', arguments: chat })
+    expect(paid.isError).toBe(false)
+    await first.client.close()
+    const after = await balanceOf(payer.toSuiAddress())
+    // A new server (the process restarted) on the same wallet record: 0.02 of 0.03 already spent.
+    const second = await connect(payer, { dayBudget: '0.03', limits })
+    const refused = await second.client.callTool({
+      name: 'anthropic-v1-messages',
+      arguments: chat,
+    })
+    expect((refused.structuredContent as ErrorContent).error.code).toBe('LIMIT_PER_DAY')
+    expect(await balanceOf(payer.toSuiAddress())).toBe(after)
+    const report = await second.client.callTool({ name: 'spend_report', arguments: {} })
+    expect(report.structuredContent).toMatchObject({ session: '0.000000', lastDay: '0.020000' })
+  })
+
+  it('starts without a wallet: every tool listed, a paid call told how to make one', async () => {
+    const mcp = await createGatewayMcp({
+      gateway: gateway.url,
+      signer: undefined,
+      noWalletHint: 'No wallet: run tollgate wallet new.',
+      ledger: emulator.url,
+      limits: false,
+    })
+    const [a, b] = InMemoryTransport.createLinkedPair()
+    await mcp.createServer().connect(a)
+    const client = new Client({ name: 'agent', version: '1.0.0' })
+    await client.connect(b)
+    const { tools } = await client.listTools()
+    // The count a start line shows is the count a client lists.
+    expect(tools).toHaveLength(mcp.toolCount)
+    for (const name of ['anthropic-v1-messages', 'wallet_address']) {
+      const refused = await client.callTool({ name, arguments: chat })
+      expect(refused.isError).toBe(true)
+      expect(refused.structuredContent).toEqual({
+        error: { code: 'NO_WALLET', message: 'No wallet: run tollgate wallet new.' },
+      })
+    }
+    await client.close()
+  })
+
   it('the per-call maximum refuses a dearer tool with PRICE_ABOVE_MAX, nothing paid', async () => {
     const payer = emulator.createTestWallet({ usdc: '1', sui: '1' })
     const start = await balanceOf(payer.toSuiAddress())

@@ -41,8 +41,14 @@ import { checkListedTerms, createSellerFetch } from './sellerTools.js'
 export type GatewayMcpOptions = {
   /** The gateway's base URL (`http://127.0.0.1:4020`). */
   gateway: string
-  /** The buyer's key. Security: it signs payments within the limits below; never logged. */
-  signer: Signer
+  /**
+   * The buyer's key. Security: it signs payments within the limits below; never logged.
+   * `undefined`: the server starts anyway and lists every tool; a paid tool and the wallet tools
+   * answer `NO_WALLET` with {@link GatewayMcpOptions.noWalletHint} (keyed inference tools still work).
+   */
+  signer: Signer | undefined
+  /** What a call that needs the missing wallet is told. Default: how `tollgate wallet` makes one. */
+  noWalletHint?: string | undefined
   /** The ledger: a gRPC URL or a `Ledger`. */
   ledger: string | Ledger
   /** Network; default `sui:mainnet`. */
@@ -53,7 +59,11 @@ export type GatewayMcpOptions = {
   sessionBudget?: PriceInput | undefined
   /** Most all sessions may spend over a rolling 24 hours: beyond, `LIMIT_PER_DAY`. Default none. */
   dayBudget?: PriceInput | undefined
-  /** The wallet limits (see `createPayingFetch`); default the wallet's own (`spending.json`). */
+  /**
+   * The wallet limits (see `createPayingFetch`); default the wallet's own (`spending.json`). The
+   * daily budget is kept with their spending record: the MCP spends of the last 24 hours in it count
+   * against `dayBudget` after a restart. With `false`, the daily budget lasts as long as the process.
+   */
   limits?: WalletLimitsOptions | WalletLimits | false | undefined
   /** Dialect to pay in when both are offered. */
   prefer?: Dialect | undefined
@@ -82,11 +92,16 @@ export type GatewayMcpOptions = {
 export type GatewayMcp = {
   /** The catalog's tools. */
   readonly tools: readonly CatalogTool[]
+  /** How many tools a session lists: the catalog's and the server's own (wallet, spend, receipts). */
+  readonly toolCount: number
   /** Parts of the catalog that could not be read (listed sellers, inference models). */
   readonly warnings: readonly string[]
   /** A new MCP server (one session: its own session budget; the daily budget is shared). */
   createServer(): Server
 }
+
+/** The label of a spend made by a tool of this server in the wallet's spending record. */
+const mcpLabel = 'mcp:'
 
 /** Largest answer body passed on to the model, in characters. */
 const maxAnswerChars = 1024 * 1024
@@ -169,25 +184,51 @@ export async function createGatewayMcp(options: GatewayMcpOptions): Promise<Gate
       : options.limits !== undefined && 'reserve' in options.limits
         ? options.limits
         : createWalletLimits(options.limits ?? {})
+  // The daily budget continues from the spending record: what this server's tools paid in the
+  // last 24 hours, before a restart included.
+  const spentBefore =
+    limits === false
+      ? []
+      : (await limits.recent())
+          .filter((spend) => spend.label?.startsWith(mcpLabel) === true)
+          .map((spend) => ({
+            tool: (spend.label as string).slice(mcpLabel.length),
+            amount: BigInt(spend.amount),
+            at: spend.at,
+          }))
   const budget: Budget = createBudget({
     perSession: options.sessionBudget,
     perDay: options.dayBudget,
     now: options.now,
+    spent: spentBefore,
   })
-  const address = options.signer.toSuiAddress()
+  const signer = options.signer
+  const address = signer?.toSuiAddress()
+  const noWallet = () =>
+    new PaymentError(
+      'NO_WALLET',
+      options.noWalletHint ??
+        'No wallet is configured to pay with: create one (tollgate wallet new), fund it with USDC (tollgate wallet fund on the local ledger), and start the MCP server again.',
+    )
+  /** The wallet limits, each spend labelled with the tool that made it (`mcp:<tool>`). */
+  const limitsFor = (tool: string): WalletLimits | false =>
+    limits === false
+      ? false
+      : { ...limits, reserve: (spend) => limits.reserve({ ...spend, label: `${mcpLabel}${tool}` }) }
 
   async function callCatalogTool(
     tool: CatalogTool,
     args: Record<string, unknown>,
     session: SessionBudget,
   ): Promise<ToolResult> {
+    if (signer === undefined && tool.source !== 'keyed') return errorResult(noWallet())
     let hold: BudgetReservation | undefined
     const pay = createPayingFetch({
-      signer: options.signer,
+      signer: signer as Signer,
       ledger,
       network,
       maxPrice: options.maxPrice,
-      limits,
+      limits: limitsFor(tool.name),
       prefer: options.prefer,
       fetch: tool.source === 'seller' ? sellerFetch : fetcher,
       onChallenge: (event) => {
@@ -257,8 +298,10 @@ export async function createGatewayMcp(options: GatewayMcpOptions): Promise<Gate
         return json(result as unknown as Record<string, unknown>)
       }
       case 'wallet_address':
+        if (address === undefined) return errorResult(noWallet())
         return json({ address, network })
       case 'wallet_balance': {
+        if (address === undefined) return errorResult(noWallet())
         const [usdcBalance, sui] = await Promise.all([
           ledger.getBalance(address, usdc as string),
           ledger.getBalance(address, '0x2::sui::SUI'),
@@ -277,6 +320,7 @@ export async function createGatewayMcp(options: GatewayMcpOptions): Promise<Gate
 
   return {
     tools,
+    toolCount: tools.length + ownTools.length,
     warnings,
     createServer() {
       const session = budget.session()

@@ -19,7 +19,7 @@
  * @module
  */
 import { lookup as dnsLookup } from 'node:dns/promises'
-import { request as httpRequest, type IncomingMessage } from 'node:http'
+import { request as httpRequest, type IncomingMessage, maxHeaderSize } from 'node:http'
 import { request as httpsRequest } from 'node:https'
 import ipaddr from 'ipaddr.js'
 
@@ -404,6 +404,15 @@ export async function safeFetch(
     }
     if (timeout.aborted) {
       return { status: 'failed', code: 'timeout', message: `no answer within ${timeoutMs} ms` }
+    }
+    // The host answered, with more header bytes than Node's HTTP client reads: say so, it is not
+    // a host that could not be reached.
+    if ((error as { code?: unknown } | null)?.code === 'HPE_HEADER_OVERFLOW') {
+      return {
+        status: 'failed',
+        code: 'too_large',
+        message: `the response headers are over ${maxHeaderSize / 1024} KiB (Node's HTTP client reads no more)`,
+      }
     }
     // Refused, reset, TLS and the like: said the same way as a blocked address.
     return { status: 'failed', code: 'unreachable', message: unreachableMessage }

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { mkdirSync } from 'node:fs'
+import { mkdirSync, statSync } from 'node:fs'
 import { dirname } from 'node:path'
 import Database from 'better-sqlite3'
 
@@ -16,12 +16,35 @@ export function openSqliteFile(
   path: string,
   options: { busyTimeoutMs?: number | undefined; synchronous?: 'normal' | 'full' | undefined },
 ): Database.Database {
-  if (path !== ':memory:' && path !== '') mkdirSync(dirname(path), { recursive: true })
+  if (path !== ':memory:' && path !== '') createFolder(dirname(path))
   const busyTimeoutMs = options.busyTimeoutMs ?? 5000
   const db = new Database(path, { timeout: busyTimeoutMs })
   retryWhileBusy(() => db.pragma('journal_mode = WAL'), busyTimeoutMs)
   db.pragma(options.synchronous === 'full' ? 'synchronous = FULL' : 'synchronous = NORMAL')
   return db
+}
+
+/**
+ * Creates `folder` and its missing parents one at a time, from the nearest one that exists: a
+ * bounded number of steps, where `mkdirSync(…, { recursive: true })` loops without end under a
+ * parent that cannot hold folders (`/proc` on Node 20). Throws the first failure (`ENOENT`,
+ * `EACCES`, `ENOTDIR` for a file in the way).
+ */
+function createFolder(folder: string): void {
+  const missing: string[] = []
+  for (let current = folder; statSync(current, { throwIfNoEntry: false }) === undefined; ) {
+    missing.unshift(current)
+    if (dirname(current) === current) break
+    current = dirname(current)
+  }
+  for (const path of missing) {
+    try {
+      mkdirSync(path)
+    } catch (error) {
+      // Another process made it first.
+      if ((error as { code?: unknown }).code !== 'EEXIST') throw error
+    }
+  }
 }
 
 const pause = new Int32Array(new SharedArrayBuffer(4))
