@@ -78,7 +78,7 @@ export function agentCommand(): Command {
       try {
         const signer = await agentSigner()
         const resolved = await resolveLedger(options.ledger, options.network)
-        if (!options.json) console.error(ledgerLine(resolved, options.network))
+        if (!options.json) console.log(ledgerLine(resolved, options.network))
         const url = resolved.url
         // The package called is the user's: --registry-package, else the recorded local ledger's.
         const done = await registerAgent({

@@ -135,7 +135,7 @@ function showSigning(options: Common, ledger: ResolvedLedger, from: string) {
 async function jobClient(options: Common) {
   const signer = await loadWallet()
   const ledger = await resolveLedger(options.ledger, options.network)
-  if (!options.json) console.error(ledgerLine(ledger, options.network))
+  if (!options.json) console.log(ledgerLine(ledger, options.network))
   const escrow = pinnedEscrow(options, ledger)
   return {
     signer,

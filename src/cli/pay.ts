@@ -119,7 +119,7 @@ async function pay(first: string, second: string | undefined, options: PayOption
   const json = options.json === true
   let challenge: ReturnType<typeof challengeJson> | null = null
   const ledger = await resolveLedger(options.ledger, options.network)
-  if (!json) console.error(ledgerLine(ledger, options.network))
+  if (!json) console.log(ledgerLine(ledger, options.network))
   const label = moneyLabel(ledger)
   const fetcher = createPayingFetch({
     signer,
@@ -133,7 +133,7 @@ async function pay(first: string, second: string | undefined, options: PayOption
       if (!json) {
         line(
           'challenge',
-          `${challenge.amount} USDC${label} to ${challenge.payTo} on ${challenge.network} (offered: ${challenge.offered.join(', ')})`,
+          `${challenge.amount} USDC to ${challenge.payTo} on ${challenge.network} (offered: ${challenge.offered.join(', ')})${label}`,
         )
       }
     },

@@ -71,7 +71,7 @@ export async function ledgerUrlOf(option: string | undefined, network: string): 
   return (await resolveLedger(option, network)).url
 }
 
-/** The line every command prints (to stderr) to say which ledger it uses and why. */
+/** The line every command prints first (stdout; not with --json) to say which ledger it uses and why. */
 export function ledgerLine(ledger: ResolvedLedger, network: string): string {
   const why =
     ledger.source === 'option'
@@ -197,7 +197,7 @@ export function walletCommand(): Command {
       try {
         const address = (await loadWallet()).toSuiAddress()
         const resolved = await resolveLedger(options.ledger, options.network)
-        if (!options.json) console.error(ledgerLine(resolved, options.network))
+        if (!options.json) console.log(ledgerLine(resolved, options.network))
         const ledger = createLedger({ url: resolved.url, fetch: nodeFetch })
         const usdc = await ledger.getBalance(address, usdcTypeOf(options.network) as string)
         const sui = await ledger.getBalance(address, '0x2::sui::SUI')
@@ -247,7 +247,7 @@ export function walletCommand(): Command {
         )
         const found = await localLedgerAt(base)
         await recordLocalLedger(found)
-        console.error(ledgerLine({ url: base, source: 'settings', local: found }, 'sui:mainnet'))
+        console.log(ledgerLine({ url: base, source: 'settings', local: found }, 'sui:mainnet'))
         const url = `${base}/faucet`
         // SUI stays a coin (it pays gas); USDC goes where asked.
         const requests = [
