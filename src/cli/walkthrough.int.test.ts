@@ -124,7 +124,7 @@ describe('a new user’s first hour, with no --ledger anywhere', { timeout: 600_
     )
     expect(paid.code, paid.stdout + paid.stderr).toBe(0)
     // Which ledger, and why; the amounts labelled as test money.
-    expect(paid.stderr).toContain(
+    expect(paid.stdout).toContain(
       `ledger ${ledgerUrl} (local ledger: TEST MONEY, not real; recorded in`,
     )
     expect(paid.stdout).toMatch(/paid\s+\d+\.\d{6} USDC in x402 .*\(TEST MONEY, not real\)/)
