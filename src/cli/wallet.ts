@@ -84,7 +84,7 @@ export function ledgerLine(ledger: ResolvedLedger, network: string): string {
 }
 
 /** How amounts on the local ledger are labelled: it reports the mainnet chain id. */
-export const testMoney = 'TEST MONEY, not real'
+const testMoney = 'TEST MONEY, not real'
 
 /** The label after an amount: `(TEST MONEY, not real)` on the local ledger, else nothing. */
 export function moneyLabel(ledger: ResolvedLedger): string {
@@ -134,7 +134,7 @@ const networkOption = () =>
  * What the local ledger at `url` reports (its package ids), or a one-line error naming the URL
  * tried and the command that starts one.
  */
-export async function localLedgerAt(url: string): Promise<NonNullable<Settings['localLedger']>> {
+async function localLedgerAt(url: string): Promise<NonNullable<Settings['localLedger']>> {
   const { readLocalLedger } = await import('tollgate/testing')
   const found = await readLocalLedger(url)
   if (found.status === 'unreachable') {
