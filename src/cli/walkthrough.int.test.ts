@@ -132,4 +132,18 @@ describe('a new user’s first hour, with no --ledger anywhere', { timeout: 600_
     // The money reached the gateway on that same ledger.
     expect((await ledger.getBalance(payTo, MAINNET_USDC_TYPE)).total).toBeGreaterThan(before)
   })
+
+  it('a ledger that does not answer is named, with the command that starts one', async () => {
+    const closed = `http://127.0.0.1:${await freePort()}`
+    const balance = await tollgate('wallet', 'balance', '--ledger', closed)
+    expect(balance.code).toBe(1)
+    expect(balance.stderr.trim()).toBe(
+      `error unreachable: The ledger at ${closed} did not answer; start the local ledger with: tollgate ledger --port ${new URL(closed).port}.`,
+    )
+    const fund = await tollgate('wallet', 'fund', '--ledger', closed)
+    expect(fund.code).toBe(1)
+    expect(fund.stderr.trim()).toBe(
+      `error unreachable: No local ledger answers at ${closed}; start one with: tollgate ledger --port ${new URL(closed).port}`,
+    )
+  })
 })

@@ -152,6 +152,21 @@ async function localLedgerAt(url: string): Promise<NonNullable<Settings['localLe
   return found.ledger
 }
 
+/**
+ * A ledger that did not answer, as one line naming the URL tried and, for a loopback URL, the
+ * command that starts the local ledger.
+ */
+function unanswered(url: string, error: unknown): PaymentError {
+  if (isPaymentError(error) && error.code !== 'ledger_unavailable') return error
+  const loopback = /^https?:\/\/(127\.0\.0\.1|localhost|\[::1\])(:|\/|$)/.test(url)
+  const port = new URL(url).port
+  return new PaymentError(
+    'unreachable',
+    `The ledger at ${url} did not answer; ${loopback ? `start the local ledger with: tollgate ledger${port === '' || port === '9123' ? '' : ` --port ${port}`}` : 'check --ledger (or TOLLGATE_LEDGER)'}.`,
+    { cause: error },
+  )
+}
+
 /** Builds the `wallet` command. */
 export function walletCommand(): Command {
   const wallet = new Command('wallet').description(
@@ -199,8 +214,12 @@ export function walletCommand(): Command {
         const resolved = await resolveLedger(options.ledger, options.network)
         if (!options.json) console.log(ledgerLine(resolved, options.network))
         const ledger = createLedger({ url: resolved.url, fetch: nodeFetch })
-        const usdc = await ledger.getBalance(address, usdcTypeOf(options.network) as string)
-        const sui = await ledger.getBalance(address, '0x2::sui::SUI')
+        const [usdc, sui] = await Promise.all([
+          ledger.getBalance(address, usdcTypeOf(options.network) as string),
+          ledger.getBalance(address, '0x2::sui::SUI'),
+        ]).catch((error: unknown) => {
+          throw unanswered(resolved.url, error)
+        })
         const out = {
           address,
           ledger: resolved.url,
