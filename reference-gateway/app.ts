@@ -55,7 +55,17 @@ export type GatewayLogger = {
 }
 
 /** What `/healthz` says about the ledger. */
-export type LedgerInfo = { url: string; network: string; emulated: boolean }
+export type LedgerInfo = {
+  url: string
+  network: string
+  emulated: boolean
+  /**
+   * How the local ledger was found (shown by `/healthz` and the start banner): `started` on the
+   * port asked for; `joined`: a `tollgate ledger` already ran there; `moved`: that port was taken by
+   * something else, so it listens on another one. `note` says it in a sentence.
+   */
+  local?: { mode: 'started' | 'joined' | 'moved'; note: string } | undefined
+}
 
 /** Options of {@link createGatewayApp}: everything already resolved by `server.ts`. */
 export type GatewayAppOptions = {

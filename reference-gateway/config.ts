@@ -27,6 +27,7 @@ export const settingVariables = {
   asset: 'ASSET',
   emulatorLatencyMs: 'EMULATOR_LATENCY_MS',
   emulatorState: 'EMULATOR_STATE',
+  emulatorPort: 'EMULATOR_PORT',
   store: 'STORE',
   dataDir: 'DATA_DIR',
   sqliteSynchronous: 'SQLITE_SYNCHRONOUS',
@@ -140,6 +141,13 @@ export const gatewayConfigSchema = z
     emulatorLatencyMs: integer(0, 60_000).default(400),
     /** Snapshot file of the embedded emulator (balances survive restarts). Default: in memory. */
     emulatorState: z.string().min(1).optional(),
+    /**
+     * Port of the embedded ledger on 127.0.0.1. A `tollgate ledger` already listening there is
+     * joined (one local ledger for the gateway and the wallet); when something else holds the port,
+     * another is picked and `/healthz` says so. Default: 9123 for `tollgate gateway` (the port of
+     * `tollgate ledger`), 0 (any free port) for `startGateway()`.
+     */
+    emulatorPort: integer(0, 65_535).optional(),
     /** Payment store: `auto` (PostgreSQL if `DATABASE_URL`, else Redis if `REDIS_URL`, else SQLite). */
     store: z.enum(['auto', 'sqlite', 'postgres', 'redis', 'memory']).default('auto'),
     /** Data folder (SQLite file, blobs). Default `.data/gateway`. */

@@ -901,6 +901,10 @@ describe('the main job on embedded defaults (no configuration)', () => {
       url: embedded.emulator?.url,
       network: 'sui:mainnet',
       emulated: true,
+      local: {
+        mode: 'started',
+        note: `the embedded local ledger listens on ${embedded.emulator?.url}`,
+      },
     })
     expect(health).toMatchObject({ store: 'sqlite', upstreams: 'stub' })
   })

@@ -154,7 +154,7 @@ async function start(
   }
   if (config.blobDir !== undefined) checkWritableFolder('blobDir', config.blobDir)
 
-  const { ledger, ledgerUrl, ledgerInfo, emulator, operator, payTo, secrets } =
+  const { ledger, ledgerUrl, ledgerInfo, emulator, local, operator, payTo, secrets } =
     await openGatewayLedger(config, asset, logger, cleanups)
 
   // Payment store: opened, then asked once, so a store it cannot reach stops the start.
@@ -172,7 +172,7 @@ async function start(
 
   // Upstreams: the providers' APIs, or the local stubs.
   const upstreamMode =
-    config.upstreams === 'auto' ? (emulator === undefined ? 'real' : 'stub') : config.upstreams
+    config.upstreams === 'auto' ? (local === undefined ? 'real' : 'stub') : config.upstreams
   const inference = await openInferenceParts(config, upstreamMode, logger, cleanups)
   const { models, database, keys } = inference
   const marketplace = createMarketplaceStore(database.db)
@@ -206,7 +206,7 @@ async function start(
     config,
     ledger,
     ledgerUrl,
-    emulator,
+    local,
     asset,
     publicBaseUrl,
     secrets,
@@ -220,7 +220,7 @@ async function start(
     parts: inference,
     ledger,
     operator,
-    anchorPackage: config.receiptAnchorPackage ?? emulator?.modulesPackage,
+    anchorPackage: config.receiptAnchorPackage ?? local?.modulesPackage,
     providerKeys,
     fetch: upstreamFetch,
     metrics,
@@ -233,7 +233,7 @@ async function start(
       network: (config.network.split(':')[1] ?? 'mainnet') as 'mainnet',
       baseUrl: ledgerUrl,
     }),
-    registryPackage: config.agentRegistryPackage ?? emulator?.modulesPackage,
+    registryPackage: config.agentRegistryPackage ?? local?.modulesPackage,
     network: config.network,
     usdc: asset,
     // Off unless the operator says so, the local stack included (SSRF).

@@ -1,23 +1,23 @@
 /**
- * Escrowed jobs as the gateway starts them: on the embedded emulator's package, or on a configured
+ * Escrowed jobs as the gateway starts them: on the local ledger's package, or on a configured
  * package and config object (both or neither), with job reviews in the gateway's one review store.
  *
  * @module
  */
 import { SuiGrpcClient } from '@mysten/sui/grpc'
 import type { Ledger } from 'tollgate'
-import type { StartedLedger } from 'tollgate/testing'
 import { configError, type GatewayConfig } from './config.js'
 import type { JobRoutesOptions } from './jobs/routes.js'
 import type { ReviewStore } from './marketplace/reviews.js'
+import type { LocalLedger } from './serverLedger.js'
 
 /** What {@link escrowJobs} needs. */
 export type EscrowJobsOptions = {
   config: GatewayConfig
   ledger: Ledger
   ledgerUrl: string
-  /** The embedded emulator (its escrow package and config object), when one runs. */
-  emulator: StartedLedger | undefined
+  /** The local ledger (its escrow package and config object), when one is used. */
+  local: LocalLedger | undefined
   asset: string
   publicBaseUrl: string
   secrets: string[]
@@ -31,21 +31,21 @@ export type EscrowJobsOptions = {
  *
  * @example
  * ```ts
- * const jobs = await escrowJobs({ config, ledger, ledgerUrl, emulator, asset, publicBaseUrl, secrets, reviews })
+ * const jobs = await escrowJobs({ config, ledger, ledgerUrl, local, asset, publicBaseUrl, secrets, reviews })
  * ```
  */
 export async function escrowJobs(
   options: EscrowJobsOptions,
 ): Promise<JobRoutesOptions | undefined> {
-  const { config, emulator } = options
+  const { config, local } = options
   // Escrowed jobs: on the emulator's package, or a configured package and config object.
   if ((config.escrowPackage === undefined) !== (config.escrowConfig === undefined)) {
     throw configError([
       'ESCROW_CONFIG (escrowConfig) and ESCROW_PACKAGE (escrowPackage): set both or neither',
     ])
   }
-  const escrowPackage = config.escrowPackage ?? emulator?.modulesPackage
-  const escrowConfig = config.escrowConfig ?? emulator?.escrow.config
+  const escrowPackage = config.escrowPackage ?? local?.modulesPackage
+  const escrowConfig = config.escrowConfig ?? local?.escrow.config
   let jobs: JobRoutesOptions | undefined
   if (escrowPackage !== undefined && escrowConfig !== undefined) {
     jobs = {

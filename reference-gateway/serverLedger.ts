@@ -1,6 +1,6 @@
 /**
- * The gateway's ledger and operator: a configured full node, or the embedded ledger emulator on its
- * own loopback port; the operator key that pays refunds (`OPERATOR_KEY`, or on the emulator a fresh
+ * The gateway's ledger and operator: a configured full node, or the local ledger (the embedded
+ * emulator on `EMULATOR_PORT`, or a `tollgate ledger` already running there); the operator key that pays refunds (`OPERATOR_KEY`, or on the emulator a fresh
  * funded key); the recipient of payments; and the challenge secrets.
  *
  * @module
@@ -21,12 +21,21 @@ export type GatewayLedger = {
   /** The ledger's URL (the emulator's, when embedded). */
   ledgerUrl: string
   ledgerInfo: LedgerInfo
-  /** The embedded ledger emulator, when one was started. */
+  /** The embedded ledger emulator, when one was started in this process. */
   emulator: StartedLedger | undefined
+  /** The local ledger (started here or joined): its package ids. Undefined on a full node. */
+  local: LocalLedger | undefined
   /** The operator key (refunds, receipt anchors), if one is configured or made on the emulator. */
   operator: Signer | undefined
   payTo: string
   secrets: string[]
+}
+
+/** A local ledger's ids, whether this process started it or joined one already running. */
+export type LocalLedger = {
+  url: string
+  modulesPackage: string
+  escrow: { config: string }
 }
 
 /** Test money the embedded emulator gives a fresh operator key (gas for refunds). */
@@ -48,30 +57,34 @@ export async function openGatewayLedger(
   logger: GatewayLogger,
   cleanups: Cleanups,
 ): Promise<GatewayLedger> {
-  // Ledger: a configured full node, or the embedded emulator.
+  // Ledger: a configured full node, or the local one (started here, or joined).
   let emulator: StartedLedger | undefined
+  let local: LocalLedger | undefined
   let ledgerUrl = config.ledgerUrl
+  let found: LedgerInfo['local']
   if (ledgerUrl === undefined) {
-    const { startLedger } = await import('tollgate/testing')
-    emulator = await startLedger({
-      latencyMs: config.emulatorLatencyMs,
-      ...(config.emulatorState === undefined ? {} : { stateFile: config.emulatorState }),
-    })
-    cleanups.push(() => emulator?.stop())
-    ledgerUrl = emulator.url
+    const opened = await openLocalLedger(config, asset, cleanups)
+    emulator = opened.emulator
+    local = opened.local
+    found = opened.found
+    ledgerUrl = local.url
+    if (found.mode !== 'started') logger.warn({ event: 'local_ledger', message: found.note })
   }
   const ledgerInfo: LedgerInfo = {
     url: ledgerUrl,
     network: config.network,
-    emulated: emulator !== undefined,
+    emulated: local !== undefined,
+    ...(found === undefined ? {} : { local: found }),
   }
 
   // Operator key (refunds) and recipient.
   let operator: Signer | undefined
   if (config.operatorKey !== undefined) operator = operatorSigner(config.operatorKey)
-  else if (emulator !== undefined) {
+  else if (local !== undefined) {
     const keypair = Ed25519Keypair.generate()
-    emulator.faucet({ address: keypair.toSuiAddress(), ...operatorFunding })
+    const funding = { address: keypair.toSuiAddress(), ...operatorFunding }
+    if (emulator !== undefined) emulator.faucet(funding)
+    else await faucetOver(local.url, funding)
     operator = keypair
   }
   const operatorAddress = operator?.toSuiAddress()
@@ -88,7 +101,7 @@ export async function openGatewayLedger(
     })
   }
   const secrets = config.challengeSecrets ?? [randomBytes(32).toString('base64url')]
-  if (config.challengeSecrets === undefined && emulator === undefined) {
+  if (config.challengeSecrets === undefined && local === undefined) {
     logger.warn({
       event: 'random_challenge_secret',
       message:
@@ -104,7 +117,87 @@ export async function openGatewayLedger(
     timeoutMs: config.ledgerTimeoutMs,
     ...(operator === undefined ? {} : { operator }),
   })
-  return { ledger, ledgerUrl, ledgerInfo, emulator, operator, payTo, secrets }
+  return { ledger, ledgerUrl, ledgerInfo, emulator, local, operator, payTo, secrets }
+}
+
+/**
+ * The local ledger on `EMULATOR_PORT` (default 0 here; `tollgate gateway` asks for 9123): started
+ * there when the port is free; joined when a local ledger for the same USDC already listens there;
+ * otherwise started on a free port, and the note says why.
+ */
+async function openLocalLedger(
+  config: GatewayConfig,
+  asset: string,
+  cleanups: Cleanups,
+): Promise<{
+  emulator: StartedLedger | undefined
+  local: LocalLedger
+  found: NonNullable<LedgerInfo['local']>
+}> {
+  const { readLocalLedger, startLedger } = await import('tollgate/testing')
+  const start = async (port: number) => {
+    const started = await startLedger({
+      port,
+      latencyMs: config.emulatorLatencyMs,
+      ...(config.emulatorState === undefined ? {} : { stateFile: config.emulatorState }),
+    })
+    cleanups.push(() => started.stop())
+    return started
+  }
+  const wanted = config.emulatorPort ?? 0
+  let taken: string
+  try {
+    const emulator = await start(wanted)
+    return {
+      emulator,
+      local: emulator,
+      found: { mode: 'started', note: `the embedded local ledger listens on ${emulator.url}` },
+    }
+  } catch (error) {
+    if ((error as { code?: unknown }).code !== 'EADDRINUSE') throw error
+    const url = `http://127.0.0.1:${wanted}`
+    const there = await readLocalLedger(url)
+    if (there.status === 'local' && there.ledger.usdcType === asset) {
+      return {
+        emulator: undefined,
+        local: {
+          url: there.ledger.url,
+          modulesPackage: there.ledger.modulesPackage,
+          escrow: { config: there.ledger.escrowConfig },
+        },
+        found: {
+          mode: 'joined',
+          note: `joined the local ledger already running on ${url} (tollgate ledger)${config.emulatorState === undefined ? '' : '; EMULATOR_STATE is that ledger’s to keep, not used here'}`,
+        },
+      }
+    }
+    taken =
+      there.status === 'local'
+        ? `a local ledger for another USDC type (${there.ledger.usdcType})`
+        : `something else (${there.reason})`
+  }
+  const emulator = await start(0)
+  return {
+    emulator,
+    local: emulator,
+    found: {
+      mode: 'moved',
+      note: `127.0.0.1:${wanted} is taken by ${taken}; the embedded local ledger listens on ${emulator.url} instead (tollgate wallet fund --ledger ${emulator.url})`,
+    },
+  }
+}
+
+/** Mints test money on a local ledger through its HTTP faucet. */
+async function faucetOver(url: string, body: Record<string, string>): Promise<void> {
+  const response = await nodeFetch(`${url}/faucet`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  })
+  if (!response.ok) {
+    throw new Error(`the local ledger's faucet at ${url} answered ${response.status}`)
+  }
+  await response.arrayBuffer()
 }
 
 /** The signer of `OPERATOR_KEY`; a key it cannot sign with fails the start, naming the setting. */

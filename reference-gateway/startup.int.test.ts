@@ -33,7 +33,14 @@ type Outcome = { code: number | null; stdout: string; stderr: string }
 function gateway(args: string[], env: Record<string, string>): Promise<Outcome> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, ['--import', 'tsx', cli, 'gateway', ...args], {
-      env: { PATH: process.env.PATH ?? '', NO_COLOR: '1', EMULATOR_LATENCY_MS: '0', ...env },
+      // Any free port for its local ledger: 9123 (the default) belongs to the user's own.
+      env: {
+        PATH: process.env.PATH ?? '',
+        NO_COLOR: '1',
+        EMULATOR_LATENCY_MS: '0',
+        EMULATOR_PORT: '0',
+        ...env,
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     })
     let stdout = ''

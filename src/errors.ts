@@ -84,6 +84,12 @@ export type ClientErrorCode =
   | 'PAYMENT_REJECTED'
   /** The paid call failed and the seller refunded (or owes back) the payment; nothing was served. */
   | 'PAYMENT_REFUNDED'
+  /**
+   * A server's terms are not what the buyer asked for or pinned in its own configuration: another
+   * escrow package or config object, seller, amount or asset, or a message to sign that the buyer
+   * did not build from its request. Refused before anything is signed.
+   */
+  | 'terms_mismatch'
 
 /** Codes for configuration and programming errors (never caused by a buyer). */
 export type ConfigErrorCode =
@@ -208,6 +214,7 @@ const statusOf: { readonly [K in PaymentErrorCode]: number } = {
   NO_PAYABLE_REQUIREMENT: 402,
   PAYMENT_REJECTED: 402,
   PAYMENT_REFUNDED: 502,
+  terms_mismatch: 402,
   invalid_amount: 500,
   invalid_config: 500,
   invalid_secret: 500,

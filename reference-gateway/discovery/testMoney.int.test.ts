@@ -105,6 +105,7 @@ describe('test money is labelled', () => {
         NO_COLOR: '1',
         DATA_DIR: join(folder, 'banner'),
         LOG_LEVEL: 'silent',
+        EMULATOR_PORT: '0',
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     })

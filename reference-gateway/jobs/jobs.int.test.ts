@@ -174,7 +174,11 @@ describe('the /v1/jobs routes', () => {
     )
     const selfId = ((await selfFund.json()) as { jobId: string }).jobId
     const { createJobClient } = await import('../../src/client/index.js')
-    const selfJobs = createJobClient({ signer: buyer, ledger: chain.url })
+    const selfJobs = createJobClient({
+      signer: buyer,
+      ledger: chain.url,
+      escrow: { package: pkg, config: chain.escrow.config, asset: chain.usdcType },
+    })
     await selfJobs.deliver(selfId, Escrow.deliveryHash('x'))
     await selfJobs.release(selfId)
     const selfReview = await review(buyer, selfId)
@@ -192,11 +196,16 @@ describe('the /v1/jobs routes', () => {
     const jobId = ((await funded.json()) as { jobId: string }).jobId
     // Not released yet.
     expect(await reasonOf(await review(buyer, jobId))).toBe('not_completed')
-    await createJobClient({ signer: seller, ledger: chain.url }).deliver(
-      jobId,
-      Escrow.deliveryHash('y'),
-    )
-    await createJobClient({ signer: buyer, ledger: chain.url }).release(jobId)
+    await createJobClient({
+      signer: seller,
+      ledger: chain.url,
+      escrow: { package: pkg, config: chain.escrow.config, asset: chain.usdcType },
+    }).deliver(jobId, Escrow.deliveryHash('y'))
+    await createJobClient({
+      signer: buyer,
+      ledger: chain.url,
+      escrow: { package: pkg, config: chain.escrow.config, asset: chain.usdcType },
+    }).release(jobId)
     // The seller cannot review; a signature by someone else for the buyer's address is refused.
     expect(await reasonOf(await review(seller, jobId))).toBe('not_buyer')
     expect((await review(seller, jobId, 5, buyer.toSuiAddress())).status).toBe(401)
@@ -232,6 +241,9 @@ describe('tollgate job … round trip through the gateway', { timeout: 600_000 }
       TOLLGATE_HOME: home,
       TOLLGATE_GATEWAY: gateway.url,
       TOLLGATE_LEDGER: chain.url,
+      // The buyer's own pin of the escrow deployment (never the gateway's terms).
+      TOLLGATE_ESCROW_PACKAGE: chain.modulesPackage,
+      TOLLGATE_ESCROW_CONFIG: chain.escrow.config,
       NO_COLOR: '1',
       FORCE_COLOR: '0',
     }

@@ -12,7 +12,7 @@ import pc from 'picocolors'
 import { createLedger, hasCode, PaymentError, signerFromSecretKey } from 'tollgate'
 import { defaultRegistryPackage, registerAgent } from 'tollgate/conformance'
 import { addAgentShow } from './agentShow.js'
-import { fail, ledgerUrlOf } from './wallet.js'
+import { fail, ledgerLine, resolveLedger } from './wallet.js'
 import { loadWallet } from './walletFiles.js'
 
 /** Environment variable holding the agent's key, when it is not the config folder's wallet. */
@@ -93,19 +93,22 @@ export function agentCommand(): Command {
     )
     .option(
       '--registry-package <address>',
-      `package of agent_registry (default: the local ledger's, ${defaultRegistryPackage})`,
+      `package of agent_registry (default: the one the local ledger reported, in settings.json; else ${defaultRegistryPackage})`,
     )
     .option('--json', 'print JSON')
     .action(async (options: RegisterOptions) => {
       try {
         const signer = await agentSigner()
-        const url = await ledgerUrlOf(options.ledger, options.network)
+        const resolved = await resolveLedger(options.ledger, options.network)
+        if (!options.json) console.log(ledgerLine(resolved, options.network))
+        const url = resolved.url
+        // The package called is the user's: --registry-package, else the recorded local ledger's.
         const done = await registerAgent({
           ledger: createLedger({ url }),
           signer,
           name: options.name,
           metadataUri: options.metadataUri,
-          registryPackage: options.registryPackage,
+          registryPackage: options.registryPackage ?? resolved.local?.modulesPackage,
         }).catch((error: unknown) => ({ status: 'failed' as const, error }))
         if (done.status === 'failed') throw withWhatToDo(done.error, url, signer.toSuiAddress())
         if (options.json) {

@@ -18,6 +18,9 @@ import type { RunningGateway } from '../../reference-gateway/server.js'
 import { reasonOf } from '../../reference-gateway/startup.js'
 import { notRealBanner } from './ledger.js'
 
+/** The local ledger's port (`tollgate ledger`'s default), the gateway's when none is configured. */
+const localLedgerPort = 9123
+
 function port(value: string): number {
   const n = Number(value)
   if (!Number.isInteger(n) || n < 0 || n > 65_535) {
@@ -73,10 +76,15 @@ export function gatewayCommand(): Command {
       let gateway: RunningGateway
       let warning: string | undefined
       try {
-        const config = loadConfig({
+        const loaded = loadConfig({
           ...(options.config === undefined ? {} : { file: options.config }),
           ...(options.port === undefined ? {} : { overrides: { port: options.port } }),
         })
+        // One local ledger: the gateway's is the one `tollgate ledger` and the wallet use (9123).
+        const config =
+          loaded.ledgerUrl === undefined && loaded.emulatorPort === undefined
+            ? { ...loaded, emulatorPort: localLedgerPort }
+            : loaded
         // The gateway's packages are optional peers: name the missing ones before loading it.
         const missing = await missingPackages(gatewayPeers(config))
         if (missing.length > 0) {
@@ -104,6 +112,11 @@ export function gatewayCommand(): Command {
       console.log(
         `${pc.bold('ledger')}       ${gateway.ledger.url} (${gateway.ledger.network}${gateway.ledger.emulated ? ', local emulator' : ''})`,
       )
+      const local = gateway.ledger.local
+      if (local !== undefined) {
+        const say = local.mode === 'moved' ? pc.yellow(local.note) : local.note
+        console.log(`${''.padEnd(13)}${say}`)
+      }
       console.log(`${pc.bold('pay to')}       ${gateway.payTo}`)
       console.log(
         `${pc.bold('store')}        ${gateway.store}   ${pc.bold('upstreams')} ${gateway.upstreams === 'stub' ? 'local stubs (canned answers)' : 'provider APIs'}`,

@@ -18,11 +18,21 @@ import {
   createPayingFetch,
   createWalletLimits,
   type MoveSubmitter,
+  type PinnedEscrow,
+  type SigningMove,
+  usdcTypeOf,
 } from 'tollgate/client'
-import { fail, ledgerUrlOf } from './wallet.js'
-import { limitsFrom, loadSettings, loadWallet } from './walletFiles.js'
+import { fail, ledgerLine, moneyLabel, type ResolvedLedger, resolveLedger } from './wallet.js'
+import { limitsFrom, loadSettings, loadWallet, walletPaths } from './walletFiles.js'
 
-type Common = { gateway: string; ledger?: string; network: string; json?: boolean }
+type Common = {
+  gateway: string
+  ledger?: string
+  network: string
+  escrowPackage?: string
+  escrowConfig?: string
+  json?: boolean
+}
 
 const gatewayOption = () =>
   new Option('--gateway <url>', 'the gateway base URL')
@@ -69,13 +79,75 @@ function gatewaySubmitter(gateway: string): MoveSubmitter {
   }
 }
 
+/**
+ * The escrow deployment this buyer calls: `--escrow-package` and `--escrow-config`, else what the
+ * local ledger reported when it was recorded in `settings.json`. Never the gateway's terms.
+ */
+function pinnedEscrow(options: Common, ledger: ResolvedLedger): PinnedEscrow & { from: string } {
+  const asset = ledger.local?.usdcType ?? usdcTypeOf(options.network) ?? ''
+  if (options.escrowPackage !== undefined || options.escrowConfig !== undefined) {
+    if (options.escrowPackage === undefined || options.escrowConfig === undefined) {
+      throw new PaymentError(
+        'invalid_options',
+        'Give both --escrow-package and --escrow-config, or neither.',
+      )
+    }
+    return {
+      package: options.escrowPackage,
+      config: options.escrowConfig,
+      asset,
+      from: '--escrow-package',
+    }
+  }
+  if (ledger.local !== undefined) {
+    return {
+      package: ledger.local.modulesPackage,
+      config: ledger.local.escrowConfig,
+      asset,
+      from: walletPaths().settings,
+    }
+  }
+  throw new PaymentError(
+    'invalid_config',
+    `No escrow package is known for the ledger ${ledger.url}: on a local ledger, run tollgate wallet fund --ledger ${ledger.url} (it records the ids the ledger reports); elsewhere pass --escrow-package and --escrow-config.`,
+  )
+}
+
+/** Prints what is about to be signed (stderr, or nothing with --json). */
+function showSigning(options: Common, ledger: ResolvedLedger, from: string) {
+  return (move: SigningMove) => {
+    if (options.json) return
+    const row = (k: string, v: string) => console.error(`${pc.bold(k.padEnd(12))} ${v}`)
+    row('signing', `escrow::${move.move} on package ${move.package} (pinned: ${from})`)
+    if (move.jobId !== undefined) row('job', move.jobId)
+    const terms = move.terms
+    if (terms !== undefined) {
+      row('seller', terms.seller)
+      row('amount', `${formatAmount(BigInt(terms.amount))} USDC${moneyLabel(ledger)}`)
+      row('asset', terms.asset)
+      row('fee', `${terms.feeBps} bps (config ${terms.config})`)
+      row('deliver by', new Date(terms.deliverByMs).toISOString())
+      row('review', `${Math.round(terms.reviewMs / 1000)} s`)
+    }
+  }
+}
+
 async function jobClient(options: Common) {
   const signer = await loadWallet()
-  const ledger = await ledgerUrlOf(options.ledger, options.network)
+  const ledger = await resolveLedger(options.ledger, options.network)
+  if (!options.json) console.log(ledgerLine(ledger, options.network))
+  const escrow = pinnedEscrow(options, ledger)
   return {
     signer,
     ledger,
-    jobs: createJobClient({ signer, ledger, submit: gatewaySubmitter(options.gateway) }),
+    escrow,
+    jobs: createJobClient({
+      signer,
+      ledger: ledger.url,
+      escrow,
+      submit: gatewaySubmitter(options.gateway),
+      onSign: showSigning(options, ledger, escrow.from),
+    }),
   }
 }
 
@@ -159,6 +231,17 @@ function withCommon(command: Command): Command {
     .addOption(gatewayOption())
     .addOption(ledgerOption())
     .addOption(networkOption())
+    .addOption(
+      new Option(
+        '--escrow-package <id>',
+        'the escrow package to call (default: the one the local ledger reported, in settings.json)',
+      ).env('TOLLGATE_ESCROW_PACKAGE'),
+    )
+    .addOption(
+      new Option('--escrow-config <id>', 'its EscrowConfig object (with --escrow-package)').env(
+        'TOLLGATE_ESCROW_CONFIG',
+      ),
+    )
     .option('--json', 'print one JSON object (for scripts)')
 }
 
@@ -203,8 +286,13 @@ export function jobCommand(): Command {
             max?: string
           },
         ) => {
-          const { signer, ledger } = await jobClient(options)
-          const pay = createPayingFetch({ signer, ledger, network: options.network, limits: false })
+          const { signer, ledger, escrow } = await jobClient(options)
+          const pay = createPayingFetch({
+            signer,
+            ledger: ledger.url,
+            network: options.network,
+            limits: false,
+          })
           let refusal: unknown
           try {
             const response = await pay(`${base(options.gateway)}/v1/jobs`, {
@@ -228,12 +316,19 @@ export function jobCommand(): Command {
           }
           const funder = createJobClient({
             signer,
-            ledger,
+            ledger: ledger.url,
+            escrow,
             limits: createWalletLimits(limitsFrom(await loadSettings())),
             ...(options.max === undefined ? {} : { maxPrice: options.max }),
             submit: gatewaySubmitter(options.gateway),
+            onSign: showSigning(options, ledger, escrow.from),
           })
-          const { jobId, digest, terms } = await funder.fundJob(refusal)
+          // The gateway's terms must say what was asked: this seller, this amount, and the
+          // pinned package, config object and USDC (checked before anything is signed).
+          const { jobId, digest, terms } = await funder.fundJob(refusal, {
+            seller: options.seller,
+            amount: options.amount,
+          })
           print(options.json, {
             jobId,
             digest,

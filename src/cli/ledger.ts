@@ -6,6 +6,7 @@
 import { Command, InvalidArgumentError } from 'commander'
 import pc from 'picocolors'
 import { startLedger } from 'tollgate/testing'
+import { recordLocalLedger, walletPaths } from './walletFiles.js'
 
 function integer(name: string, min: number, max: number) {
   return (value: string) => {
@@ -104,6 +105,23 @@ export function ledgerCommand(): Command {
         )
         console.log(`${pc.bold('state')}       ${options.state ?? '(in memory; lost on exit)'}`)
         console.log(`${pc.bold('latency')}     ${options.latencyMs} ms per execution`)
+        // The wallet's commands use this ledger from now on, and call the packages it reports.
+        try {
+          await recordLocalLedger({
+            url: ledger.url,
+            chainId: ledger.chainId,
+            usdcType: ledger.usdcType,
+            modulesPackage: ledger.modulesPackage,
+            escrowConfig: ledger.escrow.config,
+          })
+          console.log(
+            `${pc.bold('recorded')}    in ${walletPaths().settings}: tollgate wallet, pay, job and agent use this ledger`,
+          )
+        } catch (error) {
+          console.log(
+            `${pc.yellow('not recorded')} ${walletPaths().settings}: ${error instanceof Error ? error.message : String(error)} (pass --ledger ${ledger.url} to each command)`,
+          )
+        }
         const stop = async () => {
           await ledger.stop()
           process.exit(0)

@@ -9,7 +9,9 @@
  * ```
  *
  * A submission prepares a nonce (`POST /v1/agent/endpoint/prepare`), signs the message as a Sui
- * personal message and submits it: the gateway runs the four listing gates. A refusal prints the
+ * personal message and submits it: the gateway runs the four listing gates. The message signed is
+ * built here from the nonce and the body this command sends; a gateway that asks for anything
+ * else to be signed is refused (`terms_mismatch`) and nothing is signed. A refusal prints the
  * gateway's reason (the failed gates and their checks) and exits 1.
  *
  * @module
@@ -19,6 +21,7 @@ import type { Signer } from '@mysten/sui/cryptography'
 import { Command, Option } from 'commander'
 import pc from 'picocolors'
 import { formatAmount, PaymentError } from 'tollgate'
+import { bodySha256, mutationMessage } from '../../reference-gateway/marketplace/signing.js'
 import { agentSigner } from './agent.js'
 import { fail } from './wallet.js'
 
@@ -93,9 +96,17 @@ async function signed(
 ): Promise<Record<string, unknown>> {
   const address = signer.toSuiAddress()
   const prepared = await call(gateway, '/v1/agent/endpoint/prepare', { address, action, body })
-  const message = new TextEncoder().encode(String(prepared.message))
-  const { signature } = await signer.signPersonalMessage(message)
-  return call(gateway, path, { address, nonce: prepared.nonce, signature, body })
+  // Sign only what this command means: the nonce over the hash of the body it sends.
+  const nonce = typeof prepared.nonce === 'string' ? prepared.nonce : ''
+  const expected = mutationMessage(nonce, bodySha256(body))
+  if (!/^[0-9a-f]{32}$/.test(nonce) || prepared.message !== expected) {
+    throw new PaymentError(
+      'terms_mismatch',
+      `The gateway at ${gateway} asked to sign a message that is not this ${action} (another body, or not a catalog mutation); nothing was signed.`,
+    )
+  }
+  const { signature } = await signer.signPersonalMessage(new TextEncoder().encode(expected))
+  return call(gateway, path, { address, nonce, signature, body })
 }
 
 function refused(error: unknown, json: boolean | undefined): void {

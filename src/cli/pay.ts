@@ -11,7 +11,7 @@ import { Command, Option } from 'commander'
 import pc from 'picocolors'
 import { formatAmount, isPaymentError, PaymentError, parseAmount } from 'tollgate'
 import { type ChallengeEvent, createPayingFetch, type Payment, paymentOf } from 'tollgate/client'
-import { fail, ledgerUrlOf } from './wallet.js'
+import { fail, ledgerLine, moneyLabel, resolveLedger } from './wallet.js'
 import { limitsFrom, loadSettings, loadWallet } from './walletFiles.js'
 
 type PayOptions = {
@@ -137,9 +137,12 @@ async function pay(first: string, second: string | undefined, options: PayOption
   const signer = await loadWallet()
   const json = options.json === true
   let challenge: ReturnType<typeof challengeJson> | null = null
+  const ledger = await resolveLedger(options.ledger, options.network)
+  if (!json) console.log(ledgerLine(ledger, options.network))
+  const label = moneyLabel(ledger)
   const fetcher = createPayingFetch({
     signer,
-    ledger: await ledgerUrlOf(options.ledger, options.network),
+    ledger: ledger.url,
     network: options.network,
     limits: limitsFrom(settings),
     ...(options.max === undefined ? {} : { maxPrice: options.max }),
@@ -149,7 +152,7 @@ async function pay(first: string, second: string | undefined, options: PayOption
       if (!json) {
         line(
           'challenge',
-          `${challenge.amount} USDC to ${challenge.payTo} on ${challenge.network} (offered: ${challenge.offered.join(', ')})`,
+          `${challenge.amount} USDC to ${challenge.payTo} on ${challenge.network} (offered: ${challenge.offered.join(', ')})${label}`,
         )
       }
     },
@@ -175,7 +178,7 @@ async function pay(first: string, second: string | undefined, options: PayOption
     if (payment) {
       line(
         'paid',
-        `${formatAmount(payment.amount)} USDC in ${payment.dialect} (${payment.form} form) from ${payment.payer}`,
+        `${formatAmount(payment.amount)} USDC in ${payment.dialect} (${payment.form} form) from ${payment.payer}${label}`,
       )
       line('digest', payment.digest)
     } else {
@@ -210,6 +213,8 @@ async function pay(first: string, second: string | undefined, options: PayOption
         {
           ok: response.ok,
           status: response.status,
+          ledger: ledger.url,
+          testMoney: ledger.local !== undefined,
           challenge,
           payment: payment ? paymentJson(payment) : null,
           body: parsed,

@@ -21,6 +21,8 @@ import {
   limitsFrom,
   loadSettings,
   loadWallet,
+  recordLocalLedger,
+  type Settings,
   saveSettings,
   walletPaths,
 } from './walletFiles.js'
@@ -34,11 +36,59 @@ const publicNodes: Readonly<Record<string, string>> = {
   'sui:testnet': 'https://fullnode.testnet.sui.io:443',
 }
 
-/** The ledger URL: `--ledger` / `TOLLGATE_LEDGER`, else settings, else the network's full node. */
-export async function ledgerUrlOf(option: string | undefined, network: string): Promise<string> {
-  if (option) return option
+/** The ledger a command uses, where that choice came from, and what is recorded about it. */
+export type ResolvedLedger = {
+  url: string
+  /** `option`: `--ledger` / `TOLLGATE_LEDGER`; `settings`: `settings.json`; `network`: the public node. */
+  source: 'option' | 'settings' | 'network'
+  /** What the local ledger at `url` reported (its package ids), when it is the one recorded. */
+  local: Settings['localLedger']
+}
+
+const sameUrl = (a: string, b: string) => a.replace(/\/+$/, '') === b.replace(/\/+$/, '')
+
+/**
+ * The one ledger rule of every command (docs/buyers.md): `--ledger` / `TOLLGATE_LEDGER`, else the
+ * ledger recorded in `settings.json` (by `tollgate ledger` or `tollgate wallet fund`), else the
+ * public full node of `--network`.
+ */
+export async function resolveLedger(
+  option: string | undefined,
+  network: string,
+): Promise<ResolvedLedger> {
   const settings = await loadSettings()
-  return settings.ledger ?? publicNodes[network] ?? localLedgerUrl
+  const [url, source]: [string, ResolvedLedger['source']] = option
+    ? [option, 'option']
+    : settings.ledger
+      ? [settings.ledger, 'settings']
+      : [publicNodes[network] ?? localLedgerUrl, 'network']
+  const recorded = settings.localLedger
+  return { url, source, local: recorded && sameUrl(recorded.url, url) ? recorded : undefined }
+}
+
+/** The ledger URL by {@link resolveLedger}. */
+export async function ledgerUrlOf(option: string | undefined, network: string): Promise<string> {
+  return (await resolveLedger(option, network)).url
+}
+
+/** The line every command prints first (stdout; not with --json) to say which ledger it uses and why. */
+export function ledgerLine(ledger: ResolvedLedger, network: string): string {
+  const why =
+    ledger.source === 'option'
+      ? '--ledger / TOLLGATE_LEDGER'
+      : ledger.source === 'settings'
+        ? `recorded in ${walletPaths().settings}`
+        : `public full node of ${network}`
+  const kind = ledger.local ? `local ledger: ${testMoney}` : network
+  return `${pc.bold('ledger')} ${ledger.url} (${kind}; ${why})`
+}
+
+/** How amounts on the local ledger are labelled: it reports the mainnet chain id. */
+const testMoney = 'TEST MONEY, not real'
+
+/** The label after an amount: `(TEST MONEY, not real)` on the local ledger, else nothing. */
+export function moneyLabel(ledger: ResolvedLedger): string {
+  return ledger.local ? ` ${pc.yellow(`(${testMoney})`)}` : ''
 }
 
 /**
@@ -79,6 +129,43 @@ const networkOption = () =>
   new Option('--network <network>', 'network')
     .default('sui:mainnet')
     .choices(Object.keys(publicNodes))
+
+/**
+ * What the local ledger at `url` reports (its package ids), or a one-line error naming the URL
+ * tried and the command that starts one.
+ */
+async function localLedgerAt(url: string): Promise<NonNullable<Settings['localLedger']>> {
+  const { readLocalLedger } = await import('tollgate/testing')
+  const found = await readLocalLedger(url)
+  if (found.status === 'unreachable') {
+    throw new PaymentError(
+      'unreachable',
+      `No local ledger answers at ${url}; start one with: tollgate ledger${url === localLedgerUrl ? '' : ` --port ${new URL(url).port}`}`,
+    )
+  }
+  if (found.status === 'other') {
+    throw new PaymentError(
+      'invalid_options',
+      `${url} is not a local ledger (${found.reason}); its faucet is the local ledger's only (tollgate ledger).`,
+    )
+  }
+  return found.ledger
+}
+
+/**
+ * A ledger that did not answer, as one line naming the URL tried and, for a loopback URL, the
+ * command that starts the local ledger.
+ */
+function unanswered(url: string, error: unknown): PaymentError {
+  if (isPaymentError(error) && error.code !== 'ledger_unavailable') return error
+  const loopback = /^https?:\/\/(127\.0\.0\.1|localhost|\[::1\])(:|\/|$)/.test(url)
+  const port = new URL(url).port
+  return new PaymentError(
+    'unreachable',
+    `The ledger at ${url} did not answer; ${loopback ? `start the local ledger with: tollgate ledger${port === '' || port === '9123' ? '' : ` --port ${port}`}` : 'check --ledger (or TOLLGATE_LEDGER)'}.`,
+    { cause: error },
+  )
+}
 
 /** Builds the `wallet` command. */
 export function walletCommand(): Command {
@@ -124,14 +211,19 @@ export function walletCommand(): Command {
     .action(async (options: { ledger?: string; network: string; json?: boolean }) => {
       try {
         const address = (await loadWallet()).toSuiAddress()
-        const ledger = createLedger({
-          url: await ledgerUrlOf(options.ledger, options.network),
-          fetch: nodeFetch,
+        const resolved = await resolveLedger(options.ledger, options.network)
+        if (!options.json) console.log(ledgerLine(resolved, options.network))
+        const ledger = createLedger({ url: resolved.url, fetch: nodeFetch })
+        const [usdc, sui] = await Promise.all([
+          ledger.getBalance(address, usdcTypeOf(options.network) as string),
+          ledger.getBalance(address, '0x2::sui::SUI'),
+        ]).catch((error: unknown) => {
+          throw unanswered(resolved.url, error)
         })
-        const usdc = await ledger.getBalance(address, usdcTypeOf(options.network) as string)
-        const sui = await ledger.getBalance(address, '0x2::sui::SUI')
         const out = {
           address,
+          ledger: resolved.url,
+          testMoney: resolved.local !== undefined,
           usdc: formatAmount(usdc.total),
           usdcAddressBalance: formatAmount(usdc.addressBalance),
           usdcCoins: formatAmount(usdc.coinBalance),
@@ -141,7 +233,7 @@ export function walletCommand(): Command {
         else {
           console.log(`${pc.bold('address')} ${address}`)
           console.log(
-            `${pc.bold('USDC')}    ${out.usdc} ${pc.dim(`(address balance ${out.usdcAddressBalance}, coins ${out.usdcCoins})`)}`,
+            `${pc.bold('USDC')}    ${out.usdc} ${pc.dim(`(address balance ${out.usdcAddressBalance}, coins ${out.usdcCoins})`)}${moneyLabel(resolved)}`,
           )
           console.log(`${pc.bold('SUI')}     ${out.sui} ${pc.dim('(gas for coin-form payments)')}`)
         }
@@ -152,8 +244,10 @@ export function walletCommand(): Command {
 
   wallet
     .command('fund')
-    .description('Get test USDC and SUI from the local emulator faucet (NOT real money)')
-    .addOption(ledgerOption().default(localLedgerUrl))
+    .description(
+      'Get test USDC and SUI from the local ledger faucet (NOT real money); records the ledger in settings.json',
+    )
+    .addOption(ledgerOption())
     .option('--usdc <amount>', 'USDC to mint', '10')
     .option('--sui <amount>', 'SUI to mint (gas)', '1')
     .addOption(
@@ -161,10 +255,19 @@ export function walletCommand(): Command {
         .choices(['coin', 'addressBalance'])
         .default('addressBalance'),
     )
-    .action(async (options: { ledger: string; usdc: string; sui: string; into: string }) => {
+    .action(async (options: { ledger?: string; usdc: string; sui: string; into: string }) => {
       try {
         const address = (await loadWallet()).toSuiAddress()
-        const url = `${options.ledger.replace(/\/$/, '')}/faucet`
+        // The faucet is the local ledger's: --ledger, else the one recorded, else the default.
+        const settings = await loadSettings()
+        const base = (options.ledger ?? settings.localLedger?.url ?? localLedgerUrl).replace(
+          /\/+$/,
+          '',
+        )
+        const found = await localLedgerAt(base)
+        await recordLocalLedger(found)
+        console.log(ledgerLine({ url: base, source: 'settings', local: found }, 'sui:mainnet'))
+        const url = `${base}/faucet`
         // SUI stays a coin (it pays gas); USDC goes where asked.
         const requests = [
           { address, usdc: options.usdc, sui: '0', into: options.into },
@@ -185,6 +288,9 @@ export function walletCommand(): Command {
         }
         console.log(
           `${pc.yellow('test funds, not real money:')} ${options.usdc} USDC and ${options.sui} SUI to ${address}`,
+        )
+        console.log(
+          `${pc.bold('recorded')}  ${base} is now the ledger of every command (${walletPaths().settings})`,
         )
       } catch (error) {
         fail(error)

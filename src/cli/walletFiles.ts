@@ -22,11 +22,29 @@ const walletSchema = z.object({
 
 const amountText = z.string().regex(/^(off|\$?[0-9]{1,12}(\.[0-9]{1,6})?)$/)
 
-/** `settings.json`: wallet limits (`"off"` turns one off) and the default ledger URL. */
+const id = z.string().regex(/^0x[0-9a-f]{64}$/)
+
+/**
+ * `settings.json`: wallet limits (`"off"` turns one off), the ledger URL commands use when none is
+ * given, and what the local ledger at `localLedger.url` reported about itself (its package and
+ * escrow config ids, its USDC type) when `tollgate ledger` or `tollgate wallet fund` last met it:
+ * the local ledger reports the mainnet chain id, so only its URL tells it apart, and the packages
+ * a buyer calls on it come from here, never from a server's 402.
+ */
 export const settingsSchema = z.object({
   perTransaction: amountText.optional(),
   perDay: amountText.optional(),
   ledger: z.string().max(2048).optional(),
+  localLedger: z
+    .object({
+      url: z.string().max(2048),
+      chainId: z.string().max(100),
+      usdcType: z.string().max(200),
+      modulesPackage: id,
+      escrowConfig: id,
+    })
+    .strict()
+    .optional(),
 })
 
 /** The CLI's settings. */
@@ -134,6 +152,18 @@ export async function loadSettings(home?: string): Promise<Settings> {
 export async function saveSettings(settings: Settings, home?: string): Promise<void> {
   const checked = settingsSchema.parse(settings)
   await writeFileAtomic(walletPaths(home).settings, `${JSON.stringify(checked, null, 2)}\n`)
+}
+
+/**
+ * Records a local ledger in `settings.json`: its URL becomes the default ledger of every command,
+ * and its package ids are what the buyer calls on it.
+ */
+export async function recordLocalLedger(
+  ledger: NonNullable<Settings['localLedger']>,
+  home?: string,
+): Promise<void> {
+  const settings = await loadSettings(home)
+  await saveSettings({ ...settings, ledger: ledger.url, localLedger: ledger }, home)
 }
 
 /** The wallet limits options that `settings` describe (`"off"` → null). */

@@ -17,12 +17,16 @@ export {
 } from './fetch.js'
 export { tollgateHome } from './home.js'
 export {
+  checkEscrowTerms,
   createJobClient,
   escrowTermsFrom,
+  type FundIntent,
   type JobClient,
   type JobClientOptions,
   type JobMove,
   type MoveSubmitter,
+  type PinnedEscrow,
+  type SigningMove,
 } from './jobs.js'
 export {
   createWalletLimits,

@@ -62,7 +62,12 @@ describe('an escrow seller and the buyer clients', () => {
     // Nothing was paid instantly.
     expect(await bench.usdc(buyer.toSuiAddress())).toBe(5_000_000n)
 
-    const jobs = createJobClient({ signer: buyer, ledger: bench.ledger.url, maxPrice: '3' })
+    const jobs = createJobClient({
+      signer: buyer,
+      ledger: bench.ledger.url,
+      escrow: bench.pinned,
+      maxPrice: '3',
+    })
     const { jobId, terms } = await jobs.fundJob(refusal)
     expect(terms).toMatchObject({
       amount: '2000001',
@@ -94,7 +99,12 @@ describe('an escrow seller and the buyer clients', () => {
     const offer = await fetch(`${base}/translate`, { method: 'POST', body: '{}' })
     expect(offer.status).toBe(402)
     const body = (await offer.json()) as { accepts: { extra: { escrow: unknown } }[] }
-    const jobs = createJobClient({ signer: buyer, ledger: bench.ledger.url, maxPrice: '1' })
+    const jobs = createJobClient({
+      signer: buyer,
+      ledger: bench.ledger.url,
+      escrow: bench.pinned,
+      maxPrice: '1',
+    })
     await expect(jobs.fundJob(body.accepts[0]?.extra.escrow)).rejects.toMatchObject({
       code: 'PRICE_ABOVE_MAX',
     })
@@ -108,7 +118,12 @@ describe('an escrow seller and the buyer clients', () => {
     const buyer = bench.ledger.createTestWallet({ usdc: '5' })
     const file = join(mkdtempSync(join(tmpdir(), 'tollgate-limits-')), 'spending.json')
     const limits = createWalletLimits({ perTransaction: '3', perDay: '3', file })
-    const jobs = createJobClient({ signer: buyer, ledger: bench.ledger.url, limits })
+    const jobs = createJobClient({
+      signer: buyer,
+      ledger: bench.ledger.url,
+      escrow: bench.pinned,
+      limits,
+    })
     const seller = sellerKey.current?.toSuiAddress() as string
     await jobs.fundJob(bench.terms(seller, 2_000_000n))
     expect(await limits.spentToday()).toBe(2_000_000n)
@@ -127,7 +142,7 @@ describe('an escrow seller and the buyer clients', () => {
 
   it('the seller will not deliver a job funded for another offer', async () => {
     const buyer = bench.ledger.createTestWallet({ usdc: '5' })
-    const jobs = createJobClient({ signer: buyer, ledger: bench.ledger.url })
+    const jobs = createJobClient({ signer: buyer, ledger: bench.ledger.url, escrow: bench.pinned })
     const seller = sellerKey.current?.toSuiAddress() as string
     const { jobId } = await jobs.fundJob(bench.terms(seller, 2_000_001n))
     const answer = await fetch(`${base}/translate`, {

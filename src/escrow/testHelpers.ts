@@ -36,6 +36,8 @@ export type EscrowBench = {
   violations: string[]
   exec(signer: Ed25519Keypair, tx: Promise<Transaction> | Transaction): Promise<MoveResult>
   terms(seller: string, amount: bigint, extra?: Partial<EscrowTerms>): EscrowTerms
+  /** The deployment a buyer on this ledger pins (its package, config object and USDC). */
+  pinned: { package: string; config: string; asset: string }
   job(id: string): ReturnType<typeof readJob>
   usdc(address: string): Promise<bigint>
 }
@@ -98,6 +100,11 @@ export async function startEscrowBench(feeBps = 500n): Promise<EscrowBench> {
         terms: termsHash({ job: 'translate', seller, amount: amount.toString() }),
         ...extra,
       }
+    },
+    pinned: {
+      package: ledger.modulesPackage,
+      config: ledger.escrow.config,
+      asset: ledger.usdcType,
     },
     job: (id) => readJob(client, id, { package: ledger.modulesPackage }),
     async usdc(address) {

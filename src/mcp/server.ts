@@ -232,7 +232,9 @@ export async function createGatewayMcp(options: GatewayMcpOptions): Promise<Gate
       prefer: options.prefer,
       fetch: tool.source === 'seller' ? sellerFetch : fetcher,
       onChallenge: (event) => {
-        if (tool.source === 'seller') checkListedTerms(tool, event.selected)
+        // What the model was shown is what may be paid: the listed price (and, for a seller, the
+        // listed recipient), whoever lists the tool — a gateway's 402 may not ask more either.
+        checkListedTerms(tool, event.selected)
         hold = session.reserve(tool.name, event.selected.amount)
       },
     })

@@ -39,6 +39,11 @@ export {
   startLedger,
   stopLedger,
 } from './ledger/index.js'
+export {
+  type LocalLedgerInfo,
+  type LocalLedgerLookup,
+  readLocalLedger,
+} from './ledger/info.js'
 export { DEFAULT_MODULES_PACKAGE } from './ledger/modules.js'
 export type { Faults } from './ledger/server.js'
 export {

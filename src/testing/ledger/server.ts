@@ -14,6 +14,7 @@ import {
   formatOf,
 } from './codec.js'
 import type { LedgerEngine } from './engine.js'
+import { escrowConfigId } from './escrowAdmin.js'
 import { FaucetRequestSchema, runFaucet } from './faucet.js'
 import { executedTransactionProto, fieldsOf } from './proto.js'
 import { createHandlers, GrpcError, methodTypes } from './services.js'
@@ -189,6 +190,11 @@ export async function startServer(options: ServerOptions): Promise<LedgerServer>
           ok: true,
           chainId: engine.state.chainId,
           notice: 'LOCAL LEDGER: payments are not real',
+          // What a buyer on this ledger pins (it records them with the URL): the coin treated as
+          // USDC and the project's package and escrow config object.
+          usdcType: engine.state.usdcType,
+          modulesPackage: engine.modulesPackage,
+          escrowConfig: escrowConfigId(engine.modulesPackage),
         }),
       )
     }
