@@ -60,6 +60,7 @@ export {
   type ModelUpstreamOptions,
   modelCompletion,
   type StubCall,
+  type StubHold,
   type StubProvider,
   type StubUpstreams,
   type StubUpstreamsOptions,
