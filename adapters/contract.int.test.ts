@@ -425,28 +425,66 @@ describe.each(frameworks)('%s adapter', (framework) => {
     expect(record?.state).toBe('served')
   })
 
-  it('refunds a buyer who hangs up before the answer starts, once; the late answer changes nothing', async () => {
+  it('serves a buyer who hangs up while the handler runs: the work had started; the late answer changes nothing', async () => {
     const payer = chain.createTestWallet({ usdc: '1' })
     const start = await usdcOf(payer.toSuiAddress())
+    const sellerBefore = await usdcOf(seller.toSuiAddress())
     const header = await x402For(payer, '/v1/slow')
     const held = app.slow.arm()
     const call = await rawCall(app.url, 'POST', '/v1/slow', { [x402Headers.payment]: header })
     await held.entered
     call.socket.destroy()
     await app.connectionClosed(call.localPort)
-    // Recorded as a failed call while the handler still runs: nothing was sent.
+    // Recorded as served while the handler still runs: its work began when it was called.
+    const recorded = await eventually(
+      async () => eventsOf(payer),
+      (list) => list.length === 2,
+    )
+    expect(recorded.map((e) => e.type)).toEqual(['settled', 'served'])
+    held.release()
+    const digest = (recorded[0] as { payment: { digest: string } }).payment.digest
+    expect((await store.get(digest))?.state).toBe('served')
+    await app.refunder.runOnce()
+    expect((await store.get(digest))?.state).toBe('served')
+    // The ledger: the payer paid once, the seller kept it, no refund was sent.
+    expect(await usdcOf(payer.toSuiAddress())).toBe(start - 20_000n)
+    expect(await usdcOf(seller.toSuiAddress())).toBe(sellerBefore + 20_000n)
+    expect(events.filter((e) => e.type === 'refunded' && e.payer === payer.toSuiAddress())).toEqual(
+      [],
+    )
+    expect(eventsOf(payer).map((e) => e.type)).toEqual(['settled', 'served'])
+    expect(call.received()).toBe('')
+    expect(await inFlightLater()).toBe(0)
+  })
+
+  it("refunds a buyer who hangs up before a `commit: 'manual'` route commits; commit() then says no", async () => {
+    const payer = chain.createTestWallet({ usdc: '1' })
+    const start = await usdcOf(payer.toSuiAddress())
+    const header = await x402For(payer, '/v1/deferred')
+    const commitsBefore = app.commits.length
+    const held = app.slow.arm()
+    const call = await rawCall(app.url, 'POST', '/v1/deferred', { [x402Headers.payment]: header })
+    await held.entered
+    call.socket.destroy()
+    await app.connectionClosed(call.localPort)
+    // Recorded as a failed call while the handler still runs: its work had not started.
     const owed = await eventually(
       async () => eventsOf(payer),
       (list) => list.some((e) => e.type === 'refund_due'),
     )
     expect(owed.map((e) => e.type)).toEqual(['settled', 'refund_due'])
     held.release()
+    await eventually(
+      async () => app.commits.length,
+      (n) => n > commitsBefore,
+    )
+    expect(app.commits.slice(commitsBefore)).toEqual([false])
+    await app.refunder.runOnce()
     const after = await eventually(
       () => usdcOf(payer.toSuiAddress()),
       (balance) => balance === start,
     )
     expect(after).toBe(start)
-    await app.refunder.runOnce()
     const digest = (owed[0] as { payment: { digest: string } }).payment.digest
     expect((await store.get(digest))?.state).toBe('refunded')
     expect(eventsOf(payer).map((e) => e.type)).toEqual(['settled', 'refund_due'])
@@ -454,6 +492,32 @@ describe.each(frameworks)('%s adapter', (framework) => {
       events.filter((e) => e.type === 'refunded' && e.payer === payer.toSuiAddress()),
     ).toHaveLength(1)
     expect(call.received()).toBe('')
+    expect(await inFlightLater()).toBe(0)
+  })
+
+  it("serves a buyer who hangs up after a `commit: 'manual'` route committed", async () => {
+    const payer = chain.createTestWallet({ usdc: '1' })
+    const start = await usdcOf(payer.toSuiAddress())
+    const header = await x402For(payer, '/v1/deferred')
+    const commitsBefore = app.commits.length
+    const beforeCommit = app.slow.arm()
+    const call = await rawCall(app.url, 'POST', '/v1/deferred', { [x402Headers.payment]: header })
+    await beforeCommit.entered
+    const afterCommit = app.slow.arm()
+    beforeCommit.release()
+    await afterCommit.entered
+    expect(app.commits.slice(commitsBefore)).toEqual([true])
+    call.socket.destroy()
+    await app.connectionClosed(call.localPort)
+    const recorded = await eventually(
+      async () => eventsOf(payer),
+      (list) => list.length === 2,
+    )
+    expect(recorded.map((e) => e.type)).toEqual(['settled', 'served'])
+    afterCommit.release()
+    await app.refunder.runOnce()
+    expect(await usdcOf(payer.toSuiAddress())).toBe(start - 20_000n)
+    expect(eventsOf(payer).map((e) => e.type)).toEqual(['settled', 'served'])
     expect(await inFlightLater()).toBe(0)
   })
 

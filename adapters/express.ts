@@ -19,8 +19,9 @@
  * The outcome of a paid call is the status Express sends: ≥ 500 (what Express answers for a thrown
  * error or `next(err)` by default) or a status the route lists in `failedStatuses` is refunded; any
  * other status, 4xx included, is served. A response torn down with an error mid-stream is refunded.
- * A buyer who hangs up before the status line is written is refunded (the handler's later answer
- * changes nothing); one who hangs up mid-stream was served.
+ * A buyer who hangs up before the paid work starts is refunded (the handler's later answer changes
+ * nothing); once it has started, the payment is served. The work starts when the handler is
+ * called, or, on a route with `commit: 'manual'`, when it calls `res.locals.tollgate.commit()`.
  *
  * @module
  */
@@ -118,7 +119,11 @@ export function paywall(options: ExpressPaywallOptions): ExpressPaywall {
     if (decision.status === 'respond') return sendPlain(res, decision.plain)
     // A buyer who hung up while the payment settled is refunded; the handler does not run.
     if (!attachPaidResponse(res, decision)) return
-    const info: PaidRequestInfo = { payment: decision.payment, body: decision.body }
+    const info: PaidRequestInfo = {
+      payment: decision.payment,
+      body: decision.body,
+      commit: decision.commit,
+    }
     res.locals.tollgate = info
     if (route.body !== undefined && parsed === undefined) {
       ;(req as { body?: unknown }).body = decision.body

@@ -30,7 +30,9 @@
  * included) is served. A streamed body passes through chunk by chunk; the outcome is recorded when
  * it ends, and an error mid-stream is refunded. A buyer who hangs up before the answer starts (on
  * Node: before the status line is written; elsewhere: before the handler returned its response) is
- * refunded, whatever the handler answers later; one who hangs up mid-stream was served.
+ * refunded if the paid work had not started yet, whatever the handler answers later, and served if
+ * it had. The work starts when the handler is called, or, on a route with `commit: 'manual'`, when
+ * it calls `tollgateOf(c).commit()`.
  *
  * @module
  */
@@ -186,8 +188,9 @@ export function paywall(options: HonoPaywallOptions): HonoPaywall {
    * `ServerResponse` (success headers when the status line is written, the outcome when it finishes
    * or is torn down — the response passes through untouched), elsewhere through the request's abort
    * signal while the handler runs and by wrapping its response ({@link finishResponse}). A buyer who
-   * hangs up before the answer starts is refunded. Returns the function that finishes the handler's
-   * response, or `undefined` when the buyer is already gone (refunded; the handler must not run).
+   * hangs up before the answer starts is refunded unless the paid work had started. Returns the
+   * function that finishes the handler's response, or `undefined` when the buyer is already gone
+   * (refunded; the handler must not run).
    */
   function watch(
     decision: PaidDecision,
@@ -216,7 +219,7 @@ export function paywall(options: HonoPaywallOptions): HonoPaywall {
     if (decision.status === 'respond') return decision.response
     const finish = watch(decision, c.req.raw, c.env)
     if (finish === undefined) return hungUpResponse()
-    c.set('tollgate', { payment: decision.payment, body: decision.body })
+    c.set('tollgate', { payment: decision.payment, body: decision.body, commit: decision.commit })
     await next()
     if (c.error !== undefined) {
       void decision.complete({ error: c.error }).catch(() => {})
@@ -258,7 +261,11 @@ export function paywall(options: HonoPaywallOptions): HonoPaywall {
     if (decision.status === 'respond') return decision.response
     const finish = watch(decision, request, env)
     if (finish === undefined) return hungUpResponse()
-    frontPaid.set(request, { payment: decision.payment, body: decision.body })
+    frontPaid.set(request, {
+      payment: decision.payment,
+      body: decision.body,
+      commit: decision.commit,
+    })
     let response: Response
     try {
       response = await app(request, env, executionCtx)

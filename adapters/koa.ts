@@ -20,7 +20,9 @@
  * Koa's error handling); otherwise the status sent decides: ≥ 500 or a status the route lists in
  * `failedStatuses` is refunded, anything else (4xx included) is served. A streamed body (`ctx.body
  * = stream`) passes through as it comes; the success header is added before its first byte. A buyer
- * who hangs up before the status line is written is refunded; one who hangs up mid-stream was served.
+ * who hangs up before the paid work starts is refunded; once it has started, the payment is served.
+ * The work starts when the middleware after the paywall is called, or, on a route with
+ * `commit: 'manual'`, when it calls `ctx.state.tollgate.commit()`.
  *
  * @module
  */
@@ -112,7 +114,11 @@ export function paywall(options: KoaPaywallOptions): KoaPaywall {
     if (decision.status === 'respond') return answer(ctx, decision.plain)
     // A buyer who hung up while the payment settled is refunded; the handler does not run.
     if (!attachPaidResponse(ctx.res, decision)) return
-    const info: PaidRequestInfo = { payment: decision.payment, body: decision.body }
+    const info: PaidRequestInfo = {
+      payment: decision.payment,
+      body: decision.body,
+      commit: decision.commit,
+    }
     ctx.state.tollgate = info
     if (route.body !== undefined && parsed === undefined) {
       request.body = decision.body

@@ -63,6 +63,7 @@ describe('the one options object', () => {
           maxTimeoutSeconds: 30,
           body: z.object({ text: z.string() }),
           failedStatuses: [404, 409],
+          commit: 'manual',
         },
       },
     })
@@ -76,6 +77,8 @@ describe('the one options object', () => {
     expressPaywall({ ...base, offer: 'mpp', trustProxy: true, publicBaseUrl: 'https://api.x' })
     // @ts-expect-error offer is both, x402 or mpp
     expressPaywall({ ...base, offer: 'stripe' })
+    // @ts-expect-error commit is 'handler' or 'manual'
+    expressPaywall({ ...base, routes: { 'GET /x': { price: '0.01', commit: 'later' } } })
   })
 
   it('takes an operator signer for refunds and a pino-compatible logger', () => {
@@ -97,6 +100,7 @@ describe('what a paid handler reads', () => {
     app.post('/route', paid.pay('0.01'), (_req, res) => {
       expectTypeOf(res.locals.tollgate).toEqualTypeOf<PaidRequestInfo>()
       expectTypeOf(res.locals.tollgate.payment.amount).toEqualTypeOf<bigint>()
+      expectTypeOf(res.locals.tollgate.commit).toEqualTypeOf<() => boolean>()
       // @ts-expect-error no such field on the payment
       void res.locals.tollgate.payment.nonsense
     })

@@ -5,6 +5,10 @@
  * records as a failed paid call (refunded). Services `servedBy: 'inference'` go to the inference
  * API's keyless side instead, when the app has one.
  *
+ * A paid call's work starts when its upstream request is sent (the route commits then): a buyer who
+ * hangs up before is refunded and nothing is sent; after, the payment is served, and the buyer
+ * leaving never aborts the upstream request.
+ *
  * @module
  */
 import type { Context, Hono } from 'hono'
@@ -45,6 +49,7 @@ export function mountCatalogRoutes(
     signal: AbortSignal,
     requestId: string | undefined,
     pathParams: Readonly<Record<string, string>> = {},
+    onSend?: () => boolean,
   ): Promise<UpstreamResult> {
     const { service, endpoint } = entry
     const credential = service.upstream.credential
@@ -60,6 +65,7 @@ export function mountCatalogRoutes(
       fetch: options.fetch,
       timeoutMs: options.upstreamTimeoutMs,
       signal,
+      onSend,
       requestId,
       allowInternalHosts: options.allowInternalHosts ?? false,
       resolveHost: options.resolveHost,
@@ -109,10 +115,12 @@ export function mountCatalogRoutes(
           metrics.settlement((performance.now() - c.get('startedAt')) / 1000)
           const outgoing = (c.env as { outgoing?: { destroy(error: Error): void } } | undefined)
             ?.outgoing
+          // The work started with the handler (the route's default): the buyer leaving no longer
+          // cancels the upstream call it pays for.
           return inference.api.serveKeyless(c.get('tollgate').body as ChatRequest, {
             requestId: c.get('requestId'),
             payment: c.get('tollgate').payment,
-            signal: c.req.raw.signal,
+            signal: new AbortController().signal,
             // On Node, a stream that broke fails the response itself: the paywall sees a failed
             // call (and refunds it) instead of a response that ended.
             fail:
@@ -140,22 +148,27 @@ export function mountCatalogRoutes(
             : { status: 'invalid', field: result.field, message: result.message }
         },
         maxBodyBytes: endpoint.maxBodyBytes,
+        // The work starts when the upstream request is sent (`onSend` below).
+        commit: 'manual',
       })
       const handlers = [
         route,
         async (c: Context<GatewayEnv>) => {
           metrics.settlement((performance.now() - c.get('startedAt')) / 1000)
           const info = c.get('tollgate')
+          const buyer = untilCommitted(c.req.raw.signal, info.commit)
           const result = await upstreamCall(
             paidEntry,
             info.body as Record<string, unknown>,
-            c.req.raw.signal,
+            buyer.signal,
             info.payment.digest,
             endpoint.pathParams === undefined ? {} : c.req.param(),
+            buyer.commit,
           )
-          return result.status === 'ok'
-            ? result.response
-            : failure(paidEntry, result, c.get('requestId'), true)
+          if (result.status === 'ok') return result.response
+          // The buyer left before the work started: refunded already; nobody reads this.
+          if (!info.commit()) return new Response(null, { status: 499 })
+          return failure(paidEntry, result, c.get('requestId'), true)
         },
       ] as const
       if (endpoint.pathParams === undefined) {
@@ -198,5 +211,29 @@ export function mountCatalogRoutes(
           : failure(freeEntry, result, c.get('requestId'), false)
       })
     }
+  }
+}
+
+/**
+ * The buyer's abort signal, followed only until the paid work starts: `commit` is the route's
+ * `commit()`, called just before the upstream request is sent; once it has answered `true`, the
+ * buyer leaving no longer aborts anything (an upstream request already sent is never aborted
+ * because the buyer left).
+ */
+function untilCommitted(
+  buyer: AbortSignal,
+  commit: () => boolean,
+): { signal: AbortSignal; commit: () => boolean } {
+  const controller = new AbortController()
+  const follow = () => controller.abort(buyer.reason)
+  if (buyer.aborted) follow()
+  else buyer.addEventListener('abort', follow, { once: true })
+  return {
+    signal: controller.signal,
+    commit: () => {
+      const started = commit()
+      if (started) buyer.removeEventListener('abort', follow)
+      return started
+    },
   }
 }

@@ -1,7 +1,8 @@
 /**
  * The private inference API's own routes: the model list, chat completions with a bearer key, the
  * attested-inference (ACI) routes, the receipt keys, and the paid credit top-ups
- * (`POST /v1/credit/<usdc>`, refunded when the key is unknown or revoked).
+ * (`POST /v1/credit/<usdc>`, refunded when the key is unknown or revoked, or when the buyer hangs up
+ * before the credit; served once credited).
  *
  * @module
  */
@@ -45,6 +46,9 @@ export function mountInferenceRoutes(
       maxBodyBytes: 4096,
       // An unknown or revoked key is refunded: nothing was credited.
       failedStatuses: (status) => status >= 500 || status === 404,
+      // The work is the credit: the top-up starts when the credit's transaction is about to commit.
+      // A buyer who hung up before is refunded and nothing is credited; after, it is served.
+      commit: 'manual',
     })
     app.post(topUpPath(amount), route, async (c) => {
       const info = c.get('tollgate')
@@ -53,7 +57,10 @@ export function mountInferenceRoutes(
         keyId,
         info.payment.amount,
         `payment:${info.payment.digest}`,
+        { commit: info.commit },
       )
+      // The buyer left before the credit: the payment is refunded; nobody reads this answer.
+      if (result.status === 'cancelled') return new Response(null, { status: 499 })
       if (result.status === 'unknown_key') {
         return c.json(
           {
@@ -68,10 +75,20 @@ export function mountInferenceRoutes(
           404,
         )
       }
+      if (result.status === 'credited') {
+        // Nothing after the credit may fail: a failure would refund a payment already credited.
+        return c.json({
+          key_id: keyId,
+          credited: formatAmount(info.payment.amount),
+          credit: formatAmount(result.credit),
+        })
+      }
+      // Credited before (the same payment presented again after a crash): served as it was.
+      info.commit()
       const key = await inference.keys.get(keyId)
       return c.json({
         key_id: keyId,
-        credited: result.status === 'credited' ? formatAmount(info.payment.amount) : '0.000000',
+        credited: '0.000000',
         credit: formatAmount(key?.credit ?? 0n),
       })
     })

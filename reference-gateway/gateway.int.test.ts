@@ -909,8 +909,9 @@ describe('the main job on embedded defaults (no configuration)', () => {
     expect(health).toMatchObject({ store: 'sqlite', upstreams: 'stub' })
   })
 
-  it('a buyer who hangs up while its paid call waits on the upstream is refunded; nothing stays in flight', async () => {
+  it('a buyer who hangs up while its paid call waits on the upstream is served (the upstream was asked); nothing stays in flight', async () => {
     const emulator = embedded.emulator as StartedLedger
+    const stubs = embedded.stubs as NonNullable<typeof embedded.stubs>
     const payer = emulator.createTestWallet({ usdc: '1', sui: '1' })
     const ledger = new SuiGrpcClient({ network: 'mainnet', baseUrl: emulator.url })
     const balance = async () =>
@@ -925,7 +926,8 @@ describe('the main job on embedded defaults (no configuration)', () => {
       maxPrice: '0.05',
       limits: { file: join(dataDir, 'spending-hangup.json') },
     })
-    embedded.stubs?.delayNext('/anthropic/', 3_000)
+    const held = stubs.holdNext('/anthropic/')
+    const callsBefore = stubs.calls.length
     const hangUp = new AbortController()
     const call = pay(`${embedded.url}/anthropic/v1/messages`, {
       method: 'POST',
@@ -937,13 +939,21 @@ describe('the main job on embedded defaults (no configuration)', () => {
       }),
       signal: hangUp.signal,
     })
-    await until(async () => embedded.gateway.paidInFlight() > 0)
+    await held.arrived
     hangUp.abort()
     await expect(call).rejects.toThrow()
-    // Recorded at the hang-up (not when the upstream answers), and paid back once.
+    // Recorded at the hang-up (not when the upstream answers): served, the provider was asked.
     await until(async () => embedded.gateway.paidInFlight() === 0, 2_000)
-    await until(async () => (await balance()) === start)
-    expect(await balance()).toBe(start)
+    held.release()
+    await until(async () => stubs.calls.length > callsBefore)
+    expect(stubs.calls.slice(callsBefore)).toMatchObject([
+      { provider: 'anthropic', answered: true },
+    ])
+    await embedded.gateway.paywall.seller.refunder.runOnce()
+    expect(await embedded.gateway.paywall.seller.refunder.owed()).toEqual([])
+    const paid = await balance()
+    expect(paid).toBeLessThan(start)
+    expect(start - paid).toBeLessThanOrEqual(50_000n)
   })
 
   it('a paid call is answered by the stub upstream; shutdown finishes an in-flight paid call', async () => {

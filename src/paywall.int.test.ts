@@ -7,9 +7,10 @@ import { serve } from '@hono/node-server'
 import { SuiGrpcClient } from '@mysten/sui/grpc'
 import { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
 import { Transaction } from '@mysten/sui/transactions'
-import { toBase64 } from '@mysten/sui/utils'
+import { fromBase64, toBase64 } from '@mysten/sui/utils'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { z } from 'zod'
+import { transactionDigest } from './internal/transactionData.js'
 import { createLedger } from './ledger/index.js'
 import { decodeReceipt, parseChallenge, serializeCredential } from './mpp.js'
 import { createPaywall, type PaidRoute, type Paywall } from './paywall.js'
@@ -26,6 +27,7 @@ import {
   x402PaymentHeader,
 } from './testing/payments.js'
 import {
+  decodeXPayment,
   decodeXPaymentResponse,
   encodeXPayment,
   parsePaymentRequired,
@@ -50,9 +52,12 @@ const routes: Record<string, PaidRoute> = {
   '/echo': { price: '0.02', body: z.object({ text: z.string().max(100) }) },
   '/boom': { price: '0.02' },
   '/hold': { price: '0.02' },
+  '/hold-manual': { price: '0.02', commit: 'manual' },
 }
-/** Holds the `/hold` handler until released. */
+/** Holds the `/hold` and `/hold-manual` handlers until released. */
 let hold = { entered: () => {}, released: Promise.resolve() }
+/** What `commit()` returned in `/hold-manual`, once released. */
+const commits: boolean[] = []
 
 beforeAll(async () => {
   chain = await startLedger()
@@ -71,9 +76,14 @@ beforeAll(async () => {
       paywall.protect(route, async (_request, paid) => {
         calls++
         if (path === '/boom') throw new Error('upstream failed')
-        if (path === '/hold') {
+        if (path === '/hold' || path === '/hold-manual') {
           hold.entered()
           await hold.released
+        }
+        if (path === '/hold-manual') {
+          const started = paid.commit()
+          commits.push(started)
+          if (!started) return new Response(null, { status: 499 })
         }
         return Response.json({ ok: true, path, body: paid.body ?? null })
       }),
@@ -382,9 +392,9 @@ describe('paywall over the ledger emulator', () => {
     expect(await codeOf(mpp)).toBe('malformed_credential')
   })
 
-  it('owes a refund when the buyer hangs up while the handler runs (protect, request.signal)', async () => {
-    const payer = chain.createTestWallet({ usdc: '1' })
-    const { requirement } = await challengeFor('/hold')
+  /** Pays `path`, hangs up while its handler is held, releases it; the payment's record. */
+  async function hangUpDuring(path: string, payer: Ed25519Keypair) {
+    const { requirement } = await challengeFor(path)
     const header = await x402PaymentHeader(client, payer, requirement)
     let release!: () => void
     const entered = new Promise<void>((resolve) => {
@@ -396,7 +406,7 @@ describe('paywall over the ledger emulator', () => {
       }
     })
     const buyer = new AbortController()
-    const call = fetch(`${base}/hold`, {
+    const call = fetch(`${base}${path}`, {
       method: 'POST',
       headers: { [x402Headers.payment]: header },
       signal: buyer.signal,
@@ -404,21 +414,36 @@ describe('paywall over the ledger emulator', () => {
     await entered
     buyer.abort()
     await expect(call).rejects.toThrow()
-    const digest = await (async () => {
-      for (let i = 0; i < 200; i++) {
-        const due = await store.listRefundsDue()
-        const mine = due.find((r) => r.settlement?.payer === payer.toSuiAddress())
-        if (mine !== undefined) return mine.digest
-        await new Promise((resolve) => setTimeout(resolve, 25))
-      }
-      return undefined
-    })()
-    expect(digest).toBeDefined()
+    const digest = transactionDigest(fromBase64(decodeXPayment(header).payload.transaction))
+    for (let i = 0; i < 200; i++) {
+      const state = (await store.get(digest))?.state
+      if (state !== 'settled' && state !== undefined) break
+      await new Promise((resolve) => setTimeout(resolve, 25))
+    }
+    const atHangUp = await store.get(digest)
     release()
     await new Promise((resolve) => setTimeout(resolve, 100))
-    const record = await store.get(digest as string)
-    expect(record?.state).toBe('refund_due')
-    expect(record?.refund?.reason).toBe('the buyer hung up before the answer started')
+    return { atHangUp, later: await store.get(digest) }
+  }
+
+  it('serves a buyer who hangs up while the handler runs: its work had started (protect, request.signal)', async () => {
+    const payer = chain.createTestWallet({ usdc: '1' })
+    const start = await usdcOf(payer.toSuiAddress())
+    const { atHangUp, later } = await hangUpDuring('/hold', payer)
+    expect(atHangUp?.state).toBe('served')
+    expect(later?.state).toBe('served')
+    expect(await usdcOf(payer.toSuiAddress())).toBe(start - 20_000n)
+  })
+
+  it("owes a refund when the buyer hangs up before a `commit: 'manual'` handler commits", async () => {
+    const payer = chain.createTestWallet({ usdc: '1' })
+    const before = commits.length
+    const { atHangUp, later } = await hangUpDuring('/hold-manual', payer)
+    expect(atHangUp?.state).toBe('refund_due')
+    expect(atHangUp?.refund?.reason).toBe('the buyer hung up before the work started')
+    // The handler's commit() came too late: it was told so, and the record did not change.
+    expect(commits.slice(before)).toEqual([false])
+    expect(later?.state).toBe('refund_due')
   })
 
   it('owes a refund when the paid handler fails', async () => {

@@ -18,6 +18,9 @@ function decision(dialect: 'x402' | 'mpp') {
     headersFor: (status) =>
       dialect === 'mpp' && (status < 200 || status > 299) ? {} : { 'x-paid': 'yes' },
     isFailure: (o) => !('status' in o) || o.status >= 500,
+    committed: false,
+    commit: () => false,
+    start: () => {},
     async complete(o) {
       outcomes.push(o)
       return this.isFailure(o) ? 'refund_due' : 'served'

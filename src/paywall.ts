@@ -52,6 +52,25 @@ export type PaidRoute = {
    * payment is served: the seller decided it (list it here to refund it instead).
    */
   failedStatuses?: readonly number[] | ((status: number) => boolean) | undefined
+  /**
+   * When the paid work starts, which decides what a buyer who hangs up before the answer starts
+   * gets: before the work starts the payment is refunded; once it has started it is served (the
+   * seller's cost is spent whether or not anyone reads the answer).
+   *
+   * - `'handler'` (default): the work starts when the handler is called. A buyer who hangs up
+   *   while the payment settles is refunded and the handler never runs; one who hangs up while it
+   *   runs was served.
+   * - `'manual'`: the work starts when the handler calls `commit()` (on {@link PaidDecision}, or
+   *   the `PaidRequestInfo` a framework handler reads). Until then a hang-up is refunded; `commit()`
+   *   then returns `false` and the handler must not do the work. For cheap, idempotent routes that
+   *   check things first, or for a handler whose work is one write it can make depend on
+   *   `commit()` (call it just before the point of no return, e.g. inside the transaction).
+   *
+   * Security: with `'manual'`, work done before `commit()` is given away to a buyer who hangs up;
+   * work done after `commit()` returned `false` is given away too. Call it before anything that
+   * costs money or acts outside the process.
+   */
+  commit?: 'handler' | 'manual' | undefined
 }
 
 /** What is known about a payment that was accepted. */
@@ -75,8 +94,8 @@ export type PaymentInfo = {
 
 /**
  * How a paid call ended, as told to {@link PaidDecision.complete}: the status the handler answered,
- * an error it threw, or `hungUp` — the buyer went away before the answer started (nothing was sent),
- * a failed call, refunded.
+ * an error it threw, or `hungUp` — the buyer went away before the answer started (nothing was sent):
+ * refunded when the work had not started ({@link PaidDecision.committed} false), served otherwise.
  */
 export type CallOutcome = { status: number } | { error: unknown } | { hungUp: true }
 
@@ -113,8 +132,36 @@ export type PaidDecision = {
    * the MPP rules say). Set them before the first byte is sent.
    */
   headersFor(status: number): Readonly<Record<string, string>>
-  /** Whether `outcome` counts as a failed call for this route. */
+  /**
+   * Whether `outcome` counts as a failed call for this route (a hang-up does until the work has
+   * started: see {@link PaidDecision.committed}).
+   */
   isFailure(outcome: CallOutcome): boolean
+  /**
+   * Whether the paid work has started: from then on a buyer who hangs up before the answer starts
+   * was served, not refunded. Set by {@link PaidDecision.start} (route default) or
+   * {@link PaidDecision.commit}.
+   */
+  readonly committed: boolean
+  /**
+   * Marks the point where the paid work starts (route option `commit: 'manual'`; harmless
+   * otherwise). Returns `true` when the work may go ahead — from now on a hang-up is served — and
+   * `false` when it is too late: an outcome was already recorded (the buyer hung up and is being
+   * refunded), so the handler must not do the work. Synchronous, so that nothing can happen between
+   * the check and the work that follows it.
+   *
+   * @example
+   * ```ts
+   * if (!paid.commit()) return new Response(null, { status: 499 }) // the buyer left: refunded
+   * await sendTheEmail()
+   * ```
+   */
+  commit(): boolean
+  /**
+   * Called by a mount just before it calls the seller's handler (`attachPaidResponse`,
+   * `watchHangUp` and `protect()` do it): commits, unless the route's `commit` is `'manual'`.
+   */
+  start(): void
   /** Records the outcome: `served`, or `refund_due` (and the refund worker is woken). Idempotent. */
   complete(outcome: CallOutcome): Promise<'served' | 'refund_due'>
 }

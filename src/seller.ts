@@ -120,6 +120,19 @@ export type PaidRequestInfo = {
   payment: PaymentInfo
   /** The validated body when the route has a body schema; otherwise `undefined` (read it yourself). */
   body: unknown
+  /**
+   * Marks the point where the paid work starts, on a route with `commit: 'manual'` (elsewhere the
+   * work started when the handler was called, and this returns `true`). Returns `true` when the
+   * work may go ahead — a buyer who hangs up from now on was served — and `false` when the buyer
+   * already hung up: the payment is being refunded, so do not do the work.
+   *
+   * @example
+   * ```ts
+   * if (!res.locals.tollgate.commit()) return // the buyer left before the work started: refunded
+   * await mailer.send(message)
+   * ```
+   */
+  commit(): boolean
 }
 
 /** The configured seller side, shared by the adapters. */

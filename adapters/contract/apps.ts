@@ -37,6 +37,7 @@ export const contractRoutes: RouteTable = {
   'POST /v1/missing': '0.02',
   'GET /v1/stream': { price: '0.02', mimeType: 'text/event-stream' },
   'POST /v1/slow': '0.02',
+  'POST /v1/deferred': { price: '0.02', commit: 'manual' },
 }
 
 /**
@@ -84,8 +85,13 @@ export const streamEvents = 3
 /** A running app. */
 export type StartedApp = {
   url: string
-  /** Holds `POST /v1/slow` until released: `app.slow.arm()` before the call. */
+  /**
+   * Holds `POST /v1/slow` until released: `app.slow.arm()` before the call. `POST /v1/deferred`
+   * (`commit: 'manual'`) is held twice: before it calls `commit()`, and after, when it went ahead.
+   */
   slow: ReturnType<typeof createGate>
+  /** What each `commit()` of `POST /v1/deferred` returned, in order. */
+  commits: boolean[]
   /** Resolves when the server has seen the connection from the client's `localPort` close. */
   connectionClosed(localPort: number): Promise<void>
   /** Handler invocations by path (to show that a refused request never ran one). */
@@ -121,6 +127,15 @@ export async function startApp(
     hooks.onPaidCall?.(path, info)
   }
   const slow = createGate()
+  const commits: boolean[] = []
+  /** The work of `POST /v1/deferred`: held, then started with `commit()` (held again if it did). */
+  const deferred = async (info: PaidRequestInfo | undefined): Promise<boolean> => {
+    await slow.pass()
+    const started = info?.commit() ?? false
+    commits.push(started)
+    if (started) await slow.pass()
+    return started
+  }
   const all = { ...options, routes: contractRoutes }
   if (framework === 'express') {
     const paid = expressPaywall(all)
@@ -162,6 +177,11 @@ export async function startApp(
       await slow.pass()
       res.json({ slow: true })
     })
+    app.post('/v1/deferred', async (_req, res) => {
+      paidCall('/v1/deferred', res.locals.tollgate)
+      if (await deferred(res.locals.tollgate)) res.json({ deferred: true })
+      else res.status(499).end()
+    })
     app.post('/v1/quote', paid.pay('0.01'), (_req, res) => {
       paidCall('/v1/quote', res.locals.tollgate)
       res.json({ quote: true })
@@ -174,7 +194,7 @@ export async function startApp(
       count('/free/echo')
       res.json({ received: req.body })
     })
-    return listenNode(app, calls, slow, paid.seller.refunder, () => paid.close())
+    return listenNode(app, calls, slow, commits, paid.seller.refunder, () => paid.close())
   }
   if (framework === 'koa') {
     const paid = koaPaywall(all)
@@ -225,6 +245,11 @@ export async function startApp(
       await slow.pass()
       ctx.body = { slow: true }
     })
+    router.post('/v1/deferred', async (ctx) => {
+      paidCall('/v1/deferred', ctx.state.tollgate)
+      if (await deferred(ctx.state.tollgate)) ctx.body = { deferred: true }
+      else ctx.status = 499
+    })
     router.post('/v1/quote', paid.pay('0.01'), (ctx) => {
       paidCall('/v1/quote', ctx.state.tollgate)
       ctx.body = { quote: true }
@@ -241,7 +266,9 @@ export async function startApp(
     })
     app.use(router.routes())
     app.silent = true
-    return listenNode(app.callback(), calls, slow, paid.seller.refunder, () => paid.close())
+    return listenNode(app.callback(), calls, slow, commits, paid.seller.refunder, () =>
+      paid.close(),
+    )
   }
   const paid = honoPaywall(all)
   const app = new Hono<TollgateEnv>()
@@ -296,6 +323,12 @@ export async function startApp(
     await slow.pass()
     return c.json({ slow: true })
   })
+  app.post('/v1/deferred', async (c) => {
+    paidCall('/v1/deferred', tollgateOf(c))
+    return (await deferred(tollgateOf(c)))
+      ? c.json({ deferred: true })
+      : new Response(null, { status: 499 })
+  })
   app.post('/v1/quote', paid.pay('0.01'), (c) => {
     paidCall('/v1/quote', tollgateOf(c))
     return c.json({ quote: true })
@@ -322,6 +355,7 @@ export async function startApp(
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     calls,
     slow,
+    commits,
     connectionClosed: watchConnections(server),
     refunder: paid.seller.refunder,
     async close() {
@@ -350,6 +384,7 @@ async function listenNode(
   handler: Parameters<typeof import('node:http').createServer>[1],
   calls: Map<string, number>,
   slow: StartedApp['slow'],
+  commits: boolean[],
   refunder: Refunder,
   closePaid: () => Promise<void>,
 ): Promise<StartedApp> {
@@ -360,6 +395,7 @@ async function listenNode(
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     calls,
     slow,
+    commits,
     connectionClosed: watchConnections(server),
     refunder,
     async close() {

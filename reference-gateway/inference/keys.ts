@@ -49,6 +49,18 @@ export type TopUp =
   | { status: 'credited'; credit: bigint }
   | { status: 'duplicate' }
   | { status: 'unknown_key' }
+  /** `commit` answered `false`: nothing was credited. */
+  | { status: 'cancelled' }
+
+/** Options of {@link KeyStore.topUp}. */
+export type TopUpOptions = {
+  /**
+   * Asked inside the credit's transaction, after the credit is written and before it commits:
+   * `false` rolls it back (`cancelled`). A paid top-up passes its route's `commit()`, so that the
+   * credit exists only if the payment is kept (served), never beside a refund.
+   */
+  commit?: (() => boolean) | undefined
+}
 
 /** A ledger entry as listed. */
 export type LedgerEntry = {
@@ -80,7 +92,7 @@ export type KeyStore = {
    * Adds credit to a key. `reference` identifies what paid for it (a payment digest, or `operator:…`):
    * the same reference never credits twice.
    */
-  topUp(id: string, amount: bigint, reference: string): Promise<TopUp>
+  topUp(id: string, amount: bigint, reference: string, options?: TopUpOptions): Promise<TopUp>
   /** Debits one call's price, atomically, refusing to go below zero. `entryId` must be unique. */
   debit(id: string, amount: bigint, entry: { entryId: string; model: string }): Promise<Debit>
   /** The call was served: records it (and the upstream's token counts). Idempotent. */
@@ -139,9 +151,25 @@ function recordOf(row: KeyRow): KeyRecord {
 export function createKeyStore(db: Kysely<GatewaySchema>): KeyStore {
   const keyColumns = ['id', 'hint', 'name', 'credit', 'created_at', 'revoked_at'] as const
 
-  async function topUp(id: string, amount: bigint, reference: string): Promise<TopUp> {
+  async function get(id: string): Promise<KeyRecord | undefined> {
+    const row = await db
+      .selectFrom('inference_keys')
+      .select(keyColumns)
+      .where('id', '=', id)
+      .executeTakeFirst()
+    return row === undefined ? undefined : recordOf(row)
+  }
+
+  async function topUp(
+    id: string,
+    amount: bigint,
+    reference: string,
+    options: TopUpOptions = {},
+  ): Promise<TopUp> {
     if (amount <= 0n) throw new RangeError('a top-up must be more than 0')
-    return db.transaction().execute(async (trx) => {
+    const cancelled = Symbol('cancelled')
+    let started = false
+    const credited = db.transaction().execute(async (trx): Promise<TopUp> => {
       const inserted = await trx
         .insertInto('inference_ledger')
         .values({
@@ -178,7 +206,25 @@ export function createKeyStore(db: Kysely<GatewaySchema>): KeyStore {
         await trx.deleteFrom('inference_ledger').where('reference', '=', reference).execute()
         return { status: 'unknown_key' }
       }
+      // The last step before the transaction commits: nothing may fail between this and COMMIT.
+      if (options.commit?.() === false) throw cancelled
+      started = true
       return { status: 'credited', credit: toBigint(row.credit) }
+    })
+    return credited.catch(async (error: unknown): Promise<TopUp> => {
+      if (error === cancelled) return { status: 'cancelled' }
+      // The COMMIT itself failed (a connection reset): it may have been applied. A credit that
+      // exists is reported as credited, never as a failure that would refund the payment too.
+      if (started) {
+        const entry = await db
+          .selectFrom('inference_ledger')
+          .select('id')
+          .where('reference', '=', reference)
+          .executeTakeFirst()
+        const key = entry === undefined ? undefined : await get(id)
+        if (key !== undefined) return { status: 'credited', credit: key.credit }
+      }
+      throw error
     })
   }
 
@@ -238,14 +284,7 @@ export function createKeyStore(db: Kysely<GatewaySchema>): KeyStore {
       return rows.map(recordOf)
     },
 
-    async get(id) {
-      const row = await db
-        .selectFrom('inference_keys')
-        .select(keyColumns)
-        .where('id', '=', id)
-        .executeTakeFirst()
-      return row === undefined ? undefined : recordOf(row)
-    },
+    get,
 
     async revoke(id) {
       const rows = await db

@@ -188,4 +188,28 @@ describe('every catalog endpoint against the stub upstreams', () => {
     })
     expect(result).toMatchObject({ status: 'failed', retryable: true })
   })
+
+  it('onSend is asked just before the provider is: false sends nothing, true sends the request', async () => {
+    const send = (onSend: () => boolean) =>
+      callUpstream({
+        family: families.resend,
+        operation: 'send',
+        body: { from: 'a@e.com', to: 'b@e.com', subject: 's', text: 't' },
+        baseUrl: stubs.baseUrls.resend,
+        apiKey: 'stub-key',
+        blobs: memoryBlobs(),
+        onSend,
+      })
+    const before = stubs.calls.length
+    let asked = 0
+    const cancelled = await send(() => {
+      asked++
+      return false
+    })
+    expect(cancelled).toMatchObject({ status: 'failed', reason: 'the call was cancelled' })
+    expect(asked).toBe(1)
+    expect(stubs.calls.length).toBe(before)
+    expect((await send(() => true)).status).toBe('ok')
+    expect(stubs.calls.slice(before)).toMatchObject([{ provider: 'resend', answered: true }])
+  })
 })

@@ -137,6 +137,13 @@ export type CallUpstreamOptions = {
   retry?: RetryOptions | undefined
   /** The caller gives up (client went away, shutdown). */
   signal?: AbortSignal | undefined
+  /**
+   * Called synchronously just before each request to the provider is sent (after any preparation).
+   * `false` cancels the call: nothing is sent and the result is a failure ("the call was
+   * cancelled"). A paid route passes its `commit()` here, so that its work starts when the provider
+   * is first asked and a buyer who left before is refunded.
+   */
+  onSend?: (() => boolean) | undefined
   requestId?: string | undefined
   /** Allow loopback/private media hosts. Default `false`. */
   allowInternalHosts?: boolean | undefined
@@ -245,6 +252,10 @@ export async function callUpstream(options: CallUpstreamOptions): Promise<Upstre
       if (isFailed(built)) {
         clearTimeout(timeout)
         return { retry: false, value: built }
+      }
+      if (options.onSend?.() === false) {
+        clearTimeout(timeout)
+        return { retry: false, value: failed('the call was cancelled') }
       }
       let answer: Response
       try {

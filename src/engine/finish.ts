@@ -49,10 +49,13 @@ export function finishResponse(response: Response, decision: PaidDecision): Resp
 
 /**
  * Watches a paid request's abort signal while its handler runs (Web-standard runtimes, where the
- * signal is how a server says the buyer went away): an abort before the answer starts records the
- * call as failed (`{ hungUp: true }`, refunded). Call the returned function once the handler has
- * answered (from then on the answer has started: a hang-up mid-stream was served). Returns
- * `undefined` when the buyer is already gone: the refund is recorded and the handler should not run.
+ * signal is how a server says the buyer went away): an abort before the answer starts records a
+ * hang-up (`{ hungUp: true }`): refunded when the work has not started yet, served once it has.
+ * Call it just before the handler runs: it starts the paid work ({@link PaidDecision.start}, so
+ * with the route's default `commit` a later hang-up is served). Call the returned function once
+ * the handler has answered (from then on the answer has started: a hang-up mid-stream was served).
+ * Returns `undefined` when the buyer is already gone: the refund is recorded and the handler
+ * should not run.
  *
  * @example
  * ```ts
@@ -69,12 +72,16 @@ export function watchHangUp(
   const hungUp = () => {
     void decision.complete({ hungUp: true }).catch(() => {})
   }
-  if (signal === undefined) return () => {}
+  if (signal === undefined) {
+    decision.start()
+    return () => {}
+  }
   if (signal.aborted) {
     hungUp()
     return undefined
   }
   signal.addEventListener('abort', hungUp, { once: true })
+  decision.start()
   return () => signal.removeEventListener('abort', hungUp)
 }
 

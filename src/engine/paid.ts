@@ -101,14 +101,23 @@ export function paidDecision(
   const headersFor = (status: number) =>
     payment.dialect === 'mpp' && (status < 200 || status > 299) ? none : success
   const failed = route.failedStatuses
+  // Whether the paid work has started: from then on a hang-up is served, never refunded.
+  let committed = false
   const isFailure = (outcome: CallOutcome) =>
-    !('status' in outcome) ||
-    (typeof failed === 'function'
-      ? failed(outcome.status)
-      : failed !== undefined
-        ? failed.includes(outcome.status) || defaultFailed(outcome.status)
-        : defaultFailed(outcome.status))
+    'error' in outcome ||
+    ('hungUp' in outcome && !committed) ||
+    ('status' in outcome &&
+      (typeof failed === 'function'
+        ? failed(outcome.status)
+        : failed !== undefined
+          ? failed.includes(outcome.status) || defaultFailed(outcome.status)
+          : defaultFailed(outcome.status)))
   let completion: Promise<'served' | 'refund_due'> | undefined
+  const commit = () => {
+    // Too late once an outcome is recorded: a buyer who hung up before is being refunded.
+    if (completion === undefined) committed = true
+    return committed
+  }
   const stopLease = keepLease(payment, lease, context)
   return {
     status: 'paid',
@@ -116,6 +125,13 @@ export function paidDecision(
     body,
     headersFor,
     isFailure,
+    get committed() {
+      return committed
+    },
+    commit,
+    start() {
+      if (route.commit !== 'manual') commit()
+    },
     complete(outcome) {
       completion ??= (async () => {
         stopLease()
@@ -133,7 +149,7 @@ export function paidDecision(
             ? `the handler answered ${outcome.status}`
             : 'error' in outcome
               ? 'the handler failed'
-              : 'the buyer hung up before the answer started'
+              : 'the buyer hung up before the work started'
         const owed = await store.oweRefund(payment.digest, reason)
         emit(
           owed.status === 'applied'

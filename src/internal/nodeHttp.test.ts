@@ -108,6 +108,7 @@ describe('attachPaidResponse', () => {
     const decision = {
       isFailure: () => false,
       headersFor: () => ({}),
+      start: () => {},
       complete: (o: unknown) => {
         resolveOutcome(o)
         return Promise.resolve('served' as const)

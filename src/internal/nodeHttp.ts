@@ -179,10 +179,12 @@ export function sendPlain(target: ServerResponse, plain: PlainResponse): void {
  * is written (every write path goes through `writeHead`, so it is before the first byte, and no
  * byte is held back), and the outcome is recorded when the response finishes — or, when it is torn
  * down early: a failure if the server destroyed it with an error, served if the buyer hung up after
- * the status line was written (mid-stream), and refunded (`{ hungUp: true }`) if the buyer hung up
- * before it (the answer never started).
+ * the status line was written (mid-stream), and a hang-up (`{ hungUp: true }`) if the buyer hung up
+ * before it: refunded when the paid work had not started, served once it had.
  *
- * Call it BEFORE the handler runs, so that a hang-up during the handler is seen. Returns `false`
+ * Call it just BEFORE the handler runs, so that a hang-up during the handler is seen: it starts the
+ * paid work ({@link PaidDecision.start}; with the route's default `commit`, a hang-up from now on
+ * is served). Returns `false`
  * when the buyer is already gone (it hung up while the payment settled): the refund is recorded at
  * once and the handler should not run.
  */
@@ -213,6 +215,7 @@ export function attachPaidResponse(target: ServerResponse, decision: PaidDecisio
     }
     return (writeHead as (...args: unknown[]) => ServerResponse).call(this, statusCode, ...rest)
   } as ServerResponse['writeHead']
+  decision.start()
   // Whether 'finish' was emitted. Not `writableFinished`: a response destroyed and then ended reads
   // as finished (nothing left to write, no socket) though it never finished.
   let finished = false

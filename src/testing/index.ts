@@ -65,6 +65,7 @@ export {
   type ModelUpstreamOptions,
   modelCompletion,
   type StubCall,
+  type StubHold,
   type StubProvider,
   type StubUpstreams,
   type StubUpstreamsOptions,

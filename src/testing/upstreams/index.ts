@@ -13,6 +13,7 @@ export {
 } from './model.js'
 export {
   type StubCall,
+  type StubHold,
   type StubProvider,
   type StubUpstreams,
   type StubUpstreamsOptions,

@@ -111,6 +111,19 @@ export type StubCall = {
   method: string
   path: string
   status: number
+  /**
+   * Whether the caller was still connected when the answer was ready: `false` when it closed the
+   * connection first (it aborted the request while the provider worked).
+   */
+  answered: boolean
+}
+
+/** A request held by {@link StubUpstreams.holdNext}. */
+export type StubHold = {
+  /** Resolves when the held request has arrived (its body read: the provider "acts" now). */
+  readonly arrived: Promise<void>
+  /** Lets the held request be answered. */
+  release(): void
 }
 
 /** Options of {@link startStubUpstreams}. */
@@ -135,6 +148,11 @@ export type StubUpstreams = {
   failNext(pathPrefix: string, status: number, times?: number): void
   /** Makes the next `times` requests whose path starts with `pathPrefix` wait `ms` first. */
   delayNext(pathPrefix: string, ms: number, times?: number): void
+  /**
+   * Holds the next request whose path starts with `pathPrefix` until released, so that a test can
+   * act while the provider works (a buyer hanging up, say).
+   */
+  holdNext(pathPrefix: string): StubHold
   /** Stops the server (open connections are closed). */
   stop(): Promise<void>
 }
@@ -163,7 +181,13 @@ function stubRequest(req: IncomingMessage, url: string, body: Buffer): StubReque
   }
 }
 
-type Rule = { prefix: string; times: number; status?: number; delayMs?: number }
+type Rule = {
+  prefix: string
+  times: number
+  status?: number
+  delayMs?: number
+  hold?: { arrive(): void; released: Promise<void> }
+}
 
 /**
  * Starts the stub upstreams on 127.0.0.1.
@@ -197,12 +221,20 @@ export async function startStubUpstreams(
       chunks.push(chunk as Buffer)
     }
     const request = stubRequest(req, `${origin}${req.url ?? '/'}`, Buffer.concat(chunks))
+    let left = false
+    res.once('close', () => {
+      if (!res.writableFinished) left = true
+    })
 
     let provider: StubProvider | 'media' | undefined
     let response: Response
     const rule = rules.find((r) => path.startsWith(r.prefix) && r.times > 0)
     if (rule) rule.times--
     if (rule?.delayMs) await new Promise((r) => setTimeout(r, rule.delayMs))
+    if (rule?.hold) {
+      rule.hold.arrive()
+      await rule.hold.released
+    }
     if (options.latencyMs) await new Promise((r) => setTimeout(r, options.latencyMs))
 
     const match = (Object.entries(providers) as [StubProvider, (typeof providers)[StubProvider]][])
@@ -220,7 +252,15 @@ export async function startStubUpstreams(
     } else {
       response = stubError(404, 'no stub upstream at this path')
     }
-    if (provider) calls.push({ provider, method: request.method, path, status: response.status })
+    if (provider) {
+      calls.push({
+        provider,
+        method: request.method,
+        path,
+        status: response.status,
+        answered: !left,
+      })
+    }
 
     const out: Record<string, string> = {}
     response.headers.forEach((value, name) => {
@@ -260,6 +300,18 @@ export async function startStubUpstreams(
     },
     delayNext(prefix, ms, times = 1) {
       rules.push({ prefix, delayMs: ms, times })
+    },
+    holdNext(prefix) {
+      let arrive!: () => void
+      let release!: () => void
+      const arrived = new Promise<void>((resolve) => {
+        arrive = resolve
+      })
+      const released = new Promise<void>((resolve) => {
+        release = resolve
+      })
+      rules.push({ prefix, times: 1, hold: { arrive, released } })
+      return { arrived, release }
     },
     stop() {
       return new Promise<void>((resolve) => {
