@@ -255,7 +255,13 @@ async function start(
       trustProxy: config.trustProxy,
       refundSigner: operator,
       refundIntervalMs: config.refundIntervalMs,
-      leaseSweep: { intervalMs: config.leaseSweepIntervalMs, graceMs: config.leaseSweepGraceMs },
+      leaseSweep: {
+        intervalMs: config.leaseSweepIntervalMs,
+        graceMs: config.leaseSweepGraceMs,
+        // A top-up whose process died after crediting and before recording the payment served was
+        // delivered: served, never refunded as well (the credit and the payment live in two stores).
+        delivered: (record) => keys.creditedBy(`payment:${record.digest}`),
+      },
       maxBodyBytes: config.maxBodyBytes,
       onEvent: options.onEvent,
     },

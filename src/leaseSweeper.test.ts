@@ -52,11 +52,11 @@ describe('the lease sweeper', () => {
     await store.served('served')
     // Within the lease, and within the grace after it: its buyer may still present it again.
     advance(serveLeaseMs + graceMs - 1)
-    expect(await sweeper.runOnce()).toEqual({ owed: 0, skipped: 0 })
+    expect(await sweeper.runOnce()).toEqual({ owed: 0, served: 0, skipped: 0 })
     expect((await store.get('dead'))?.state).toBe('settled')
     expect(woken()).toBe(0)
     advance(1)
-    expect(await sweeper.runOnce()).toEqual({ owed: 1, skipped: 0 })
+    expect(await sweeper.runOnce()).toEqual({ owed: 1, served: 0, skipped: 0 })
     const record = await store.get('dead')
     expect(record?.state).toBe('refund_due')
     expect(record?.refund?.reason).toBe(leaseLapsedReason)
@@ -72,7 +72,7 @@ describe('the lease sweeper', () => {
     expect(woken()).toBe(1)
     expect((await store.get('served'))?.state).toBe('served')
     // Owed once: a second run finds nothing.
-    expect(await sweeper.runOnce()).toEqual({ owed: 0, skipped: 0 })
+    expect(await sweeper.runOnce()).toEqual({ owed: 0, served: 0, skipped: 0 })
   })
 
   it('leaves alone a payment whose lease is renewed, or that was presented again', async () => {
@@ -86,7 +86,7 @@ describe('the lease sweeper', () => {
     advance(graceMs + 1)
     // `back` lapsed; its buyer presents it again before the sweep: served there.
     expect((await store.claim('back', meta)).status).toBe('settled_unserved')
-    expect(await sweeper.runOnce()).toEqual({ owed: 0, skipped: 0 })
+    expect(await sweeper.runOnce()).toEqual({ owed: 0, served: 0, skipped: 0 })
     expect((await store.get('running'))?.state).toBe('settled')
     expect((await store.get('back'))?.state).toBe('settled')
   })
@@ -105,7 +105,7 @@ describe('the lease sweeper', () => {
       },
     }
     const sweeper = createLeaseSweeper({ store: racing, graceMs })
-    expect(await sweeper.runOnce()).toEqual({ owed: 0, skipped: 1 })
+    expect(await sweeper.runOnce()).toEqual({ owed: 0, served: 0, skipped: 1 })
     expect((await store.get('raced'))?.state).toBe('settled')
   })
 
@@ -117,9 +117,42 @@ describe('the lease sweeper', () => {
       listLapsed: () => Promise.reject(new Error('connect ECONNREFUSED 127.0.0.1:5432')),
     }
     const sweeper = createLeaseSweeper({ store: broken, onEvent: (e) => events.push(e) })
-    expect(await sweeper.runOnce()).toEqual({ owed: 0, skipped: 0 })
+    expect(await sweeper.runOnce()).toEqual({ owed: 0, served: 0, skipped: 0 })
     expect(events).toEqual([
       { type: 'sweep_failed', reason: 'connect ECONNREFUSED 127.0.0.1:5432' },
+    ])
+  })
+
+  it('marks served, never refunds, a lapsed payment whose work `delivered` knows was done', async () => {
+    let now = 1_700_000_000_000
+    const clock = () => now
+    const store = createMemoryStore({ now: clock, serveLeaseMs })
+    const events: LeaseSweepEvent[] = []
+    const asked: string[] = []
+    const sweeper = createLeaseSweeper({
+      store,
+      graceMs,
+      now: clock,
+      // The credit bought by `credited` was committed before its process died.
+      delivered: async (record) => {
+        asked.push(record.digest)
+        if (record.digest === 'unsure') throw new Error('the credit table did not answer')
+        return record.digest === 'credited'
+      },
+      onEvent: (event) => events.push(event),
+    })
+    for (const digest of ['credited', 'lost', 'unsure']) await settled(store, digest)
+    now += serveLeaseMs + graceMs
+    expect(await sweeper.runOnce()).toEqual({ owed: 1, served: 1, skipped: 1 })
+    expect(asked.sort()).toEqual(['credited', 'lost', 'unsure'])
+    expect((await store.get('credited'))?.state).toBe('served')
+    expect((await store.get('lost'))?.state).toBe('refund_due')
+    // Not known either way: neither refunded nor served, asked again on the next run.
+    expect((await store.get('unsure'))?.state).toBe('settled')
+    expect(events.map((event) => event.type).sort()).toEqual([
+      'lease_delivered',
+      'lease_lapsed',
+      'sweep_failed',
     ])
   })
 

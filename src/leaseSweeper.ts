@@ -28,6 +28,11 @@ import type { PaymentRecord, PaymentStore } from './stores/types.js'
 export type LeaseSweepEvent =
   /** A settled payment whose serve lease lapsed is now owed back. */
   | { type: 'lease_lapsed'; digest: string; payer: string; amount: bigint; resource: string }
+  /**
+   * A settled payment whose serve lease lapsed, but whose work `delivered` says is done (its effect
+   * recorded elsewhere before the process stopped): marked served, not refunded.
+   */
+  | { type: 'lease_delivered'; digest: string; resource: string }
   /** A run failed (the store could not be read or written); the next run tries again. */
   | { type: 'sweep_failed'; reason: string }
 
@@ -42,6 +47,14 @@ export type LeaseSweeperOptions = {
    * `Retry-After` a buyer is told while the lease may be held (at most 10 s).
    */
   graceMs?: number | undefined
+  /**
+   * Asked before a lapsed payment is owed back: `true` when its paid work is known to be done, its
+   * effect durable elsewhere — a credit the payment bought, say, committed before the process died
+   * and before the payment was recorded served. Such a payment is marked served instead of refunded,
+   * so it is never both delivered and refunded. Default: nothing is known delivered. A throw skips
+   * the payment until the next run (it is neither refunded nor served meanwhile).
+   */
+  delivered?: ((record: PaymentRecord) => Promise<boolean>) | undefined
   /** Payments handled per run. Default 100. */
   batchSize?: number | undefined
   /** Told about each payment owed back and each failed run. Errors thrown here are ignored. */
@@ -50,8 +63,11 @@ export type LeaseSweeperOptions = {
   now?: (() => number) | undefined
 }
 
-/** What one run did: payments owed back, and lapsed ones left alone (renewed or presented again). */
-export type LeaseSweepSummary = { owed: number; skipped: number }
+/**
+ * What one run did: payments owed back, lapsed ones whose work was delivered (marked served), and
+ * lapsed ones left alone (renewed, presented again, or `delivered` could not tell).
+ */
+export type LeaseSweepSummary = { owed: number; served: number; skipped: number }
 
 /** The lease sweeper. */
 export type LeaseSweeper = {
@@ -100,9 +116,24 @@ export function createLeaseSweeper(options: LeaseSweeperOptions): LeaseSweeper {
     }
   }
 
-  async function sweepOne(record: PaymentRecord): Promise<boolean> {
+  async function sweepOne(record: PaymentRecord): Promise<'owed' | 'served' | 'skipped'> {
+    if (options.delivered !== undefined) {
+      let delivered: boolean
+      try {
+        delivered = await options.delivered(record)
+      } catch (error) {
+        emit({ type: 'sweep_failed', reason: reasonOf(error) })
+        return 'skipped'
+      }
+      if (delivered) {
+        const served = await store.served(record.digest)
+        if (served.status === 'conflict') return 'skipped'
+        emit({ type: 'lease_delivered', digest: record.digest, resource: record.resource })
+        return 'served'
+      }
+    }
     const owed = await store.oweRefundLapsed(record.digest, record.leaseUntil, leaseLapsedReason)
-    if (owed.status === 'conflict') return false
+    if (owed.status === 'conflict') return 'skipped'
     const settlement = owed.record.settlement
     emit({
       type: 'lease_lapsed',
@@ -111,20 +142,17 @@ export function createLeaseSweeper(options: LeaseSweeperOptions): LeaseSweeper {
       amount: settlement?.amount ?? 0n,
       resource: owed.record.resource,
     })
-    return true
+    return 'owed'
   }
 
   async function run(): Promise<LeaseSweepSummary> {
-    const summary: LeaseSweepSummary = { owed: 0, skipped: 0 }
+    const summary: LeaseSweepSummary = { owed: 0, served: 0, skipped: 0 }
     try {
       const lapsed = await store.listLapsed({
         endedBy: new Date(now() - graceMs),
         limit: batchSize,
       })
-      for (const record of lapsed) {
-        if (await sweepOne(record)) summary.owed++
-        else summary.skipped++
-      }
+      for (const record of lapsed) summary[await sweepOne(record)]++
     } catch (error) {
       emit({ type: 'sweep_failed', reason: reasonOf(error) })
     }

@@ -9,7 +9,12 @@ import type { Signer } from '@mysten/sui/cryptography'
 import { defaultMaxBodyBytes } from './body.js'
 import type { ChallengeSecret } from './challenge.js'
 import { Recent } from './internal/recent.js'
-import { createLeaseSweeper, type LeaseSweepEvent, type LeaseSweeper } from './leaseSweeper.js'
+import {
+  createLeaseSweeper,
+  type LeaseSweepEvent,
+  type LeaseSweeper,
+  type LeaseSweeperOptions,
+} from './leaseSweeper.js'
 import { createLedger } from './ledger/index.js'
 import type { Ledger } from './ledger/types.js'
 import type { PriceInput } from './money.js'
@@ -100,8 +105,17 @@ export type SellerOptions = {
    * without its buyer presenting it again; it runs every `intervalMs` (default 10 000). With the
    * store's default 30 s lease, such a payment is owed back within 50 s. `false` turns it off
    * (another process sharing the store runs it). Safe to run in every process sharing a store.
+   * `delivered` tells it a payment whose work is known done (see `LeaseSweeperOptions.delivered`):
+   * marked served, not refunded.
    */
-  leaseSweep?: { intervalMs?: number | undefined; graceMs?: number | undefined } | false | undefined
+  leaseSweep?:
+    | {
+        intervalMs?: number | undefined
+        graceMs?: number | undefined
+        delivered?: LeaseSweeperOptions['delivered']
+      }
+    | false
+    | undefined
   /** Default body size limit in bytes. Default 1 MiB. */
   maxBodyBytes?: number | undefined
   /** Offline pre-check options (transaction forms, size). */
@@ -211,6 +225,7 @@ export function createSellerPaywall(
     store: options.store,
     refunder: options.refundSigner === undefined ? undefined : refunder,
     graceMs: sweep === false ? undefined : sweep?.graceMs,
+    delivered: sweep === false ? undefined : sweep?.delivered,
     onEvent: observe,
     now: options.now,
   })

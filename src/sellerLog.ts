@@ -49,6 +49,9 @@ export function logSellerEvent(logger: SellerLogger, event: SellerEvent): void {
         resource: event.resource,
       })
       return
+    case 'lease_delivered':
+      logger.warn({ event: event.type, digest: event.digest, resource: event.resource })
+      return
     case 'sweep_failed':
       logger.error({ event: event.type, reason: event.reason })
       return

@@ -91,11 +91,16 @@ for (const engine of engines) {
       const again = await keys.topUp(id, 1_000_000n, reference)
       expect(first).toEqual({ status: 'credited', credit: 1_000_000n })
       expect(again).toEqual({ status: 'duplicate' })
+      // What the lease sweeper asks before refunding a top-up payment its process left unserved.
+      expect(await keys.creditedBy(reference)).toBe(true)
+      expect(await keys.creditedBy(`${reference}:never-paid`)).toBe(false)
       expect(await keys.topUp('key_0000000000000000', 5n, `${reference}:x`)).toEqual({
         status: 'unknown_key',
       })
+      expect(await keys.creditedBy(`${reference}:x`)).toBe(false)
       await keys.revoke(id)
       expect(await keys.topUp(id, 5n, `${reference}:y`)).toEqual({ status: 'unknown_key' })
+      expect(await keys.creditedBy(`${reference}:y`)).toBe(false)
       expect(await keys.debit(id, 1n, { entryId: `${id}_r`, model: 'm' })).toEqual({
         status: 'unknown_key',
       })

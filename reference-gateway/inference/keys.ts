@@ -93,6 +93,11 @@ export type KeyStore = {
    * the same reference never credits twice.
    */
   topUp(id: string, amount: bigint, reference: string, options?: TopUpOptions): Promise<TopUp>
+  /**
+   * Whether a top-up with this `reference` was credited: the lease sweeper asks it before refunding a
+   * top-up payment whose process died after crediting and before recording the payment served.
+   */
+  creditedBy(reference: string): Promise<boolean>
   /** Debits one call's price, atomically, refusing to go below zero. `entryId` must be unique. */
   debit(id: string, amount: bigint, entry: { entryId: string; model: string }): Promise<Debit>
   /** The call was served: records it (and the upstream's token counts). Idempotent. */
@@ -298,6 +303,16 @@ export function createKeyStore(db: Kysely<GatewaySchema>): KeyStore {
     },
 
     topUp,
+
+    async creditedBy(reference) {
+      const entry = await db
+        .selectFrom('inference_ledger')
+        .select('id')
+        .where('reference', '=', reference)
+        .where('kind', '=', 'top_up')
+        .executeTakeFirst()
+      return entry !== undefined
+    },
 
     async debit(id, amount, entry) {
       return db.transaction().execute(async (trx) => {
