@@ -107,4 +107,18 @@ describe('paying fetch without a payment', () => {
       createPayingFetch({ signer: new Ed25519Keypair(), network: 'sui:devnet', limits: false }),
     ).toThrow(/No USDC/)
   })
+
+  it.each([-1, Number.NaN, Number.POSITIVE_INFINITY])(
+    'rejects pendingWaitMs %s at creation with invalid_config',
+    (pendingWaitMs) => {
+      const make = () =>
+        createPayingFetch({ signer: new Ed25519Keypair(), limits: false, pendingWaitMs })
+      expect(make).toThrow(
+        expect.objectContaining({
+          code: 'invalid_config',
+          message: expect.stringMatching(/^pendingWaitMs must be a number of milliseconds ≥ 0/),
+        }),
+      )
+    },
+  )
 })

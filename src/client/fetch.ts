@@ -10,7 +10,10 @@
  *                ─▶ x402: sign (not submit) ─▶ PAYMENT-SIGNATURE (v2) or X-PAYMENT (v1)
  *                   │ MPP: submit, wait, sign proof ─▶ Authorization: Payment
  *                ─▶ the same paid request (re-sent with the SAME payment only if it got no answer
- *                   or a transient one) ─▶ 402 again: PAYMENT_REJECTED, never a second payment
+ *                   or a transient one)
+ *                ─▶ 402 settlement_pending + Retry-After: wait, present the SAME payment again,
+ *                   within pendingWaitMs
+ *                ─▶ any other 402: PAYMENT_REJECTED, never a second payment
  * ```
  *
  * @module
@@ -27,7 +30,7 @@ import { decodeXPaymentResponse, type XPaymentResponse, x402Headers } from '../x
 import { decodePaymentResponseV2, x402V2Headers } from '../x402v2.js'
 import { createWalletLimits, type WalletLimits, type WalletLimitsOptions } from './limits.js'
 import { makePayment } from './pay.js'
-import { readBounded, reasonOf, refundReportOf, template } from './request.js'
+import { readBounded, reasonOf, refusalOf, template } from './request.js'
 import { type RetryOptions, retryAfterMs, transientStatuses } from './retry.js'
 import {
   type PayableOffer,
@@ -114,6 +117,15 @@ export type PayingFetchOptions = {
   prefer?: Dialect | undefined
   /** Retries of transient answers BEFORE any payment; default 2 retries, 250 ms base, 10 s cap. */
   retry?: RetryOptions | undefined
+  /**
+   * How long in ms to keep presenting the SAME payment while the seller answers the paid request
+   * 402 `settlement_pending` with a `Retry-After` (another request or process may still hold the
+   * payment; a seller's default recovery window is 50 s). Default 60 000; `0` turns it off. Each
+   * wait is the seller's `Retry-After` (at least 1 s); nothing is signed or paid again. Past it, the
+   * fetch throws `PAYMENT_REJECTED` with `details.code` `settlement_pending` and `details.digest`:
+   * the payment is not lost, present it again later.
+   */
+  pendingWaitMs?: number | undefined
   /** Called with the offers before paying; throw to refuse. */
   onChallenge?: ((event: ChallengeEvent) => void | Promise<void>) | undefined
   /** Called after the paid request was answered (not a 402). Errors thrown here are ignored. */
@@ -149,6 +161,9 @@ const defaultNodes: Readonly<Record<string, string>> = {
  * call (refunded by the seller), so it is returned, not retried.
  */
 const paidRetryStatuses: ReadonlySet<number> = new Set([429, 502, 503, 504])
+
+/** Shortest wait before presenting a payment the seller is still settling (a `Retry-After: 0`). */
+const minPendingWaitMs = 1000
 
 const payments = new WeakMap<Response, Payment>()
 
@@ -187,7 +202,8 @@ function decodeReceiptOf(response: Response, dialect: Dialect): Payment['receipt
  * @throws {PaymentError} from the returned function, instead of a 402 response: `PRICE_ABOVE_MAX`,
  *   `LIMIT_PER_TX`, `LIMIT_PER_DAY`, `ESCROW_REQUIRED`, `DIALECT_UNSUPPORTED`,
  *   `INSUFFICIENT_BALANCE`, `NO_PAYABLE_REQUIREMENT`, `PAYMENT_REJECTED` (the seller answered the
- *   paid request with 402 again; `details.code`/`details.reason` say why), `PAYMENT_REFUNDED` (the
+ *   paid request with 402 again — or still `settlement_pending` after `pendingWaitMs`;
+ *   `details.code`/`details.reason` say why, `details.digest` names the payment), `PAYMENT_REFUNDED` (the
  *   paid call failed and the seller refunded the payment, or owes it back: `details.refund` is
  *   `refunded` or `owed`, `details.refundDigest` the refund transaction when known), and for MPP payments
  *   the ledger's `settlement_failed`, `transaction_failed`, `settlement_pending`.
@@ -222,6 +238,13 @@ export function createPayingFetch(options: PayingFetchOptions): PayingFetch {
     options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)))
   const log = options.logger ?? {}
   const canSubmit = options.canSubmit ?? true
+  const pendingWaitMs = options.pendingWaitMs ?? 60_000
+  if (!Number.isFinite(pendingWaitMs) || pendingWaitMs < 0) {
+    throw new PaymentError(
+      'invalid_config',
+      `pendingWaitMs must be a number of milliseconds ≥ 0 (got ${pendingWaitMs}).`,
+    )
+  }
   const payer = options.signer.toSuiAddress()
 
   /**
@@ -270,6 +293,53 @@ export function createPayingFetch(options: PayingFetchOptions): PayingFetch {
     )
     if ('error' in value) throw value.error
     return value.response
+  }
+
+  /**
+   * Sends the paid request (see {@link send}); while the seller answers 402 `settlement_pending`
+   * with a `Retry-After`, waits that long and presents the SAME payment again, within
+   * `pendingWaitMs`. A 402 that ends it comes back with its body read as `refusal`.
+   */
+  async function present(
+    make: () => Request,
+    request: { url: string; signal: AbortSignal },
+    digest: string,
+    retried: number[],
+  ): Promise<{ response: Response; refusal: string | undefined }> {
+    const { url } = request
+    type Presented = { response: Response; refusal: string | undefined }
+    const { value } = await withRetries<Presented>(
+      async () => {
+        const response = await send(make, url, true, retried)
+        if (response.status !== 402) {
+          return { retry: false, value: { response, refusal: undefined } }
+        }
+        const refusal = await readBounded(response)
+        const asked = retryAfterMs(response.headers.get('retry-after'))
+        const pending = asked !== undefined && reasonOf(refusal).code === 'settlement_pending'
+        return pending
+          ? {
+              retry: true,
+              value: { response, refusal },
+              retryAfterMs: Math.max(minPendingWaitMs, asked),
+            }
+          : { retry: false, value: { response, refusal } }
+      },
+      {
+        attempts: Math.floor(pendingWaitMs / minPendingWaitMs) + 1,
+        budgetMs: pendingWaitMs,
+        maxDelayMs: pendingWaitMs,
+        signal: request.signal,
+        sleep: options.sleep,
+        onRetry: ({ attempt, waitMs }) => {
+          log.warn?.(
+            { url, digest, attempt, waitMs },
+            'the seller is still settling this payment; presenting the same payment again',
+          )
+        },
+      },
+    )
+    return value
   }
 
   async function payingFetch(input: string | URL | Request, init?: RequestInit): Promise<Response> {
@@ -327,39 +397,18 @@ export function createPayingFetch(options: PayingFetchOptions): PayingFetch {
     )
 
     const retried: number[] = []
-    const paid = await send(() => request.make(attempt.headers), request.url, true, retried)
-    if (paid.status === 402) {
-      const text = await readBounded(paid)
-      const why = reasonOf(text)
-      const refund = why.code === 'replay' ? refundReportOf(text) : undefined
-      if (refund !== undefined) {
-        // This client sent the payment once, got a failure (re-sent the same payment), and the
-        // seller now says the call failed and the payment is refunded: report that, not a replay.
-        const failed = retried.at(-1)
-        const call =
-          failed === undefined ? 'The paid call failed' : `The paid call failed (HTTP ${failed})`
-        const refundDigest = refund.status === 'refunded' ? refund.refundDigest : undefined
-        throw new PaymentError(
-          'PAYMENT_REFUNDED',
-          refund.status === 'refunded'
-            ? `${call}; the seller refunded the payment${refundDigest === undefined ? '' : ` (refund transaction ${refundDigest})`}.`
-            : `${call}; the seller owes the payment back and refunds it automatically.`,
-          {
-            details: {
-              digest: attempt.digest,
-              dialect: offer.dialect,
-              refund: refund.status,
-              ...(refundDigest === undefined ? {} : { refundDigest }),
-              ...(failed === undefined ? {} : { status: failed }),
-            },
-          },
-        )
-      }
-      throw new PaymentError(
-        'PAYMENT_REJECTED',
-        `The seller refused the payment${why.code ? ` (${why.code})` : ''}${why.reason ? `: ${why.reason}` : '.'}`,
-        { details: { ...why, digest: attempt.digest, dialect: offer.dialect } },
-      )
+    const { response: paid, refusal } = await present(
+      () => request.make(attempt.headers),
+      request,
+      attempt.digest,
+      retried,
+    )
+    if (refusal !== undefined) {
+      throw refusalOf(refusal, {
+        digest: attempt.digest,
+        dialect: offer.dialect,
+        failed: retried.at(-1),
+      })
     }
     const payment: Payment = {
       dialect: offer.dialect,

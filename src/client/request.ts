@@ -1,12 +1,14 @@
 /**
  * The request side of the paying fetch: a request made replayable (its body read once, JSON text
- * typed `application/json` unless the caller chose a type), and bounded reads of the answers it
- * inspects.
+ * typed `application/json` unless the caller chose a type), bounded reads of the answers it
+ * inspects, and the error a 402 answer to the paid request becomes.
  *
  * @module
  * @internal
  */
 import { readCappedStream } from '../body.js'
+import { PaymentError } from '../errors.js'
+import type { Dialect } from '../negotiate.js'
 import { maxChallengeBodyBytes } from './select.js'
 
 /** Whether `text` is a JSON object or array. */
@@ -85,6 +87,47 @@ export function refundReportOf(bodyText: string): RefundReport | undefined {
   } catch {
     return undefined
   }
+}
+
+/**
+ * The error for a 402 answer to the paid request: `PAYMENT_REFUNDED` when the seller says the paid
+ * call failed and the payment is (being) refunded, else `PAYMENT_REJECTED` with the seller's reason.
+ * `failed` is the status of the last failed answer that made this client re-send the payment.
+ */
+export function refusalOf(
+  bodyText: string,
+  paid: { digest: string; dialect: Dialect; failed: number | undefined },
+): PaymentError {
+  const { digest, dialect, failed } = paid
+  const why = reasonOf(bodyText)
+  const refund = why.code === 'replay' ? refundReportOf(bodyText) : undefined
+  if (refund === undefined) {
+    return new PaymentError(
+      'PAYMENT_REJECTED',
+      `The seller refused the payment${why.code ? ` (${why.code})` : ''}${why.reason ? `: ${why.reason}` : '.'}`,
+      { details: { ...why, digest, dialect } },
+    )
+  }
+  // This client sent the payment once, got a failure (re-sent the same payment), and the seller now
+  // says the call failed and the payment is refunded: report that, not a replay.
+  const call =
+    failed === undefined ? 'The paid call failed' : `The paid call failed (HTTP ${failed})`
+  const refundDigest = refund.status === 'refunded' ? refund.refundDigest : undefined
+  return new PaymentError(
+    'PAYMENT_REFUNDED',
+    refund.status === 'refunded'
+      ? `${call}; the seller refunded the payment${refundDigest === undefined ? '' : ` (refund transaction ${refundDigest})`}.`
+      : `${call}; the seller owes the payment back and refunds it automatically.`,
+    {
+      details: {
+        digest,
+        dialect,
+        refund: refund.status,
+        ...(refundDigest === undefined ? {} : { refundDigest }),
+        ...(failed === undefined ? {} : { status: failed }),
+      },
+    },
+  )
 }
 
 /** Reads a body of at most {@link maxChallengeBodyBytes}; a larger one reads as empty. */

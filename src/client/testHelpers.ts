@@ -2,7 +2,8 @@
  * Test-only set-up of the client's integration tests (and `tollgate pay`'s), not part of
  * `tollgate/client`: local sellers, one loopback server with the real paywall over the ledger
  * emulator, and a route per condition the buyer must meet (both dialects, one dialect only, wUSDC,
- * another network, escrow, flaky answers, an OpenAI-style chat route buffered and streamed).
+ * another network, escrow, flaky answers, a payment still settling, an OpenAI-style chat route
+ * buffered and streamed).
  *
  * @module
  * @internal
@@ -12,8 +13,10 @@ import { serve } from '@hono/node-server'
 import { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
 import { z } from 'zod'
 import { paymentRequiredResponse } from '../challenge.js'
+import { PaymentError } from '../errors.js'
 import { nodeFetch } from '../internal/nodeFetch.js'
 import { createLedger } from '../ledger/index.js'
+import { parseAmount } from '../money.js'
 import { createPaywall, type PaidRoute } from '../paywall.js'
 import { createMemoryStore } from '../stores/memory.js'
 import { type StartedLedger, startLedger, WORMHOLE_USDC_TYPE } from '../testing/index.js'
@@ -108,6 +111,14 @@ const chatBody = z.looseObject({
 const x402Paid = (request: Request) =>
   request.headers.has('x-payment') || request.headers.has('payment-signature')
 
+/** The payment credential a request carries, in any dialect; null without one. */
+const credentialOf = (request: Request) =>
+  request.headers.get('payment-signature') ??
+  request.headers.get('x-payment') ??
+  (/^Payment /i.test(request.headers.get('authorization') ?? '')
+    ? request.headers.get('authorization')
+    : null)
+
 /** Starts the ledger emulator and the sellers on 127.0.0.1. */
 export async function startSellers(): Promise<Sellers> {
   const chain = await startLedger()
@@ -140,6 +151,26 @@ export async function startSellers(): Promise<Sellers> {
   const route = (price: string, extra: Partial<PaidRoute> = {}): PaidRoute => ({ price, ...extra })
   const cheap = route('0.02')
   const flakyCount = { unpaid: 0, paid: 0 }
+  /** Payments the `/pending-once` proxy has answered `settlement_pending` once already. */
+  const heldOnce = new Set<string>()
+  /**
+   * The seller's answer to a payment another process still holds (the engine's wire form): 402
+   * `settlement_pending` with a fresh challenge and `Retry-After: 1`.
+   */
+  const settlementPending = (request: Request) => {
+    const response = paymentRequiredResponse(
+      { price: parseAmount(cheap.price), payTo, resource: request.url },
+      {
+        secrets: [secret],
+        error: new PaymentError(
+          'settlement_pending',
+          'This payment is being processed by another request: present it again after Retry-After.',
+        ),
+      },
+    )
+    response.headers.set('retry-after', '1')
+    return response
+  }
 
   const handlers: Record<string, (request: Request) => Promise<Response>> = {
     '/paid': both.protect(cheap, answer('/paid')),
@@ -187,6 +218,21 @@ export async function startSellers(): Promise<Sellers> {
       }
       return both.protect(cheap, answer('/flaky-paid'))(request)
     },
+    // A proxy in front of the seller: each payment's first presentation is answered as while
+    // another process holds it (`settlement_pending`, Retry-After: 1); a later one is forwarded.
+    '/pending-once': async (request) => {
+      const credential = credentialOf(request)
+      if (credential !== null && !heldOnce.has(credential)) {
+        heldOnce.add(credential)
+        return settlementPending(request)
+      }
+      return both.protect(cheap, answer('/pending-once'))(request)
+    },
+    // The same proxy for a payment held for good: every presentation is `settlement_pending`.
+    '/pending-always': async (request) =>
+      credentialOf(request) === null
+        ? both.protect(cheap, answer('/pending-always'))(request)
+        : settlementPending(request),
     '/v1/chat/completions': both.protect(route('0.05', { body: chatBody }), (_request, paid) => {
       count('/v1/chat/completions')
       const body = paid.body as z.infer<typeof chatBody>
