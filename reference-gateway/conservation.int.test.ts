@@ -127,6 +127,9 @@ async function run(stack: MoneyStack, step: Step): Promise<Done> {
   }
   const route = routes[step.route]
   const endpoint = endpointAt(stack, route.path)
+  // A rule an earlier step set up and never used (its buyer left before the provider was called)
+  // must not fail or hold this step's request.
+  stack.stubs.clearRules()
   const before = stack.stubs.calls.length
   const held = step.hangUp.at === 'provider' ? stack.stubs.holdNext(route.provider) : undefined
   if (step.upstreamFails) stack.stubs.failNext(route.provider, 400)

@@ -153,6 +153,12 @@ export type StubUpstreams = {
    * act while the provider works (a buyer hanging up, say).
    */
   holdNext(pathPrefix: string): StubHold
+  /**
+   * Forgets every rule of {@link StubUpstreams.failNext}, `delayNext` and `holdNext` that no request
+   * has used up yet: a test step whose request never reached the provider (the buyer left first,
+   * say) leaves nothing behind for the next step. A held request already waiting stays held.
+   */
+  clearRules(): void
   /** Stops the server (open connections are closed). */
   stop(): Promise<void>
 }
@@ -312,6 +318,9 @@ export async function startStubUpstreams(
       })
       rules.push({ prefix, times: 1, hold: { arrive, released } })
       return { arrived, release }
+    },
+    clearRules() {
+      rules.length = 0
     },
     stop() {
       return new Promise<void>((resolve) => {
