@@ -1,18 +1,35 @@
 /**
- * Money conservation over the gateway, for hang-ups, upstream failures and credit top-ups (process
- * kills are `src/paywall.processes.int.test.ts`'s): random sequences of paid catalog calls (an
- * e-mail, a push notification) and top-ups, whose buyers reset their connection at random points
- * or whose provider fails, on SQLite and on PostgreSQL. Per payment: served XOR refunded (the
- * payer is down by the price once, or not at all, once every refund due is paid), served exactly
- * when the provider acted (the stub upstream's own record of a 2xx answer) or the key was
- * credited; per key: credit = the served top-ups. Every side is read from the ledger's balances
- * and the stubs' records, never from the tables the gateway writes.
+ * Money conservation over the gateway, for hang-ups, upstream failures, credit top-ups and keyed
+ * inference calls (process kills are `src/paywall.processes.int.test.ts`'s): random sequences of
+ * paid catalog calls (an e-mail, a push notification), top-ups, and API keys topped up by a paid
+ * top-up then spent on chat completions (buffered or streamed), whose buyers reset or close their
+ * connection at random points or whose provider (model server) fails, on SQLite and on PostgreSQL.
+ *
+ * Per payment: served XOR refunded (the payer is down by the price once, or not at all, once every
+ * refund due is paid), served exactly when the provider acted (the stub upstream's own record of a
+ * 2xx answer) or the key was credited.
+ *
+ * Per key: credit = served top-ups − spent, where the credit is read as the operator reads it
+ * (`tollgate keys list --json` on the gateway's store), the served top-ups from the ledger's
+ * balances, and "spent" is the model's price for each request the stub model server answered with a
+ * 2xx, from its own call record. A streamed call counts whole once the model server started
+ * answering, also when the buyer hung up mid-stream (docs/inference.md: a stream the caller leaves
+ * is charged in full); a call the model server refused (400) is not spent: its debit is restored,
+ * exactly once (twice would leave the credit a price too high); a buyer who leaves before the debit
+ * is not charged and the model is not called, and once debited the model's request runs to its end
+ * (never aborted because the buyer left), so that what the model answered is what was spent.
+ *
+ * Every side is read from the ledger's balances, the stubs' records and the operator's command,
+ * never from the tables the gateway writes.
  */
+import { connect } from 'node:net'
 import type { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
 import fc from 'fast-check'
+import { parseAmount } from 'tollgate'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { runCli } from '../src/cli/testHelpers.js'
 import { serviceUrl } from '../src/stores/contract.js'
-import type { StubCall } from '../src/testing/index.js'
+import type { ModelUpstream, ModelUpstreamCall, StubCall } from '../src/testing/index.js'
 import { examplePathOf, type PaidEndpoint, paidEntries, priceOf } from './catalog/catalog.js'
 import { topUpPath } from './inference/openapi.js'
 import {
@@ -27,6 +44,12 @@ import {
 } from './testHelpers.js'
 
 const databaseUrl = serviceUrl('DATABASE_URL')
+/**
+ * Runs per store: each run is up to four steps, a ledger settlement or two each, plus one
+ * `tollgate keys` subprocess (seconds under tsx), so a few runs keep the file within about two
+ * minutes on a two-core machine; the examples and the seeds of every CI run add the rest.
+ */
+const runs = 6
 
 /** The side-effecting catalog routes used, with the stub path their provider request takes. */
 const routes = [
@@ -55,11 +78,45 @@ type Step =
         | { at: 'credited' }
         | { at: 'never' }
     }
+  | {
+      /** A key topped up by a paid top-up, then spent on chat completions with that key. */
+      kind: 'keyed'
+      calls: KeyedCall[]
+    }
+
+/** One chat completion with a key (the embedded default model, served by the stub model server). */
+type KeyedCall = {
+  stream: boolean
+  /** The model server refuses the request (a 400: not retried, the credit is restored). */
+  upstreamFails: boolean
+  how: HangUp
+  /**
+   * Where the buyer hangs up: a random time after sending the request (before the debit, while
+   * the model server answers, or after), once the answer starts arriving (mid-stream for a
+   * streamed call), or never.
+   */
+  hangUp: { at: 'after'; ms: number } | { at: 'answering' } | { at: 'never' }
+}
 
 const settling = fc.record({
   at: fc.constant('settling' as const),
   afterMs: fc.integer({ min: 0, max: 40 }),
 })
+
+const keyedCall: fc.Arbitrary<KeyedCall> = fc
+  .record({
+    stream: fc.boolean(),
+    upstreamFails: fc.boolean(),
+    how: fc.constantFrom<HangUp>('reset', 'close'),
+    hangUp: fc.oneof(
+      fc.record({ at: fc.constant('after' as const), ms: fc.integer({ min: 0, max: 30 }) }),
+      fc.constant({ at: 'answering' as const }),
+      fc.constant({ at: 'never' as const }),
+    ),
+  })
+  // The model server's failure rule is one-shot for its next request: armed only for a call that
+  // surely reaches it (a buyer who stays), so that it cannot fall on a later call.
+  .map((c) => ({ ...c, upstreamFails: c.hangUp.at === 'never' ? c.upstreamFails : false }))
 
 const step: fc.Arbitrary<Step> = fc.oneof(
   fc
@@ -89,6 +146,10 @@ const step: fc.Arbitrary<Step> = fc.oneof(
       fc.constant({ at: 'never' as const }),
     ),
   }),
+  fc.record({
+    kind: fc.constant('keyed' as const),
+    calls: fc.array(keyedCall, { minLength: 1, maxLength: 3 }),
+  }),
 )
 
 function endpointAt(stack: MoneyStack, path: string): PaidEndpoint {
@@ -106,12 +167,141 @@ type Done = {
   /** The provider requests this step made (catalog calls). */
   provider: StubCall[]
   keyId?: string | undefined
+  /** Keyed calls: the model server's record of this step's requests, and the buyer's statuses. */
+  model?: { calls: ModelUpstreamCall[]; statuses: (number | undefined)[] } | undefined
+}
+
+function modelStubOf(stack: MoneyStack): ModelUpstream {
+  const stub = stack.gateway.inference.modelStub
+  if (stub === undefined) throw new Error('no stub model server')
+  return stub
+}
+
+/** The embedded default model's price per call, from the public model list. */
+async function modelPrice(stack: MoneyStack): Promise<bigint> {
+  const list = (await (await fetch(`${stack.gateway.url}/v1/models`)).json()) as {
+    data: { id: string; pricing: { per_call: string } }[]
+  }
+  const found = list.data.find((m) => m.id === model)
+  if (found === undefined) throw new Error(`no model ${model}`)
+  return parseAmount(found.pricing.per_call)
+}
+
+const model = 'llama-3.3-70b'
+
+/**
+ * A chat completion with `key` sent on a raw socket (so that it can be reset at any moment): the
+ * HTTP status once the head arrives, `answering` once the first bytes of the answer do.
+ */
+async function keyedOverTcp(stack: MoneyStack, key: string, stream: boolean) {
+  const text = JSON.stringify({
+    model,
+    stream,
+    messages: [{ role: 'user', content: 'count the words of this request one by one' }],
+  })
+  const { port } = new URL(stack.gateway.url)
+  const socket = connect(Number(port), '127.0.0.1')
+  socket.on('error', () => {})
+  await new Promise<void>((resolve, reject) => {
+    socket.once('connect', resolve)
+    socket.once('error', reject)
+  })
+  const over = new Promise<void>((resolve) => socket.once('close', () => resolve()))
+  let answered: () => void = () => {}
+  const answering = new Promise<void>((resolve) => {
+    answered = resolve
+  })
+  let status: number | undefined
+  let received = ''
+  socket.setEncoding('latin1')
+  socket.on('data', (chunk: string) => {
+    answered()
+    received += chunk
+    const end = received.indexOf('\r\n\r\n')
+    if (end === -1) return
+    const head = received.slice(0, end).toLowerCase()
+    status = Number(/^http\/1\.1 (\d{3})/.exec(head)?.[1])
+    const length = /\r\ncontent-length: *(\d+)/.exec(head)?.[1]
+    const body = received.slice(end + 4)
+    const whole =
+      length !== undefined
+        ? Buffer.byteLength(body, 'latin1') >= Number(length)
+        : /\r\ntransfer-encoding: *chunked/.test(head)
+          ? body.endsWith('0\r\n\r\n')
+          : false
+    if (whole) socket.destroy()
+  })
+  socket.write(
+    [
+      'POST /v1/chat/completions HTTP/1.1',
+      'Host: 127.0.0.1',
+      'Content-Type: application/json',
+      `Authorization: Bearer ${key}`,
+      `Content-Length: ${Buffer.byteLength(text)}`,
+      '',
+      text,
+    ].join('\r\n'),
+  )
+  return {
+    reset(how: HangUp) {
+      if (socket.destroyed) return
+      if (how === 'reset') socket.resetAndDestroy()
+      else socket.destroy()
+    },
+    answering,
+    over,
+    status: () => status,
+  }
+}
+
+/** Every key's credit, as the operator reads it: `tollgate keys list --json` on the gateway's store. */
+async function creditsOf(stack: MoneyStack): Promise<Map<string, bigint>> {
+  const listed = await runCli(['keys', 'list', '--json'], {
+    DATABASE_URL: undefined,
+    DATABASE_SCHEMA: undefined,
+    STORE_PREFIX: undefined,
+    REDIS_URL: undefined,
+    TOLLGATE_GATEWAY_CONFIG: undefined,
+    ...stack.storeEnv,
+  })
+  expect(listed.code, listed.stderr).toBe(0)
+  const keys = JSON.parse(listed.stdout) as { id: string; credit: string }[]
+  return new Map(keys.map((k) => [k.id, parseAmount(k.credit, { allowZero: true })]))
 }
 
 /** Runs one step, sequentially (the stub rules and records are then this step's alone). */
 async function run(stack: MoneyStack, step: Step): Promise<Done> {
   const payer = stack.emulator.createTestWallet({ usdc: '3', sui: '1' })
   const start = await usdcOf(stack, payer.toSuiAddress())
+  if (step.kind === 'keyed') {
+    const { id, key } = await stack.gateway.inference.keys.create({ name: 'conservation' })
+    const topUp = await paidOverTcp(stack, payer, topUpPath('1'), { key_id: id })
+    await topUp.over
+    const stub = modelStubOf(stack)
+    const before = stub.calls.length
+    const statuses: (number | undefined)[] = []
+    for (const c of step.calls) {
+      if (c.upstreamFails) stub.failNext(400)
+      const call = await keyedOverTcp(stack, key, c.stream)
+      const hangUp = c.hangUp
+      if (hangUp.at === 'after') setTimeout(() => call.reset(c.how), hangUp.ms)
+      if (hangUp.at === 'answering') void call.answering.then(() => call.reset(c.how))
+      await call.over
+      statuses.push(call.status())
+      // The gateway may still be calling the model for a buyer who left: let it finish before the
+      // next call arms a failure (the model server's rule is for its next request).
+      if (hangUp.at !== 'never') await quiesce(stack)
+    }
+    return {
+      step,
+      payer,
+      start,
+      price: 1_000_000n,
+      provider: [],
+      keyId: id,
+      model: { calls: stub.calls.slice(before), statuses },
+    }
+  }
   if (step.kind === 'topUp') {
     const { id } = await stack.gateway.inference.keys.create({ name: 'conservation' })
     const where = step.hangUp
@@ -159,6 +349,8 @@ async function conservation(stack: MoneyStack, runs: number): Promise<void> {
       const done: Done[] = []
       for (const s of steps) done.push(await run(stack, s))
       await settleDown(stack)
+      const credits = await creditsOf(stack)
+      const price = await modelPrice(stack)
       for (const d of done) {
         const label = JSON.stringify(d.step)
         // Leftover one-shot rules of this step (a request that never reached the provider).
@@ -168,10 +360,35 @@ async function conservation(stack: MoneyStack, runs: number): Promise<void> {
         expect([d.start, d.start - d.price], label).toContain(balance)
         const served = balance === d.start - d.price
         outcomes.add(`${d.step.kind}:${served ? 'served' : 'refunded'}`)
+        if (d.step.kind === 'keyed') {
+          const calls = d.step.calls
+          const model = d.model as NonNullable<Done['model']>
+          // The top-up of a buyer who stayed is served.
+          expect(served, label).toBe(true)
+          for (const c of model.calls)
+            expect(`${c.method} ${c.path}`, label).toBe('POST /v1/chat/completions')
+          // Spent: every request the model server answered with a 2xx (a streamed one counts
+          // whole, also when the buyer hung up in the middle of it).
+          const answered = model.calls.filter((c) => c.status >= 200 && c.status < 300).length
+          if (answered > 0) outcomes.add('keyed:spent')
+          if (answered < calls.length) outcomes.add('keyed:not spent')
+          // Credit = the served top-up − the price of each call the model answered.
+          expect(credits.get(d.keyId as string), label).toBe(d.price - price * BigInt(answered))
+          // A buyer who stayed got the answer (200) or, when the model failed, a 502 with the
+          // credit restored; each of those reached the model server.
+          const stayed = calls.filter((c) => c.hangUp.at === 'never')
+          calls.forEach((c, i) => {
+            if (c.hangUp.at === 'never')
+              expect(model.statuses[i], label).toBe(c.upstreamFails ? 502 : 200)
+          })
+          const failed = calls.filter((c) => c.upstreamFails).length
+          expect(answered, label).toBeGreaterThanOrEqual(stayed.length - failed)
+          expect(answered, label).toBeLessThanOrEqual(calls.length - failed)
+          continue
+        }
         if (d.step.kind === 'topUp') {
           // Credit = the served top-up.
-          const credit = (await stack.gateway.inference.keys.get(d.keyId as string))?.credit
-          expect(credit, label).toBe(served ? d.price : 0n)
+          expect(credits.get(d.keyId as string), label).toBe(served ? d.price : 0n)
           if (d.step.hangUp.at === 'never') expect(served, label).toBe(true)
           continue
         }
@@ -205,6 +422,14 @@ async function conservation(stack: MoneyStack, runs: number): Promise<void> {
             },
             { kind: 'topUp', how: 'close', hangUp: { at: 'crediting' } },
             { kind: 'topUp', how: 'reset', hangUp: { at: 'credited' } },
+            {
+              kind: 'keyed',
+              calls: [
+                { stream: true, upstreamFails: false, how: 'reset', hangUp: { at: 'answering' } },
+                { stream: false, upstreamFails: true, how: 'close', hangUp: { at: 'never' } },
+                { stream: true, upstreamFails: false, how: 'close', hangUp: { at: 'never' } },
+              ],
+            },
           ],
         ],
       ],
@@ -214,6 +439,8 @@ async function conservation(stack: MoneyStack, runs: number): Promise<void> {
   expect(outcomes).toContain('catalog:served')
   expect(outcomes).toContain('catalog:refunded')
   expect(outcomes).toContain('topUp:served')
+  expect(outcomes).toContain('keyed:spent')
+  expect(outcomes).toContain('keyed:not spent')
 }
 
 describe('money conservation over the gateway: hang-ups, upstream failures, top-ups', () => {
@@ -227,7 +454,7 @@ describe('money conservation over the gateway: hang-ups, upstream failures, top-
     })
 
     it('each payment is served XOR refunded, served exactly when the provider acted or the key was credited', async () => {
-      await conservation(stack, 5)
+      await conservation(stack, runs)
     }, 180_000)
   })
 
@@ -242,7 +469,7 @@ describe('money conservation over the gateway: hang-ups, upstream failures, top-
     })
 
     it('each payment is served XOR refunded, served exactly when the provider acted or the key was credited', async () => {
-      await conservation(stack, 5)
+      await conservation(stack, runs)
     }, 180_000)
   })
 })

@@ -34,6 +34,11 @@ export type MoneyStack = {
    * is writing the credit), `credited:<key id>` (it was written).
    */
   triggers: Map<string, () => void>
+  /**
+   * The settings that name the gateway's relational store (`DATA_DIR`, or `DATABASE_URL` and its
+   * schema): what `tollgate keys` needs to open the same store.
+   */
+  storeEnv: Record<string, string>
   close(): Promise<void>
 }
 
@@ -83,6 +88,7 @@ export async function startMoneyStack(databaseUrl?: string): Promise<MoneyStack>
     stubs,
     ledger: new SuiGrpcClient({ network: 'mainnet', baseUrl: emulator.url }),
     triggers,
+    storeEnv: { DATA_DIR: dataDir, ...env },
     async close() {
       await gateway.stop()
       if (databaseUrl !== undefined) {

@@ -236,6 +236,8 @@ export function createInferenceApi(options: InferenceApiOptions): InferenceApi {
       return fail('context_length_exceeded', window.message, headers, 'messages')
     }
 
+    // A caller who already went away is not debited (nobody reads the answer).
+    if (request.signal.aborted) return new Response(null, { status: 499, headers })
     const entryId = `call_${randomBytes(12).toString('hex')}`
     const debit = await keys.debit(auth.keyId, served.model.priceUnits, {
       entryId,
@@ -253,11 +255,15 @@ export function createInferenceApi(options: InferenceApiOptions): InferenceApi {
       )
     }
 
+    const upstreamCall = new AbortController()
     let result: UpstreamResult | UpstreamRefused
     try {
       result = await served.upstream.chat({
         request: body,
-        signal: request.signal,
+        // Not the caller's signal until the answer started: once debited, the model is called to
+        // its answer whatever the caller does, and an answer the model gave is charged (as a stream
+        // the caller leaves is); the upstream's own timeout bounds the call.
+        signal: upstreamCall.signal,
         requestId: context.requestId,
         payment: {
           kind: 'credit',
@@ -288,6 +294,16 @@ export function createInferenceApi(options: InferenceApiOptions): InferenceApi {
     // `verifyInferenceReceipt`'s `expectPayment` (`tollgate verify --payment key_…:call_…`).
     const answerHeaders = { ...withReceiptId(headers, result.response), 'x-call-id': entryId }
     if (isEventStream(result.response)) {
+      if (request.signal.aborted) {
+        // The caller left while the model started answering: charged, and the stream let go.
+        await keys.served(entryId)
+        upstreamCall.abort(request.signal.reason)
+        return new Response(null, { status: 499, headers: answerHeaders })
+      }
+      // A caller leaving mid-stream ends the model's stream (the call is charged, below).
+      request.signal.addEventListener('abort', () => upstreamCall.abort(request.signal.reason), {
+        once: true,
+      })
       return streamed(result.response, answerHeaders, {
         ended: () => void keys.served(entryId).catch(() => {}),
         broke: () => keys.restore(entryId).then(() => undefined),
