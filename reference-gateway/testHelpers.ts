@@ -156,6 +156,8 @@ export type TcpCall = {
   reset(how?: HangUp): void
   /** Resolves when the connection is over (answered and closed, or reset). */
   over: Promise<void>
+  /** Whether the whole answer arrived before the connection ended (the buyer did not leave first). */
+  answered(): boolean
 }
 
 /**
@@ -197,6 +199,7 @@ export async function paidOverTcp(
   // Kept alive, as a real client's connection is (the server keeps reading it, and so sees a
   // hang-up at once); closed by us once the whole answer has arrived.
   let received = ''
+  let answered = false
   socket.setEncoding('latin1')
   socket.on('data', (chunk: string) => {
     received += chunk
@@ -211,7 +214,10 @@ export async function paidOverTcp(
         : /\r\ntransfer-encoding: *chunked/.test(head)
           ? body.endsWith('0\r\n\r\n')
           : false
-    if (whole) socket.destroy()
+    if (whole) {
+      answered = true
+      socket.destroy()
+    }
   })
   socket.write(
     [
@@ -224,5 +230,5 @@ export async function paidOverTcp(
       text,
     ].join('\r\n'),
   )
-  return { reset, over }
+  return { reset, over, answered: () => answered }
 }
