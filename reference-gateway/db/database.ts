@@ -209,11 +209,25 @@ export async function migrate(db: Kysely<GatewaySchema>, schema?: string): Promi
     migrationLockTableName: 'gateway_migrations_lock',
     ...(schema === undefined ? {} : { migrationTableSchema: schema }),
   })
-  const { error } = await migrator.migrateToLatest()
+  let { error } = await migrator.migrateToLatest()
+  // Kysely's migrator looks for its lock table through PostgreSQL's catalog of every schema
+  // (`has_schema_privilege` per schema): another schema dropped at that moment — by another
+  // application or test sharing the database — fails the read with 3F000 ("schema … does not
+  // exist"), though nothing of ours is missing. Read again; a schema of ours that is missing still
+  // fails after the last try.
+  for (let attempt = 1; attempt < 10 && schemaVanished(error); attempt++) {
+    await new Promise((resolve) => setTimeout(resolve, 10 * attempt + Math.random() * 20))
+    ;({ error } = await migrator.migrateToLatest())
+  }
   if (error === undefined) return
   throw error instanceof Error
     ? error
     : new PaymentError('store_error', `a migration failed: ${String(error).slice(0, 300)}`)
+}
+
+/** PostgreSQL's `invalid_schema_name` (3F000): a schema that does not exist (any more). */
+function schemaVanished(error: unknown): boolean {
+  return (error as { code?: unknown } | undefined)?.code === '3F000'
 }
 
 /** A driver's integer (bigint, number or numeric string) as a bigint. */
