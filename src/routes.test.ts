@@ -61,6 +61,16 @@ describe('matchRoute', () => {
     expect(priceOf('POST', '/v1%2Fthings%2F7')).toBe('0.02')
   })
 
+  it('prices a raw backslash kept as a parameter, as Express routes it', () => {
+    // Express routes `/V1/things/\/` to `/v1/things/:id` with the id `\` (found by the fuzz test:
+    // the handler ran unpaid while the backslash was only ever read as a separator).
+    expect(priceOf('POST', '/V1/things/\\/?q')).toBe('0.02')
+    expect(priceOf('POST', '/v1/things/a\\b')).toBe('0.02')
+    expect(priceOf('POST', '/v1/things/\\..')).toBe('0.02')
+    // As a separator, as Hono reads it, the same spellings still price what they split into.
+    expect(priceOf('POST', '\\v1\\things\\1')).toBe('0.02')
+  })
+
   it('prices a dot segment kept as a parameter, as Express and Koa route it', () => {
     // Express routes `/V1/THINGS/..` to `/v1/things/:id` with the id `..` (found by the fuzz test).
     expect(priceOf('POST', '/V1/THINGS/..')).toBe('0.02')

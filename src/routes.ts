@@ -9,7 +9,9 @@
  *
  * 1. The query (`?…`) and fragment (`#…`) are dropped; an absolute-form target
  *    (`GET http://host/x HTTP/1.1`, which Express routes by its path) is reduced to its path.
- * 2. Backslash is a separator (`\x` → `/x`), as WHATWG URL parsing treats it.
+ * 2. Backslash is matched both ways: as a separator (`\x` → `/x`), as WHATWG URL parsing and so
+ *    Hono treat it, and as a character inside one segment, as Express and `@koa/router` route a
+ *    raw one (`/things/\` reaches `/things/:id` with the id `\`).
  * 3. Percent-encoding is decoded exactly once (`%2561` is the literal `%61`, never `a`); an invalid
  *    escape (`%zz`) is kept as written.
  * 4. An encoded separator (`%2F`, `%5C`) is matched both ways: as a separator (`/a%2Fb` = `/a/b`)
@@ -154,6 +156,14 @@ export function matchRoute(
   const encodedSeparator = /%(?:2f|5c)/i.test(path)
   if (encodedSeparator) {
     const inSegment = find(table, upper, splitNormalised(path, cased, false))
+    if (inSegment !== undefined) return inSegment
+  }
+  // Rule 2: Express and Koa route a raw backslash as a character of its segment.
+  if (path.includes('\\')) {
+    const literal = path.replaceAll('\\', '%5C')
+    const inSegment =
+      find(table, upper, splitNormalised(literal, cased, false)) ??
+      find(table, upper, splitNormalised(literal, cased, false, false))
     if (inSegment !== undefined) return inSegment
   }
   // Rule 6: Express and Koa route `.` and `..` as they are (`/things/..` meets `/things/:id`).
