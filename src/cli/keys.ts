@@ -49,6 +49,8 @@ async function withKeys<T>(
   try {
     database = await openDatabase(location)
   } catch (error) {
+    // A driver that is not installed is said as for any missing optional package (src/cli.ts).
+    if ((error as { code?: unknown } | undefined)?.code === 'ERR_MODULE_NOT_FOUND') throw error
     // A database that does not answer or refuses: one line naming the setting, never its URL.
     const setting =
       location.kind === 'postgres' ? 'DATABASE_URL (databaseUrl)' : 'DATA_DIR (dataDir)'
