@@ -39,6 +39,7 @@ import {
   type MoneyStack,
   paidOverTcp,
   quiesce,
+  rawAnswer,
   settleDown,
   startMoneyStack,
   until,
@@ -221,19 +222,9 @@ async function keyedOverTcp(stack: MoneyStack, key: string, stream: boolean) {
   socket.on('data', (chunk: string) => {
     answered()
     received += chunk
-    const end = received.indexOf('\r\n\r\n')
-    if (end === -1) return
-    const head = received.slice(0, end).toLowerCase()
-    status = Number(/^http\/1\.1 (\d{3})/.exec(head)?.[1])
-    const length = /\r\ncontent-length: *(\d+)/.exec(head)?.[1]
-    const body = received.slice(end + 4)
-    const whole =
-      length !== undefined
-        ? Buffer.byteLength(body, 'latin1') >= Number(length)
-        : /\r\ntransfer-encoding: *chunked/.test(head)
-          ? body.endsWith('0\r\n\r\n')
-          : false
-    if (whole) socket.destroy()
+    const answer = rawAnswer(received)
+    status ??= answer.status
+    if (answer.whole) socket.destroy()
   })
   socket.write(
     [

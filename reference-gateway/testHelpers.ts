@@ -161,6 +161,26 @@ export type TcpCall = {
 }
 
 /**
+ * What of an HTTP/1.1 answer read from a raw socket (latin1) has arrived: its status once the head
+ * is in, and whether the whole answer is (by `content-length`, or a chunked body's last chunk).
+ */
+export function rawAnswer(received: string): { status: number | undefined; whole: boolean } {
+  const end = received.indexOf('\r\n\r\n')
+  if (end === -1) return { status: undefined, whole: false }
+  const head = received.slice(0, end).toLowerCase()
+  const status = Number(/^http\/1\.1 (\d{3})/.exec(head)?.[1])
+  const length = /\r\ncontent-length: *(\d+)/.exec(head)?.[1]
+  const body = received.slice(end + 4)
+  const whole =
+    length !== undefined
+      ? Buffer.byteLength(body, 'latin1') >= Number(length)
+      : /\r\ntransfer-encoding: *chunked/.test(head)
+        ? body.endsWith('0\r\n\r\n')
+        : false
+  return { status: Number.isNaN(status) ? undefined : status, whole }
+}
+
+/**
  * Pays `path` with a JSON `body` (a fresh challenge, signed by `payer`) and sends the paid request
  * on a raw TCP socket, so that the test can reset it at any moment. `arm` gets the reset before the
  * request is sent (to put it in {@link MoneyStack.triggers}).
@@ -203,18 +223,7 @@ export async function paidOverTcp(
   socket.setEncoding('latin1')
   socket.on('data', (chunk: string) => {
     received += chunk
-    const end = received.indexOf('\r\n\r\n')
-    if (end === -1) return
-    const head = received.slice(0, end).toLowerCase()
-    const length = /\r\ncontent-length: *(\d+)/.exec(head)?.[1]
-    const body = received.slice(end + 4)
-    const whole =
-      length !== undefined
-        ? Buffer.byteLength(body, 'latin1') >= Number(length)
-        : /\r\ntransfer-encoding: *chunked/.test(head)
-          ? body.endsWith('0\r\n\r\n')
-          : false
-    if (whole) {
+    if (rawAnswer(received).whole) {
       answered = true
       socket.destroy()
     }
