@@ -150,9 +150,10 @@ export type StubUpstreams = {
   delayNext(pathPrefix: string, ms: number, times?: number): void
   /**
    * Holds the next request whose path starts with `pathPrefix` until released, so that a test can
-   * act while the provider works (a buyer hanging up, say).
+   * act while the provider works (a buyer hanging up, say). With `status`, the held request is then
+   * refused with that status (a provider that fails after the buyer left).
    */
-  holdNext(pathPrefix: string): StubHold
+  holdNext(pathPrefix: string, status?: number): StubHold
   /**
    * Forgets every rule of {@link StubUpstreams.failNext}, `delayNext` and `holdNext` that no request
    * has used up yet: a test step whose request never reached the provider (the buyer left first,
@@ -307,7 +308,7 @@ export async function startStubUpstreams(
     delayNext(prefix, ms, times = 1) {
       rules.push({ prefix, delayMs: ms, times })
     },
-    holdNext(prefix) {
+    holdNext(prefix, status) {
       let arrive!: () => void
       let release!: () => void
       const arrived = new Promise<void>((resolve) => {
@@ -316,7 +317,7 @@ export async function startStubUpstreams(
       const released = new Promise<void>((resolve) => {
         release = resolve
       })
-      rules.push({ prefix, times: 1, hold: { arrive, released } })
+      rules.push({ prefix, times: 1, hold: { arrive, released }, ...(status ? { status } : {}) })
       return { arrived, release }
     },
     clearRules() {
