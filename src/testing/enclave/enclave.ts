@@ -29,7 +29,7 @@ import { receiptSigningInput } from '../../attestation/receipt.js'
 import { TDX_TEE_TYPE, type TdxCollateral, tdxMeasurementOf } from '../../attestation/tdx.js'
 import { listenOnLoopback } from '../loopback.js'
 import { stubCreated } from '../upstreams/handlers.js'
-import { modelCompletion } from '../upstreams/model.js'
+import { chatCompletionEvents, chatCompletionObject, modelCompletion } from '../upstreams/model.js'
 import { createTestGpuAttestation, TEST_GPU_ISSUER } from './gpu.js'
 import { createTestTdxPlatform, registersHex, simulatedRegisters } from './tdx.js'
 
@@ -331,7 +331,7 @@ export async function startSimulatedEnclave(
     }
     const requested = typeof body.model === 'string' ? body.model : 'confidential-model'
     const model = misbehaviour === 'model-alias' ? (options.aliasModel ?? 'alias-model') : requested
-    const { tokens, finish, promptTokens } = modelCompletion(body)
+    const completion = modelCompletion(body)
     const chatId = `chatcmpl-${createHash('sha256').update(requestBytes).digest('hex').slice(0, 24)}`
     const receiptId = `rcpt_${randomBytes(12).toString('hex')}`
     const finishReceipt = (responseBytes: Uint8Array) => {
@@ -343,26 +343,7 @@ export async function startSimulatedEnclave(
     const changed = misbehaviour === 'changed-response-bytes'
     record(200)
     if (body.stream !== true) {
-      const bytes = Buffer.from(
-        JSON.stringify({
-          id: chatId,
-          object: 'chat.completion',
-          created: stubCreated,
-          model,
-          choices: [
-            {
-              index: 0,
-              message: { role: 'assistant', content: tokens.join('') },
-              finish_reason: finish,
-            },
-          ],
-          usage: {
-            prompt_tokens: promptTokens,
-            completion_tokens: tokens.length,
-            total_tokens: promptTokens + tokens.length,
-          },
-        }),
-      )
+      const bytes = Buffer.from(JSON.stringify(chatCompletionObject(chatId, model, completion)))
       finishReceipt(bytes)
       res.setHeader('x-receipt-id', receiptId)
       return send(
@@ -377,20 +358,7 @@ export async function startSimulatedEnclave(
       'cache-control': 'no-cache',
       'x-receipt-id': receiptId,
     })
-    const chunk = (delta: Record<string, unknown>, finishReason: string | null) =>
-      `data: ${JSON.stringify({
-        id: chatId,
-        object: 'chat.completion.chunk',
-        created: stubCreated,
-        model,
-        choices: [{ index: 0, delta, finish_reason: finishReason }],
-      })}\n\n`
-    const events = [
-      chunk({ role: 'assistant', content: '' }, null),
-      ...tokens.map((token) => chunk({ content: token }, null)),
-      chunk({}, finish),
-      'data: [DONE]\n\n',
-    ]
+    const events = chatCompletionEvents(chatId, model, completion)
     const wire: Buffer[] = []
     for (const [index, event] of events.entries()) {
       if (index > 1 && options.tokenIntervalMs) {

@@ -67,6 +67,53 @@ export function modelCompletion(body: { messages?: unknown; max_tokens?: unknown
     : { tokens, finish: 'stop', promptTokens }
 }
 
+/** A {@link modelCompletion} of a request. */
+export type ModelCompletion = ReturnType<typeof modelCompletion>
+
+/** The OpenAI `chat.completion` object of a completion (a buffered answer). */
+export function chatCompletionObject(id: string, model: string, completion: ModelCompletion) {
+  const { tokens, finish, promptTokens } = completion
+  return {
+    id,
+    object: 'chat.completion',
+    created: stubCreated,
+    model,
+    choices: [
+      { index: 0, message: { role: 'assistant', content: tokens.join('') }, finish_reason: finish },
+    ],
+    usage: {
+      prompt_tokens: promptTokens,
+      completion_tokens: tokens.length,
+      total_tokens: promptTokens + tokens.length,
+    },
+  }
+}
+
+/**
+ * The server-sent events of a streamed completion, each a whole `data: …\n\n` event: the role,
+ * one chunk a token, the finish reason, then `[DONE]`.
+ */
+export function chatCompletionEvents(
+  id: string,
+  model: string,
+  completion: ModelCompletion,
+): string[] {
+  const chunk = (delta: Record<string, unknown>, finishReason: string | null) =>
+    `data: ${JSON.stringify({
+      id,
+      object: 'chat.completion.chunk',
+      created: stubCreated,
+      model,
+      choices: [{ index: 0, delta, finish_reason: finishReason }],
+    })}\n\n`
+  return [
+    chunk({ role: 'assistant', content: '' }, null),
+    ...completion.tokens.map((token) => chunk({ content: token }, null)),
+    chunk({}, completion.finish),
+    'data: [DONE]\n\n',
+  ]
+}
+
 /**
  * Starts the model server on 127.0.0.1.
  *
@@ -150,49 +197,17 @@ export async function startModelUpstream(
     }
     const stream = body.stream === true
     const model = typeof body.model === 'string' ? body.model : 'stub-model'
-    const { tokens, finish, promptTokens } = modelCompletion(body)
+    const completion = modelCompletion(body)
     const id = `chatcmpl-${createHash('sha256').update(JSON.stringify(body)).digest('hex').slice(0, 24)}`
     await wait(options.latencyMs)
     record(200, stream)
-    if (!stream) {
-      return send(res, 200, {
-        id,
-        object: 'chat.completion',
-        created: stubCreated,
-        model,
-        choices: [
-          {
-            index: 0,
-            message: { role: 'assistant', content: tokens.join('') },
-            finish_reason: finish,
-          },
-        ],
-        usage: {
-          prompt_tokens: promptTokens,
-          completion_tokens: tokens.length,
-          total_tokens: promptTokens + tokens.length,
-        },
-      })
-    }
+    if (!stream) return send(res, 200, chatCompletionObject(id, model, completion))
     const breakAfter = breaks.shift()
     res.writeHead(200, {
       'content-type': 'text/event-stream; charset=utf-8',
       'cache-control': 'no-cache',
     })
-    const chunk = (delta: Record<string, unknown>, finishReason: string | null) =>
-      `data: ${JSON.stringify({
-        id,
-        object: 'chat.completion.chunk',
-        created: stubCreated,
-        model,
-        choices: [{ index: 0, delta, finish_reason: finishReason }],
-      })}\n\n`
-    const events = [
-      chunk({ role: 'assistant', content: '' }, null),
-      ...tokens.map((token) => chunk({ content: token }, null)),
-      chunk({}, finish),
-      'data: [DONE]\n\n',
-    ]
+    const events = chatCompletionEvents(id, model, completion)
     for (const [index, event] of events.entries()) {
       if (breakAfter !== undefined && index >= breakAfter) {
         // Cut the connection once the events before are on the wire (a broken model stream).
