@@ -17,9 +17,7 @@
 import { Readable } from 'node:stream'
 import { Agent, buildConnector, type Dispatcher, request } from 'undici'
 import { PaymentError } from '../errors.js'
-
-/** Statuses whose `Response` must not have a body. */
-const nullBodyStatuses = new Set([101, 103, 204, 205, 304])
+import { isNullBodyStatus } from './nullBody.js'
 
 /** Answer types read whole before the `Response` is returned. */
 const bufferedTypes = /json|grpc|^text\/(?!event-stream)/i
@@ -183,7 +181,7 @@ async function answer(data: Dispatcher.ResponseData, maxBufferedBytes: number): 
     else if (value !== undefined) headers.append(name, value)
   }
   const init = { status: data.statusCode, statusText: data.statusText ?? '', headers }
-  if (nullBodyStatuses.has(data.statusCode)) {
+  if (isNullBodyStatus(data.statusCode)) {
     await data.body.dump()
     return new Response(null, init)
   }

@@ -16,6 +16,7 @@
 import { normalizeSuiAddress } from '@mysten/sui/utils'
 import { z } from 'zod'
 import { PaymentError } from '../errors.js'
+import { isNullBodyStatus } from '../internal/nullBody.js'
 import { formatAmount } from '../money.js'
 import { safeFetch } from '../node/safeFetch.js'
 import * as SellerText from '../sellerText.js'
@@ -327,8 +328,6 @@ export type SellerFetchOptions = {
   maxBodyBytes?: number | undefined
 }
 
-const nullBodyStatuses = new Set([101, 103, 204, 205, 304])
-
 /**
  * The `fetch` the buyer client calls sellers with: the SSRF-safe `safeFetch` (every resolved
  * address judged, the connection pinned to it, no redirect followed, size and time capped).
@@ -366,7 +365,7 @@ export function createSellerFetch(options: SellerFetchOptions = {}): Fetcher {
       )
     }
     const { status, headers: answered, body: bytes } = result.response
-    return new Response(nullBodyStatuses.has(status) ? null : bytes, {
+    return new Response(isNullBodyStatus(status) ? null : bytes, {
       status,
       headers: answered,
     })
