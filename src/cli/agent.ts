@@ -7,11 +7,12 @@
  * @module
  */
 import type { Signer } from '@mysten/sui/cryptography'
-import { Command, Option } from 'commander'
+import { Command } from 'commander'
 import pc from 'picocolors'
 import { createLedger, hasCode, PaymentError, signerFromSecretKey } from 'tollgate'
 import { defaultRegistryPackage, registerAgent } from 'tollgate/conformance'
 import { addAgentShow } from './agentShow.js'
+import { ledgerOption, networkOption } from './options.js'
 import { fail, ledgerLine, resolveLedger } from './wallet.js'
 import { loadWallet } from './walletFiles.js'
 
@@ -81,16 +82,8 @@ export function agentCommand(): Command {
     )
     .requiredOption('--name <name>', "the agent's name")
     .option('--metadata-uri <uri>', "where the agent's card is", '')
-    .addOption(
-      new Option('--ledger <url>', 'ledger gRPC URL (the emulator: tollgate ledger)').env(
-        'TOLLGATE_LEDGER',
-      ),
-    )
-    .addOption(
-      new Option('--network <network>', 'network')
-        .default('sui:mainnet')
-        .choices(['sui:mainnet', 'sui:testnet']),
-    )
+    .addOption(ledgerOption())
+    .addOption(networkOption())
     .option(
       '--registry-package <address>',
       `package of agent_registry (default: the one the local ledger reported, in settings.json; else ${defaultRegistryPackage})`,

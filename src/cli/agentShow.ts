@@ -7,9 +7,10 @@
  */
 import { SuiGrpcClient } from '@mysten/sui/grpc'
 import { isValidSuiAddress, normalizeSuiAddress } from '@mysten/sui/utils'
-import { type Command, InvalidArgumentError, Option } from 'commander'
+import { type Command, InvalidArgumentError } from 'commander'
 import pc from 'picocolors'
 import { lookUpAgent } from 'tollgate/conformance'
+import { ledgerOption, networkOption } from './options.js'
 import { ledgerUrlOf } from './wallet.js'
 
 type ShowOptions = { ledger?: string; network: string; registryPackage?: string; json?: boolean }
@@ -28,16 +29,8 @@ export function addAgentShow(agent: Command): void {
     .command('show')
     .description("Show an address's agent identity record (name, metadata URI, registration time)")
     .argument('<address>', 'the agent (wallet) address', address)
-    .addOption(
-      new Option('--ledger <url>', 'ledger gRPC URL (the emulator: tollgate ledger)').env(
-        'TOLLGATE_LEDGER',
-      ),
-    )
-    .addOption(
-      new Option('--network <network>', 'network')
-        .default('sui:mainnet')
-        .choices(['sui:mainnet', 'sui:testnet']),
-    )
+    .addOption(ledgerOption())
+    .addOption(networkOption())
     .option('--registry-package <address>', 'package of agent_registry (default: the local one)')
     .option('--json', 'print JSON')
     .action(async (owner: string, options: ShowOptions) => {

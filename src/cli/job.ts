@@ -22,6 +22,7 @@ import {
   type SigningMove,
   usdcTypeOf,
 } from 'tollgate/client'
+import { ledgerOption, networkOption } from './options.js'
 import { fail, ledgerLine, moneyLabel, type ResolvedLedger, resolveLedger } from './wallet.js'
 import { limitsFrom, loadSettings, loadWallet, walletPaths } from './walletFiles.js'
 
@@ -38,14 +39,6 @@ const gatewayOption = () =>
   new Option('--gateway <url>', 'the gateway base URL')
     .env('TOLLGATE_GATEWAY')
     .makeOptionMandatory()
-const ledgerOption = () =>
-  new Option('--ledger <url>', 'ledger gRPC URL (the emulator: tollgate ledger)').env(
-    'TOLLGATE_LEDGER',
-  )
-const networkOption = () =>
-  new Option('--network <network>', 'network')
-    .default('sui:mainnet')
-    .choices(['sui:mainnet', 'sui:testnet'])
 
 function base(gateway: string): string {
   return gateway.replace(/\/+$/, '')

@@ -13,6 +13,7 @@ import { createServer } from 'node:http'
 import { Command, InvalidArgumentError, Option } from 'commander'
 import pc from 'picocolors'
 import { parseAmount } from 'tollgate'
+import { ledgerOption, networkOption, preferOption } from './options.js'
 import { fail, ledgerUrlOf } from './wallet.js'
 import { limitsFrom, loadSettings, loadWallet, walletPaths } from './walletFiles.js'
 
@@ -88,19 +89,9 @@ export function mcpCommand(): Command {
     .option('--max <usdc>', 'most one call may cost (refused with PRICE_ABOVE_MAX)', usdc)
     .option('--session-budget <usdc>', 'most one MCP session may spend (LIMIT_PER_SESSION)', usdc)
     .option('--day-budget <usdc>', 'most all sessions may spend per 24 hours (LIMIT_PER_DAY)', usdc)
-    .addOption(
-      new Option('--ledger <url>', 'ledger gRPC URL (the emulator: tollgate ledger)').env(
-        'TOLLGATE_LEDGER',
-      ),
-    )
-    .addOption(
-      new Option('--network <network>', 'network')
-        .default('sui:mainnet')
-        .choices(['sui:mainnet', 'sui:testnet']),
-    )
-    .addOption(
-      new Option('--prefer <dialect>', 'dialect when both are offered').choices(['x402', 'mpp']),
-    )
+    .addOption(ledgerOption())
+    .addOption(networkOption())
+    .addOption(preferOption())
     .option(
       '--allow-private-sellers',
       'let listed sellers on loopback or private addresses be called (local stack only)',

@@ -7,10 +7,11 @@
  *
  * @module
  */
-import { Command, Option } from 'commander'
+import { Command } from 'commander'
 import pc from 'picocolors'
 import { formatAmount, isPaymentError, PaymentError, parseAmount } from 'tollgate'
 import { type ChallengeEvent, createPayingFetch, type Payment, paymentOf } from 'tollgate/client'
+import { ledgerOption, networkOption, preferOption } from './options.js'
 import { fail, ledgerLine, moneyLabel, resolveLedger } from './wallet.js'
 import { limitsFrom, loadSettings, loadWallet } from './walletFiles.js'
 
@@ -76,19 +77,9 @@ export function payCommand(): Command {
     )
     .option('--max <usdc>', 'most this call may cost, in USDC (e.g. 0.10)')
     .option('--json', 'print one JSON object (for scripts)')
-    .addOption(
-      new Option('--ledger <url>', 'ledger gRPC URL (the emulator: tollgate ledger)').env(
-        'TOLLGATE_LEDGER',
-      ),
-    )
-    .addOption(
-      new Option('--network <network>', 'network')
-        .default('sui:mainnet')
-        .choices(['sui:mainnet', 'sui:testnet']),
-    )
-    .addOption(
-      new Option('--prefer <dialect>', 'dialect when both are offered').choices(['x402', 'mpp']),
-    )
+    .addOption(ledgerOption())
+    .addOption(networkOption())
+    .addOption(preferOption())
     .action(async (first: string, second: string | undefined, options: PayOptions) => {
       try {
         await pay(first, second, options)

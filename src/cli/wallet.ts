@@ -16,6 +16,7 @@ import {
 } from 'tollgate'
 import { createWalletLimits, usdcTypeOf } from 'tollgate/client'
 import { nodeFetch } from 'tollgate/node'
+import { ledgerOption, networkOption } from './options.js'
 import {
   createWalletFile,
   limitsFrom,
@@ -120,15 +121,6 @@ export function fail(error: unknown, json = false): void {
   }
   process.exitCode = isPaymentError(error) && !couldNotRun.has(error.code) ? 2 : 1
 }
-
-const ledgerOption = () =>
-  new Option('--ledger <url>', 'ledger gRPC URL (the emulator: tollgate ledger)').env(
-    'TOLLGATE_LEDGER',
-  )
-const networkOption = () =>
-  new Option('--network <network>', 'network')
-    .default('sui:mainnet')
-    .choices(Object.keys(publicNodes))
 
 /**
  * What the local ledger at `url` reports (its package ids), or a one-line error naming the URL
