@@ -19,16 +19,10 @@ import { Transaction } from '@mysten/sui/transactions'
 import { fromBase64, isValidSuiAddress, normalizeSuiAddress } from '@mysten/sui/utils'
 import { verifyPersonalMessageSignature } from '@mysten/sui/verify'
 import { Hono } from 'hono'
-import {
-  Challenge,
-  Escrow,
-  type Ledger,
-  PaymentError,
-  type PaymentErrorCode,
-  parseAmount,
-} from 'tollgate'
+import { Challenge, Escrow, type Ledger, PaymentError, parseAmount } from 'tollgate'
 import { z } from 'zod'
 import type { ReviewStore } from '../marketplace/reviews.js'
+import { problem, schemaProblem } from '../problem.js'
 import { bodyTooLarge, readJsonBody } from '../requestBody.js'
 import { reviewEligibility } from '../reviews/rules.js'
 
@@ -116,14 +110,6 @@ export function jobJson(job: Escrow.EscrowJob): Record<string, unknown> {
   )
 }
 
-function problem(code: PaymentErrorCode, message: string, status?: number, extra = {}): Response {
-  const error = new PaymentError(code, message, status === undefined ? {} : { status })
-  return Response.json(
-    { ...error.toProblem(), ...extra },
-    { status: error.status, headers: { 'content-type': 'application/problem+json' } },
-  )
-}
-
 /**
  * Checks that signed bytes are exactly one call of `escrow::<move>` of our package, and (for moves
  * on an existing job) that its job argument is the job `jobId`. Other commands may only prepare the
@@ -187,16 +173,7 @@ export function jobRoutes(options: JobRoutesOptions): Hono {
       }
     }
     const parsed = schema.safeParse(read.json)
-    if (!parsed.success) {
-      const issue = parsed.error.issues[0]
-      return {
-        ok: false as const,
-        response: problem(
-          'invalid_request_body',
-          `${issue?.path.join('.') || 'body'}: ${issue?.message ?? 'invalid'}`,
-        ),
-      }
-    }
+    if (!parsed.success) return { ok: false as const, response: schemaProblem(parsed.error, '') }
     return { ok: true as const, value: parsed.data }
   }
 
@@ -218,14 +195,12 @@ export function jobRoutes(options: JobRoutesOptions): Hono {
     if (outcome.status === 'unknown') {
       return {
         ok: false as const,
-        response: problem(
-          'ledger_unavailable',
-          'No answer from the ledger; look the digest up.',
-          503,
-          {
+        response: problem('ledger_unavailable', 'No answer from the ledger; look the digest up.', {
+          status: 503,
+          extra: {
             digest: outcome.digest,
           },
-        ),
+        }),
       }
     }
     if (outcome.status === 'rejected') {
@@ -238,9 +213,11 @@ export function jobRoutes(options: JobRoutesOptions): Hono {
         response: problem(
           'job_move_failed',
           Escrow.explainEscrowAbort(t.error ?? 'The move failed on the ledger.'),
-          409,
           {
-            digest: t.digest,
+            status: 409,
+            extra: {
+              digest: t.digest,
+            },
           },
         ),
       }
@@ -347,7 +324,9 @@ export function jobRoutes(options: JobRoutesOptions): Hono {
         { address: review.reviewer },
       )
     } catch {
-      return problem('invalid_signature', 'The review is not signed by the reviewer.', 401)
+      return problem('invalid_signature', 'The review is not signed by the reviewer.', {
+        status: 401,
+      })
     }
     const found = await job(jobId).catch(() => undefined)
     if (!found) return problem('job_not_found', 'No escrow job with this id.')
@@ -367,7 +346,10 @@ export function jobRoutes(options: JobRoutesOptions): Hono {
       alreadyReviewed: (await options.reviews.get(jobId)) !== undefined,
     })
     if (verdict.status === 'refused') {
-      return problem('review_refused', verdict.message, 403, { reason: verdict.reason })
+      return problem('review_refused', verdict.message, {
+        status: 403,
+        extra: { reason: verdict.reason },
+      })
     }
     const added = await options.reviews.add({
       purchase: jobId,
@@ -379,8 +361,11 @@ export function jobRoutes(options: JobRoutesOptions): Hono {
       value: found.amount,
     })
     if (added === undefined) {
-      return problem('review_refused', 'This purchase has already been reviewed.', 403, {
-        reason: 'already_reviewed',
+      return problem('review_refused', 'This purchase has already been reviewed.', {
+        status: 403,
+        extra: {
+          reason: 'already_reviewed',
+        },
       })
     }
     return c.json({ purchaseId: jobId, rating: review.rating, seller: found.seller }, 201)

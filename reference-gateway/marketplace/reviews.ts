@@ -19,16 +19,17 @@
  *
  * @module
  */
-import { isValidSuiAddress, normalizeSuiAddress } from '@mysten/sui/utils'
+import { normalizeSuiAddress } from '@mysten/sui/utils'
 import { Hono } from 'hono'
 import { type Kysely, type Selectable, sql } from 'kysely'
-import { PaymentError, type PaymentErrorCode, type PaymentStore } from 'tollgate'
+import type { PaymentStore } from 'tollgate'
 import { z } from 'zod'
 import { toBigint } from '../db/database.js'
 import type { GatewaySchema, MarketplaceReviewTable } from '../db/schema.js'
+import { problem, schemaProblem } from '../problem.js'
 import { bodyTooLarge, readJsonBody } from '../requestBody.js'
 import { type PurchaseOutcome, reviewEligibility } from '../reviews/rules.js'
-import type { MutationSigner } from './signing.js'
+import { type MutationSigner, signedMutationSchema, suiAddressSchema } from './signing.js'
 import { newId } from './store.js'
 
 /** A stored review. */
@@ -266,11 +267,7 @@ export function gatewayPurchases(payments: PaymentStore, payTo: string): Purchas
   }
 }
 
-const address = z
-  .string()
-  .max(66)
-  .refine((a) => isValidSuiAddress(normalizeSuiAddress(a)), 'not a Sui address')
-  .transform((a) => normalizeSuiAddress(a))
+const address = suiAddressSchema
 
 /** The signed body of a review. The rating's range is a review rule (`invalid_rating`). */
 export const reviewBodySchema = z
@@ -283,14 +280,7 @@ export const reviewBodySchema = z
   })
   .strict()
 
-const postSchema = z
-  .object({
-    address,
-    nonce: z.string().regex(/^[0-9a-f]{32}$/),
-    signature: z.string().min(1).max(4096),
-    body: z.record(z.string(), z.unknown()),
-  })
-  .strict()
+const postSchema = signedMutationSchema(z.record(z.string(), z.unknown()))
 
 const querySchema = z
   .object({
@@ -299,22 +289,6 @@ const querySchema = z
     offset: z.coerce.number().int().min(0).max(100_000).default(0),
   })
   .strict()
-
-function problem(code: PaymentErrorCode, message: string, extra = {}): Response {
-  const error = new PaymentError(code, message)
-  return Response.json(
-    { ...error.toProblem(), ...extra },
-    { status: error.status, headers: { 'content-type': 'application/problem+json' } },
-  )
-}
-
-const invalid = (error: z.ZodError, prefix: string) => {
-  const issue = error.issues[0]
-  return problem(
-    'invalid_request_body',
-    `${[prefix, ...(issue?.path ?? [])].join('.') || 'body'}: ${issue?.message ?? 'invalid'}`,
-  )
-}
 
 /** Options of {@link reviewRoutes}. */
 export type ReviewRoutesOptions = {
@@ -332,7 +306,7 @@ export function reviewRoutes(options: ReviewRoutesOptions): Hono {
 
   app.get('/', async (c) => {
     const query = querySchema.safeParse(c.req.query())
-    if (!query.success) return invalid(query.error, 'query')
+    if (!query.success) return schemaProblem(query.error, 'query')
     const { seller, limit, offset } = query.data
     const { reviews, total, rating } = await options.reviews.of(seller, { limit, offset })
     return c.json({ seller, rating, reviews: reviews.map(reviewJson), total, limit, offset })
@@ -343,22 +317,26 @@ export function reviewRoutes(options: ReviewRoutesOptions): Hono {
     if (read.status === 'too_large') return bodyTooLarge(read.limit)
     if (read.status === 'not_json') return problem('invalid_request_body', 'The body is not JSON.')
     const parsed = postSchema.safeParse(read.json)
-    if (!parsed.success) return invalid(parsed.error, '')
+    if (!parsed.success) return schemaProblem(parsed.error, '')
     const request = parsed.data
     const body = reviewBodySchema.safeParse(request.body)
-    if (!body.success) return invalid(body.error, 'body')
+    if (!body.success) return schemaProblem(body.error, 'body')
     // The signature covers the body as sent; nothing is consumed when it does not hold.
     const verdict = await options.signer.verify({ ...request, action: 'review' })
     if (!verdict.ok) {
       return problem('mutation_refused', `The review was refused: ${verdict.reason}.`, {
-        reason: verdict.reason,
+        extra: {
+          reason: verdict.reason,
+        },
       })
     }
     const review = body.data
     const purchase = await options.purchases(review.purchase)
     if (purchase === undefined || purchase.seller !== review.seller) {
       return problem('review_refused', 'No purchase from this seller with this digest.', {
-        reason: 'no_purchase',
+        extra: {
+          reason: 'no_purchase',
+        },
       })
     }
     const eligibility = reviewEligibility({
@@ -372,7 +350,9 @@ export function reviewRoutes(options: ReviewRoutesOptions): Hono {
       alreadyReviewed: (await options.reviews.get(review.purchase)) !== undefined,
     })
     if (eligibility.status === 'refused') {
-      return problem('review_refused', eligibility.message, { reason: eligibility.reason })
+      return problem('review_refused', eligibility.message, {
+        extra: { reason: eligibility.reason },
+      })
     }
     const added = await options.reviews.add({
       seller: review.seller,
@@ -385,7 +365,9 @@ export function reviewRoutes(options: ReviewRoutesOptions): Hono {
     })
     if (added === undefined) {
       return problem('review_refused', 'This purchase has already been reviewed.', {
-        reason: 'already_reviewed',
+        extra: {
+          reason: 'already_reviewed',
+        },
       })
     }
     return c.json({ ...reviewJson(added), counts: added.value >= options.reviews.minValue }, 201)

@@ -1,27 +1,14 @@
-/**
- * The marketplace's signed routes, mounted at `/v1/agent`:
- *
- * ```
- * POST /v1/agent/endpoint/prepare {address, action, body}                 ─▶ 201 {nonce, message, sha256, expiresAt}
- * POST /v1/agent/service          {address, nonce, signature, body: {op, listingId, …}} ─▶ 200 listing | 401 {reason}
- * ```
- *
- * A refused mutation (bad signature, unknown, used or expired nonce, another address) is a 401
- * with a `reason` and changes nothing.
- *
- * @module
- */
-import { isValidSuiAddress, normalizeSuiAddress } from '@mysten/sui/utils'
 import { Hono } from 'hono'
-import { type Ledger, PaymentError, type PaymentErrorCode } from 'tollgate'
+import { type Ledger, PaymentError } from 'tollgate'
 import { lookUpAgent } from 'tollgate/conformance'
 import { z } from 'zod'
 import { clientAddressOf } from '../inference/aci.js'
 import type { RateLimiter } from '../inference/limits.js'
+import { problem, schemaProblem } from '../problem.js'
 import { bodyTooLarge, readJsonBody } from '../requestBody.js'
 import type { ActivityStore } from './activity.js'
 import { type PurchaseLookup, type ReviewStore, reviewBodySchema } from './reviews.js'
-import type { MutationSigner } from './signing.js'
+import { type MutationSigner, signedMutationSchema, suiAddressSchema } from './signing.js'
 import type { Listing, MarketplaceStore } from './store.js'
 import { type GateOptions, judgeSubmission, refusalOf } from './submission.js'
 
@@ -49,11 +36,7 @@ export type MarketplaceRoutesOptions = {
     | undefined
 }
 
-const address = z
-  .string()
-  .max(66)
-  .refine((a) => isValidSuiAddress(normalizeSuiAddress(a)), 'not a Sui address')
-  .transform((a) => normalizeSuiAddress(a))
+const address = suiAddressSchema
 
 /** A tag: lowercase words joined by hyphens. */
 export const tagSchema = z
@@ -120,32 +103,9 @@ const prepareSchema = z.discriminatedUnion('action', [
   z.object({ address, action: z.literal('review'), body: reviewBodySchema }).strict(),
 ])
 
-const submitSchema = z
-  .object({
-    address,
-    nonce: z.string().regex(/^[0-9a-f]{32}$/),
-    signature: z.string().min(1).max(4096),
-    body: z.record(z.string(), z.unknown()),
-  })
-  .strict()
+const submitSchema = signedMutationSchema(z.record(z.string(), z.unknown()))
 
-const signedSchema = z
-  .object({
-    address,
-    nonce: z.string().regex(/^[0-9a-f]{32}$/),
-    signature: z.string().min(1).max(4096),
-    body: serviceBodySchema,
-  })
-  .strict()
-
-/** An RFC 9457 problem response (the gateway's error family). */
-function problem(code: PaymentErrorCode, message: string, extra = {}): Response {
-  const error = new PaymentError(code, message)
-  return Response.json(
-    { ...error.toProblem(), ...extra },
-    { status: error.status, headers: { 'content-type': 'application/problem+json' } },
-  )
-}
+const signedSchema = signedMutationSchema(serviceBodySchema)
 
 /** 429 `rate_limited` with `Retry-After` (whole seconds, at least 1). */
 function tooMany(message: string, retryAfterMs: number): Response {
@@ -160,7 +120,7 @@ function tooMany(message: string, retryAfterMs: number): Response {
 }
 
 const refused = (reason: string, message: string) =>
-  problem('mutation_refused', message, { reason })
+  problem('mutation_refused', message, { extra: { reason } })
 
 const refusalMessages: Record<string, string> = {
   invalid_signature:
@@ -195,14 +155,6 @@ export function listingJson(l: Listing) {
   }
 }
 
-function invalid(error: z.ZodError, prefix: string): Response {
-  const issue = error.issues[0]
-  return problem(
-    'invalid_request_body',
-    `${[prefix, ...(issue?.path ?? [])].join('.')}: ${issue?.message ?? 'invalid'}`,
-  )
-}
-
 async function readBody<T>(
   request: Request,
   schema: z.ZodType<T>,
@@ -213,16 +165,7 @@ async function readBody<T>(
     return { ok: false, response: problem('invalid_request_body', 'The body is not JSON.') }
   }
   const parsed = schema.safeParse(read.json)
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]
-    return {
-      ok: false,
-      response: problem(
-        'invalid_request_body',
-        `${issue?.path.join('.') || 'body'}: ${issue?.message ?? 'invalid'}`,
-      ),
-    }
-  }
+  if (!parsed.success) return { ok: false, response: schemaProblem(parsed.error, '') }
   return { ok: true, value: parsed.data }
 }
 
@@ -254,7 +197,7 @@ export function marketplaceRoutes(options: MarketplaceRoutesOptions): Hono {
         return problem('invalid_request_body', 'action: submissions are not served here')
       }
       const body = submitBodySchema.safeParse(parsed.value.body)
-      if (!body.success) return invalid(body.error, 'body')
+      if (!body.success) return schemaProblem(body.error, 'body')
     }
     const prepared = await options.signer.prepare(parsed.value)
     if (prepared.status === 'full') {
@@ -276,7 +219,7 @@ export function marketplaceRoutes(options: MarketplaceRoutesOptions): Hono {
         return refused(verdict.reason, refusalMessages[verdict.reason] ?? 'Refused.')
       }
       const body = submitBodySchema.safeParse(request.body)
-      if (!body.success) return invalid(body.error, 'body')
+      if (!body.success) return schemaProblem(body.error, 'body')
       const submission = {
         seller: request.address,
         url: body.data.url,
@@ -290,9 +233,11 @@ export function marketplaceRoutes(options: MarketplaceRoutesOptions): Hono {
           'listing_refused',
           `Not listed: ${judged.summary}. Run tollgate conformance against the URL for the details.`,
           {
-            failedGates: judged.failures.map((f) => f.gate),
-            failures: refusalOf(judged.failures),
-            notJudged: judged.notJudged,
+            extra: {
+              failedGates: judged.failures.map((f) => f.gate),
+              failures: refusalOf(judged.failures),
+              notJudged: judged.notJudged,
+            },
           },
         )
       }

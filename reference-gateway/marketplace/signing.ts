@@ -14,13 +14,36 @@
  * @module
  */
 import { createHash, randomBytes } from 'node:crypto'
-import { normalizeSuiAddress } from '@mysten/sui/utils'
+import { isValidSuiAddress, normalizeSuiAddress } from '@mysten/sui/utils'
 import { verifyPersonalMessageSignature } from '@mysten/sui/verify'
 import canonicalize from 'canonicalize'
+import { z } from 'zod'
 import type { MarketplaceStore, NonceRefusal } from './store.js'
 
 /** The fixed first line of every signed catalog message. */
 export const mutationPrefix = 'Tollgate catalog mutation v1\n'
+
+/** A Sui address as sent (at most 66 characters), normalised to its long form. */
+export const suiAddressSchema = z
+  .string()
+  .max(66)
+  .refine((a) => isValidSuiAddress(normalizeSuiAddress(a)), 'not a Sui address')
+  .transform((a) => normalizeSuiAddress(a))
+
+/**
+ * The schema of a signed mutation as posted: the signer's address, the nonce it was issued, the
+ * signature of {@link mutationMessage}, and the body (checked by `body`).
+ */
+export function signedMutationSchema<Body extends z.ZodType>(body: Body) {
+  return z
+    .object({
+      address: suiAddressSchema,
+      nonce: z.string().regex(/^[0-9a-f]{32}$/),
+      signature: z.string().min(1).max(4096),
+      body,
+    })
+    .strict()
+}
 
 /** The actions a nonce may be issued for. */
 export type MutationAction = 'submit' | 'service' | 'review'
