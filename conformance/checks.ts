@@ -1,5 +1,5 @@
 /**
- * The read-only protocol checks (spec 4.5, PROTOCOLS §4–5), and the read-only list in report order:
+ * The read-only protocol checks (docs/conformance.md, "Protocol checks"; the wire is docs/protocol.md), and the read-only list in report order:
  * the four listing gates (see `gates.ts`) first. Each check is judged from what the seller answered;
  * none of them pays.
  *
@@ -65,7 +65,7 @@ const protocolChecks: readonly CheckDefinition[] = [
     id: 'x402.network-entry',
     gate: 'protocol',
     title: 'the x402 envelope has an entry for the network',
-    hint: 'Answer 402 with the x402 body (spec 4.5 rule 1) and add an accepts[] entry whose network is sui:mainnet, next to entries for other chains.',
+    hint: 'Answer 402 with the x402 body and add an accepts[] entry whose network is sui:mainnet, next to entries for other chains.',
     mode: 'read-only',
     async run(context) {
       if (!challenged(context)) return noChallenge()

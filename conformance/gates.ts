@@ -1,5 +1,5 @@
 /**
- * The four listing gates (spec 3.1): (a) a registered agent identity, (b) a live 402 with a
+ * The four listing gates (docs/conformance.md, "Gates"): (a) a registered agent identity, (b) a live 402 with a
  * well-formed challenge, (c) payment to the registered wallet, (d) a price within the cap. Each is
  * judged from what the seller answered; none of them pays.
  *

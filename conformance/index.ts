@@ -1,6 +1,6 @@
 /**
- * `tollgate/conformance`: probe any seller URL against the four listing gates (spec 3.1) and the
- * protocol rules (spec 4.5), read-only or with test payments. See docs/conformance.md.
+ * `tollgate/conformance`: probe any seller URL against the four listing gates and the
+ * protocol rules, read-only or with test payments. See docs/conformance.md.
  *
  * @module
  */

@@ -6,7 +6,7 @@
  */
 import { z } from 'zod'
 
-/** The four listing gates of spec 3.1, and `protocol` for the seller duties beyond them. */
+/** The four listing gates (docs/conformance.md), and `protocol` for the seller duties beyond them. */
 export const gateSchema = z.enum(['a', 'b', 'c', 'd', 'protocol'])
 
 /** A gate, or `protocol`. */

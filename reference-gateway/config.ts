@@ -359,7 +359,7 @@ export const gatewayConfigSchema = z
       .string()
       .regex(/^0x[0-9a-fA-F]{1,64}$/, 'must be a 0x-prefixed package address')
       .optional(),
-    /** Time between two re-probes of one listing, ms (spec 3.1: daily). Default one day. */
+    /** Time between two re-probes of one listing, ms (docs/marketplace.md, "Re-probes"). Default one day. */
     reprobeIntervalMs: integer(1_000, 30 * 86_400_000).default(86_400_000),
     /** Random delay added to each listing's next re-probe, up to this many ms. Default 10 minutes. */
     reprobeJitterMs: integer(0, 86_400_000).default(600_000),

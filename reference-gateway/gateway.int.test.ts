@@ -798,7 +798,7 @@ describe('the marketplace routes', () => {
     expect(BigInt(feed.items[0]?.amount ?? '0')).toBeGreaterThan(0n)
   })
 
-  it('answers the removed "offering" routes with a 404 naming the "service" route (spec 9)', async () => {
+  it('answers the removed "offering" routes with a 404 naming the "service" route', async () => {
     for (const [removed, replacedBy] of [
       ['/v1/agent/offering', '/v1/agent/service'],
       ['/v1/agent/offerings', '/v1/agent/service'],

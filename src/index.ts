@@ -10,7 +10,7 @@
  * @packageDocumentation
  */
 
-/** The attested-receipt verifier: attestation reports, quotes, receipts (PROTOCOLS.md §6). */
+/** The attested-receipt verifier: attestation reports, quotes, receipts (docs/inference.md, "Verifying a receipt"). */
 export * as Attestation from './attestation/index.js'
 /** Retries with backoff and `Retry-After`. */
 export * as Retry from './backoff.js'

@@ -19,9 +19,9 @@ import { segments } from './segments.js'
 import { validateBody } from './shapes.js'
 
 /**
- * Every endpoint of `../shared/spec/full-catalog.md` (spec §4.3 for the first 30), in its order,
+ * Every endpoint of the seed catalog (41 services), in its order,
  * with the shape written for it, its price and its tags. Tags are what agents filter by, so they are
- * the seed's: the spec's table (§4.3) for the rows it lists (`/openai/v1/chat/completions` and
+ * the seed's: the seed's first table for the rows it lists (`/openai/v1/chat/completions` and
  * `/openai/v1/embeddings` are `ai, media` there), the full catalog's categories of the service for
  * the rest.
  */

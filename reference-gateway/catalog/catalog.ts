@@ -10,7 +10,7 @@ import { formatAmount, parseAmount } from 'tollgate'
 import type { Shape } from './shapes.js'
 import { validateBody } from './shapes.js'
 
-/** Tags in use: the spec's six (§2.4) and those of the full catalog's other services. */
+/** Tags in use: the seed's six and those of the full catalog's other services. */
 export const catalogTags = [
   'ai',
   'media',
@@ -74,7 +74,7 @@ export type FamilyId = (typeof familyIds)[number]
 /** Default request-body limit of a paid endpoint: 1 MiB. */
 export const defaultMaxBodyBytes = 1024 * 1024
 
-/** The per-call price cap of the catalog (spec §3.1 gate d, §8): 5 USDC. */
+/** The per-call price cap of the catalog (gate d of docs/conformance.md): 5 USDC. */
 export const catalogPriceCap = 5_000_000n
 
 /** How an endpoint is served by its family module. */

@@ -1,6 +1,6 @@
 /**
- * The default catalog: every endpoint of spec §4.3 with its shape, price and tags, in front of the
- * public APIs of PROTOCOLS.md §8, plus the free open-model list.
+ * The default catalog: every endpoint with its shape, price and tags, in front of the providers'
+ * public APIs, plus the free open-model list (what `/api/services` and the catalog page list).
  *
  * @module
  */
@@ -48,7 +48,7 @@ export type DefaultCatalogOptions = {
 
 /**
  * Builds the default catalog: 41 services, 89 paid endpoints and the free `GET /open/v1/models`
- * (`../shared/spec/full-catalog.md`), in the order of that table.
+ * (`/api/services` lists them in this order).
  *
  * @example
  * ```ts

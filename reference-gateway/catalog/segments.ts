@@ -52,7 +52,7 @@ export const segments = {
   tinify: 'tinify',
 } as const
 
-/** The fal model slugs (PROTOCOLS.md §8). */
+/** The fal model slugs the catalog routes to. */
 export const falModels = {
   dev: 'fal-ai/flux/dev',
   pro: 'fal-ai/flux-pro',
@@ -62,7 +62,7 @@ export const falModels = {
   music: 'fal-ai/stable-audio-25/text-to-audio',
 } as const
 
-/** The Gemini model slugs (PROTOCOLS.md §8). */
+/** The Gemini model slugs the catalog routes to. */
 export const geminiModels = {
   fast: 'gemini-2.5-flash',
   pro: 'gemini-2.5-pro',

@@ -1,5 +1,5 @@
 /**
- * Request shapes of the paid catalog (spec §4.2), as zod schemas: the single source of truth for
+ * Request shapes of the paid catalog, as zod schemas: the single source of truth for
  * validation before payment (an invalid body is a 400 naming the field, and nothing is charged) and
  * for the request-body schemas of the OpenAPI document (`z.toJSONSchema`).
  *
@@ -334,7 +334,7 @@ export type OpenChatOptions = {
 
 /**
  * Shape OPEN-CHAT (body not shown in the spec): the private inference chat route behind the gateway,
- * with a model allow-list and a `max_tokens` cap (spec §4.4 body).
+ * with a model allow-list and a `max_tokens` cap (docs/inference.md, "The request").
  */
 export function openChat(options: OpenChatOptions): Shape {
   const maxTokens = options.maxTokens ?? 4096

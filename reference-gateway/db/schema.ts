@@ -53,7 +53,7 @@ export type InferenceLedgerTable = {
   updated_at: string
 }
 
-/** States of a seller listing (spec 3.1), plus `delisted` when its seller withdrew it. */
+/** States of a seller listing (docs/marketplace.md, "Re-probes"), plus `delisted` when its seller withdrew it. */
 export type ListingState = 'listed' | 'suspended' | 'delisted'
 
 /** `marketplace_listings`: one seller endpoint in the catalog (one per seller, method and URL). */

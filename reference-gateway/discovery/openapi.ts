@@ -1,7 +1,7 @@
 /**
  * The OpenAPI 3.1.0 document of the gateway (API version 1.0.0), generated from the catalog: every
  * priced operation is a `POST` with its request-body schema from the zod shape, responses 200 and 402
- * only, and `x-payment-info` (spec §2.4).
+ * only, and `x-payment-info` (docs/marketplace.md, "Discovery for agents").
  *
  * @module
  */

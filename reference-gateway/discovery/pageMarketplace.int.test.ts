@@ -1,6 +1,6 @@
 /**
  * The catalog page's marketplace part, read from a SQLite store: listed seller endpoints with their
- * state, price and their seller's rating; suspended and delisted ones not shown (spec 3.1); the
+ * state, price and their seller's rating; suspended and delisted ones not shown (docs/marketplace.md, "Re-probes"); the
  * activity feed newest first; every seller-supplied value HTML-escaped; a store that fails leaves
  * the catalog page itself served.
  */

@@ -2,7 +2,7 @@
  * The marketplace part of the catalog page (served when the marketplace is): the listed seller
  * endpoints with their state, price, seller and rating, and the activity feed, newest first, which
  * a small inline script keeps live from the gateway's server-sent events (`/v1/activity/stream`).
- * Suspended and delisted endpoints are not shown (spec 3.1: a listing appears in the catalog while
+ * Suspended and delisted endpoints are not shown (docs/marketplace.md: a listing appears in the catalog while
  * it is listed). Every value is HTML-escaped on the server; the script writes text only
  * (`textContent`), never HTML.
  *

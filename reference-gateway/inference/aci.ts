@@ -1,5 +1,5 @@
 /**
- * The public verification routes of confidential models (spec §4.4, PROTOCOLS.md §6), no key:
+ * The public verification routes of confidential models (docs/inference.md, "Confidential models"), no key:
  *
  * - `GET /v1/aci/attestation[?model=…][&nonce=<hex>]`: the model's attestation status as the
  *   gateway enforces it (verified, TEE type, workload id, receipt signing keys, TCB status, when;

@@ -1,5 +1,5 @@
 /**
- * The private inference API (spec §4.4): `POST /v1/chat/completions` with a bearer key, `GET
+ * The private inference API (docs/inference.md): `POST /v1/chat/completions` with a bearer key, `GET
  * /v1/models`, and the keyless calls of the gateway's paid open-model route. Web-standard: each
  * handler takes a `Request` (or a validated body) and answers a `Response`.
  *

@@ -1,6 +1,6 @@
 /**
  * Errors of the private inference API in the OpenAI envelope `{ error: { message, type, code, param } }`
- * (spec §7.2, PROTOCOLS.md §7), with stable codes and the statuses the official SDKs map to their
+ * (docs/inference.md, "Errors"), with stable codes and the statuses the official SDKs map to their
  * error classes: 401 `AuthenticationError`, 404 `NotFoundError`, 429 `RateLimitError`, 5xx
  * `InternalServerError`, 402 the SDK's generic `APIError` with status 402. Messages never carry a
  * key, a provider key or a body.
@@ -80,7 +80,7 @@ export function errorResponse(
 
 const encoder = new TextEncoder()
 
-/** The final `data:` event of a stream that failed after it started (PROTOCOLS.md §7). */
+/** The final `data:` event of a stream that failed after it started (docs/inference.md, "Errors"). */
 export function streamErrorEvent(code: InferenceErrorCode, message: string): Uint8Array {
   return encoder.encode(`data: ${JSON.stringify(errorBody(code, message))}\n\n`)
 }

@@ -1,7 +1,7 @@
 /**
  * The private inference API end to end on the embedded defaults (SQLite, the ledger emulator, the
  * local model server): the official `openai` SDK with a bearer key (model list, buffered and
- * streamed completions, and the error classes of spec §7.2), credit that is never overspent and is
+ * streamed completions, and the error classes of docs/inference.md), credit that is never overspent and is
  * restored exactly once when the upstream fails, 120 requests a minute, the keyless route paid per
  * call with the paying fetch, and the paid credit top-ups in both dialects.
  */

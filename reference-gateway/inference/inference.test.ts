@@ -188,7 +188,7 @@ describe('limits and errors', () => {
     ).toBeUndefined()
   })
 
-  it('errors use the OpenAI envelope with the spec 7.2 statuses', () => {
+  it('errors use the OpenAI envelope with the statuses of docs/inference.md', () => {
     expect(errorBody('invalid_api_key', 'm')).toEqual({
       error: { message: 'm', type: 'invalid_request_error', code: 'invalid_api_key', param: null },
     })

@@ -1,5 +1,5 @@
 /**
- * Requests per minute per key (spec §8: 120), counted by `rate-limiter-flexible`: in Redis when the
+ * Requests per minute per key (120 by default, docs/inference.md "Limits"), counted by `rate-limiter-flexible`: in Redis when the
  * gateway has one (every process shares the count; `RateLimiterRedis` over ioredis), in memory
  * otherwise (`RateLimiterMemory`). When Redis cannot answer, a per-process memory limiter stands in
  * (the library's insurance limiter) rather than letting every request through or failing them all.
@@ -83,7 +83,7 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
   }
 }
 
-/** The `x-ratelimit-*` headers (PROTOCOLS.md §7) of a decision, and `Retry-After` when limited. */
+/** The `x-ratelimit-*` headers (docs/inference.md, "Limits") of a decision, and `Retry-After` when limited. */
 export function rateLimitHeaders(decision: RateDecision): Record<string, string> {
   const seconds = Math.max(1, Math.ceil(decision.resetMs / 1000))
   return {

@@ -267,7 +267,7 @@ export function defaultConfidentialModel(
   }
 }
 
-/** A model list entry (`GET /v1/models`, spec §2.5): id, pricing, context window, privacy tier. */
+/** A model list entry (`GET /v1/models`, docs/inference.md "Models"): id, pricing, context window, privacy tier. */
 export type ModelEntry = {
   id: string
   object: 'model'

@@ -1,5 +1,5 @@
 /**
- * The chat completion request of the private inference API (spec §4.4): one zod schema with size
+ * The chat completion request of the private inference API (docs/inference.md, "The request"): one zod schema with size
  * limits, and the deterministic prompt-token estimate that refuses a request over a model's context
  * window before any upstream is called.
  *

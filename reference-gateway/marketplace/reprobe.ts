@@ -1,5 +1,5 @@
 /**
- * Re-probes of listed endpoints and the listing state machine of spec 3.1:
+ * Re-probes of listed endpoints and the listing state machine (docs/marketplace.md, "Re-probes"):
  *
  * | State | Probe | Next |
  * |---|---|---|
@@ -21,7 +21,7 @@ import type { MarketplaceStore } from './store.js'
 import type { GateOptions, GateVerdict, Submission } from './submission.js'
 import { judgeSubmission } from './submission.js'
 
-/** Failed re-probes in a row that suspend a listing (spec 8). */
+/** Failed re-probes in a row that suspend a listing (docs/marketplace.md, "Re-probes"). */
 export const failuresBeforeSuspension = 3
 
 /** The state machine's move for one probe. */

@@ -1,5 +1,5 @@
 /**
- * Signed catalog mutations (spec 4.5). A seller asks for a nonce for one body, signs the message
+ * Signed catalog mutations (docs/marketplace.md). A seller asks for a nonce for one body, signs the message
  * below as a Sui personal message with its agent address, and sends body, nonce and signature:
  *
  * ```

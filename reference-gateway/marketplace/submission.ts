@@ -1,6 +1,6 @@
 /**
  * Judging a submitted endpoint: the seller's agent identity on the ledger first (no URL is probed
- * for an unregistered key), then the four listing gates of spec 3.1 through the conformance API
+ * for an unregistered key), then the four listing gates (docs/conformance.md) through the conformance API
  * (read-only: nothing is paid), then the terms the listing records, read from one more SSRF-safe
  * probe of the seller and checked again (the seller might answer differently the second time).
  * What the submitter is told of a refusal ({@link refusalOf}) never includes what the URL answered.

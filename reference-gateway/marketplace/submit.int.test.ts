@@ -178,7 +178,7 @@ describe('the public profile', () => {
   })
 })
 
-describe('re-probes (spec 3.1), with an injected clock', () => {
+describe('re-probes, with an injected clock', () => {
   it('moves listed → suspended after 3 failed probes in a row, and back when one passes', () => {
     expect(nextState('listed', 0, false)).toEqual({ state: 'listed', consecutiveFailures: 1 })
     expect(nextState('listed', 1, false)).toEqual({ state: 'listed', consecutiveFailures: 2 })
