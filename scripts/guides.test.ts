@@ -1,7 +1,10 @@
 /**
  * The guides say what the code does: the Node version everywhere is the one `engines` states, and
  * the examples the guides run exist where the guides say they are (the repository, not the package).
+ * And what the repository cites is in the repository: no comment or guide sends its reader to a
+ * document outside it (the steering documents' sections or folder); docs/ states the rules.
  */
+import { execFileSync } from 'node:child_process'
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { describe, expect, it } from 'vitest'
 import pkg from '../package.json' with { type: 'json' }
@@ -29,5 +32,21 @@ describe('the guides and the code agree', () => {
     for (const file of named) expect(existsSync(new URL(file as string, root)), file).toBe(true)
     expect(sellers).toContain('not in the npm package')
     expect(pkg.files).not.toContain('examples')
+  })
+
+  it('cite no document outside the repository', () => {
+    const tracked = execFileSync('git', ['ls-files', '-z'], { cwd: root, encoding: 'utf8' })
+      .split('\0')
+      .filter(
+        (f) => /\.(ts|mts|md)$/.test(f) && f !== 'CHANGELOG.md' && existsSync(new URL(f, root)),
+      )
+    expect(tracked.length).toBeGreaterThan(100)
+    const outside = /PROTOCOLS\.md|\.\.\/shared\/|\bspec §?\d+(\.\d+)?\b|\(spec \d/
+    const found = tracked.flatMap((f) =>
+      read(f)
+        .split('\n')
+        .flatMap((line, i) => (outside.test(line) ? [`${f}:${i + 1}: ${line.trim()}`] : [])),
+    )
+    expect(found).toEqual([])
   })
 })
