@@ -13,8 +13,10 @@ export {
   type RegisterAgentOptions,
   registerAgent,
 } from './agent.js'
-export type { CheckDefinition } from './check.js'
+export type { CheckContext, CheckDefinition, Verdict } from './check.js'
 export { maxListingPrice } from './gates.js'
+export type { LenientRequirement, MppReading, Observation, X402Reading } from './observe.js'
+export type { PaidState, ProbeOffer } from './payer.js'
 export {
   isInternalAddress,
   type ProbeOptions,

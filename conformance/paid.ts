@@ -21,9 +21,9 @@ import {
 import { type Observation, observe } from './observe.js'
 import {
   freshChallenge,
-  type Offer,
   onLedger,
   type PaidState,
+  type ProbeOffer,
   payAndPresent,
   payToOf,
   payV2AndPresent,
@@ -217,7 +217,7 @@ async function wrongPayment(
   context: CheckContext,
   state: PaidState,
   what: string,
-  overrides: (offer: Offer) => Promise<TestPaymentOptions | Verdict>,
+  overrides: (offer: ProbeOffer) => Promise<TestPaymentOptions | Verdict>,
 ): Promise<Verdict> {
   const fresh = await freshChallenge(context)
   const offer = fresh.primary

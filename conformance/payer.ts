@@ -38,11 +38,11 @@ export type PaidState = {
   x402V2?: { header: string; transaction: string; signature: string }
   mppAuthorization?: string
   /** A challenge fetched at the start of the paid phase, used once it has expired. */
-  expiring?: { offer: Offer; expiresAtMs: number; exchange: Exchange } | undefined
+  expiring?: { offer: ProbeOffer; expiresAtMs: number; exchange: Exchange } | undefined
 }
 
 /** One payable challenge. */
-export type Offer =
+export type ProbeOffer =
   | { dialect: 'x402'; requirement: LenientRequirement; amount: bigint }
   | { dialect: 'mpp'; challenge: Mpp.Challenge; amount: bigint }
 
@@ -55,11 +55,11 @@ export type V2Offer = {
 
 /** A fresh 402 and the payable challenges in it (`primary`: x402 when offered, else MPP). */
 export type Fresh = {
-  x402?: Offer
+  x402?: ProbeOffer
   /** The x402 version 2 offer, when the 402 carries `PAYMENT-REQUIRED`. */
   v2?: V2Offer
-  mpp?: Offer
-  primary?: Offer
+  mpp?: ProbeOffer
+  primary?: ProbeOffer
   exchange: Exchange
   issuedAtMs: number
 }
@@ -112,7 +112,7 @@ export async function freshChallenge(context: CheckContext): Promise<Fresh> {
 export async function payAndPresent(
   context: CheckContext,
   state: PaidState,
-  offer: Offer,
+  offer: ProbeOffer,
   overrides: TestPaymentOptions = {},
 ): Promise<{ observation: Observation; credential: string; digest?: string }> {
   const client = context.client
@@ -207,7 +207,7 @@ export async function onLedger(
 }
 
 /** The address an offer asks to be paid. */
-export function payToOf(offer: Offer): string {
+export function payToOf(offer: ProbeOffer): string {
   return offer.dialect === 'x402'
     ? offer.requirement.payTo
     : (chargeOfSafe(offer.challenge)?.recipient ?? '')

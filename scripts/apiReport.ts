@@ -14,6 +14,7 @@ import { createHash } from 'node:crypto'
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import ts from 'typescript'
+import { type UnexportedReference, unexportedReferences } from './apiReachability.js'
 import { repositoryRoot, subpaths } from './subpaths.js'
 
 /** Where the reports live. */
@@ -114,8 +115,8 @@ function sortedExports(checker: ts.TypeChecker, module: ts.Symbol): ts.Symbol[] 
   return [...checker.getExportsOfModule(module)].sort(byName)
 }
 
-/** Every subpath's report, by file name. */
-export function apiReports(): Map<string, string> {
+/** The program of the public subpaths' source files, as tsconfig.json compiles them. */
+export function apiProgram(): ts.Program {
   const configPath = join(repositoryRoot, 'tsconfig.json')
   const config = ts.getParsedCommandLineOfConfigFile(
     configPath,
@@ -128,8 +129,20 @@ export function apiReports(): Map<string, string> {
     },
   )
   if (!config) throw new Error('tsconfig.json could not be read')
-  const entries = Object.values(subpaths).map((file) => join(repositoryRoot, file))
-  const program = ts.createProgram(entries, { ...config.options, noEmit: true })
+  return ts.createProgram(entryFiles(), { ...config.options, noEmit: true })
+}
+
+function entryFiles(): string[] {
+  return Object.values(subpaths).map((file) => join(repositoryRoot, file))
+}
+
+/** Public names that refer to a type of the project's own that no subpath exports. */
+export function publicHoles(program: ts.Program = apiProgram()): UnexportedReference[] {
+  return unexportedReferences(program, entryFiles(), repositoryRoot)
+}
+
+/** Every subpath's report, by file name. */
+export function apiReports(program: ts.Program = apiProgram()): Map<string, string> {
   const checker = program.getTypeChecker()
   const reports = new Map<string, string>()
   for (const [subpath, file] of Object.entries(subpaths)) {
@@ -160,7 +173,14 @@ export function staleReports(reports: Map<string, string>): string[] {
 }
 
 function main(): void {
-  const reports = apiReports()
+  const program = apiProgram()
+  const reports = apiReports(program)
+  const holes = publicHoles(program)
+  for (const hole of holes)
+    process.stderr.write(
+      `api: ${hole.exported} refers to ${hole.refersTo} (${hole.declaredIn}), which no subpath exports\n`,
+    )
+  if (holes.length > 0) process.exitCode = 1
   if (process.argv.includes('--check')) {
     const stale = staleReports(reports)
     if (stale.length > 0) {

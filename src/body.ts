@@ -20,7 +20,8 @@ export type StandardSchema = {
     readonly validate: (value: unknown) => StandardResult | Promise<StandardResult>
   }
 }
-type StandardResult =
+/** What a Standard Schema's `validate` returns: the value, or its issues. */
+export type StandardResult =
   | { readonly value: unknown; readonly issues?: undefined }
   | {
       readonly issues: ReadonlyArray<{

@@ -1,10 +1,10 @@
 /**
  * `tollgate`: charge for an API per request, paid in USDC on Sui.
  *
- * The root export is an explicit list. What a seller writes every day is exported by name: the
- * paywall, stores, the ledger, refunds, errors and money. The protocol concepts are namespaces
- * holding their whole module (`X402.parsePaymentRequired`, `Mpp.parseChallenge`,
- * `Attestation.verifyReport`, …), so a name says where it belongs. What a framework adapter needs
+ * What a seller writes every day is exported by name: the paywall, the store contract, the ledger,
+ * refunds, errors and money. The protocol concepts are namespaces holding their whole module
+ * (`X402.parsePaymentRequired`, `Mpp.parseChallenge`, `Attestation.verifyReport`, …), so a name
+ * says where it belongs. Each name has one path: none is both flat and a namespace member. What a framework adapter needs
  * from the engine is `tollgate/adapter`; everything else is internal.
  *
  * @packageDocumentation
@@ -18,15 +18,8 @@ export * as Retry from './backoff.js'
 export * as Body from './body.js'
 /** The 402's challenge: building it, binding it to terms by HMAC, verifying it. */
 export * as Challenge from './challenge.js'
-/** The error family: codes, problem documents. */
-export * as Errors from './errors.js'
-export {
-  hasCode,
-  isPaymentError,
-  PaymentError,
-  type PaymentErrorCode,
-  type Problem,
-} from './errors.js'
+/** The error family: `PaymentError`, its stable codes, problem documents. */
+export * from './errors.js'
 /** Escrowed jobs: the Move calls, the job record, the seller's side. */
 export * as Escrow from './escrow/index.js'
 export {
@@ -38,16 +31,24 @@ export {
 } from './leaseSweeper.js'
 export {
   createLedger,
+  type ExecutabilityOutcome,
+  type ExecuteOutcome,
   type Ledger,
+  type LedgerBalance,
+  type LedgerBalanceChange,
+  type LedgerEventRecord,
   type LedgerOptions,
+  type LookupOutcome,
+  type MoveCallArgument,
+  type MoveCallRequest,
   type Settlement,
+  type TransferRequest,
 } from './ledger/index.js'
 /** USDC amounts as bigint base units. */
-export * as Money from './money.js'
-export { formatAmount, type PriceInput, parseAmount } from './money.js'
+export * from './money.js'
 /** The MPP dialect: `WWW-Authenticate: Payment`, credentials, receipts. */
 export * as Mpp from './mpp.js'
-export type { Offer } from './negotiate.js'
+export type { Dialect, Offer } from './negotiate.js'
 export {
   type CallOutcome,
   createPaywall,
@@ -57,6 +58,7 @@ export {
   type PaywallEvent,
   type PaywallOptions,
 } from './paywall.js'
+export type { PaymentTarget, PrecheckOptions, TransactionForm } from './precheck.js'
 /** The MPP proof: what the sender signs. */
 export * as Proof from './proof.js'
 export {
@@ -64,9 +66,9 @@ export {
   type RefundEvent,
   type Refunder,
   type RefunderOptions,
+  type RefundLedger,
   type RefundRunSummary,
 } from './refunds.js'
-export type { RouteTable } from './routes.js'
 /** Route tables: compiling, normalising and matching paths. */
 export * as Routes from './routes.js'
 export type {
@@ -81,10 +83,13 @@ export * as SellerText from './sellerText.js'
 /** Settle-then-verify for both dialects, against a ledger. */
 export * as Settle from './settle.js'
 export { type SignerKeyResult, signerFromSecretKey } from './signerKey.js'
-export { createMemoryStore, type MemoryStoreOptions } from './stores/memory.js'
-export type { PaymentRecord, PaymentState, PaymentStore, StoreOptions } from './stores/types.js'
+export {
+  createMemoryStore,
+  type MemoryStoreData,
+  type MemoryStoreOptions,
+} from './stores/memory.js'
 /** The payment store's contract and its states. */
-export * as Stores from './stores/types.js'
+export * from './stores/types.js'
 /** The x402 dialect: `X-PAYMENT`, payment requirements, responses. */
 export * as X402 from './x402.js'
 /** x402 version 2: `PAYMENT-REQUIRED`, `PAYMENT-SIGNATURE` (with `accepted`), `PAYMENT-RESPONSE`. */

@@ -51,7 +51,8 @@ export type RouteMatchOptions = {
   caseSensitive?: boolean | undefined
 }
 
-type Segment = { kind: 'literal'; value: string } | { kind: 'param' } | { kind: 'rest' }
+/** One segment of a compiled path pattern: literal text, a `:param`, or the `*` rest. */
+export type Segment = { kind: 'literal'; value: string } | { kind: 'param' } | { kind: 'rest' }
 
 /** One compiled route. */
 export type CompiledRoute = {

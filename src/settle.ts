@@ -362,7 +362,8 @@ async function record(
   }
 }
 
-type EffectsVerdict =
+/** What {@link checkEffects} found: the transaction paid the terms, or why not. */
+export type EffectsVerdict =
   | { status: 'paid'; amount: bigint }
   | {
       status: 'rejected'

@@ -12,7 +12,7 @@ import Router from '@koa/router'
 import express from 'express'
 import { Hono } from 'hono'
 import Koa from 'koa'
-import type { PaidRequestInfo, Refunder, RouteTable, SellerOptions } from 'tollgate'
+import type { PaidRequestInfo, Refunder, Routes, SellerOptions } from 'tollgate'
 import { z } from 'zod'
 import { paywall as expressPaywall } from '../express.js'
 import { paywall as honoPaywall, type TollgateEnv, tollgateOf } from '../hono.js'
@@ -29,7 +29,7 @@ export type Framework = 'express' | 'koa' | 'hono' | 'hono-front' | 'hono-web'
 export const frameworks: readonly Framework[] = ['express', 'koa', 'hono', 'hono-front', 'hono-web']
 
 /** The priced routes every app serves (the per-route `POST /v1/quote` comes on top). */
-export const contractRoutes: RouteTable = {
+export const contractRoutes: Routes.RouteTable = {
   'POST /v1/things/:id': { price: '0.02', description: 'a thing' },
   'POST /v1/echo': { price: '0.02', body: z.object({ text: z.string().max(100) }) },
   'POST /v1/boom': '0.02',

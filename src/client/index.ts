@@ -42,10 +42,12 @@ export {
 export { gaslessMinimum, transferForm } from './pay.js'
 export { type RetryOptions, retryAfterMs } from './retry.js'
 export {
+  type Offers,
   type PayableOffer,
   type PaymentOffer,
   readOffers,
   type Selection,
+  type SelectOptions,
   selectOffer,
   usdcTypeOf,
   type X402OfferFields,

@@ -48,6 +48,7 @@ export {
 } from './paidTools.js'
 export {
   createSellerFetch,
+  type Fetcher,
   loadSellerTools,
   type SellerEndpoint,
   type SellerFetchOptions,

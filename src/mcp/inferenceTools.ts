@@ -14,6 +14,7 @@ import { PaymentError } from '../errors.js'
 import { formatAmount, parseAmount } from '../money.js'
 import type { SessionBudget } from './budget.js'
 import { type CatalogTool, readDocument, toolName } from './catalogTools.js'
+import type { Fetcher } from './sellerTools.js'
 
 /** The gateway's keyless (paid per call) chat route and its model list. */
 const keylessChatPath = '/open/v1/chat/completions'
@@ -54,7 +55,6 @@ const openApiSchema = z.looseObject({
 })
 
 type Model = z.infer<typeof modelListSchema>['data'][number]
-type Fetcher = (request: Request) => Promise<Response>
 
 /** The chat fallback schema, when the OpenAPI document has none. */
 const fallbackSchema = {

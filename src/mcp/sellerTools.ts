@@ -243,7 +243,8 @@ export function checkListedTerms(
   }
 }
 
-type Fetcher = (request: Request) => Promise<Response>
+/** A `fetch` over Web `Request` and `Response`: how the tools reach the gateway and sellers. */
+export type Fetcher = (request: Request) => Promise<Response>
 
 /** Reads every page of a paged document; `read` answers a page's items and the total. */
 async function readPages(

@@ -47,11 +47,21 @@ export {
 export { DEFAULT_MODULES_PACKAGE } from './ledger/modules.js'
 export type { Faults } from './ledger/server.js'
 export {
+  type ExecutionFailure,
+  type GasUsed,
+  type LedgerEvent,
+  type LedgerState,
   MAINNET_CHAIN_ID,
   MAINNET_USDC_TYPE,
+  type ObjectChange,
+  type ObjectOwner,
+  type StateOptions,
+  type StoredObject,
   SUI_TYPE,
+  type TransactionRecord,
   WORMHOLE_USDC_TYPE,
 } from './ledger/state.js'
+export type { Rejection } from './ledger/validate.js'
 export {
   mppAuthorization,
   type SignedTestPayment,
