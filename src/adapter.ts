@@ -14,16 +14,16 @@ export {
   type PaidDecision,
   type PlainResponse,
   watchHangUp,
-} from './paywall.js'
+} from './engine/paywall.js'
 export {
   type EngineRequest,
   type HeaderLookup,
   isRequestView,
   type RequestView,
-} from './requestView.js'
+} from './engine/requestView.js'
 export {
   createSellerPaywall,
   type SellerPaywall,
   type SellerRuntime,
   successHeaders,
-} from './seller.js'
+} from './engine/seller.js'

@@ -18,6 +18,22 @@ export * as Retry from './backoff.js'
 export * as Body from './body.js'
 /** The 402's challenge: building it, binding it to terms by HMAC, verifying it. */
 export * as Challenge from './challenge.js'
+export {
+  type CallOutcome,
+  createPaywall,
+  type PaidRoute,
+  type PaymentInfo,
+  type Paywall,
+  type PaywallEvent,
+  type PaywallOptions,
+} from './engine/paywall.js'
+export type {
+  PaidRequestInfo,
+  PayRouteOptions,
+  SellerEvent,
+  SellerLogger,
+  SellerOptions,
+} from './engine/seller.js'
 /** The error family: codes, problem documents. */
 export * as Errors from './errors.js'
 export {
@@ -48,15 +64,6 @@ export { formatAmount, type PriceInput, parseAmount } from './money.js'
 /** The MPP dialect: `WWW-Authenticate: Payment`, credentials, receipts. */
 export * as Mpp from './mpp.js'
 export type { Offer } from './negotiate.js'
-export {
-  type CallOutcome,
-  createPaywall,
-  type PaidRoute,
-  type PaymentInfo,
-  type Paywall,
-  type PaywallEvent,
-  type PaywallOptions,
-} from './paywall.js'
 /** The MPP proof: what the sender signs. */
 export * as Proof from './proof.js'
 export {
@@ -69,13 +76,6 @@ export {
 export type { RouteTable } from './routes.js'
 /** Route tables: compiling, normalising and matching paths. */
 export * as Routes from './routes.js'
-export type {
-  PaidRequestInfo,
-  PayRouteOptions,
-  SellerEvent,
-  SellerLogger,
-  SellerOptions,
-} from './seller.js'
 /** Text written by a listed seller, one line, capped, quoted and labelled as the seller's. */
 export * as SellerText from './sellerText.js'
 /** Settle-then-verify for both dialects, against a ledger. */

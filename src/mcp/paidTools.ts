@@ -21,6 +21,8 @@
  * @module
  */
 import { type CallToolResult, McpError } from '@modelcontextprotocol/sdk/types.js'
+import type { PaidDecision, PaymentInfo } from '../engine/paywall.js'
+import { createSellerPaywall, type SellerOptions, type SellerPaywall } from '../engine/seller.js'
 import { isPaymentError } from '../errors.js'
 import type { PriceInput } from '../money.js'
 import {
@@ -32,8 +34,6 @@ import {
   parseChallenges,
   serializeCredential,
 } from '../mpp.js'
-import type { PaidDecision, PaymentInfo } from '../paywall.js'
-import { createSellerPaywall, type SellerOptions, type SellerPaywall } from '../seller.js'
 import { decodeXPaymentResponse, x402Headers } from '../x402.js'
 
 /** JSON-RPC error code of an MPP payment challenge over MCP (mppx `Mcp.paymentRequiredCode`). */

@@ -6,19 +6,24 @@
  * @module
  */
 import type { Signer } from '@mysten/sui/cryptography'
-import { defaultMaxBodyBytes } from './body.js'
-import type { ChallengeSecret } from './challenge.js'
-import { Recent } from './internal/recent.js'
+import { defaultMaxBodyBytes } from '../body.js'
+import type { ChallengeSecret } from '../challenge.js'
+import { Recent } from '../internal/recent.js'
 import {
   createLeaseSweeper,
   type LeaseSweepEvent,
   type LeaseSweeper,
   type LeaseSweeperOptions,
-} from './leaseSweeper.js'
-import { createLedger } from './ledger/index.js'
-import type { Ledger } from './ledger/types.js'
-import type { PriceInput } from './money.js'
-import type { Offer } from './negotiate.js'
+} from '../leaseSweeper.js'
+import { createLedger } from '../ledger/index.js'
+import type { Ledger } from '../ledger/types.js'
+import type { PriceInput } from '../money.js'
+import type { Offer } from '../negotiate.js'
+import type { PrecheckOptions } from '../precheck.js'
+import { createRefunder, type RefundEvent, type Refunder } from '../refunds.js'
+import { type CompiledRoutes, compileRoutes, matchRoute, type RouteTable } from '../routes.js'
+import type { PaymentStore } from '../stores/types.js'
+import { checkPaywallOptions, checkRoutePrice } from './options.js'
 import {
   createPaywall,
   type PaidDecision,
@@ -28,12 +33,7 @@ import {
   type PaywallEvent,
   type PaywallOptions,
 } from './paywall.js'
-import type { PrecheckOptions } from './precheck.js'
-import { createRefunder, type RefundEvent, type Refunder } from './refunds.js'
-import { type CompiledRoutes, compileRoutes, matchRoute, type RouteTable } from './routes.js'
 import { logSellerEvent } from './sellerLog.js'
-import { checkPaywallOptions, checkRoutePrice } from './sellerOptions.js'
-import type { PaymentStore } from './stores/types.js'
 
 /** Per-route options of `pay(price, routeOptions)`: everything of a {@link PaidRoute} but the price. */
 export type PayRouteOptions = Omit<PaidRoute, 'price'>

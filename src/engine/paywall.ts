@@ -14,22 +14,22 @@
  *
  * @module
  */
-import type { BodyValidator } from './body.js'
-import type { ChallengeSecret } from './challenge.js'
-import { createDecide, emitter } from './engine/decide.js'
-import { finishResponse, hungUpResponse, watchHangUp } from './engine/finish.js'
-import { Preparation } from './engine/prepared.js'
-import { failedCallResponse } from './engine/respond.js'
-import type { PaymentError } from './errors.js'
-import type { PriceInput } from './money.js'
-import type { Offer } from './negotiate.js'
-import type { PrecheckOptions } from './precheck.js'
+import type { BodyValidator } from '../body.js'
+import type { ChallengeSecret } from '../challenge.js'
+import type { PaymentError } from '../errors.js'
+import type { PriceInput } from '../money.js'
+import type { Offer } from '../negotiate.js'
+import type { PrecheckOptions } from '../precheck.js'
+import type { SettleContext, SettlementLedger } from '../settle.js'
+import type { PaymentDialect, PaymentStore } from '../stores/types.js'
+import { createDecide, emitter } from './decide.js'
+import { finishResponse, hungUpResponse, watchHangUp } from './finish.js'
+import { checkPaywallOptions } from './options.js'
+import { Preparation } from './prepared.js'
 import type { EngineRequest } from './requestView.js'
-import { checkPaywallOptions } from './sellerOptions.js'
-import type { SettleContext, SettlementLedger } from './settle.js'
-import type { PaymentDialect, PaymentStore } from './stores/types.js'
+import { failedCallResponse } from './respond.js'
 
-export { finishResponse, hungUpResponse, watchHangUp } from './engine/finish.js'
+export { finishResponse, hungUpResponse, watchHangUp } from './finish.js'
 
 /** A priced route. */
 export type PaidRoute = {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest'
+import { createMemoryStore } from '../stores/memory.js'
 import {
   type CallOutcome,
   createPaywall,
@@ -7,7 +8,6 @@ import {
   type PaidDecision,
   watchHangUp,
 } from './paywall.js'
-import { createMemoryStore } from './stores/memory.js'
 
 function decision(dialect: 'x402' | 'mpp') {
   const outcomes: CallOutcome[] = []
