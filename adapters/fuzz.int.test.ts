@@ -13,7 +13,7 @@
 import { SuiGrpcClient } from '@mysten/sui/grpc'
 import fc from 'fast-check'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { PaidRequestInfo } from '../src/engine/seller.js'
+import type { PaidRequestInfo } from '../src/engine/sellerTypes.js'
 import { createLedger } from '../src/ledger/index.js'
 import { parseChallenge } from '../src/mpp.js'
 import { createMemoryStore } from '../src/stores/memory.js'

@@ -20,7 +20,7 @@ import {
   fuzzClient,
   fuzzRequests,
 } from '../adapters/contract/fuzz.js'
-import type { SellerEvent } from '../src/engine/seller.js'
+import type { SellerEvent } from '../src/engine/sellerTypes.js'
 import { parseChallenge } from '../src/mpp.js'
 import { type StartedLedger, startLedger } from '../src/testing/index.js'
 import { mppAuthorization, x402PaymentHeader } from '../src/testing/payments.js'

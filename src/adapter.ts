@@ -7,23 +7,13 @@
  *
  * @module
  */
-export {
-  type Decision,
-  finishResponse,
-  hungUpResponse,
-  type PaidDecision,
-  type PlainResponse,
-  watchHangUp,
-} from './engine/paywall.js'
+export { finishResponse, hungUpResponse, watchHangUp } from './engine/finish.js'
 export {
   type EngineRequest,
   type HeaderLookup,
   isRequestView,
   type RequestView,
 } from './engine/requestView.js'
-export {
-  createSellerPaywall,
-  type SellerPaywall,
-  type SellerRuntime,
-  successHeaders,
-} from './engine/seller.js'
+export { createSellerPaywall, successHeaders } from './engine/seller.js'
+export type { SellerPaywall, SellerRuntime } from './engine/sellerTypes.js'
+export type { Decision, PaidDecision, PlainResponse } from './engine/types.js'

@@ -18,22 +18,22 @@ export * as Retry from './backoff.js'
 export * as Body from './body.js'
 /** The 402's challenge: building it, binding it to terms by HMAC, verifying it. */
 export * as Challenge from './challenge.js'
-export {
-  type CallOutcome,
-  createPaywall,
-  type PaidRoute,
-  type PaymentInfo,
-  type Paywall,
-  type PaywallEvent,
-  type PaywallOptions,
-} from './engine/paywall.js'
+export { createPaywall } from './engine/paywall.js'
 export type {
   PaidRequestInfo,
   PayRouteOptions,
   SellerEvent,
   SellerLogger,
   SellerOptions,
-} from './engine/seller.js'
+} from './engine/sellerTypes.js'
+export type {
+  CallOutcome,
+  PaidRoute,
+  PaymentInfo,
+  Paywall,
+  PaywallEvent,
+  PaywallOptions,
+} from './engine/types.js'
 /** The error family: codes, problem documents. */
 export * as Errors from './errors.js'
 export {

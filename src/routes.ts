@@ -32,7 +32,7 @@
  * @module
  */
 
-import type { PaidRoute } from './engine/paywall.js'
+import type { PaidRoute } from './engine/types.js'
 import { PaymentError } from './errors.js'
 import type { PriceInput } from './money.js'
 

@@ -32,7 +32,8 @@ import {
   parsePaymentRequired,
   x402Headers,
 } from '../x402.js'
-import { createPaywall, type PaidRoute, type Paywall } from './paywall.js'
+import { createPaywall } from './paywall.js'
+import type { PaidRoute, Paywall } from './types.js'
 
 const secret = 'a-challenge-secret-of-at-least-32-bytes!'
 let chain: StartedLedger

@@ -21,7 +21,8 @@ import type { PaymentStore, StoreOptions } from '../stores/types.js'
 import { type StartedLedger, startLedger } from '../testing/index.js'
 import { signTestPayment } from '../testing/payments.js'
 import { encodeXPayment, parsePaymentRequired, x402Headers } from '../x402.js'
-import { createPaywall, type PaywallEvent } from './paywall.js'
+import { createPaywall } from './paywall.js'
+import type { PaywallEvent } from './types.js'
 
 const secret = 'a-challenge-secret-of-at-least-32-bytes!'
 /** The serve lease of these tests, in ms of the injected clock (renewed every 200 real ms). */

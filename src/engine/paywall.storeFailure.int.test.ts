@@ -22,7 +22,8 @@ import type { PaymentStore } from '../stores/types.js'
 import { type StartedLedger, startLedger } from '../testing/index.js'
 import { signTestPayment } from '../testing/payments.js'
 import { encodeXPayment, parsePaymentRequired, x402Headers } from '../x402.js'
-import { createPaywall, type PaywallEvent, type PaywallOptions } from './paywall.js'
+import { createPaywall } from './paywall.js'
+import type { PaywallEvent, PaywallOptions } from './types.js'
 
 const secret = 'a-challenge-secret-of-at-least-32-bytes!'
 let chain: StartedLedger

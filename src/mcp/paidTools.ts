@@ -21,8 +21,9 @@
  * @module
  */
 import { type CallToolResult, McpError } from '@modelcontextprotocol/sdk/types.js'
-import type { PaidDecision, PaymentInfo } from '../engine/paywall.js'
-import { createSellerPaywall, type SellerOptions, type SellerPaywall } from '../engine/seller.js'
+import { createSellerPaywall } from '../engine/seller.js'
+import type { SellerOptions, SellerPaywall } from '../engine/sellerTypes.js'
+import type { PaidDecision, PaymentInfo } from '../engine/types.js'
 import { isPaymentError } from '../errors.js'
 import type { PriceInput } from '../money.js'
 import {
