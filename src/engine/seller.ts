@@ -75,22 +75,22 @@ export function createSellerPaywall(
     typeof options.secrets === 'string' || options.secrets instanceof Uint8Array
       ? [options.secrets]
       : (options.secrets as readonly ChallengeSecret[])
+  // The engine's options are the seller's, less what only the seller layer reads.
+  const {
+    routes: _routes,
+    caseSensitive: _caseSensitive,
+    refundSigner: _refundSigner,
+    refundIntervalMs: _refundIntervalMs,
+    leaseSweep: _leaseSweep,
+    logger: _logger,
+    ...shared
+  } = options
   const engineOptions: PaywallOptions = {
-    payTo: options.payTo,
+    ...shared,
     ledger,
-    store: options.store,
     secrets,
-    network: options.network,
-    asset: options.asset,
-    realm: options.realm,
-    publicBaseUrl: options.publicBaseUrl,
-    trustProxy: options.trustProxy,
-    offer: options.offer,
-    precheck: options.precheck,
-    maxBodyBytes: options.maxBodyBytes,
     refunder: options.refundSigner === undefined ? undefined : refunder,
     onEvent: observe,
-    now: options.now,
   }
   const engine = createPaywall(engineOptions)
   const defaultLimit = options.maxBodyBytes ?? defaultMaxBodyBytes

@@ -1,6 +1,7 @@
 /**
  * The seller layer's types: the options every framework adapter takes, what a paid handler reads,
- * and the configured seller side the adapters share.
+ * and the configured seller side the adapters share. {@link SellerOptions} is the engine's
+ * {@link PaywallOptions} plus what the seller layer adds, so each shared option is declared once.
  *
  * @module
  */
@@ -9,12 +10,9 @@ import type { ChallengeSecret } from '../challenge.js'
 import type { LeaseSweepEvent, LeaseSweeper, LeaseSweeperOptions } from '../leaseSweeper.js'
 import type { Ledger } from '../ledger/types.js'
 import type { PriceInput } from '../money.js'
-import type { Offer } from '../negotiate.js'
-import type { PrecheckOptions } from '../precheck.js'
 import type { RefundEvent, Refunder } from '../refunds.js'
 import type { CompiledRoutes, RouteTable } from '../routes.js'
-import type { PaymentStore } from '../stores/types.js'
-import type { PaidRoute, PaymentInfo, Paywall, PaywallEvent } from './types.js'
+import type { PaidRoute, PaymentInfo, Paywall, PaywallEvent, PaywallOptions } from './types.js'
 
 /** Per-route options of `pay(price, routeOptions)`: everything of a {@link PaidRoute} but the price. */
 export type PayRouteOptions = Omit<PaidRoute, 'price'>
@@ -29,8 +27,16 @@ export type SellerLogger = {
 /** Everything the seller side reports, for logs and metrics. */
 export type SellerEvent = PaywallEvent | RefundEvent | LeaseSweepEvent
 
-/** The options of every adapter's `paywall(options)`. */
-export type SellerOptions = {
+/**
+ * The options of every adapter's `paywall(options)`: the engine's {@link PaywallOptions}, with the
+ * ledger given as a URL or a `Ledger`, one secret or a list, and what the seller layer adds — the
+ * route table, the refund worker, the lease sweeper and a logger. The seller layer makes the
+ * engine's `refunder` and takes no `onSettleStep`.
+ */
+export type SellerOptions = Omit<
+  PaywallOptions,
+  'ledger' | 'secrets' | 'refunder' | 'onEvent' | 'onSettleStep'
+> & {
   /**
    * Priced routes: `'POST /v1/things/:id'` → `'0.02'` or a {@link PaidRoute}. Matched on the
    * normalised path (see `normalizePath`); other requests pass through untouched. Optional when
@@ -39,39 +45,16 @@ export type SellerOptions = {
   routes?: RouteTable | undefined
   /** Match route paths case-sensitively. Default `false` (a superset of every framework's rule). */
   caseSensitive?: boolean | undefined
-  /** The seller's Sui address that receives payments. */
-  payTo: string
-  /** Network. Default `sui:mainnet`. */
-  network?: string | undefined
-  /** Coin type. Default the USDC of `network`. */
-  asset?: string | undefined
   /**
    * The ledger: a full-node gRPC URL (`https://fullnode.mainnet.sui.io:443`, or the emulator's from
    * `tollgate/testing`), or a `Ledger` made with `createLedger`.
    */
   ledger: string | Ledger
   /**
-   * Where payments are recorded (replay protection, refunds). Required. Tests: `createMemoryStore()`
-   * from `tollgate`; production: `createSqliteStore()` from `tollgate/stores/sqlite` (one machine)
-   * or the Redis/PostgreSQL stores (several processes). A memory store forgets payments on restart.
-   */
-  store: PaymentStore
-  /**
    * Challenge HMAC secret(s), each ≥ 32 bytes; the first signs, all verify (rotation). Security:
    * anyone holding one can mint challenges; keep them out of logs and source control.
    */
   secrets: ChallengeSecret | readonly ChallengeSecret[]
-  /** MPP realm. Default the host name of the resource URL (without the port, as mppx expects). */
-  realm?: string | undefined
-  /** Public base URL used for the `resource` buyers pay for (recommended in production). */
-  publicBaseUrl?: string | undefined
-  /**
-   * Believe `X-Forwarded-Proto`/`-Host` for `resource`. Default `false`. Security: only behind a
-   * proxy that overwrites them; otherwise a client chooses the URL bound into its challenge.
-   */
-  trustProxy?: boolean | undefined
-  /** Dialects offered: `both` (default), `x402` or `mpp`. */
-  offer?: Offer | undefined
   /**
    * The operator key that pays refunds of failed paid calls (usually the `payTo` key). Without it,
    * refunds stay owed and are listed by `refunder.owed()` / `tollgate refunds`. Security: it holds
@@ -97,16 +80,10 @@ export type SellerOptions = {
       }
     | false
     | undefined
-  /** Default body size limit in bytes. Default 1 MiB. */
-  maxBodyBytes?: number | undefined
-  /** Offline pre-check options (transaction forms, size). */
-  precheck?: PrecheckOptions | undefined
   /** Observes every payment and refund event. Errors thrown here are ignored. */
   onEvent?: ((event: SellerEvent) => void) | undefined
   /** A pino-compatible logger: payment events are logged (no secrets, no headers). */
   logger?: SellerLogger | undefined
-  /** Clock in ms (tests). Default `Date.now`. */
-  now?: (() => number) | undefined
 }
 
 /** What a handler of a paid request can read (Express `res.locals.tollgate`, Koa `ctx.state.tollgate`, Hono `c.get('tollgate')`). */

@@ -174,35 +174,48 @@ export type PaywallEvent =
    */
   | { type: 'store_failed'; resource: string; error: PaymentError }
 
-/** Options of {@link createPaywall}. */
+/**
+ * Options of {@link createPaywall}. The seller layer's `SellerOptions` (every adapter's
+ * `paywall(options)`) are these, with the ledger as a URL or a `Ledger`, one secret or a list, and
+ * the seller's own additions: each option both layers share is declared here only.
+ */
 export type PaywallOptions = {
   /** The seller's Sui address that receives payments. */
   payTo: string
-  /** Network; default `sui:mainnet`. */
+  /** Network. Default `sui:mainnet`. */
   network?: string | undefined
-  /** Coin type; default the USDC of `network`. */
+  /** Coin type. Default the USDC of `network`. */
   asset?: string | undefined
+  /** The ledger settlements are submitted to and read from (a `Ledger` made with `createLedger`). */
   ledger: SettlementLedger
+  /**
+   * Where payments are recorded (replay protection, refunds). Required. Tests: `createMemoryStore()`
+   * from `tollgate`; production: `createSqliteStore()` from `tollgate/stores/sqlite` (one machine)
+   * or the Redis/PostgreSQL stores (several processes). A memory store forgets payments on restart.
+   */
   store: PaymentStore
   /**
    * Challenge HMAC secrets, each ≥ 32 bytes; the first signs, all verify (rotation). Security: anyone
    * holding a secret can mint challenges; keep them out of logs and source control.
    */
   secrets: readonly ChallengeSecret[]
-  /** MPP realm; default the host name of the resource URL (without the port, as mppx expects). */
+  /** MPP realm. Default the host name of the resource URL (without the port, as mppx expects). */
   realm?: string | undefined
-  /** Public base URL used for `resource` (recommended behind proxies). */
+  /**
+   * Public base URL used for the `resource` buyers pay for (recommended in production, and behind
+   * proxies).
+   */
   publicBaseUrl?: string | undefined
   /**
-   * Believe `X-Forwarded-Proto`/`-Host` for `resource`. Default false. Security: only behind a proxy
-   * that overwrites them; otherwise clients choose the URL bound into their challenge.
+   * Believe `X-Forwarded-Proto`/`-Host` for `resource`. Default `false`. Security: only behind a
+   * proxy that overwrites them; otherwise a client chooses the URL bound into its challenge.
    */
   trustProxy?: boolean | undefined
   /** Dialects offered: `both` (default), `x402` or `mpp`. */
   offer?: Offer | undefined
   /** Offline pre-check options (transaction forms, size). */
   precheck?: PrecheckOptions | undefined
-  /** Default body size limit; default 1 MiB. */
+  /** Default body size limit in bytes. Default 1 MiB. */
   maxBodyBytes?: number | undefined
   /** Woken (not awaited) after a refund becomes due. */
   refunder?: { runOnce(): Promise<unknown> } | undefined
@@ -210,7 +223,7 @@ export type PaywallOptions = {
   onEvent?: ((event: PaywallEvent) => void) | undefined
   /** Settlement step hook (tests; see `SettleContext.onStep`). */
   onSettleStep?: SettleContext['onStep']
-  /** Clock in ms; default `Date.now`. */
+  /** Clock in ms (tests). Default `Date.now`. */
   now?: (() => number) | undefined
 }
 
