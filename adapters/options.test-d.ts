@@ -5,9 +5,9 @@ import { Hono } from 'hono'
 import Koa from 'koa'
 import { describe, expectTypeOf, it } from 'vitest'
 import { z } from 'zod'
+import type { PaidRequestInfo, SellerOptions } from '../src/engine/sellerTypes.js'
+import type { PaymentInfo } from '../src/engine/types.js'
 import type { Ledger } from '../src/ledger/index.js'
-import type { PaymentInfo } from '../src/paywall.js'
-import type { PaidRequestInfo, SellerOptions } from '../src/seller.js'
 import { createMemoryStore } from '../src/stores/memory.js'
 import {
   type ExpressPaywall,

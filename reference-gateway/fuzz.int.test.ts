@@ -20,8 +20,8 @@ import {
   fuzzClient,
   fuzzRequests,
 } from '../adapters/contract/fuzz.js'
+import type { SellerEvent } from '../src/engine/sellerTypes.js'
 import { parseChallenge } from '../src/mpp.js'
-import type { SellerEvent } from '../src/seller.js'
 import { type StartedLedger, startLedger } from '../src/testing/index.js'
 import { mppAuthorization, x402PaymentHeader } from '../src/testing/payments.js'
 import { parsePaymentRequired } from '../src/x402.js'

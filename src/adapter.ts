@@ -7,23 +7,13 @@
  *
  * @module
  */
-export {
-  type Decision,
-  finishResponse,
-  hungUpResponse,
-  type PaidDecision,
-  type PlainResponse,
-  watchHangUp,
-} from './paywall.js'
+export { finishResponse, hungUpResponse, watchHangUp } from './engine/finish.js'
 export {
   type EngineRequest,
   type HeaderLookup,
   isRequestView,
   type RequestView,
-} from './requestView.js'
-export {
-  createSellerPaywall,
-  type SellerPaywall,
-  type SellerRuntime,
-  successHeaders,
-} from './seller.js'
+} from './engine/requestView.js'
+export { createSellerPaywall, successHeaders } from './engine/seller.js'
+export type { SellerPaywall, SellerRuntime } from './engine/sellerTypes.js'
+export type { Decision, PaidDecision, PlainResponse } from './engine/types.js'

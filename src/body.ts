@@ -7,8 +7,9 @@
  *
  * @module
  */
+
+import { type EngineRequest, isRequestView } from './engine/requestView.js'
 import { cappedBytes } from './internal/cappedBytes.js'
-import { type EngineRequest, isRequestView } from './requestView.js'
 
 /** Request bodies are read as UTF-8 (a malformed sequence becomes U+FFFD, a BOM is kept). */
 const utf8 = new TextDecoder('utf-8', { ignoreBOM: true })

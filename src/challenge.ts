@@ -12,6 +12,8 @@
  *
  * @module
  */
+
+import type { HeaderLookup } from './engine/requestView.js'
 import { PaymentError } from './errors.js'
 import {
   alignedExpiry,
@@ -22,7 +24,6 @@ import {
 import { assembleChallenge, checkChallengeId, explainChallenge } from './internal/challenges.js'
 import { type PreparedTerms, prepareTerms, type RouteTerms } from './internal/terms.js'
 import type { Offer } from './negotiate.js'
-import type { HeaderLookup } from './requestView.js'
 import type { PaymentRequirement } from './x402.js'
 
 export type { ChallengeSecret } from './internal/challengeId.js'

@@ -18,6 +18,22 @@ export * as Retry from './backoff.js'
 export * as Body from './body.js'
 /** The 402's challenge: building it, binding it to terms by HMAC, verifying it. */
 export * as Challenge from './challenge.js'
+export { createPaywall } from './engine/paywall.js'
+export type {
+  PaidRequestInfo,
+  PayRouteOptions,
+  SellerEvent,
+  SellerLogger,
+  SellerOptions,
+} from './engine/sellerTypes.js'
+export type {
+  CallOutcome,
+  PaidRoute,
+  PaymentInfo,
+  Paywall,
+  PaywallEvent,
+  PaywallOptions,
+} from './engine/types.js'
 /** The error family: `PaymentError`, its stable codes, problem documents. */
 export * from './errors.js'
 /** Escrowed jobs: the Move calls, the job record, the seller's side. */
@@ -49,15 +65,6 @@ export * from './money.js'
 /** The MPP dialect: `WWW-Authenticate: Payment`, credentials, receipts. */
 export * as Mpp from './mpp.js'
 export type { Dialect, Offer } from './negotiate.js'
-export {
-  type CallOutcome,
-  createPaywall,
-  type PaidRoute,
-  type PaymentInfo,
-  type Paywall,
-  type PaywallEvent,
-  type PaywallOptions,
-} from './paywall.js'
 export type { PaymentTarget, PrecheckOptions, TransactionForm } from './precheck.js'
 /** The MPP proof: what the sender signs. */
 export * as Proof from './proof.js'
@@ -71,13 +78,6 @@ export {
 } from './refunds.js'
 /** Route tables: compiling, normalising and matching paths. */
 export * as Routes from './routes.js'
-export type {
-  PaidRequestInfo,
-  PayRouteOptions,
-  SellerEvent,
-  SellerLogger,
-  SellerOptions,
-} from './seller.js'
 /** Text written by a listed seller, one line, capped, quoted and labelled as the seller's. */
 export * as SellerText from './sellerText.js'
 /** Settle-then-verify for both dialects, against a ledger. */

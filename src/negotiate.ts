@@ -3,9 +3,10 @@
  *
  * @module
  */
+
+import type { HeaderLookup } from './engine/requestView.js'
 import { findScheme } from './internal/authParams.js'
 import { paymentScheme } from './mpp.js'
-import type { HeaderLookup } from './requestView.js'
 
 /**
  * The payment dialects. `x402`: body challenge + `X-PAYMENT` (version 1) or the `PAYMENT-REQUIRED`

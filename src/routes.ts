@@ -32,9 +32,9 @@
  * @module
  */
 
+import type { PaidRoute } from './engine/types.js'
 import { PaymentError } from './errors.js'
 import type { PriceInput } from './money.js'
-import type { PaidRoute } from './paywall.js'
 
 /** One entry of a route table: a full {@link PaidRoute} or just its price (`'0.02'`, `'$0.02'`). */
 export type RouteEntry = PaidRoute | PriceInput

@@ -56,7 +56,7 @@ async function challengeAnswer(): Promise<{
   headers: Record<string, string>
   body: Buffer
 }> {
-  const { createSellerPaywall } = await import('../../src/seller.js')
+  const { createSellerPaywall } = await import('../../src/engine/seller.js')
   const seller = createSellerPaywall(options())
   const url = 'http://127.0.0.1:3000/paid'
   const route = seller.match('POST', url)

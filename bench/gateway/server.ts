@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { loadConfig } from '../../reference-gateway/config.js'
 import { startGateway } from '../../reference-gateway/server.js'
-import type { SellerEvent } from '../../src/seller.js'
+import type { SellerEvent } from '../../src/engine/sellerTypes.js'
 import { createTestWallet } from '../../src/testing/wallet.js'
 
 const ledgerUrl = process.env.LEDGER_URL as string

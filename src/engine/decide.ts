@@ -25,9 +25,7 @@ import { checkChallengeId } from '../internal/challenges.js'
 import type { PreparedTerms } from '../internal/terms.js'
 import { parseCredential, suiChargePayload } from '../mpp.js'
 import { type Classification, classifyRequest } from '../negotiate.js'
-import type { Decision, PaidRoute, PaymentInfo, PaywallEvent, PaywallOptions } from '../paywall.js'
 import { normalizeTerms } from '../precheck.js'
-import type { EngineRequest } from '../requestView.js'
 import {
   type SettleContext,
   type SettlementResult,
@@ -39,7 +37,9 @@ import { decodeXPayment } from '../x402.js'
 import { checkAccepted, decodePaymentSignature } from '../x402v2.js'
 import { type PaidContext, paidDecision } from './paid.js'
 import type { Preparation, PreparedRoute, ResourceTerms } from './prepared.js'
+import type { EngineRequest } from './requestView.js'
 import { invalidBody, refusedAnswer, tooLarge } from './respond.js'
+import type { Decision, PaidRoute, PaymentInfo, PaywallEvent, PaywallOptions } from './types.js'
 
 /** The engine's decision function; see the module's description. */
 export type Decide = (request: EngineRequest, route: PaidRoute) => Decision | Promise<Decision>

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { PaidDecision } from '../paywall.js'
+import type { PaidDecision } from './types.js'
 
 /**
  * Puts the success headers on a handler's response and records the outcome when its body is done:

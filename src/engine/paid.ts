@@ -8,10 +8,10 @@
  */
 import { hasCode } from '../errors.js'
 import { encodeReceipt, mppHeaders } from '../mpp.js'
-import type { CallOutcome, PaidDecision, PaidRoute, PaymentInfo, PaywallEvent } from '../paywall.js'
 import type { PaymentStore } from '../stores/types.js'
 import { encodeXPaymentResponse, x402Headers } from '../x402.js'
 import { x402V2Headers } from '../x402v2.js'
+import type { CallOutcome, PaidDecision, PaidRoute, PaymentInfo, PaywallEvent } from './types.js'
 
 /** What a paid decision needs of its engine. */
 export type PaidContext = {

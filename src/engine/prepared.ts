@@ -17,9 +17,9 @@ import { Recent } from '../internal/recent.js'
 import { type PreparedTerms, prepareTerms, type RouteTerms } from '../internal/terms.js'
 import { parseAmount } from '../money.js'
 import type { Offer } from '../negotiate.js'
-import type { PaidRoute, PaywallOptions } from '../paywall.js'
-import type { EngineRequest } from '../requestView.js'
+import type { EngineRequest } from './requestView.js'
 import { type Answer, challengeAnswer } from './respond.js'
+import type { PaidRoute, PaywallOptions } from './types.js'
 
 /** A route as the engine uses it. */
 export type PreparedRoute = {

@@ -10,7 +10,7 @@
 import type { ChallengePieces } from '../challenge.js'
 import { PaymentError } from '../errors.js'
 import { explainChallenge } from '../internal/challenges.js'
-import type { PlainResponse } from '../paywall.js'
+import type { PlainResponse } from './types.js'
 
 /**
  * An engine answer as a decision (`status: 'respond'`). Immutable, so the same 402 can be handed to

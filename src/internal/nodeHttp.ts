@@ -11,8 +11,8 @@ import type {
   OutgoingHttpHeaders,
   ServerResponse,
 } from 'node:http'
-import type { PaidDecision, PlainResponse } from '../paywall.js'
-import type { RequestView } from '../requestView.js'
+import type { RequestView } from '../engine/requestView.js'
+import type { PaidDecision, PlainResponse } from '../engine/types.js'
 import { cappedBytes } from './cappedBytes.js'
 
 /**

@@ -21,6 +21,9 @@
  * @module
  */
 import { type CallToolResult, McpError } from '@modelcontextprotocol/sdk/types.js'
+import { createSellerPaywall } from '../engine/seller.js'
+import type { SellerOptions, SellerPaywall } from '../engine/sellerTypes.js'
+import type { PaidDecision, PaymentInfo } from '../engine/types.js'
 import { isPaymentError } from '../errors.js'
 import type { PriceInput } from '../money.js'
 import {
@@ -32,8 +35,6 @@ import {
   parseChallenges,
   serializeCredential,
 } from '../mpp.js'
-import type { PaidDecision, PaymentInfo } from '../paywall.js'
-import { createSellerPaywall, type SellerOptions, type SellerPaywall } from '../seller.js'
 import { decodeXPaymentResponse, x402Headers } from '../x402.js'
 
 /** JSON-RPC error code of an MPP payment challenge over MCP (mppx `Mcp.paymentRequiredCode`). */

@@ -10,13 +10,13 @@ import { fileURLToPath } from 'node:url'
 import { SuiGrpcClient } from '@mysten/sui/grpc'
 import { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { serviceUrl, uniqueName } from './stores/contract.js'
-import type { SellerConfig } from './testing/fixtures/seller.js'
-import { type StartedLedger, startLedger } from './testing/index.js'
-import { x402PaymentHeader } from './testing/payments.js'
-import { parsePaymentRequired, x402Headers } from './x402.js'
+import { serviceUrl, uniqueName } from '../stores/contract.js'
+import type { SellerConfig } from '../testing/fixtures/seller.js'
+import { type StartedLedger, startLedger } from '../testing/index.js'
+import { x402PaymentHeader } from '../testing/payments.js'
+import { parsePaymentRequired, x402Headers } from '../x402.js'
 
-const workerPath = fileURLToPath(new URL('./testing/fixtures/seller.ts', import.meta.url))
+const workerPath = fileURLToPath(new URL('../testing/fixtures/seller.ts', import.meta.url))
 const redisUrl = serviceUrl('REDIS_URL')
 const databaseUrl = serviceUrl('DATABASE_URL')
 const publicBaseUrl = 'http://seller.test'

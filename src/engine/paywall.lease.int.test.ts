@@ -13,15 +13,16 @@ import { join } from 'node:path'
 import { SuiGrpcClient } from '@mysten/sui/grpc'
 import { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createLedger } from './ledger/index.js'
-import { createPaywall, type PaywallEvent } from './paywall.js'
-import { uniqueName } from './stores/contract.js'
-import { createMemoryStore } from './stores/memory.js'
-import { createSqliteStore } from './stores/sqlite.js'
-import type { PaymentStore, StoreOptions } from './stores/types.js'
-import { type StartedLedger, startLedger } from './testing/index.js'
-import { signTestPayment } from './testing/payments.js'
-import { encodeXPayment, parsePaymentRequired, x402Headers } from './x402.js'
+import { createLedger } from '../ledger/index.js'
+import { uniqueName } from '../stores/contract.js'
+import { createMemoryStore } from '../stores/memory.js'
+import { createSqliteStore } from '../stores/sqlite.js'
+import type { PaymentStore, StoreOptions } from '../stores/types.js'
+import { type StartedLedger, startLedger } from '../testing/index.js'
+import { signTestPayment } from '../testing/payments.js'
+import { encodeXPayment, parsePaymentRequired, x402Headers } from '../x402.js'
+import { createPaywall } from './paywall.js'
+import type { PaywallEvent } from './types.js'
 
 const secret = 'a-challenge-secret-of-at-least-32-bytes!'
 /** The serve lease of these tests, in ms of the injected clock (renewed every 200 real ms). */
@@ -68,7 +69,7 @@ if (redisUrl) {
   kinds.push({
     name: 'redis',
     async open(options) {
-      const { createRedisStore } = await import('./stores/redis.js')
+      const { createRedisStore } = await import('../stores/redis.js')
       const { Redis } = await import('ioredis')
       const keyPrefix = `${uniqueName('tg_lease')}:`
       const store = createRedisStore({ ...options, connection: redisUrl, keyPrefix })
@@ -90,7 +91,7 @@ if (databaseUrl) {
   kinds.push({
     name: 'postgres',
     async open(options) {
-      const { createPostgresStore } = await import('./stores/postgres.js')
+      const { createPostgresStore } = await import('../stores/postgres.js')
       const table = uniqueName('tg_lease')
       const store = createPostgresStore({ ...options, connection: databaseUrl, table })
       return {

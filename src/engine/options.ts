@@ -5,10 +5,10 @@
  *
  * @module
  */
-import { PaymentError } from './errors.js'
-import { keyRing } from './internal/challengeId.js'
-import { parseAmount } from './money.js'
-import type { PaidRoute } from './paywall.js'
+import { PaymentError } from '../errors.js'
+import { keyRing } from '../internal/challengeId.js'
+import { parseAmount } from '../money.js'
+import type { PaidRoute } from './types.js'
 
 /** The options every paywall needs, as {@link checkPaywallOptions} sees them (nothing is trusted). */
 export type CheckedPaywallOptions = {

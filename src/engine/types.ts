@@ -1,35 +1,20 @@
 /**
- * The paywall engine: the one place where a request meets a price. Framework-neutral (Web-standard
- * `Request`/`Response`); the Express, Koa and Hono adapters only translate to and from it.
- *
- * It is made of one concept per module under `engine/`: what an engine prepares once and remembers
- * (`prepared`), the one decision (`decide`), the engine's own answers (`respond`), a settled
- * request's success headers and outcome (`paid`), and finishing a handler's response on
- * Web-standard runtimes (`finish`).
- *
- * ```
- * handle(request, route) ─▶ respond (400, 402, 413, 503) | paid
- * complete({ status }) ─▶ served | refund_due (handler threw, 5xx, or a status the route marks failed)
- * ```
+ * The engine's types: a priced route, a payment, the engine's decision and its events, the engine's
+ * options and the engine itself. Every engine module imports its types from here, and this module
+ * imports no engine module but `requestView` (a leaf), so no engine file imports back from a
+ * module that imports it.
  *
  * @module
  */
-import type { BodyValidator } from './body.js'
-import type { ChallengeSecret } from './challenge.js'
-import { createDecide, emitter } from './engine/decide.js'
-import { finishResponse, hungUpResponse, watchHangUp } from './engine/finish.js'
-import { Preparation } from './engine/prepared.js'
-import { failedCallResponse } from './engine/respond.js'
-import type { PaymentError } from './errors.js'
-import type { PriceInput } from './money.js'
-import type { Offer } from './negotiate.js'
-import type { PrecheckOptions } from './precheck.js'
+import type { BodyValidator } from '../body.js'
+import type { ChallengeSecret } from '../challenge.js'
+import type { PaymentError } from '../errors.js'
+import type { PriceInput } from '../money.js'
+import type { Offer } from '../negotiate.js'
+import type { PrecheckOptions } from '../precheck.js'
+import type { SettleContext, SettlementLedger } from '../settle.js'
+import type { PaymentDialect, PaymentStore } from '../stores/types.js'
 import type { EngineRequest } from './requestView.js'
-import { checkPaywallOptions } from './sellerOptions.js'
-import type { SettleContext, SettlementLedger } from './settle.js'
-import type { PaymentDialect, PaymentStore } from './stores/types.js'
-
-export { finishResponse, hungUpResponse, watchHangUp } from './engine/finish.js'
 
 /** A priced route. */
 export type PaidRoute = {
@@ -189,35 +174,48 @@ export type PaywallEvent =
    */
   | { type: 'store_failed'; resource: string; error: PaymentError }
 
-/** Options of {@link createPaywall}. */
+/**
+ * Options of {@link createPaywall}. The seller layer's `SellerOptions` (every adapter's
+ * `paywall(options)`) are these, with the ledger as a URL or a `Ledger`, one secret or a list, and
+ * the seller's own additions: each option both layers share is declared here only.
+ */
 export type PaywallOptions = {
   /** The seller's Sui address that receives payments. */
   payTo: string
-  /** Network; default `sui:mainnet`. */
+  /** Network. Default `sui:mainnet`. */
   network?: string | undefined
-  /** Coin type; default the USDC of `network`. */
+  /** Coin type. Default the USDC of `network`. */
   asset?: string | undefined
+  /** The ledger settlements are submitted to and read from (a `Ledger` made with `createLedger`). */
   ledger: SettlementLedger
+  /**
+   * Where payments are recorded (replay protection, refunds). Required. Tests: `createMemoryStore()`
+   * from `tollgate`; production: `createSqliteStore()` from `tollgate/stores/sqlite` (one machine)
+   * or the Redis/PostgreSQL stores (several processes). A memory store forgets payments on restart.
+   */
   store: PaymentStore
   /**
    * Challenge HMAC secrets, each ≥ 32 bytes; the first signs, all verify (rotation). Security: anyone
    * holding a secret can mint challenges; keep them out of logs and source control.
    */
   secrets: readonly ChallengeSecret[]
-  /** MPP realm; default the host name of the resource URL (without the port, as mppx expects). */
+  /** MPP realm. Default the host name of the resource URL (without the port, as mppx expects). */
   realm?: string | undefined
-  /** Public base URL used for `resource` (recommended behind proxies). */
+  /**
+   * Public base URL used for the `resource` buyers pay for (recommended in production, and behind
+   * proxies).
+   */
   publicBaseUrl?: string | undefined
   /**
-   * Believe `X-Forwarded-Proto`/`-Host` for `resource`. Default false. Security: only behind a proxy
-   * that overwrites them; otherwise clients choose the URL bound into their challenge.
+   * Believe `X-Forwarded-Proto`/`-Host` for `resource`. Default `false`. Security: only behind a
+   * proxy that overwrites them; otherwise a client chooses the URL bound into its challenge.
    */
   trustProxy?: boolean | undefined
   /** Dialects offered: `both` (default), `x402` or `mpp`. */
   offer?: Offer | undefined
   /** Offline pre-check options (transaction forms, size). */
   precheck?: PrecheckOptions | undefined
-  /** Default body size limit; default 1 MiB. */
+  /** Default body size limit in bytes. Default 1 MiB. */
   maxBodyBytes?: number | undefined
   /** Woken (not awaited) after a refund becomes due. */
   refunder?: { runOnce(): Promise<unknown> } | undefined
@@ -225,7 +223,7 @@ export type PaywallOptions = {
   onEvent?: ((event: PaywallEvent) => void) | undefined
   /** Settlement step hook (tests; see `SettleContext.onStep`). */
   onSettleStep?: SettleContext['onStep']
-  /** Clock in ms; default `Date.now`. */
+  /** Clock in ms (tests). Default `Date.now`. */
   now?: (() => number) | undefined
 }
 
@@ -252,50 +250,4 @@ export type Paywall = {
   ): (request: Request) => Promise<Response>
   /** The options, as resolved. */
   readonly options: Readonly<PaywallOptions>
-}
-
-/**
- * Creates the engine.
- *
- * @throws {PaymentError} `invalid_config` or `invalid_secret` for options no payment could pass.
- * @example
- * ```ts
- * const paywall = createPaywall({ payTo, ledger, store, secrets: [process.env.CHALLENGE_SECRET!] })
- * const handler = paywall.protect({ price: '0.02' }, () => Response.json({ ok: true }))
- * ```
- */
-export function createPaywall(options: PaywallOptions): Paywall {
-  checkPaywallOptions(options)
-  const handle = createDecide({
-    options,
-    prepared: new Preparation(options),
-    store: options.store,
-    refunder: options.refunder,
-    emit: emitter(options),
-    now: options.now ?? Date.now,
-  })
-
-  function protect(
-    route: PaidRoute,
-    handler: (request: Request, paid: PaidDecision) => Response | Promise<Response>,
-  ): (request: Request) => Promise<Response> {
-    return async (request) => {
-      const decision = await handle(request, route)
-      if (decision.status === 'respond') return decision.response
-      const stopWatching = watchHangUp(request.signal, decision)
-      if (stopWatching === undefined) return hungUpResponse()
-      let response: Response
-      try {
-        response = await handler(request, decision)
-        stopWatching()
-      } catch (error) {
-        stopWatching()
-        await decision.complete({ error })
-        return failedCallResponse()
-      }
-      return finishResponse(response, decision)
-    }
-  }
-
-  return { handle, protect, options }
 }

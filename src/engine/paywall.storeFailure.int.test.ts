@@ -14,15 +14,16 @@ import { SuiGrpcClient } from '@mysten/sui/grpc'
 import { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
 import Database from 'better-sqlite3'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { PaymentError } from './errors.js'
-import { createLedger } from './ledger/index.js'
-import { createPaywall, type PaywallEvent, type PaywallOptions } from './paywall.js'
-import { uniqueName } from './stores/contract.js'
-import { createSqliteStore } from './stores/sqlite.js'
-import type { PaymentStore } from './stores/types.js'
-import { type StartedLedger, startLedger } from './testing/index.js'
-import { signTestPayment } from './testing/payments.js'
-import { encodeXPayment, parsePaymentRequired, x402Headers } from './x402.js'
+import type { PaymentError } from '../errors.js'
+import { createLedger } from '../ledger/index.js'
+import { uniqueName } from '../stores/contract.js'
+import { createSqliteStore } from '../stores/sqlite.js'
+import type { PaymentStore } from '../stores/types.js'
+import { type StartedLedger, startLedger } from '../testing/index.js'
+import { signTestPayment } from '../testing/payments.js'
+import { encodeXPayment, parsePaymentRequired, x402Headers } from '../x402.js'
+import { createPaywall } from './paywall.js'
+import type { PaywallEvent, PaywallOptions } from './types.js'
 
 const secret = 'a-challenge-secret-of-at-least-32-bytes!'
 let chain: StartedLedger
@@ -104,7 +105,7 @@ if (databaseUrl) {
   kinds.push({
     name: 'postgres',
     async open() {
-      const { createPostgresStore } = await import('./stores/postgres.js')
+      const { createPostgresStore } = await import('../stores/postgres.js')
       const pg = (await import('pg')).default
       const table = uniqueName('tg_broken')
       const admin = new pg.Pool({ connectionString: databaseUrl, max: 1 })
@@ -122,7 +123,7 @@ if (databaseUrl) {
       }
     },
     async unreachable() {
-      const { createPostgresStore } = await import('./stores/postgres.js')
+      const { createPostgresStore } = await import('../stores/postgres.js')
       // Nothing listens on port 1: every connection is refused.
       const store = createPostgresStore({ connection: 'postgres://postgres@127.0.0.1:1/test' })
       return { store, cleanup: () => store.close() }
@@ -135,7 +136,7 @@ if (redisUrl) {
   kinds.push({
     name: 'redis',
     async open() {
-      const { createRedisStore } = await import('./stores/redis.js')
+      const { createRedisStore } = await import('../stores/redis.js')
       const { Redis } = await import('ioredis')
       const keyPrefix = `${uniqueName('tg_broken')}:`
       const admin = new Redis(redisUrl)
@@ -155,7 +156,7 @@ if (redisUrl) {
       }
     },
     async unreachable() {
-      const { createRedisStore } = await import('./stores/redis.js')
+      const { createRedisStore } = await import('../stores/redis.js')
       const { Redis } = await import('ioredis')
       // Nothing listens on port 1; the client gives up after two reconnection attempts.
       const redis = new Redis('redis://127.0.0.1:1', {

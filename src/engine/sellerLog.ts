@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { SellerEvent, SellerLogger } from './seller.js'
+import type { SellerEvent, SellerLogger } from './sellerTypes.js'
 
 /** Writes one line for `event`, at the level its kind deserves (refund and store failures: error). */
 export function logSellerEvent(logger: SellerLogger, event: SellerEvent): void {

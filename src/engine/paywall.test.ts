@@ -1,13 +1,8 @@
 import { describe, expect, it } from 'vitest'
-import {
-  type CallOutcome,
-  createPaywall,
-  type Decision,
-  finishResponse,
-  type PaidDecision,
-  watchHangUp,
-} from './paywall.js'
-import { createMemoryStore } from './stores/memory.js'
+import { createMemoryStore } from '../stores/memory.js'
+import { finishResponse, watchHangUp } from './finish.js'
+import { createPaywall } from './paywall.js'
+import type { CallOutcome, Decision, PaidDecision } from './types.js'
 
 function decision(dialect: 'x402' | 'mpp') {
   const outcomes: CallOutcome[] = []

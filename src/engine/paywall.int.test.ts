@@ -10,29 +10,30 @@ import { Transaction } from '@mysten/sui/transactions'
 import { fromBase64, toBase64 } from '@mysten/sui/utils'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { z } from 'zod'
-import { transactionDigest } from './internal/transactionData.js'
-import { createLedger } from './ledger/index.js'
-import { decodeReceipt, parseChallenge, serializeCredential } from './mpp.js'
-import { createPaywall, type PaidRoute, type Paywall } from './paywall.js'
-import { signProof } from './proof.js'
-import { createMemoryStore } from './stores/memory.js'
-import type { PaymentStore } from './stores/types.js'
-import { type StartedLedger, startLedger, WORMHOLE_USDC_TYPE } from './testing/index.js'
-import { SUI_TYPE } from './testing/ledger/state.js'
-import { coinRefs } from './testing/ledger/testHelpers.js'
+import { transactionDigest } from '../internal/transactionData.js'
+import { createLedger } from '../ledger/index.js'
+import { decodeReceipt, parseChallenge, serializeCredential } from '../mpp.js'
+import { signProof } from '../proof.js'
+import { createMemoryStore } from '../stores/memory.js'
+import type { PaymentStore } from '../stores/types.js'
+import { type StartedLedger, startLedger, WORMHOLE_USDC_TYPE } from '../testing/index.js'
+import { SUI_TYPE } from '../testing/ledger/state.js'
+import { coinRefs } from '../testing/ledger/testHelpers.js'
 import {
   mppAuthorization,
   signTestPayment,
   type TestPaymentOptions,
   x402PaymentHeader,
-} from './testing/payments.js'
+} from '../testing/payments.js'
 import {
   decodeXPayment,
   decodeXPaymentResponse,
   encodeXPayment,
   parsePaymentRequired,
   x402Headers,
-} from './x402.js'
+} from '../x402.js'
+import { createPaywall } from './paywall.js'
+import type { PaidRoute, Paywall } from './types.js'
 
 const secret = 'a-challenge-secret-of-at-least-32-bytes!'
 let chain: StartedLedger

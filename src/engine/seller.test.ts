@@ -1,13 +1,14 @@
 import { describe, expect, it } from 'vitest'
-import { paywall as expressPaywall } from '../adapters/express.js'
-import { paywall as honoPaywall } from '../adapters/hono.js'
-import { paywall as koaPaywall } from '../adapters/koa.js'
-import { PaymentError } from './errors.js'
-import { parseChallenge, serializeCredential } from './mpp.js'
+import { paywall as expressPaywall } from '../../adapters/express.js'
+import { paywall as honoPaywall } from '../../adapters/hono.js'
+import { paywall as koaPaywall } from '../../adapters/koa.js'
+import { PaymentError } from '../errors.js'
+import { parseChallenge, serializeCredential } from '../mpp.js'
+import { createMemoryStore } from '../stores/memory.js'
 import { createPaywall } from './paywall.js'
-import { createSellerPaywall, type SellerOptions } from './seller.js'
+import { createSellerPaywall } from './seller.js'
 import { logSellerEvent } from './sellerLog.js'
-import { createMemoryStore } from './stores/memory.js'
+import type { SellerOptions } from './sellerTypes.js'
 
 const options = (extra: Partial<SellerOptions> = {}): SellerOptions => ({
   payTo: '0x5a1e4c0b4f0d7c8e9f2a3b4c5d6e7f8091a2b3c4d5e6f708192a3b4c5d6e7f80',
