@@ -9,6 +9,7 @@
 import { normalizeStructTag, normalizeSuiAddress } from '@mysten/sui/utils'
 import { Mpp, X402, X402V2 } from 'tollgate'
 import type { TestPaymentOptions } from 'tollgate/testing'
+import { z } from 'zod'
 import {
   type CheckContext,
   type CheckDefinition,
@@ -36,7 +37,7 @@ function refused(observation: Observation, what: string): Verdict {
   if (response.status === 402) {
     let code: unknown
     try {
-      code = (JSON.parse(response.body) as { code?: unknown }).code
+      code = z.looseObject({ code: z.unknown() }).safeParse(JSON.parse(response.body)).data?.code
     } catch {
       code = undefined
     }

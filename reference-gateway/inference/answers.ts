@@ -5,6 +5,8 @@
  *
  * @module
  */
+
+import { z } from 'zod'
 import { AttestationRefusal } from './confidentialStream.js'
 import { errorResponse, streamErrorEvent } from './errors.js'
 import type { Usage } from './keys.js'
@@ -36,12 +38,15 @@ export function isEventStream(response: Response): boolean {
   return /^text\/event-stream/i.test(response.headers.get('content-type') ?? '')
 }
 
+/** What is read of an upstream's answer: its `usage`, when it is an object. */
+const usageSchema = z.looseObject({
+  usage: z.looseObject({ prompt_tokens: z.unknown(), completion_tokens: z.unknown() }).optional(),
+})
+
 /** The upstream's token counts of a buffered answer, if it reports them. */
 export function usageOf(text: string): Usage {
   try {
-    const usage = (
-      JSON.parse(text) as { usage?: { prompt_tokens?: unknown; completion_tokens?: unknown } }
-    ).usage
+    const usage = usageSchema.safeParse(JSON.parse(text)).data?.usage
     const count = (v: unknown) =>
       typeof v === 'number' && Number.isSafeInteger(v) && v >= 0 ? v : undefined
     return {

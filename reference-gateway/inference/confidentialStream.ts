@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { z } from 'zod'
 
 const done = 'data: [DONE]\n\n'
 
@@ -38,12 +39,14 @@ export async function readAll(
   }
 }
 
+/** What is read of a JSON answer or an SSE event's data: the model it names. */
+const modelSchema = z.looseObject({ model: z.string().max(256) })
+
 /** The `model` of a JSON answer or SSE event data, if it names one. */
 export function modelOf(bytes: Uint8Array | string): string | undefined {
   try {
     const text = typeof bytes === 'string' ? bytes : new TextDecoder().decode(bytes)
-    const value = JSON.parse(text) as { model?: unknown }
-    return typeof value.model === 'string' ? value.model : undefined
+    return modelSchema.safeParse(JSON.parse(text)).data?.model
   } catch {
     return undefined
   }

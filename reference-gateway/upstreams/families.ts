@@ -70,6 +70,7 @@ export const families: Readonly<Record<FamilyId, Family>> = {
 }
 
 /** Operation ids per family, for `validateCatalog({ operations })`. */
-export const familyOperations: Readonly<Record<FamilyId, readonly string[]>> = Object.fromEntries(
-  Object.entries(families).map(([id, family]) => [id, Object.keys(family.operations)]),
-) as unknown as Record<FamilyId, readonly string[]>
+export const familyOperations: Readonly<Partial<Record<FamilyId, readonly string[]>>> =
+  Object.fromEntries(
+    Object.entries(families).map(([id, family]) => [id, Object.keys(family.operations)]),
+  )

@@ -21,11 +21,15 @@ import type { Signer } from '@mysten/sui/cryptography'
 import { Command, Option } from 'commander'
 import pc from 'picocolors'
 import { formatAmount, PaymentError } from 'tollgate'
+import { z } from 'zod'
 import { bodySha256, mutationMessage } from '../../reference-gateway/marketplace/signing.js'
 import { agentSigner } from './agent.js'
 import { fail } from './wallet.js'
 
 type Common = { gateway: string; json?: boolean }
+
+/** A gateway's answer: a JSON object (its members are read one by one, each checked). */
+const jsonObjectSchema = z.record(z.string(), z.unknown())
 
 /** An answer of the gateway that is not a success: printed as it came, exit code 1. */
 class GatewayRefusal extends Error {
@@ -75,11 +79,11 @@ async function call(
   const text = await response.text()
   let json: Record<string, unknown>
   try {
-    json = JSON.parse(text) as Record<string, unknown>
+    json = jsonObjectSchema.parse(JSON.parse(text))
   } catch {
     throw new PaymentError(
       'unexpected_status',
-      `The gateway answered ${response.status} with a body that is not JSON.`,
+      `The gateway answered ${response.status} with a body that is not a JSON object.`,
     )
   }
   if (!response.ok) throw new GatewayRefusal(response.status, json)

@@ -7,7 +7,7 @@
  * @module
  */
 import type { ClientWithCoreApi } from '@mysten/sui/client'
-import { Transaction } from '@mysten/sui/transactions'
+import { Transaction, type TransactionResult } from '@mysten/sui/transactions'
 import { fromHex, normalizeStructTag, normalizeSuiAddress } from '@mysten/sui/utils'
 import { PaymentError } from '../errors.js'
 import type { EscrowJob } from './job.js'
@@ -105,14 +105,15 @@ export async function buildFund(
     picked.push(coin)
     total += BigInt(coin.balance)
   }
-  let payment: ReturnType<Transaction['splitCoins']>[number]
+  // The split's one coin, or the coin redeemed from the address balance.
+  let payment: ReturnType<typeof firstResult>
   if (total >= amount) {
     const [first, ...rest] = picked.map((c) =>
       tx.objectRef({ objectId: c.objectId, version: c.version, digest: c.digest }),
     )
     if (!first) throw new PaymentError('INSUFFICIENT_BALANCE', 'No USDC coins.')
     if (rest.length > 0) tx.mergeCoins(first, rest)
-    ;[payment] = tx.splitCoins(first, [tx.pure.u64(amount)]) as unknown as [typeof payment]
+    payment = firstResult(tx.splitCoins(first, [tx.pure.u64(amount)]))
   } else {
     const { balance } = await options.client.core.getBalance({ owner: sender, coinType: asset })
     if (BigInt(balance.addressBalance) < amount) {
@@ -120,11 +121,13 @@ export async function buildFund(
         details: { needed: amount.toString() },
       })
     }
-    ;[payment] = tx.moveCall({
-      target: '0x2::coin::redeem_funds',
-      typeArguments: [asset],
-      arguments: [tx.withdrawal({ amount, type: asset })],
-    }) as unknown as [typeof payment]
+    payment = firstResult(
+      tx.moveCall({
+        target: '0x2::coin::redeem_funds',
+        typeArguments: [asset],
+        arguments: [tx.withdrawal({ amount, type: asset })],
+      }),
+    )
   }
   tx.moveCall({
     target: `${normalizeSuiAddress(options.package)}::escrow::fund`,
@@ -231,4 +234,11 @@ export async function buildSetFee(
     ],
   })
   return tx
+}
+
+/** The first value a command returns (a split's coin, a redeemed coin), as its `NestedResult`. */
+function firstResult(result: TransactionResult) {
+  const [first] = result
+  if (first === undefined) throw new TypeError('the command returns no value')
+  return first
 }

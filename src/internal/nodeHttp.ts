@@ -68,7 +68,7 @@ export function nodeRequestView(
   const { headers } = request
   return {
     url: absoluteUrl(scheme, headers.host ?? (headers[':authority'] as string | undefined), rawUrl),
-    headers: new NodeHeaders(headers),
+    headers: nodeHeaders(headers),
     bodyBytes,
   }
 }
@@ -83,28 +83,23 @@ export function nodeRequestViewAt(
   url: string,
   bodyBytes: Uint8Array | undefined,
 ): RequestView {
-  return { url, headers: new NodeHeaders(request.headers), bodyBytes }
+  return { url, headers: nodeHeaders(request.headers), bodyBytes }
 }
 
-/** `Headers.get` over a Node request's parsed headers (any case; repeated values joined). */
+/**
+ * `Headers.get` over a Node request's parsed headers: the engine asks in lower case, as Node keys
+ * them; another spelling is lower-cased on a miss; repeated values are joined with `, `.
+ */
 export function nodeHeaders(headers: IncomingHttpHeaders): Pick<Headers, 'get'> {
-  return new NodeHeaders(headers)
-}
-
-/** `Headers.get` over Node's parsed headers (lower-case names; repeated values joined). */
-class NodeHeaders {
-  readonly #headers: IncomingHttpHeaders
-  constructor(headers: IncomingHttpHeaders) {
-    this.#headers = headers
-  }
-  get(name: string): string | null {
-    // The engine asks in lower case, as Node keys them; another spelling is lower-cased on a miss.
-    let value = this.#headers[name]
-    if (value === undefined) {
-      const lower = name.toLowerCase()
-      if (lower !== name) value = this.#headers[lower]
-    }
-    return value === undefined ? null : Array.isArray(value) ? value.join(', ') : value
+  return {
+    get(name: string): string | null {
+      let value = headers[name]
+      if (value === undefined) {
+        const lower = name.toLowerCase()
+        if (lower !== name) value = headers[lower]
+      }
+      return value === undefined ? null : Array.isArray(value) ? value.join(', ') : value
+    },
   }
 }
 

@@ -297,7 +297,7 @@ export async function createGatewayMcp(options: GatewayMcpOptions): Promise<Gate
           throw new PaymentError('invalid_request_body', 'receipt_id: a string is required.')
         }
         const result = await receiptVerifier.verify(id)
-        return json(result as unknown as Record<string, unknown>)
+        return json(result)
       }
       case 'wallet_address':
         if (address === undefined) return errorResult(noWallet())
@@ -316,7 +316,7 @@ export async function createGatewayMcp(options: GatewayMcpOptions): Promise<Gate
         })
       }
       default:
-        return json(session.report() as unknown as Record<string, unknown>)
+        return json(session.report())
     }
   }
 
