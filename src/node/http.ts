@@ -8,7 +8,7 @@
  * @example
  * ```ts
  * import { createServer } from 'node:http'
- * import { createSellerPaywall } from 'tollgate'
+ * import { createSellerPaywall } from 'tollgate/adapter'
  * import { attachPaidResponse, nodeRequestView, readNodeBody, sendPlain } from 'tollgate/node/http'
  * ```
  *
