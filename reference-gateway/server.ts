@@ -303,6 +303,19 @@ async function start(
       activity: { store: createActivityStore(database.db), ledger },
     },
     inference: { api: inferenceApi, keys, topUps: config.creditTopUps },
+    console: {
+      db: database.db,
+      keys,
+      publicBaseUrl,
+      network: config.network,
+      asset,
+      payTo,
+      topUps: config.creditTopUps,
+      ledger,
+      testMoney: ledgerInfo.emulated,
+      prepareLimit: { limiter: inference.prepareLimiter, trustProxy: config.trustProxy },
+      signIns: { maxOutstandingNonces: config.maxOutstandingNonces },
+    },
   })
   cleanups.push(() => gateway.paywall.close())
   listening.serve((request, env) => gateway.app.fetch(request, env as never))
