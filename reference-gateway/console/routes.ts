@@ -406,7 +406,7 @@ export function consoleRoutes(options: ConsoleOptions): Hono {
     if (stored === undefined || stored.keyId !== key.id) {
       return failure('receipt_not_found', 'No such receipt for this key.')
     }
-    const payment = `${key.id}${stored.callId === undefined ? '' : `:${stored.callId}`}`
+    const payment = `${key.id}:${stored.callId}`
     const result = await verifier({ keyId: key.id, callId: stored.callId }).verify(receiptId)
     return c.json({
       vouchedBy: 'gateway',

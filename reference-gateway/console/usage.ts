@@ -10,7 +10,6 @@
  *
  * @module
  */
-import { decodeJwt } from 'jose'
 import { type Kysely, sql } from 'kysely'
 import { toBigint } from '../db/database.js'
 import type { GatewaySchema, LedgerState } from '../db/schema.js'
@@ -104,7 +103,18 @@ export async function keyUsage(
     .orderBy('id', 'desc')
     .limit(Math.min(Math.max(options.recent ?? 20, 1), 200))
     .execute()
-  const receipts = await receiptsByCall(db, keyId, calls.length * 2)
+  const ids = calls.map((row) => row.id)
+  const receipts = new Map(
+    ids.length === 0
+      ? []
+      : (
+          await db
+            .selectFrom('aci_receipts')
+            .select(['id', 'call_id'])
+            .where('call_id', 'in', ids)
+            .execute()
+        ).map((row) => [row.call_id, row.id]),
+  )
   const recent = calls.map((row) => ({
     id: row.id,
     model: row.model ?? '',
@@ -117,35 +127,6 @@ export async function keyUsage(
     receiptId: receipts.get(row.id) ?? null,
   }))
   return { days, recent }
-}
-
-/**
- * The receipt id of each recent confidential call of a key, by call id: the gateway's receipt of
- * each answer names the ledger entry that paid for it.
- */
-async function receiptsByCall(
-  db: Kysely<GatewaySchema>,
-  keyId: string,
-  limit: number,
-): Promise<Map<string, string>> {
-  const rows = await db
-    .selectFrom('aci_receipts')
-    .select(['id', 'gateway_receipt'])
-    .where('key_id', '=', keyId)
-    .orderBy('stored_at', 'desc')
-    .limit(Math.max(limit, 1))
-    .execute()
-  const byCall = new Map<string, string>()
-  for (const row of rows) {
-    if (row.gateway_receipt === null) continue
-    try {
-      const payment = decodeJwt(row.gateway_receipt).payment as { entry_id?: unknown } | undefined
-      if (typeof payment?.entry_id === 'string') byCall.set(payment.entry_id, row.id)
-    } catch {
-      // A damaged row names no call.
-    }
-  }
-  return byCall
 }
 
 /**
@@ -172,7 +153,8 @@ export async function lastUsedOf(
 }
 
 /**
- * The key a stored receipt belongs to, and the call it answered (from the gateway's receipt).
+ * The key a stored receipt belongs to, and the call it answered: the receipt names its call (its
+ * ledger entry), and the entry its key. Undefined for an unknown receipt and a keyless answer's.
  *
  * @example
  * ```ts
@@ -182,22 +164,12 @@ export async function lastUsedOf(
 export async function receiptKeyOf(
   db: Kysely<GatewaySchema>,
   receiptId: string,
-): Promise<{ keyId: string; callId: string | undefined } | undefined> {
+): Promise<{ keyId: string; callId: string } | undefined> {
   const row = await db
     .selectFrom('aci_receipts')
-    .select(['key_id', 'gateway_receipt'])
-    .where('id', '=', receiptId)
+    .innerJoin('inference_ledger', 'inference_ledger.id', 'aci_receipts.call_id')
+    .select(['inference_ledger.key_id', 'inference_ledger.id'])
+    .where('aci_receipts.id', '=', receiptId)
     .executeTakeFirst()
-  if (row === undefined) return undefined
-  let callId: string | undefined
-  try {
-    const payment =
-      row.gateway_receipt === null
-        ? undefined
-        : (decodeJwt(row.gateway_receipt).payment as { entry_id?: unknown } | undefined)
-    if (typeof payment?.entry_id === 'string') callId = payment.entry_id
-  } catch {
-    callId = undefined
-  }
-  return { keyId: row.key_id, callId }
+  return row === undefined ? undefined : { keyId: row.key_id, callId: row.id }
 }

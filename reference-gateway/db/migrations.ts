@@ -345,8 +345,18 @@ export const migrations: Readonly<Record<string, Migration>> = {
         .on('console_sign_ins')
         .columns(['expires_at_ms'])
         .execute()
+      // The keyed call a confidential answer's receipt belongs to (its ledger entry), so that the
+      // console lists a key's receipts; null for keyless answers and receipts stored before.
+      await db.schema.alterTable('aci_receipts').addColumn('call_id', 'text').execute()
+      await db.schema
+        .createIndex('aci_receipts_call')
+        .on('aci_receipts')
+        .column('call_id')
+        .execute()
     },
     async down(db: Kysely<unknown>) {
+      await db.schema.dropIndex('aci_receipts_call').execute()
+      await db.schema.alterTable('aci_receipts').dropColumn('call_id').execute()
       await db.schema.dropTable('console_sign_ins').execute()
       await db.schema.dropTable('console_nonces').execute()
       await db.schema.dropIndex('inference_keys_owner').execute()

@@ -160,6 +160,8 @@ export type AciReceiptTable = {
   /** The gateway's own receipt (compact JWS) binding the payment to this receipt. */
   gateway_receipt: string | null
   stored_at: string
+  /** The ledger entry (`call_…`) of the keyed call this answered; null for a keyless answer. */
+  call_id: ColumnType<string | null, string | null | undefined, string | null>
 }
 
 /** `aci_signing_keys`: the gateway's receipt signing key (Ed25519 JWKs). Secret: `private_jwk`. */

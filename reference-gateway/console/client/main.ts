@@ -588,6 +588,15 @@ void (async () => {
   try {
     const me = await api<{ address: string }>('me')
     state.address = me.address
+    // A wallet already connected to this page with the signed-in account pays without asking again.
+    for (const wallet of suiWallets()) {
+      const account = wallet.accounts.find((a) => normalizeSuiAddress(a.address) === me.address)
+      if (account !== undefined) {
+        state.wallet = wallet
+        state.account = account
+        break
+      }
+    }
     await loadKeys()
   } catch {
     render()
