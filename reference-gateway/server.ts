@@ -31,6 +31,7 @@ import { createGatewayApp, type GatewayApp, type GatewayLogger, type LedgerInfo 
 import { createLocalBlobStore } from './blobs/local.js'
 import { type Catalog, paidEntries } from './catalog/catalog.js'
 import { configError, type GatewayConfig } from './config.js'
+import { loadConsoleAssets } from './console/assets.js'
 import type { AnchorWorker } from './inference/anchors.js'
 import type { InferenceApi } from './inference/api.js'
 import type { KeyStore } from './inference/keys.js'
@@ -241,6 +242,10 @@ async function start(
   }
   const warning = privateProbesWarning(config)
   if (warning !== undefined) logger.warn({ event: 'listing_private_network', message: warning })
+  const consoleAssets = loadConsoleAssets()
+  if (consoleAssets.status === 'missing') {
+    logger.warn({ event: 'console_not_built', message: consoleAssets.hint })
+  }
   const gateway = createGatewayApp({
     catalog,
     seller: {
@@ -315,6 +320,7 @@ async function start(
       testMoney: ledgerInfo.emulated,
       prepareLimit: { limiter: inference.prepareLimiter, trustProxy: config.trustProxy },
       signIns: { maxOutstandingNonces: config.maxOutstandingNonces },
+      assets: consoleAssets,
     },
   })
   cleanups.push(() => gateway.paywall.close())
