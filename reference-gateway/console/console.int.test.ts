@@ -14,21 +14,17 @@
  * docs/inference.md) only with `UPDATE_SCREENSHOTS=1`, so CI leaves the tree clean.
  */
 import { execFileSync } from 'node:child_process'
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { existsSync, mkdirSync } from 'node:fs'
 import { join } from 'node:path'
-import { SuiGrpcClient } from '@mysten/sui/grpc'
 import type { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
 import { Transaction } from '@mysten/sui/transactions'
 import { fromBase64, toBase64 } from '@mysten/sui/utils'
 import { build } from 'esbuild'
 import OpenAI from 'openai'
 import { type Browser, chromium, type Page } from 'playwright-core'
-import type { StartedLedger } from 'tollgate/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { loadConfig } from '../config.js'
 import { defaultConfidentialModelId } from '../inference/models.js'
-import { type RunningGateway, startGateway } from '../server.js'
+import { type MoneyStack, startMoneyStack, usdcOf } from '../testHelpers.js'
 
 /** Debian's chromium (apt-get install chromium), or CHROMIUM_PATH. */
 const executablePath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
@@ -63,39 +59,19 @@ async function testWalletScript(wallet: Ed25519Keypair): Promise<string> {
 describe.skipIf(!haveChromium)(
   `the owner's console in headless Chromium (${executablePath})`,
   () => {
-    let gateway: RunningGateway
-    let emulator: StartedLedger
-    let ledger: SuiGrpcClient
+    let stack: MoneyStack
     let browser: Browser
     let page: Page
     let wallet: Ed25519Keypair
-    let dataDir: string
     const signed: { messages: string[]; transactions: number } = { messages: [], transactions: 0 }
-
-    const usdcOf = async (owner: string) =>
-      BigInt((await ledger.core.getBalance({ owner, coinType: emulator.usdcType })).balance.balance)
 
     beforeAll(async () => {
       // The served files, built as `npm run build` and `npm run demo` build them.
       execFileSync(process.execPath, [join(root, 'scripts', 'build-console.mjs'), '--quiet'], {
         stdio: 'inherit',
       })
-      dataDir = mkdtempSync(join(tmpdir(), 'tollgate-console-'))
-      gateway = await startGateway({
-        config: loadConfig({
-          env: {},
-          overrides: {
-            port: 0,
-            dataDir,
-            logLevel: 'silent',
-            emulatorLatencyMs: 20,
-            refundIntervalMs: 200,
-          },
-        }),
-      })
-      emulator = gateway.emulator as StartedLedger
-      ledger = new SuiGrpcClient({ network: 'mainnet', baseUrl: emulator.url })
-      wallet = emulator.createTestWallet({ usdc: '5', sui: '1' })
+      stack = await startMoneyStack()
+      wallet = stack.emulator.createTestWallet({ usdc: '5', sui: '1' })
       browser = await chromium.launch({ executablePath, headless: true, args: ['--no-sandbox'] })
       const context = await browser.newContext({ viewport: { width: 1280, height: 900 } })
       await context.exposeFunction('tollgateTestSignPersonalMessage', async (message: string) => {
@@ -107,7 +83,7 @@ describe.skipIf(!haveChromium)(
         signed.transactions++
         const tx = Transaction.from(json)
         tx.setSenderIfNotSet(wallet.toSuiAddress())
-        const bytes = await tx.build({ client: ledger })
+        const bytes = await tx.build({ client: stack.ledger })
         const { signature } = await wallet.signTransaction(bytes)
         return { bytes: toBase64(bytes), signature }
       })
@@ -117,21 +93,21 @@ describe.skipIf(!haveChromium)(
 
     afterAll(async () => {
       await browser?.close()
-      await gateway?.stop()
-      if (dataDir) rmSync(dataDir, { recursive: true, force: true })
+      await stack?.close()
     })
 
+    const gateway = () => stack.gateway
     const openai = (apiKey: string) =>
-      new OpenAI({ apiKey, baseURL: `${gateway.url}/v1`, maxRetries: 0 })
+      new OpenAI({ apiKey, baseURL: `${gateway().url}/v1`, maxRetries: 0 })
     const message = () => page.locator('#message')
 
     it('signs in with the wallet, makes a key, is paid a top-up from the wallet, shows usage and a verified receipt, and revokes', async () => {
-      await page.goto(`${gateway.url}/console`)
+      await page.goto(`${gateway().url}/console`)
       await page.getByRole('button', { name: 'Sign in with Tollgate Test Wallet' }).click()
       await expect.poll(() => page.locator('#owner').textContent()).toBe(wallet.toSuiAddress())
       expect(signed.messages).toHaveLength(1)
       expect(signed.messages[0]).toContain(
-        `${new URL(gateway.url).host} wants you to sign in to the Tollgate console with your Sui account:\n${wallet.toSuiAddress()}`,
+        `${new URL(gateway().url).host} wants you to sign in to the Tollgate console with your Sui account:\n${wallet.toSuiAddress()}`,
       )
 
       // A key: its secret shown once, and it works with the openai SDK (accepted, no credit yet).
@@ -143,7 +119,7 @@ describe.skipIf(!haveChromium)(
       await expect.poll(() => row.count()).toBe(1)
       const keyId = (await row.getAttribute('data-key')) ?? ''
       expect(keyId).toMatch(/^key_/)
-      expect((await gateway.inference.keys.get(keyId))?.owner).toBe(wallet.toSuiAddress())
+      expect((await gateway().inference.keys.get(keyId))?.owner).toBe(wallet.toSuiAddress())
       const noCredit = await openai(secret)
         .chat.completions.create({
           model: defaultConfidentialModelId,
@@ -161,8 +137,8 @@ describe.skipIf(!haveChromium)(
 
       // A 1 USDC top-up paid from the wallet, through the public top-up route's 402.
       const before = {
-        buyer: await usdcOf(wallet.toSuiAddress()),
-        seller: await usdcOf(gateway.payTo),
+        buyer: await usdcOf(stack, wallet.toSuiAddress()),
+        seller: await usdcOf(stack, gateway().payTo),
       }
       await row.getByRole('combobox').selectOption('1')
       await row.getByRole('button', { name: 'Top up' }).click()
@@ -171,8 +147,8 @@ describe.skipIf(!haveChromium)(
         .toBe('Paid 1 USDC: the credit of laptop is 1.000000 USDC.')
       await expect.poll(() => row.locator('[data-credit]').textContent()).toBe('1.000000 USDC')
       expect(signed.transactions).toBe(1)
-      expect(await usdcOf(wallet.toSuiAddress())).toBe(before.buyer - 1_000_000n)
-      expect(await usdcOf(gateway.payTo)).toBe(before.seller + 1_000_000n)
+      expect(await usdcOf(stack, wallet.toSuiAddress())).toBe(before.buyer - 1_000_000n)
+      expect(await usdcOf(stack, gateway().payTo)).toBe(before.seller + 1_000_000n)
 
       // A confidential call with the key; its receipt appears in the usage and verifies.
       const { data, response } = await openai(secret)
@@ -209,7 +185,7 @@ describe.skipIf(!haveChromium)(
       expect(await panel.locator('li[data-status=passed]').count()).toBe(9)
       expect(await panel.textContent()).toContain('it is the gateway vouching for itself')
       expect(await panel.locator('pre').textContent()).toBe(
-        `npx tollgate verify ${receiptId} --inference-url ${gateway.url} --payment ${keyId}:${callId} --allow-test-root`,
+        `npx tollgate verify ${receiptId} --inference-url ${gateway().url} --payment ${keyId}:${callId} --allow-test-root`,
       )
       await page.screenshot({ path: join('artifacts', 'console.png'), fullPage: true })
       if (process.env.UPDATE_SCREENSHOTS === '1') {
@@ -239,7 +215,7 @@ describe.skipIf(!haveChromium)(
       // Signing out ends the sign-in: the page offers to sign in again.
       await page.getByRole('button', { name: 'Sign out' }).click()
       await page.getByRole('button', { name: 'Sign in with Tollgate Test Wallet' }).waitFor()
-      expect((await page.request.get(`${gateway.url}/console/api/keys`)).status()).toBe(401)
+      expect((await page.request.get(`${gateway().url}/console/api/keys`)).status()).toBe(401)
     })
   },
 )
