@@ -150,8 +150,8 @@ export function createSignIns(db: Kysely<GatewaySchema>, options: SignInsOptions
   }
 
   return {
-    async prepare(input) {
-      const address = normalizeSuiAddress(input)
+    async prepare(signer) {
+      const address = normalizeSuiAddress(signer)
       const nowMs = now()
       await purge(nowMs)
       const outstanding = await db
