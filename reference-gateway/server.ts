@@ -319,7 +319,7 @@ async function start(
       ledger,
       testMoney: ledgerInfo.emulated,
       prepareLimit: { limiter: inference.prepareLimiter, trustProxy: config.trustProxy },
-      signIns: { maxOutstandingNonces: config.maxOutstandingNonces },
+      signIns: { maxOutstandingNonces: config.maxOutstandingNonces, client: listingGates.client },
       assets: consoleAssets,
     },
   })

@@ -22,6 +22,7 @@
  * @module
  */
 import { createHash, randomBytes } from 'node:crypto'
+import type { ClientWithCoreApi } from '@mysten/sui/client'
 import { normalizeSuiAddress } from '@mysten/sui/utils'
 import { verifyPersonalMessageSignature } from '@mysten/sui/verify'
 import type { Kysely } from 'kysely'
@@ -81,6 +82,11 @@ export type SignInsOptions = {
    * make the gateway keep.
    */
   maxOutstandingNonces?: number | undefined
+  /**
+   * A full node the signatures of zkLogin accounts are checked with (`verifyZkLoginSignature`);
+   * without it only key-pair and multisig accounts can sign in.
+   */
+  client?: ClientWithCoreApi | undefined
   /** Clock, ms. Default `Date.now`. */
   now?: (() => number) | undefined
 }
@@ -205,6 +211,7 @@ export function createSignIns(db: Kysely<GatewaySchema>, options: SignInsOptions
       try {
         await verifyPersonalMessageSignature(new TextEncoder().encode(message), input.signature, {
           address: row.address,
+          ...(options.client === undefined ? {} : { client: options.client }),
         })
       } catch {
         return { status: 'refused', reason: 'invalid_signature' }
