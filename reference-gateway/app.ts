@@ -37,6 +37,7 @@ import { mountMarketplaceRoutes } from './appMarketplaceRoutes.js'
 import { useGatewayMiddleware } from './appMiddleware.js'
 import type { LocalBlobStore } from './blobs/local.js'
 import { type Catalog, validateCatalog } from './catalog/catalog.js'
+import { type ConsoleOptions, consoleRoutes } from './console/routes.js'
 import type { InferenceApi } from './inference/api.js'
 import type { KeyStore } from './inference/keys.js'
 import { type JobRoutesOptions, jobRoutes } from './jobs/routes.js'
@@ -111,6 +112,8 @@ export type GatewayAppOptions = {
    * `['none']` for no CORS headers. Preflights are answered; the payment headers are exposed.
    */
   corsOrigins?: readonly string[] | undefined
+  /** The owner's console at `/console` (see docs/inference.md); off when undefined. */
+  console?: Omit<ConsoleOptions, 'fetch'> | undefined
 }
 
 /** The private inference API as the app serves it. */
@@ -188,6 +191,11 @@ export function createGatewayApp(options: GatewayAppOptions): GatewayApp {
   mountHealthRoutes(app, options)
   if (options.jobs) app.route('/v1/jobs', jobRoutes(options.jobs))
   mountMarketplaceRoutes(app, options, discovery)
+  if (options.console)
+    app.route(
+      '/console',
+      consoleRoutes({ ...options.console, fetch: async (i, o) => app.request(i, o) }),
+    )
   app.notFound((c) =>
     c.json({ error: { code: 'not_found', message: 'No such route. See /openapi.json.' } }, 404),
   )

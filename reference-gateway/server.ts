@@ -31,6 +31,7 @@ import { createGatewayApp, type GatewayApp, type GatewayLogger, type LedgerInfo 
 import { createLocalBlobStore } from './blobs/local.js'
 import { type Catalog, paidEntries } from './catalog/catalog.js'
 import { configError, type GatewayConfig } from './config.js'
+import { loadConsoleAssets } from './console/assets.js'
 import type { AnchorWorker } from './inference/anchors.js'
 import type { InferenceApi } from './inference/api.js'
 import type { KeyStore } from './inference/keys.js'
@@ -241,6 +242,10 @@ async function start(
   }
   const warning = privateProbesWarning(config)
   if (warning !== undefined) logger.warn({ event: 'listing_private_network', message: warning })
+  const consoleAssets = loadConsoleAssets()
+  if (consoleAssets.status === 'missing') {
+    logger.warn({ event: 'console_not_built', message: consoleAssets.hint })
+  }
   const gateway = createGatewayApp({
     catalog,
     seller: {
@@ -303,6 +308,20 @@ async function start(
       activity: { store: createActivityStore(database.db), ledger },
     },
     inference: { api: inferenceApi, keys, topUps: config.creditTopUps },
+    console: {
+      db: database.db,
+      keys,
+      publicBaseUrl,
+      network: config.network,
+      asset,
+      payTo,
+      topUps: config.creditTopUps,
+      ledger,
+      testMoney: ledgerInfo.emulated,
+      prepareLimit: { limiter: inference.prepareLimiter, trustProxy: config.trustProxy },
+      signIns: { maxOutstandingNonces: config.maxOutstandingNonces, client: listingGates.client },
+      assets: consoleAssets,
+    },
   })
   cleanups.push(() => gateway.paywall.close())
   listening.serve((request, env) => gateway.app.fetch(request, env as never))

@@ -6,8 +6,9 @@
 //   1. dist/ bundles no third-party package (every dependency and peer stays an import);
 //   2. with the production dependencies only: `tollgate --help` and every sub-command's `--help`;
 //      `tollgate gateway` without its optional peers says in one line what to install (exit 2);
-//   3. with the optional peers a user adds: `tollgate gateway` starts on the embedded defaults and
-//      `/healthz` answers; `tollgate pay` pays one of its routes against the gateway's local ledger;
+//   3. with the optional peers a user adds: `tollgate gateway` starts on the embedded defaults,
+//      `/healthz` answers and the console's script is served; `tollgate pay` pays one of its routes
+//      against the gateway's local ledger;
 //   4. every subpath export loads with `import` and with `require`;
 //   5. a TypeScript file that uses each adapter and store type-checks with `skipLibCheck: false`.
 //
@@ -474,6 +475,11 @@ export const mcp = [createGatewayMcp]
     const ledgerUrl = /ledger\s+(http:\S+)/.exec(out)?.[1]
     const health = await fetch(`${url}/healthz`)
     if (health.status !== 200) fail(`GET /healthz answered ${health.status}`)
+    // The console's browser files ship in dist/console/ and the packaged gateway finds them.
+    const script = await fetch(`${url}/console/assets/console.js`)
+    if (script.status !== 200) {
+      fail(`GET /console/assets/console.js answered ${script.status}: ${await script.text()}`)
+    }
 
     step('tollgate wallet fund + tollgate pay one route against the gateway ledger')
     if (ledgerUrl === undefined) fail(`the gateway printed no ledger URL:\n${out}`)

@@ -30,7 +30,9 @@ const show = (text: string, max = 160) => (text.length > max ? `${text.slice(0, 
 const rule = (title: string) => console.log(`\n${pc.bold(pc.cyan(`── ${title} `.padEnd(78, '─')))}`)
 
 console.log(notRealBanner())
-console.log(`gateway  ${gateway.url}   (catalog: ${gateway.url}/, docs: /openapi.json, /llms.txt)`)
+console.log(
+  `gateway  ${gateway.url}   (catalog: ${gateway.url}/, console: /console, docs: /openapi.json, /llms.txt)`,
+)
 console.log(`ledger   ${gateway.ledger.url} (local emulator)   pay to ${gateway.payTo}`)
 
 const buyer = emulator.createTestWallet({ usdc: '5', sui: '1' })

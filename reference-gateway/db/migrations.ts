@@ -309,6 +309,60 @@ export const migrations: Readonly<Record<string, Migration>> = {
       await db.schema.dropIndex('marketplace_nonces_expiry').execute()
     },
   },
+  '2026_11_27_017_console': {
+    async up(db: Kysely<unknown>) {
+      // A key's owner: the Sui address that made it in the console (or that the operator named).
+      await db.schema.alterTable('inference_keys').addColumn('owner', 'text').execute()
+      await db.schema
+        .createIndex('inference_keys_owner')
+        .on('inference_keys')
+        .columns(['owner', 'created_at'])
+        .execute()
+      // The console's one-time sign-in nonces, and its sign-ins (the cookie holds the token; the
+      // row is found by the token's SHA-256).
+      await db.schema
+        .createTable('console_nonces')
+        .addColumn('nonce', 'text', (c) => c.primaryKey())
+        .addColumn('address', 'text', (c) => c.notNull())
+        .addColumn('issued_at_ms', 'bigint', (c) => c.notNull())
+        .addColumn('expires_at_ms', 'bigint', (c) => c.notNull())
+        .addColumn('used_at_ms', 'bigint')
+        .execute()
+      await db.schema
+        .createIndex('console_nonces_expiry')
+        .on('console_nonces')
+        .columns(['expires_at_ms'])
+        .execute()
+      await db.schema
+        .createTable('console_sign_ins')
+        .addColumn('token_hash', 'text', (c) => c.primaryKey())
+        .addColumn('address', 'text', (c) => c.notNull())
+        .addColumn('created_at_ms', 'bigint', (c) => c.notNull())
+        .addColumn('expires_at_ms', 'bigint', (c) => c.notNull())
+        .execute()
+      await db.schema
+        .createIndex('console_sign_ins_expiry')
+        .on('console_sign_ins')
+        .columns(['expires_at_ms'])
+        .execute()
+      // The keyed call a confidential answer's receipt belongs to (its ledger entry), so that the
+      // console lists a key's receipts; null for keyless answers and receipts stored before.
+      await db.schema.alterTable('aci_receipts').addColumn('call_id', 'text').execute()
+      await db.schema
+        .createIndex('aci_receipts_call')
+        .on('aci_receipts')
+        .column('call_id')
+        .execute()
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.dropIndex('aci_receipts_call').execute()
+      await db.schema.alterTable('aci_receipts').dropColumn('call_id').execute()
+      await db.schema.dropTable('console_sign_ins').execute()
+      await db.schema.dropTable('console_nonces').execute()
+      await db.schema.dropIndex('inference_keys_owner').execute()
+      await db.schema.alterTable('inference_keys').dropColumn('owner').execute()
+    },
+  },
 }
 
 /** The in-code migration provider. */

@@ -24,6 +24,8 @@ export type InferenceKeyTable = {
   credit: BigintColumn
   created_at: string
   revoked_at: string | null
+  /** The Sui address (normalised) that owns the key in the console; null for operator keys. */
+  owner: ColumnType<string | null, string | null | undefined, string | null>
 }
 
 /** Kinds of ledger entries. */
@@ -158,6 +160,8 @@ export type AciReceiptTable = {
   /** The gateway's own receipt (compact JWS) binding the payment to this receipt. */
   gateway_receipt: string | null
   stored_at: string
+  /** The ledger entry (`call_…`) of the keyed call this answered; null for a keyless answer. */
+  call_id: ColumnType<string | null, string | null | undefined, string | null>
 }
 
 /** `aci_signing_keys`: the gateway's receipt signing key (Ed25519 JWKs). Secret: `private_jwk`. */
@@ -227,6 +231,27 @@ export type ActivityTable = {
   recorded_ms: BigintColumn
 }
 
+/** `console_nonces`: the single-use nonces of console sign-ins. */
+export type ConsoleNonceTable = {
+  nonce: string
+  /** The address that must sign (normalised). */
+  address: string
+  issued_at_ms: BigintColumn
+  expires_at_ms: BigintColumn
+  /** Set once, when a sign-in consumed it. */
+  used_at_ms: ColumnType<bigint | number | string | null, bigint | null, bigint | null>
+}
+
+/** `console_sign_ins`: a signed-in owner of the console, found by its cookie token's SHA-256. */
+export type ConsoleSignInTable = {
+  /** Hex SHA-256 of the cookie's token; the token itself is never stored. */
+  token_hash: string
+  /** The owner's Sui address (normalised). */
+  address: string
+  created_at_ms: BigintColumn
+  expires_at_ms: BigintColumn
+}
+
 /** The whole relational schema. */
 export type GatewaySchema = {
   inference_keys: InferenceKeyTable
@@ -241,4 +266,6 @@ export type GatewaySchema = {
   aci_anchors: AciAnchorTable
   marketplace_reviews: MarketplaceReviewTable
   marketplace_activity: ActivityTable
+  console_nonces: ConsoleNonceTable
+  console_sign_ins: ConsoleSignInTable
 }

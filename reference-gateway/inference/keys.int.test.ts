@@ -125,5 +125,24 @@ for (const engine of engines) {
       expect(await keys.revoke(created.id)).toBe(false)
       expect(await keys.authenticate(created.key)).toEqual({ status: 'invalid' })
     })
+
+    it('keeps an owner (normalised) and lists one owner’s keys only', async () => {
+      const alice = `0x${'a'.repeat(63)}1`
+      const bob = '0xb0b'
+      const mine = await keys.create({
+        name: 'console',
+        owner: alice.toUpperCase().replace('0X', '0x'),
+      })
+      const theirs = await keys.create({ owner: bob })
+      const operators = await keys.create({ name: 'operator' })
+      expect(mine.owner).toBe(alice)
+      expect(theirs.owner).toBe(`0x${'0'.repeat(61)}b0b`)
+      expect(operators.owner).toBeNull()
+      expect((await keys.list({ owner: alice })).map((k) => k.id)).toEqual([mine.id])
+      expect((await keys.list({ owner: '0xB0B' })).map((k) => k.id)).toEqual([theirs.id])
+      const all = (await keys.list()).map((k) => k.id)
+      expect(all).toEqual(expect.arrayContaining([mine.id, theirs.id, operators.id]))
+      expect((await keys.get(mine.id))?.owner).toBe(alice)
+    })
   })
 }

@@ -16,6 +16,7 @@
  * @module
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
+import { normalizeSuiAddress } from '@mysten/sui/utils'
 import { type Kysely, sql } from 'kysely'
 import { toBigint } from '../db/database.js'
 import type { GatewaySchema, LedgerState } from '../db/schema.js'
@@ -30,6 +31,8 @@ export type KeyRecord = {
   credit: bigint
   createdAt: string
   revokedAt: string | null
+  /** The Sui address that owns the key in the console; null for the operator's own keys. */
+  owner: string | null
 }
 
 /** A key just created: the secret is here, and nowhere else, ever again. */
@@ -78,12 +81,19 @@ export type Usage = { promptTokens?: number | undefined; completionTokens?: numb
 
 /** The key and credit store. */
 export type KeyStore = {
-  /** Creates a key with an optional starting credit (recorded as an operator top-up). */
-  create(options?: { name?: string | undefined; credit?: bigint | undefined }): Promise<CreatedKey>
+  /**
+   * Creates a key with an optional starting credit (recorded as an operator top-up) and an optional
+   * owner (a Sui address, normalised): the owner sees and manages it in the console.
+   */
+  create(options?: {
+    name?: string | undefined
+    credit?: bigint | undefined
+    owner?: string | undefined
+  }): Promise<CreatedKey>
   /** Finds the key a caller presented (`Bearer <key>`). Revoked and unknown keys are invalid. */
   authenticate(presented: string): Promise<Authentication>
-  /** Every key, newest first. */
-  list(): Promise<KeyRecord[]>
+  /** Every key, newest first; with `owner`, only that owner's keys. */
+  list(options?: { owner?: string | undefined }): Promise<KeyRecord[]>
   /** One key by id. */
   get(id: string): Promise<KeyRecord | undefined>
   /** Revokes a key; `false` when there is no such (unrevoked) key. */
@@ -131,6 +141,7 @@ type KeyRow = {
   credit: bigint | number | string
   created_at: string
   revoked_at: string | null
+  owner: string | null
 }
 
 function recordOf(row: KeyRow): KeyRecord {
@@ -141,6 +152,7 @@ function recordOf(row: KeyRow): KeyRecord {
     credit: toBigint(row.credit),
     createdAt: row.created_at,
     revokedAt: row.revoked_at,
+    owner: row.owner,
   }
 }
 
@@ -154,7 +166,7 @@ function recordOf(row: KeyRow): KeyRecord {
  * ```
  */
 export function createKeyStore(db: Kysely<GatewaySchema>): KeyStore {
-  const keyColumns = ['id', 'hint', 'name', 'credit', 'created_at', 'revoked_at'] as const
+  const keyColumns = ['id', 'hint', 'name', 'credit', 'created_at', 'revoked_at', 'owner'] as const
 
   async function get(id: string): Promise<KeyRecord | undefined> {
     const row = await db
@@ -238,6 +250,7 @@ export function createKeyStore(db: Kysely<GatewaySchema>): KeyStore {
       const key = `tg_${randomBytes(32).toString('base64url')}`
       const id = `key_${randomBytes(8).toString('hex')}`
       const createdAt = now()
+      const owner = options.owner === undefined ? null : normalizeSuiAddress(options.owner)
       await db
         .insertInto('inference_keys')
         .values({
@@ -248,6 +261,7 @@ export function createKeyStore(db: Kysely<GatewaySchema>): KeyStore {
           credit: 0n,
           created_at: createdAt,
           revoked_at: null,
+          owner,
         })
         .execute()
       let credit = 0n
@@ -263,6 +277,7 @@ export function createKeyStore(db: Kysely<GatewaySchema>): KeyStore {
         credit,
         createdAt,
         revokedAt: null,
+        owner,
       }
     },
 
@@ -279,13 +294,12 @@ export function createKeyStore(db: Kysely<GatewaySchema>): KeyStore {
       return same ? { status: 'valid', keyId: row.id } : { status: 'invalid' }
     },
 
-    async list() {
-      const rows = await db
-        .selectFrom('inference_keys')
-        .select(keyColumns)
-        .orderBy('created_at', 'desc')
-        .orderBy('id')
-        .execute()
+    async list(options = {}) {
+      let query = db.selectFrom('inference_keys').select(keyColumns)
+      if (options.owner !== undefined) {
+        query = query.where('owner', '=', normalizeSuiAddress(options.owner))
+      }
+      const rows = await query.orderBy('created_at', 'desc').orderBy('id').execute()
       return rows.map(recordOf)
     },
 

@@ -118,6 +118,7 @@ export function createReceiptStore(db: Kysely<GatewaySchema>): ReceiptStore {
             response_hash: record.responseHash,
             gateway_receipt: gatewayReceipt ?? null,
             stored_at: new Date().toISOString(),
+            call_id: record.payment?.kind === 'credit' ? record.payment.entryId : null,
           })
           .onConflict((oc) => oc.column('id').doNothing())
           .execute()

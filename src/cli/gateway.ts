@@ -35,6 +35,7 @@ export function tryThis(gateway: RunningGateway): string {
   const chat = JSON.stringify({ messages: [{ role: 'user', content: 'Say hello' }] })
   return [
     `${pc.bold('catalog')}      ${u}/            (open in a browser)`,
+    `${pc.bold('console')}      ${u}/console     (API keys: sign in with a Sui wallet)`,
     `${pc.bold('openapi')}      ${u}/openapi.json`,
     `${pc.bold('agents')}       ${u}/llms.txt`,
     `${pc.bold('health')}       ${u}/healthz    ${pc.bold('metrics')} ${u}/metrics`,

@@ -7,6 +7,7 @@
  * @module
  */
 import { randomBytes } from 'node:crypto'
+import { isValidSuiAddress, normalizeSuiAddress } from '@mysten/sui/utils'
 import { Command, InvalidArgumentError } from 'commander'
 import pc from 'picocolors'
 import { formatAmount, parseAmount } from 'tollgate'
@@ -23,6 +24,13 @@ function usdc(value: string): bigint {
     // Not an amount at all: the same answer as for one that is not positive.
   }
   throw new InvalidArgumentError('must be a USDC amount more than 0, like 5 or 0.25')
+}
+
+function owner(value: string): string {
+  if (isValidSuiAddress(normalizeSuiAddress(value)) && /^0x[0-9a-fA-F]{1,64}$/.test(value)) {
+    return normalizeSuiAddress(value)
+  }
+  throw new InvalidArgumentError('must be a Sui address, 0x and up to 64 hex digits')
 }
 
 async function withKeys<T>(
@@ -83,12 +91,23 @@ export function keysCommand(): Command {
     .description('Create a key (shown once) with an optional starting credit')
     .option('--credit <usdc>', 'starting credit in USDC', usdc)
     .option('--name <name>', 'a label for the key')
+    .option(
+      '--owner <address>',
+      'the Sui address that owns the key: it sees and manages it in the console (/console)',
+      owner,
+    )
     .option(...configOption)
     .option('--json', 'print JSON')
     .action(
-      async (options: { credit?: bigint; name?: string; config?: string; json?: boolean }) => {
+      async (options: {
+        credit?: bigint
+        name?: string
+        owner?: string
+        config?: string
+        json?: boolean
+      }) => {
         const created = await withKeys(options, (store) =>
-          store.create({ credit: options.credit, name: options.name }),
+          store.create({ credit: options.credit, name: options.name, owner: options.owner }),
         )
         if (options.json) {
           console.log(
@@ -96,6 +115,7 @@ export function keysCommand(): Command {
               id: created.id,
               key: created.key,
               credit: formatAmount(created.credit),
+              owner: created.owner,
             }),
           )
           return
@@ -103,6 +123,7 @@ export function keysCommand(): Command {
         console.log(`${pc.bold('key')}     ${created.key}`)
         console.log(`${pc.bold('id')}      ${created.id}`)
         console.log(`${pc.bold('credit')}  ${formatAmount(created.credit)} USDC`)
+        if (created.owner !== null) console.log(`${pc.bold('owner')}   ${created.owner}`)
         console.log(pc.yellow('Store the key now: it is not shown again (only its hash is kept).'))
       },
     )
@@ -127,7 +148,7 @@ export function keysCommand(): Command {
       for (const k of list) {
         const state = k.revokedAt === null ? '' : pc.red(' revoked')
         console.log(
-          `${k.id}  …${k.hint}  ${formatAmount(k.credit)} USDC${state}  ${pc.dim(k.name ?? '')}`,
+          `${k.id}  …${k.hint}  ${formatAmount(k.credit)} USDC${state}  ${pc.dim(k.name ?? '')}${k.owner === null ? '' : pc.dim(`  owner ${k.owner}`)}`,
         )
       }
     })
