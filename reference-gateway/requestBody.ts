@@ -8,6 +8,8 @@
  * @module
  */
 import { Body, PaymentError } from 'tollgate'
+import type { z } from 'zod'
+import { problem, schemaProblem } from './problem.js'
 
 /** The result of {@link readJsonBody}. */
 export type JsonBodyRead =
@@ -66,4 +68,24 @@ export function bodyTooLarge(limit: number): Response {
     status: 413,
     headers: { 'content-type': 'application/problem+json', connection: 'close' },
   })
+}
+
+/**
+ * Reads a request's JSON body (at most `maxBytes`) and checks it with `schema`: the value, or the
+ * answer to send — 413 over the cap, 400 `invalid_request_body` when it is not JSON or fails the
+ * schema (naming the first issue).
+ */
+export async function readBodyWith<T>(
+  request: Request,
+  schema: z.ZodType<T>,
+  maxBytes: number,
+): Promise<{ ok: true; value: T } | { ok: false; response: Response }> {
+  const read = await readJsonBody(request, maxBytes)
+  if (read.status === 'too_large') return { ok: false, response: bodyTooLarge(read.limit) }
+  if (read.status === 'not_json') {
+    return { ok: false, response: problem('invalid_request_body', 'The body is not JSON.') }
+  }
+  const parsed = schema.safeParse(read.json)
+  if (!parsed.success) return { ok: false, response: schemaProblem(parsed.error, '') }
+  return { ok: true, value: parsed.data }
 }

@@ -11,7 +11,12 @@ import pkg from '../package.json' with { type: 'json' }
 
 const root = new URL('..', import.meta.url)
 const read = (path: string) => readFileSync(new URL(path, root), 'utf8')
-const guides = ['README.md', ...readdirSync(new URL('docs/', root)).map((f) => `docs/${f}`)]
+const guides = [
+  'README.md',
+  ...readdirSync(new URL('docs/', root))
+    .filter((f) => f.endsWith('.md'))
+    .map((f) => `docs/${f}`),
+]
 
 describe('the guides and the code agree', () => {
   it('state the Node version of engines, and no older one as supported', () => {

@@ -22,8 +22,8 @@ import { Hono } from 'hono'
 import { Challenge, Escrow, type Ledger, PaymentError, parseAmount } from 'tollgate'
 import { z } from 'zod'
 import type { ReviewStore } from '../marketplace/reviews.js'
-import { problem, schemaProblem } from '../problem.js'
-import { bodyTooLarge, readJsonBody } from '../requestBody.js'
+import { problem } from '../problem.js'
+import { readBodyWith } from '../requestBody.js'
 import { reviewEligibility } from '../reviews/rules.js'
 
 /** Options of {@link jobRoutes}. */
@@ -162,20 +162,8 @@ export function jobRoutes(options: JobRoutesOptions): Hono {
   const maxAmount = options.maxJobAmount ?? 1_000_000_000n
   const app = new Hono()
 
-  const body = async <T>(request: Request, schema: z.ZodType<T>) => {
-    const read = await readJsonBody(request, 96 * 1024)
-    if (read.status === 'too_large')
-      return { ok: false as const, response: bodyTooLarge(read.limit) }
-    if (read.status === 'not_json') {
-      return {
-        ok: false as const,
-        response: problem('invalid_request_body', 'The body is not JSON.'),
-      }
-    }
-    const parsed = schema.safeParse(read.json)
-    if (!parsed.success) return { ok: false as const, response: schemaProblem(parsed.error, '') }
-    return { ok: true as const, value: parsed.data }
-  }
+  const body = <T>(request: Request, schema: z.ZodType<T>) =>
+    readBodyWith(request, schema, 96 * 1024)
 
   const job = (id: string) => Escrow.readJob(options.client, id, { package: pkg })
 

@@ -5,7 +5,7 @@ import { z } from 'zod'
 import { clientAddressOf } from '../inference/aci.js'
 import type { RateLimiter } from '../inference/limits.js'
 import { problem, schemaProblem } from '../problem.js'
-import { bodyTooLarge, readJsonBody } from '../requestBody.js'
+import { readBodyWith } from '../requestBody.js'
 import type { ActivityStore } from './activity.js'
 import { type PurchaseLookup, type ReviewStore, reviewBodySchema } from './reviews.js'
 import { type MutationSigner, signedMutationSchema, suiAddressSchema } from './signing.js'
@@ -155,18 +155,8 @@ export function listingJson(l: Listing) {
   }
 }
 
-async function readBody<T>(
-  request: Request,
-  schema: z.ZodType<T>,
-): Promise<{ ok: true; value: T } | { ok: false; response: Response }> {
-  const read = await readJsonBody(request, maxAgentBodyBytes)
-  if (read.status === 'too_large') return { ok: false, response: bodyTooLarge(read.limit) }
-  if (read.status === 'not_json') {
-    return { ok: false, response: problem('invalid_request_body', 'The body is not JSON.') }
-  }
-  const parsed = schema.safeParse(read.json)
-  if (!parsed.success) return { ok: false, response: schemaProblem(parsed.error, '') }
-  return { ok: true, value: parsed.data }
+function readBody<T>(request: Request, schema: z.ZodType<T>) {
+  return readBodyWith(request, schema, maxAgentBodyBytes)
 }
 
 /**
