@@ -7,7 +7,7 @@
  */
 import nock from 'nock'
 import { expect } from 'vitest'
-import { capturedForm } from './upstreams/testHelpers.js'
+import { capturedForm } from '../upstreams/testHelpers.js'
 
 /** Per endpoint: the exact upstream request nock expects, its answer, and what the buyer must get. */
 export type Expectation = {

@@ -1,17 +1,96 @@
 /**
- * Rows of the endpoint suite for DeepL through Tinify: the exact upstream request(s) nock expects
- * (URL, method, where the key goes, body or query mapping), the answer, what the buyer gets. Test
- * support only.
+ * Rows of the endpoint suite for the web, translation, compute, messaging, security and utility services (the catalog's
+ * `servicesTools.ts`), and Resend's batch route: the exact upstream request(s) nock expects (URL, method,
+ * where the key goes, body or query mapping), the answer, what the buyer gets. Test support only.
  *
  * @module
  */
 import { expect } from 'vitest'
-import { type Expectation, pdf, png, type RowContext, rowKit, rows } from './endpoint-rows-kit.js'
+import { b64, type Expectation, pdf, png, type RowContext, rowKit, rows } from './kit.js'
 
 /** The rows, by gateway path. */
-export function rowsDeeplToTinify(context: RowContext): Record<string, Expectation> {
-  const { bearer, post, get, file, chat, key } = rowKit(context)
+export function toolsRows(context: RowContext): Record<string, Expectation> {
+  const { bearer, chat, file, key, post } = rowKit(context)
   return {
+    '/resend/v1/emails/batch': post(
+      'https://api.resend.com',
+      '/emails/batch',
+      { ...bearer('RESEND_API_KEY'), 'idempotency-key': /^\w{32,}$/ },
+      (b) => b.emails,
+      { data: [{ id: 'e1' }, { id: 'e2' }] },
+    ),
+    '/judge0/v1/submissions': rows(
+      (b) => [
+        {
+          origin: 'https://judge0-ce.p.rapidapi.com',
+          method: 'POST',
+          path: '/submissions',
+          query: { base64_encoded: 'true', wait: 'true' },
+          headers: {
+            'x-rapidapi-key': key('RAPIDAPI_KEY'),
+            'x-rapidapi-host': 'judge0-ce.p.rapidapi.com',
+          },
+          body: { source_code: b64(String(b.source_code)), language_id: b.language_id },
+          reply: [
+            200,
+            {
+              token: 't1',
+              status: { id: 3, description: 'Accepted' },
+              stdout: b64('hello\n'),
+              stderr: null,
+              compile_output: null,
+              message: null,
+              time: '0.01',
+              memory: 3000,
+            },
+          ],
+        },
+      ],
+      (out) =>
+        expect(out).toEqual({
+          token: 't1',
+          status: { id: 3, description: 'Accepted' },
+          stdout: 'hello\n',
+          stderr: null,
+          compile_output: null,
+          message: null,
+          time: '0.01',
+          memory: 3000,
+        }),
+    ),
+    '/judge0/v1/languages': rows(
+      () => [
+        {
+          origin: 'https://judge0-ce.p.rapidapi.com',
+          method: 'GET',
+          path: '/languages',
+          headers: { 'x-rapidapi-key': key('RAPIDAPI_KEY') },
+          reply: [200, [{ id: 71, name: 'Python (3.8.1)' }]],
+        },
+      ],
+      (out) => expect(out).toEqual({ languages: [{ id: 71, name: 'Python (3.8.1)' }] }),
+    ),
+    ...Object.fromEntries(
+      (
+        [
+          ['/lob/v1/postcards', '/v1/postcards'],
+          ['/lob/v1/letters', '/v1/letters'],
+          ['/lob/v1/verify', '/v1/us_verifications'],
+        ] as const
+      ).map(([path, upstream]) => [
+        path,
+        post(
+          'https://api.lob.com',
+          upstream,
+          {
+            authorization: `Basic ${Buffer.from(`${key('LOB_API_KEY')}:`).toString('base64')}`,
+            'idempotency-key': /^\w{32,}$/,
+          },
+          (b) => b,
+          { id: `lob_${upstream.slice(4)}` },
+        ),
+      ]),
+    ),
     '/deepl/v1/translate': post(
       'https://api-free.deepl.com',
       '/v2/translate',
@@ -102,106 +181,6 @@ export function rowsDeeplToTinify(context: RowContext): Record<string, Expectati
       png,
       'image/png',
     ),
-    '/replicate/v1/predictions': post(
-      'https://api.replicate.com',
-      '/v1/predictions',
-      { ...bearer('REPLICATE_API_KEY'), prefer: 'wait=60' },
-      (b) => ({ version: b.version, input: b.input }),
-      {
-        id: 'p1',
-        status: 'succeeded',
-        output: ['o'],
-        urls: { get: 'https://api.replicate.com/x' },
-      },
-      { id: 'p1', status: 'succeeded', output: ['o'] },
-    ),
-    '/replicate/v1/predictions/status': rows(
-      (b) => [
-        {
-          origin: 'https://api.replicate.com',
-          method: 'GET',
-          path: `/v1/predictions/${String(b.id)}`,
-          headers: bearer('REPLICATE_API_KEY'),
-          reply: [200, { id: b.id, status: 'processing', urls: {} }],
-        },
-      ],
-      (out, b) => expect(out).toEqual({ id: b.id, status: 'processing' }),
-    ),
-    '/stability/v1/generate': file(
-      (b) => [
-        {
-          origin: 'https://api.stability.ai',
-          method: 'POST',
-          path: '/v2beta/stable-image/generate/sd3',
-          headers: { ...bearer('STABILITY_API_KEY'), accept: 'image/*' },
-          form: (f) =>
-            f.get('prompt') === b.prompt &&
-            f.get('aspect_ratio') === b.aspect_ratio &&
-            f.get('output_format') === 'png',
-          reply: [200, png, { 'content-type': 'image/png', seed: '7' }],
-        },
-      ],
-      png,
-      'image/png',
-      { seed: 7 },
-    ),
-    '/stability/v1/edit': file(
-      (b) => [
-        {
-          origin: 'https://example.com',
-          method: 'GET',
-          path: '/images/dog.png',
-          download: true,
-          absent: ['authorization'],
-          reply: [200, png, { 'content-type': 'image/png' }],
-        },
-        {
-          origin: 'https://api.stability.ai',
-          method: 'POST',
-          path: '/v2beta/stable-image/edit/search-and-replace',
-          headers: { ...bearer('STABILITY_API_KEY'), accept: 'image/*' },
-          form: async (f) =>
-            f.get('prompt') === b.prompt &&
-            f.get('search_prompt') === b.search_prompt &&
-            Buffer.from(await (f.get('image') as File).arrayBuffer()).equals(png),
-          reply: [200, png, { 'content-type': 'image/png' }],
-        },
-      ],
-      png,
-      'image/png',
-    ),
-    '/assemblyai/v1/transcribe': post(
-      'https://api.assemblyai.com',
-      '/v2/transcript',
-      { authorization: key('ASSEMBLYAI_API_KEY') },
-      (b) => ({ audio_url: b.audio_url, speech_models: ['universal-2'] }),
-      { id: 't1', status: 'queued', audio_url: 'x' },
-      { id: 't1', status: 'queued' },
-    ),
-    '/assemblyai/v1/result': rows(
-      (b) => [
-        {
-          origin: 'https://api.assemblyai.com',
-          method: 'GET',
-          path: `/v2/transcript/${String(b.id)}`,
-          headers: { authorization: key('ASSEMBLYAI_API_KEY') },
-          reply: [200, { id: b.id, status: 'completed', text: 'hello' }],
-        },
-      ],
-      (out, b) => expect(out).toEqual({ id: b.id, status: 'completed', text: 'hello' }),
-    ),
-    '/hunter/v1/search': get('https://api.hunter.io', '/v2/domain-search', (b) => ({
-      domain: String(b.domain),
-      limit: String(b.limit),
-      api_key: key('HUNTER_API_KEY'),
-    })),
-    '/hunter/v1/verify': get('https://api.hunter.io', '/v2/email-verifier', (b) => ({
-      email: String(b.email),
-      api_key: key('HUNTER_API_KEY'),
-    })),
-    '/ipinfo/v1/lookup': get('https://ipinfo.io', '/8.8.8.8/json', () => ({
-      token: key('IPINFO_API_KEY'),
-    })),
     '/translate/v1/translate': rows(
       (b) => [
         {
@@ -227,33 +206,6 @@ export function rowsDeeplToTinify(context: RowContext): Record<string, Expectati
         },
       ],
       (out) => expect(out).toEqual({ data: { detections: [[{ language: 'fr' }]] } }),
-    ),
-    '/serpapi/v1/search': get('https://serpapi.com', '/search.json', (b) => ({
-      engine: 'google',
-      q: String(b.q),
-      num: String(b.num),
-      api_key: key('SERPAPI_API_KEY'),
-    })),
-    '/serpapi/v1/flights': get('https://serpapi.com', '/search.json', (b) => ({
-      engine: 'google_flights',
-      departure_id: String(b.departure_id),
-      arrival_id: String(b.arrival_id),
-      outbound_date: String(b.outbound_date),
-      return_date: String(b.return_date),
-      type: '1',
-      api_key: key('SERPAPI_API_KEY'),
-    })),
-    '/serpapi/v1/locations': rows(
-      (b) => [
-        {
-          origin: 'https://serpapi.com',
-          method: 'GET',
-          path: '/locations.json',
-          query: { q: String(b.q), limit: String(b.limit) },
-          reply: [200, [{ name: 'Austin' }]],
-        },
-      ],
-      (out) => expect(out).toEqual({ locations: [{ name: 'Austin' }] }),
     ),
     '/pushover/v1/push': post(
       'https://api.pushover.net',
@@ -324,59 +276,6 @@ export function rowsDeeplToTinify(context: RowContext): Record<string, Expectati
           reputation: 0,
           last_analysis_stats: { malicious: 0 },
           url: b.url,
-        }),
-    ),
-    '/exchangerate/v1/rates': rows(
-      (b) => [
-        {
-          origin: 'https://v6.exchangerate-api.com',
-          method: 'GET',
-          path: `/v6/${key('EXCHANGERATE_API_KEY')}/latest/${String(b.base)}`,
-          reply: [
-            200,
-            {
-              result: 'success',
-              base_code: 'USD',
-              time_last_update_utc: 't',
-              conversion_rates: { USD: 1, EUR: 0.9, JPY: 150, GBP: 0.8 },
-            },
-          ],
-        },
-      ],
-      (out) =>
-        expect(out).toEqual({
-          base: 'USD',
-          time_last_update_utc: 't',
-          rates: { EUR: 0.9, JPY: 150 },
-        }),
-    ),
-    '/exchangerate/v1/convert': rows(
-      (b) => [
-        {
-          origin: 'https://v6.exchangerate-api.com',
-          method: 'GET',
-          path: `/v6/${key('EXCHANGERATE_API_KEY')}/pair/${String(b.from)}/${String(b.to)}/${String(b.amount)}`,
-          reply: [
-            200,
-            {
-              result: 'success',
-              base_code: 'USD',
-              target_code: 'EUR',
-              conversion_rate: 0.9,
-              conversion_result: 90,
-              time_last_update_utc: 't',
-            },
-          ],
-        },
-      ],
-      (out) =>
-        expect(out).toEqual({
-          from: 'USD',
-          to: 'EUR',
-          rate: 0.9,
-          amount: 100,
-          result: 90,
-          time_last_update_utc: 't',
         }),
     ),
     '/shortio/v1/shorten': post(
