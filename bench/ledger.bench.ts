@@ -2,7 +2,7 @@
  * Coin-form USDC transfers executed per second by the local ledger through the real
  * `SuiGrpcClient` (gRPC-web, grpc-web-text, loopback HTTP/1.1), at settlement latency 0.
  *
- * The ledger runs in its own process (bench/ledger-server.ts). Every execution is a fresh, fully
+ * The ledger runs in its own process (bench/ledgerServer.ts). Every execution is a fresh, fully
  * signed transaction from its own wallet, pre-built, so what is measured is submission, signature
  * check, validation, execution, commit and the answer, end to end through the SDK. Target: ≥ 500/s.
  *
@@ -21,7 +21,7 @@ const BATCH = 64
 
 const child = spawn(
   process.execPath,
-  ['--import', 'tsx', new URL('./ledger-server.ts', import.meta.url).pathname],
+  ['--import', 'tsx', new URL('./ledgerServer.ts', import.meta.url).pathname],
   {
     stdio: ['pipe', 'pipe', 'inherit'],
   },

@@ -12,7 +12,7 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { examplePathOf, paidEntries } from './catalog/catalog.js'
 import { parseConfig } from './config.js'
-import { type RunningGateway, startGateway } from './server.js'
+import { type RunningGateway, startGateway } from './server/server.js'
 
 let gateway: RunningGateway
 let folder: string

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createPayingFetch, paymentOf } from '../src/client/index.js'
 import { type StartedLedger, startLedger } from '../src/testing/index.js'
 import { parseConfig } from './config.js'
-import { type RunningGateway, startGateway } from './server.js'
+import { type RunningGateway, startGateway } from './server/server.js'
 
 const path = '/openai/v1/chat/completions'
 const chat = JSON.stringify({ messages: [{ role: 'user', content: 'hi' }] })

@@ -28,7 +28,7 @@ import { parsePaymentRequired } from '../src/x402.js'
 import { paidEntries } from './catalog/catalog.js'
 import { defaultCatalog } from './catalog/default.js'
 import { parseConfig } from './config.js'
-import { type RunningGateway, startGateway } from './server.js'
+import { type RunningGateway, startGateway } from './server/server.js'
 
 const runs = Number(process.env.FUZZ_RUNS ?? 200)
 const batch = 50

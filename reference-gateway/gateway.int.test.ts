@@ -34,7 +34,7 @@ import { defaultCatalog } from './catalog/default.js'
 import { loadConfig, parseConfig } from './config.js'
 import type { PaymentInfo } from './discovery/openapi.js'
 import { type Expectation, moreExpectations } from './endpointRows/index.js'
-import { type RunningGateway, startGateway } from './server.js'
+import { type RunningGateway, startGateway } from './server/server.js'
 import { nockVisibleFetch } from './upstreams/nockTransport.js'
 import { capturedForm, publicResolver } from './upstreams/testHelpers.js'
 

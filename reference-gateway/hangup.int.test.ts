@@ -17,7 +17,7 @@ import { x402PaymentHeader } from '../src/testing/payments.js'
 import { parsePaymentRequired, x402Headers } from '../src/x402.js'
 import { examplePathOf, type PaidEndpoint, paidEntries, priceOf } from './catalog/catalog.js'
 import { loadConfig } from './config.js'
-import { type RunningGateway, startGateway } from './server.js'
+import { type RunningGateway, startGateway } from './server/server.js'
 
 let gateway: RunningGateway
 let emulator: StartedLedger

@@ -7,7 +7,7 @@
  * @module
  */
 import type { GatewayConfig } from './config.js'
-import type { StoreKind } from './server.js'
+import type { StoreKind } from './server/server.js'
 
 /** What every gateway loads, whatever its store. */
 const always = ['hono', '@hono/node-server', 'pino', 'prom-client'] as const

@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { serviceUrl } from '../src/stores/contract.js'
 import { parseConfig } from './config.js'
-import { type RunningGateway, startGateway } from './server.js'
+import { type RunningGateway, startGateway } from './server/server.js'
 
 const cli = fileURLToPath(new URL('../src/cli.ts', import.meta.url))
 const databaseUrl = serviceUrl('DATABASE_URL')

@@ -21,7 +21,7 @@ import { x402PaymentHeader } from '../src/testing/payments.js'
 import { parsePaymentRequired, x402Headers } from '../src/x402.js'
 import { loadConfig } from './config.js'
 import type { KeyStore } from './inference/keys.js'
-import { type RunningGateway, startGateway } from './server.js'
+import { type RunningGateway, startGateway } from './server/server.js'
 
 /** A running embedded gateway with reset hooks. */
 export type MoneyStack = {

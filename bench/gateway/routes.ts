@@ -13,7 +13,7 @@ import { join } from 'node:path'
 import type { Catalog } from '../../reference-gateway/catalog/catalog.js'
 import { defaultCatalog } from '../../reference-gateway/catalog/default.js'
 import { loadConfig } from '../../reference-gateway/config.js'
-import { type RunningGateway, startGateway } from '../../reference-gateway/server.js'
+import { type RunningGateway, startGateway } from '../../reference-gateway/server/server.js'
 
 const requests = Number(process.env.BENCH_REQUESTS ?? 4000)
 const rounds = Number(process.env.BENCH_ROUNDS ?? 7)

@@ -68,12 +68,9 @@ type Setup = {
 }
 
 async function setup(latencyMs: number): Promise<Setup> {
-  const chain = await startScript<{ url: string }>(
-    new URL('../ledger-server.ts', import.meta.url),
-    {
-      LATENCY_MS: String(latencyMs),
-    },
-  )
+  const chain = await startScript<{ url: string }>(new URL('../ledgerServer.ts', import.meta.url), {
+    LATENCY_MS: String(latencyMs),
+  })
   const stubs = await startScript<{ baseUrls: Record<string, string> }>(
     new URL('./stubs.ts', import.meta.url),
   )

@@ -11,7 +11,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { loadConfig } from '../../reference-gateway/config.js'
-import { startGateway } from '../../reference-gateway/server.js'
+import { startGateway } from '../../reference-gateway/server/server.js'
 import type { SellerEvent } from '../../src/engine/sellerTypes.js'
 import { createTestWallet } from '../../src/testing/wallet.js'
 

@@ -11,7 +11,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { loadConfig } from '../../reference-gateway/config.js'
-import { startGateway } from '../../reference-gateway/server.js'
+import { startGateway } from '../../reference-gateway/server/server.js'
 
 const folder = mkdtempSync(join(tmpdir(), 'tollgate-bench-inference-'))
 const gateway = await startGateway({

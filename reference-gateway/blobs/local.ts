@@ -8,8 +8,8 @@
 import { randomBytes } from 'node:crypto'
 import { mkdir, readdir, readFile, rename, rm, stat, utimes, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import type { BlobStore, StoredBlob } from './blob-store.js'
-import { extensionOf, extensionTypes } from './blob-store.js'
+import type { BlobStore, StoredBlob } from './blobStore.js'
+import { extensionOf, extensionTypes } from './blobStore.js'
 
 /** Options of {@link createLocalBlobStore}. */
 export type LocalBlobStoreOptions = {

@@ -7,17 +7,17 @@
 import type { Catalog, Service, Tag } from './catalog.js'
 import { paid } from './paid.js'
 import { defaultOpenModels, falModels, geminiModels, segments } from './segments.js'
-import { dataServices, laterDataServices } from './services-data.js'
-import { mediaServices } from './services-media.js'
+import { dataServices, laterDataServices } from './servicesData.js'
+import { mediaServices } from './servicesMedia.js'
 import {
   languageServices,
   renderServices,
   securityServices,
   toolServices,
   utilityServices,
-} from './services-tools.js'
+} from './servicesTools.js'
 import * as shape from './shapes.js'
-import { emailBatch } from './shapes-tools.js'
+import { emailBatch } from './shapesTools.js'
 
 /** Transcription bodies carry base64 audio: 25 MiB of audio is about 34 MiB of base64. */
 const transcriptionBodyBytes = Math.ceil((shape.transcriptionMaxBytes * 4) / 3) + 64 * 1024

@@ -12,7 +12,7 @@ import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type StartedLedger, startLedger } from '../../src/testing/index.js'
 import { parseConfig } from '../config.js'
-import { type RunningGateway, startGateway } from '../server.js'
+import { type RunningGateway, startGateway } from '../server/server.js'
 
 const cli = fileURLToPath(new URL('../../src/cli.ts', import.meta.url))
 const tsx = fileURLToPath(new URL('../../node_modules/.bin/tsx', import.meta.url))

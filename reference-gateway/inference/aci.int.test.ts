@@ -10,7 +10,7 @@ import { join } from 'node:path'
 import { Agent, fetch as undiciFetch } from 'undici'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { parseConfig } from '../config.js'
-import { type RunningGateway, startGateway } from '../server.js'
+import { type RunningGateway, startGateway } from '../server/server.js'
 import { clientAddressOf } from './aci.js'
 
 const folder = mkdtempSync(join(tmpdir(), 'tollgate-aci-limit-'))

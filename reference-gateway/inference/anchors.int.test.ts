@@ -12,7 +12,7 @@ import { Attestation, createLedger, type Ledger } from '../../src/index.js'
 import { type StartedLedger, startLedger } from '../../src/testing/index.js'
 import { parseConfig } from '../config.js'
 import { openDatabase } from '../db/database.js'
-import { type RunningGateway, startGateway } from '../server.js'
+import { type RunningGateway, startGateway } from '../server/server.js'
 import { createAnchorWorker, enqueueAnchor, readAnchor } from './anchors.js'
 
 const folder = mkdtempSync(join(tmpdir(), 'tollgate-anchors-'))

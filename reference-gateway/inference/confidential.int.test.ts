@@ -26,7 +26,7 @@ import {
   stubReply,
 } from '../../src/testing/index.js'
 import { loadConfig } from '../config.js'
-import { type RunningGateway, startGateway } from '../server.js'
+import { type RunningGateway, startGateway } from '../server/server.js'
 import { nockVisibleFetch } from '../upstreams/nockTransport.js'
 
 const openHost = 'http://open-upstream.test'

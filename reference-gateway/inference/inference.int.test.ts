@@ -21,7 +21,7 @@ import { createPayingFetch, type Payment } from '../../src/client/index.js'
 import type { StartedLedger } from '../../src/testing/index.js'
 import { stubReply } from '../../src/testing/index.js'
 import { loadConfig } from '../config.js'
-import { type RunningGateway, startGateway } from '../server.js'
+import { type RunningGateway, startGateway } from '../server/server.js'
 
 const model = 'llama-3.3-70b'
 const price = 2_000n // 0.002 USDC, the embedded default model's price

@@ -7,8 +7,8 @@
  *
  * @module
  */
-import type { BlobStore } from '../blobs/blob-store.js'
-import { openaiCompatible } from '../upstreams/openai-compatible.js'
+import type { BlobStore } from '../blobs/blobStore.js'
+import { openaiCompatible } from '../upstreams/openaiCompatible.js'
 import { callUpstream, type UpstreamEvent, type UpstreamResult } from '../upstreams/upstream.js'
 import {
   type ConfidentialUpstream,

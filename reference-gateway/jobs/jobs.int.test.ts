@@ -16,7 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { Escrow } from '../../src/index.js'
 import { type StartedLedger, startLedger } from '../../src/testing/index.js'
 import { parseConfig } from '../config.js'
-import { type RunningGateway, startGateway } from '../server.js'
+import { type RunningGateway, startGateway } from '../server/server.js'
 
 const run = promisify(execFile)
 let chain: StartedLedger

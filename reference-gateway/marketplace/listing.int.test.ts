@@ -18,7 +18,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { registerAgent } from '../../conformance/fixtures/agent.js'
 import type { RunningSeller } from '../../conformance/fixtures/sellers.js'
 import { parseConfig } from '../config.js'
-import { type RunningGateway, startGateway } from '../server.js'
+import { type RunningGateway, startGateway } from '../server/server.js'
 import {
   type AdapterName,
   adapterNames,

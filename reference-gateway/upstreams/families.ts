@@ -9,10 +9,10 @@ import { brave } from './brave.js'
 import { fal } from './fal.js'
 import { firecrawl } from './firecrawl.js'
 import { gemini } from './gemini.js'
-import { assemblyai, replicate } from './job-apis.js'
-import { elevenlabs, pdfshift, qrserver, screenshotone, stability, tinify } from './media-apis.js'
+import { assemblyai, replicate } from './jobApis.js'
+import { elevenlabs, pdfshift, qrserver, screenshotone, stability, tinify } from './mediaApis.js'
 import { openai } from './openai.js'
-import { openaiCompatible } from './openai-compatible.js'
+import { openaiCompatible } from './openaiCompatible.js'
 import {
   alphavantage,
   coingecko,
@@ -23,10 +23,10 @@ import {
   newsapi,
   openweather,
   serpapi,
-} from './query-apis.js'
+} from './queryApis.js'
 import { resend } from './resend.js'
-import { judge0, lob, pushover, shortio, virustotal } from './service-apis.js'
-import { cohere, deepl, exa, googleTranslate, jina, serper } from './text-apis.js'
+import { judge0, lob, pushover, shortio, virustotal } from './serviceApis.js'
+import { cohere, deepl, exa, googleTranslate, jina, serper } from './textApis.js'
 import type { Family } from './upstream.js'
 
 /** The family modules by id. */

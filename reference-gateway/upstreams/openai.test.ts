@@ -2,7 +2,7 @@ import { PassThrough } from 'node:stream'
 import nock from 'nock'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { openai } from './openai.js'
-import { openaiCompatible } from './openai-compatible.js'
+import { openaiCompatible } from './openaiCompatible.js'
 import { capturedForm, memoryBlobs, publicResolver } from './testHelpers.js'
 import {
   type CallUpstreamOptions,

@@ -4,7 +4,7 @@
  * @module
  */
 import type { HostResolver } from 'tollgate/node'
-import type { BlobStore } from '../blobs/blob-store.js'
+import type { BlobStore } from '../blobs/blobStore.js'
 
 /**
  * Resolves every media host name to one public address, so the SSRF guard lets a download through

@@ -9,7 +9,7 @@
 
 import { Retry } from 'tollgate'
 import type { HostResolver } from 'tollgate/node'
-import type { BlobStore } from '../blobs/blob-store.js'
+import type { BlobStore } from '../blobs/blobStore.js'
 import type { FamilyId } from '../catalog/catalog.js'
 import { errorName, failed, passJson, readLimited } from './http.js'
 

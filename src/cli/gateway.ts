@@ -14,7 +14,7 @@ import {
   missingPackages,
   missingPeersMessage,
 } from '../../reference-gateway/peers.js'
-import type { RunningGateway } from '../../reference-gateway/server.js'
+import type { RunningGateway } from '../../reference-gateway/server/server.js'
 import { reasonOf } from '../../reference-gateway/startup.js'
 import { notRealBanner } from './ledger.js'
 
@@ -93,7 +93,7 @@ export function gatewayCommand(): Command {
           process.exit(2)
         }
         const { privateProbesWarning, startGateway } = await import(
-          '../../reference-gateway/server.js'
+          '../../reference-gateway/server/server.js'
         )
         gateway = await startGateway({ config })
         warning = privateProbesWarning(config)

@@ -17,7 +17,7 @@ import { Hono } from 'hono'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { paywall, type TollgateEnv } from '../../adapters/hono.js'
 import { parseConfig } from '../../reference-gateway/config.js'
-import { type RunningGateway, startGateway } from '../../reference-gateway/server.js'
+import { type RunningGateway, startGateway } from '../../reference-gateway/server/server.js'
 import { createMemoryStore } from '../stores/memory.js'
 import type { StartedLedger } from '../testing/index.js'
 

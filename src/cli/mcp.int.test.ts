@@ -14,7 +14,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { loadConfig } from '../../reference-gateway/config.js'
-import { type RunningGateway, startGateway } from '../../reference-gateway/server.js'
+import { type RunningGateway, startGateway } from '../../reference-gateway/server/server.js'
 import type { StartedLedger } from '../testing/ledger/index.js'
 import { createWalletFile } from './walletFiles.js'
 

@@ -16,7 +16,7 @@ import { fileURLToPath } from 'node:url'
 import Database from 'better-sqlite3'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { parseConfig } from '../../reference-gateway/config.js'
-import { type RunningGateway, startGateway } from '../../reference-gateway/server.js'
+import { type RunningGateway, startGateway } from '../../reference-gateway/server/server.js'
 
 const cli = fileURLToPath(new URL('../cli.ts', import.meta.url))
 const folder = mkdtempSync(join(tmpdir(), 'tollgate-verify-'))

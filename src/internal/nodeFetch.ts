@@ -1,7 +1,7 @@
 /**
  * A `fetch` over undici's `request()` with a keep-alive `Agent`: the ledger's gRPC-web calls and the
  * reference gateway's upstream calls use it on Node, where it costs markedly less CPU per call than
- * the global `fetch` (`bench/transport.ts`, `bench/settle-load.ts`).
+ * the global `fetch` (`bench/transport.ts`, `bench/settleLoad.ts`).
  *
  * What it does: method, headers and body of a URL + init or of a `Request` (its body is read whole
  * first, so `FormData` and the like are encoded as `fetch` would); `signal` (an aborted call rejects

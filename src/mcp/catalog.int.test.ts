@@ -22,7 +22,7 @@ import {
   startAdapterSeller,
   submitListing,
 } from '../../reference-gateway/marketplace/testHelpers.js'
-import { type RunningGateway, startGateway } from '../../reference-gateway/server.js'
+import { type RunningGateway, startGateway } from '../../reference-gateway/server/server.js'
 import type { StartedLedger } from '../testing/ledger/index.js'
 import { createGatewayMcp, type GatewayMcpOptions } from './server.js'
 

@@ -18,7 +18,7 @@ import type { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import pkg from '../../package.json' with { type: 'json' }
 import { loadConfig } from '../../reference-gateway/config.js'
-import { type RunningGateway, startGateway } from '../../reference-gateway/server.js'
+import { type RunningGateway, startGateway } from '../../reference-gateway/server/server.js'
 import type { StartedLedger } from '../testing/ledger/index.js'
 import { createGatewayMcp, type GatewayMcpOptions } from './server.js'
 

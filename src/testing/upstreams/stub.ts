@@ -20,7 +20,7 @@ import {
   serperStub,
   shortioStub,
   virustotalStub,
-} from './api-stubs.js'
+} from './apiStubs.js'
 import {
   anthropicStub,
   braveStub,
@@ -44,7 +44,7 @@ import {
   screenshotoneStub,
   stabilityStub,
   tinifyStub,
-} from './media-stubs.js'
+} from './mediaStubs.js'
 import {
   alphavantageStub,
   coingeckoStub,
@@ -55,7 +55,7 @@ import {
   newsapiStub,
   openweatherStub,
   serpapiStub,
-} from './query-stubs.js'
+} from './queryStubs.js'
 
 /** Path prefix of each provider on the stub, and the suffix its base URL adds. */
 const providers = {

@@ -1,5 +1,5 @@
 /**
- * `npx tsx bench/perf-summary.ts [file] [pid]`: reads a Linux `perf record -g` file (default
+ * `npx tsx bench/perfSummary.ts [file] [pid]`: reads a Linux `perf record -g` file (default
  * `.data/profiles/burst.perf.data`, written by `BENCH_PERF=1 npx tsx bench/gateway/run.ts` with
  * `NODE_OPTIONS=--perf-basic-prof`) and prints, for the main thread of `pid` (default: the busiest
  * main thread), the share of on-CPU samples per innermost JavaScript function (what it ran itself,

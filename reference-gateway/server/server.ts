@@ -6,9 +6,9 @@
  * gracefully: it stops accepting, lets in-flight paid calls finish (served or refunded), pays due
  * refunds once more, and closes everything it opened.
  *
- * Each part has its module: the ledger and operator key (`serverLedger.ts`), the catalog and its
- * upstreams (`serverUpstreams.ts`), the inference API (`serverInference.ts`), escrowed jobs
- * (`serverJobs.ts`), listening (`serverListen.ts`) and the graceful shutdown (`serverShutdown.ts`);
+ * Each part has its module: the ledger and operator key (`ledger.ts`), the catalog and its
+ * upstreams (`upstreams.ts`), the inference API (`inference.ts`), escrowed jobs (`jobs.ts`),
+ * listening (`listen.ts`) and the graceful shutdown (`shutdown.ts`);
  * this module puts them together, in order.
  *
  * @module
@@ -26,29 +26,34 @@ import type {
   StartedLedger,
   StubUpstreams,
 } from 'tollgate/testing'
-import pkg from '../package.json' with { type: 'json' }
-import { createGatewayApp, type GatewayApp, type GatewayLogger, type LedgerInfo } from './app.js'
-import { createLocalBlobStore } from './blobs/local.js'
-import { type Catalog, paidEntries } from './catalog/catalog.js'
-import { configError, type GatewayConfig } from './config.js'
-import { loadConsoleAssets } from './console/assets.js'
-import type { AnchorWorker } from './inference/anchors.js'
-import type { InferenceApi } from './inference/api.js'
-import type { KeyStore } from './inference/keys.js'
-import { createActivityStore } from './marketplace/activity.js'
-import { createReviewStore, gatewayPurchases } from './marketplace/reviews.js'
-import { startMarketplaceReprobes } from './marketplace/schedule.js'
-import { createMutationSigner } from './marketplace/signing.js'
-import { createMarketplaceStore } from './marketplace/store.js'
-import { createMetrics, type GatewayMetrics } from './metrics.js'
-import { openInferenceParts, startInferenceApi } from './serverInference.js'
-import { escrowJobs } from './serverJobs.js'
-import { openGatewayLedger } from './serverLedger.js'
-import { listenGateway } from './serverListen.js'
-import { type Cleanups, createCleanups, gracefulStop } from './serverShutdown.js'
-import { resolveUpstreams } from './serverUpstreams.js'
-import { checkStoreReachable, checkWritableFolder, errorFields, secretValues } from './startup.js'
-import { gatewayStoreLocation, openStoreAt, type StoreKind } from './storeLocation.js'
+import pkg from '../../package.json' with { type: 'json' }
+import {
+  createGatewayApp,
+  type GatewayApp,
+  type GatewayLogger,
+  type LedgerInfo,
+} from '../app/app.js'
+import { createLocalBlobStore } from '../blobs/local.js'
+import { type Catalog, paidEntries } from '../catalog/catalog.js'
+import { configError, type GatewayConfig } from '../config.js'
+import { loadConsoleAssets } from '../console/assets.js'
+import type { AnchorWorker } from '../inference/anchors.js'
+import type { InferenceApi } from '../inference/api.js'
+import type { KeyStore } from '../inference/keys.js'
+import { createActivityStore } from '../marketplace/activity.js'
+import { createReviewStore, gatewayPurchases } from '../marketplace/reviews.js'
+import { startMarketplaceReprobes } from '../marketplace/schedule.js'
+import { createMutationSigner } from '../marketplace/signing.js'
+import { createMarketplaceStore } from '../marketplace/store.js'
+import { createMetrics, type GatewayMetrics } from '../metrics.js'
+import { checkStoreReachable, checkWritableFolder, errorFields, secretValues } from '../startup.js'
+import { gatewayStoreLocation, openStoreAt, type StoreKind } from '../storeLocation.js'
+import { openInferenceParts, startInferenceApi } from './inference.js'
+import { escrowJobs } from './jobs.js'
+import { openGatewayLedger } from './ledger.js'
+import { listenGateway } from './listen.js'
+import { type Cleanups, createCleanups, gracefulStop } from './shutdown.js'
+import { resolveUpstreams } from './upstreams.js'
 
 /** Options of {@link startGateway}. */
 export type StartGatewayOptions = {
@@ -68,7 +73,7 @@ export type StartGatewayOptions = {
   onEvent?: ((event: SellerEvent) => void) | undefined
 }
 
-export type { StoreKind } from './storeLocation.js'
+export type { StoreKind } from '../storeLocation.js'
 
 /** A running gateway. */
 export type RunningGateway = {

@@ -6,8 +6,8 @@
  * @module
  */
 import type { Hono } from 'hono'
+import { reasonOf } from '../startup.js'
 import type { GatewayAppOptions, GatewayEnv } from './app.js'
-import { reasonOf } from './startup.js'
 
 /**
  * Registers the health, readiness and metrics routes on `app`.

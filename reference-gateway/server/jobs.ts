@@ -6,10 +6,10 @@
  */
 import { SuiGrpcClient } from '@mysten/sui/grpc'
 import type { Ledger } from 'tollgate'
-import { configError, type GatewayConfig } from './config.js'
-import type { JobRoutesOptions } from './jobs/routes.js'
-import type { ReviewStore } from './marketplace/reviews.js'
-import type { LocalLedger } from './serverLedger.js'
+import { configError, type GatewayConfig } from '../config.js'
+import type { JobRoutesOptions } from '../jobs/routes.js'
+import type { ReviewStore } from '../marketplace/reviews.js'
+import type { LocalLedger } from './ledger.js'
 
 /** What {@link escrowJobs} needs. */
 export type EscrowJobsOptions = {

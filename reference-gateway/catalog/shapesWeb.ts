@@ -7,7 +7,7 @@
 import { z } from 'zod'
 import type { Shape } from './shapes.js'
 import { fileField, httpUrl } from './shapes.js'
-import { imageMaxBytes } from './shapes-ai.js'
+import { imageMaxBytes } from './shapesAi.js'
 
 const domains = z
   .array(z.string().regex(/^[a-z0-9.-]{1,253}$/i, 'must be a domain name'))

@@ -6,13 +6,13 @@
  * @module
  */
 import type { Hono } from 'hono'
+import { type DiscoveryOptions, servicesDocument } from '../discovery/index.js'
+import { activityRoutes } from '../marketplace/activity.js'
+import { renamedRouteResponse, renamedRoutes } from '../marketplace/renamed.js'
+import { reviewRoutes } from '../marketplace/reviews.js'
+import { marketplaceRoutes } from '../marketplace/routes.js'
+import { ownServiceItems, searchServices, servicesQuerySchema } from '../marketplace/services.js'
 import type { GatewayAppOptions, GatewayEnv } from './app.js'
-import { type DiscoveryOptions, servicesDocument } from './discovery/index.js'
-import { activityRoutes } from './marketplace/activity.js'
-import { renamedRouteResponse, renamedRoutes } from './marketplace/renamed.js'
-import { reviewRoutes } from './marketplace/reviews.js'
-import { marketplaceRoutes } from './marketplace/routes.js'
-import { ownServiceItems, searchServices, servicesQuerySchema } from './marketplace/services.js'
 
 /**
  * Registers the marketplace's routes on `app`; nothing without `options.marketplace`.

@@ -8,9 +8,9 @@
 import type { Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { createAdaptorServer } from '@hono/node-server'
-import type { GatewayConfig } from './config.js'
-import type { Cleanups } from './serverShutdown.js'
-import { listenProblem } from './startup.js'
+import type { GatewayConfig } from '../config.js'
+import { listenProblem } from '../startup.js'
+import type { Cleanups } from './shutdown.js'
 
 /** A request handler with the Node bindings of `@hono/node-server` (`env.incoming`, `env.outgoing`). */
 export type GatewayHandler = (request: Request, env: unknown) => Response | Promise<Response>

@@ -9,7 +9,7 @@
  */
 
 import { isAudioUrl } from '../catalog/shapes.js'
-import { imageMaxBytes } from '../catalog/shapes-ai.js'
+import { imageMaxBytes } from '../catalog/shapesAi.js'
 import { failed, type Media, readJson } from './http.js'
 import { blobAnswer, defined, getWithQuery, mediaInput, postJsonWith } from './kit.js'
 import type { Family, Operation, OperationContext, UpstreamResult } from './upstream.js'

@@ -9,10 +9,10 @@
 import type { Hono } from 'hono'
 import { formatAmount } from 'tollgate'
 import type { HonoPaywall } from 'tollgate/hono'
+import { clientAddressOf } from '../inference/aci.js'
+import { receiptKeysPath } from '../inference/gatewayReceipt.js'
+import { topUpBodySchema, topUpPath } from '../inference/openapi.js'
 import type { GatewayEnv, GatewayInference } from './app.js'
-import { clientAddressOf } from './inference/aci.js'
-import { receiptKeysPath } from './inference/gatewayReceipt.js'
-import { topUpBodySchema, topUpPath } from './inference/openapi.js'
 
 /**
  * Registers the inference API's routes on `app`; the top-ups are priced by `paid`.

@@ -13,7 +13,6 @@
  */
 import type { Context, Hono } from 'hono'
 import type { HonoPaywall } from 'tollgate/hono'
-import type { GatewayAppOptions, GatewayEnv } from './app.js'
 import {
   type CatalogEntry,
   entries,
@@ -21,11 +20,12 @@ import {
   type PaidEndpoint,
   routePathOf,
   validatePathParams,
-} from './catalog/catalog.js'
-import { validateBody } from './catalog/shapes.js'
-import type { ChatRequest } from './inference/request.js'
-import { families } from './upstreams/families.js'
-import { callUpstream, type UpstreamResult } from './upstreams/upstream.js'
+} from '../catalog/catalog.js'
+import { validateBody } from '../catalog/shapes.js'
+import type { ChatRequest } from '../inference/request.js'
+import { families } from '../upstreams/families.js'
+import { callUpstream, type UpstreamResult } from '../upstreams/upstream.js'
+import type { GatewayAppOptions, GatewayEnv } from './app.js'
 
 /**
  * Registers a route for every endpoint of `options.catalog` on `app`, priced by `paid`.

@@ -16,11 +16,11 @@
  *   /v1/jobs/…           ─▶ escrowed jobs: terms (402), signed moves relayed to the ledger, reviews
  * ```
  *
- * This module builds the app only; `server.ts` wires configuration, stores, ledger and listening.
+ * This module builds the app only; `server/server.ts` wires configuration, stores, ledger and listening.
  * Each area's routes have their module, mounted here in order: the middleware
- * (`appMiddleware.ts`), the catalog (`appCatalogRoutes.ts`), the inference API
- * (`appInferenceRoutes.ts`), discovery (`appDiscoveryRoutes.ts`), health and metrics
- * (`appHealthRoutes.ts`), jobs (`jobs/routes.ts`) and the marketplace (`appMarketplaceRoutes.ts`).
+ * (`middleware.ts`), the catalog (`catalogRoutes.ts`), the inference API
+ * (`inferenceRoutes.ts`), discovery (`discoveryRoutes.ts`), health and metrics
+ * (`healthRoutes.ts`), jobs (`../jobs/routes.ts`) and the marketplace (`marketplaceRoutes.ts`).
  *
  * @module
  */
@@ -29,23 +29,23 @@ import type { RequestIdVariables } from 'hono/request-id'
 import { PaymentError, type PaymentInfo, type SellerOptions } from 'tollgate'
 import { type HonoPaywall, paywall, type TollgateEnv } from 'tollgate/hono'
 import type { HostResolver } from 'tollgate/node'
-import { mountCatalogRoutes } from './appCatalogRoutes.js'
-import { discoveryOptionsOf, mountDiscoveryRoutes } from './appDiscoveryRoutes.js'
-import { mountHealthRoutes } from './appHealthRoutes.js'
-import { mountInferenceRoutes } from './appInferenceRoutes.js'
-import { mountMarketplaceRoutes } from './appMarketplaceRoutes.js'
-import { useGatewayMiddleware } from './appMiddleware.js'
-import type { LocalBlobStore } from './blobs/local.js'
-import { type Catalog, validateCatalog } from './catalog/catalog.js'
-import { type ConsoleOptions, consoleRoutes } from './console/routes.js'
-import type { InferenceApi } from './inference/api.js'
-import type { KeyStore } from './inference/keys.js'
-import { type JobRoutesOptions, jobRoutes } from './jobs/routes.js'
-import { recordGatewaySale } from './marketplace/activity.js'
-import type { MarketplaceRoutesOptions } from './marketplace/routes.js'
-import type { GatewayMetrics } from './metrics.js'
-import { errorFields } from './startup.js'
-import { familyOperations } from './upstreams/families.js'
+import type { LocalBlobStore } from '../blobs/local.js'
+import { type Catalog, validateCatalog } from '../catalog/catalog.js'
+import { type ConsoleOptions, consoleRoutes } from '../console/routes.js'
+import type { InferenceApi } from '../inference/api.js'
+import type { KeyStore } from '../inference/keys.js'
+import { type JobRoutesOptions, jobRoutes } from '../jobs/routes.js'
+import { recordGatewaySale } from '../marketplace/activity.js'
+import type { MarketplaceRoutesOptions } from '../marketplace/routes.js'
+import type { GatewayMetrics } from '../metrics.js'
+import { errorFields } from '../startup.js'
+import { familyOperations } from '../upstreams/families.js'
+import { mountCatalogRoutes } from './catalogRoutes.js'
+import { discoveryOptionsOf, mountDiscoveryRoutes } from './discoveryRoutes.js'
+import { mountHealthRoutes } from './healthRoutes.js'
+import { mountInferenceRoutes } from './inferenceRoutes.js'
+import { mountMarketplaceRoutes } from './marketplaceRoutes.js'
+import { useGatewayMiddleware } from './middleware.js'
 
 /** A pino-compatible logger. */
 export type GatewayLogger = {
@@ -68,7 +68,7 @@ export type LedgerInfo = {
   local?: { mode: 'started' | 'joined' | 'moved'; note: string } | undefined
 }
 
-/** Options of {@link createGatewayApp}: everything already resolved by `server.ts`. */
+/** Options of {@link createGatewayApp}: everything already resolved by `server/server.ts`. */
 export type GatewayAppOptions = {
   /** The catalog, with upstream base URLs resolved (real, configured or stub). */
   catalog: Catalog

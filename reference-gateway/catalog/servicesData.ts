@@ -6,8 +6,8 @@
  */
 import type { Service, Tag } from './catalog.js'
 import { paid } from './paid.js'
-import * as d from './shapes-data.js'
-import * as q from './shapes-search.js'
+import * as d from './shapesData.js'
+import * as q from './shapesSearch.js'
 
 const data: readonly Tag[] = ['data']
 const p = '0.020000'

@@ -6,12 +6,12 @@
  * @module
  */
 import type { StubUpstreams } from 'tollgate/testing'
-import type { GatewayLogger } from './app.js'
-import { type Catalog, defaultMaxBodyBytes, withUpstreams } from './catalog/catalog.js'
-import { defaultCatalog } from './catalog/default.js'
-import type { GatewayConfig } from './config.js'
-import type { ModelConfig } from './inference/models.js'
-import type { Cleanups } from './serverShutdown.js'
+import type { GatewayLogger } from '../app/app.js'
+import { type Catalog, defaultMaxBodyBytes, withUpstreams } from '../catalog/catalog.js'
+import { defaultCatalog } from '../catalog/default.js'
+import type { GatewayConfig } from '../config.js'
+import type { ModelConfig } from '../inference/models.js'
+import type { Cleanups } from './shutdown.js'
 
 /** The served catalog and what its upstream calls need. */
 export type GatewayUpstreams = {

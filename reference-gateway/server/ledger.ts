@@ -11,9 +11,9 @@ import { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
 import { createLedger, type Ledger, signerFromSecretKey } from 'tollgate'
 import { nodeFetch } from 'tollgate/node'
 import type { StartedLedger } from 'tollgate/testing'
-import type { GatewayLogger, LedgerInfo } from './app.js'
-import { configError, type GatewayConfig } from './config.js'
-import type { Cleanups } from './serverShutdown.js'
+import type { GatewayLogger, LedgerInfo } from '../app/app.js'
+import { configError, type GatewayConfig } from '../config.js'
+import type { Cleanups } from './shutdown.js'
 
 /** The ledger side of a starting gateway. */
 export type GatewayLedger = {

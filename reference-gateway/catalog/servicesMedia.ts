@@ -7,7 +7,7 @@
 import type { Service, Tag } from './catalog.js'
 import { paid } from './paid.js'
 import * as shape from './shapes.js'
-import * as ai from './shapes-ai.js'
+import * as ai from './shapesAi.js'
 
 const am: readonly Tag[] = ['ai', 'media']
 

@@ -7,8 +7,8 @@
  * @module
  */
 import type { Server } from 'node:http'
-import type { GatewayApp, GatewayLogger } from './app.js'
-import { errorFields } from './startup.js'
+import type { GatewayApp, GatewayLogger } from '../app/app.js'
+import { errorFields } from '../startup.js'
 
 /** One step that closes what the start opened. */
 export type CleanupStep = () => Promise<unknown> | unknown

@@ -6,7 +6,6 @@
  * @module
  */
 import type { Hono } from 'hono'
-import type { GatewayAppOptions, GatewayEnv } from './app.js'
 import {
   catalogPageRenderer,
   type DiscoveryOptions,
@@ -14,11 +13,12 @@ import {
   openApiDocument,
   servicesDocument,
   x402Manifest,
-} from './discovery/index.js'
-import { listedDiscoveryRoutes } from './discovery/listed.js'
-import { catalogPageRoute } from './discovery/pageMarketplace.js'
-import { inferenceOpenApi } from './inference/openapi.js'
-import { errorFields } from './startup.js'
+} from '../discovery/index.js'
+import { listedDiscoveryRoutes } from '../discovery/listed.js'
+import { catalogPageRoute } from '../discovery/pageMarketplace.js'
+import { inferenceOpenApi } from '../inference/openapi.js'
+import { errorFields } from '../startup.js'
+import type { GatewayAppOptions, GatewayEnv } from './app.js'
 
 const jsonHeaders = { 'content-type': 'application/json; charset=utf-8' }
 

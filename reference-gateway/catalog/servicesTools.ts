@@ -8,10 +8,10 @@
 import type { Service, Tag } from './catalog.js'
 import { paid } from './paid.js'
 import * as shape from './shapes.js'
-import * as ai from './shapes-ai.js'
-import * as data from './shapes-data.js'
-import * as tools from './shapes-tools.js'
-import * as web from './shapes-web.js'
+import * as ai from './shapesAi.js'
+import * as data from './shapesData.js'
+import * as tools from './shapesTools.js'
+import * as web from './shapesWeb.js'
 
 const p = '0.020000'
 const imageBody = Math.ceil((ai.imageMaxBytes * 4) / 3) + 64 * 1024

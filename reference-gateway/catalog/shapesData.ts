@@ -1,6 +1,6 @@
 /**
  * Request shapes of the data services whose upstream is a query-string GET (weather, maps, crypto
- * and stock prices; the others are in `shapes-search.ts`): every field the gateway puts in the
+ * and stock prices; the others are in `shapesSearch.ts`): every field the gateway puts in the
  * query is validated here first, so nothing unchecked reaches a provider URL.
  *
  * @module

@@ -10,7 +10,7 @@
  * process). Payments are signed and their HTTP requests built before the clock starts: that is the
  * buyers' work, not the seller's.
  *
- * Run: npx tsx bench/settle-load.ts
+ * Run: npx tsx bench/settleLoad.ts
  */
 import { readFileSync } from 'node:fs'
 import { SuiGrpcClient } from '@mysten/sui/grpc'
@@ -43,7 +43,7 @@ const ownCpuMs = () => {
 
 async function startChain(latencyMs: number): Promise<Chain> {
   const { process: child, info } = await startScript<{ url: string; usdcType: string }>(
-    new URL('./ledger-server.ts', import.meta.url),
+    new URL('./ledgerServer.ts', import.meta.url),
     { LATENCY_MS: String(latencyMs) },
   )
   const { url, usdcType } = info
