@@ -91,6 +91,13 @@ describe('loadConfig', () => {
     expect(found.some((p) => p.startsWith('LEASE_SWEEP_GRACE_MS (leaseSweepGraceMs):'))).toBe(true)
   })
 
+  it('reads the claim lease, default 5 minutes, at least 1 s', () => {
+    expect(loadConfig({ env: {} }).claimLeaseMs).toBe(300_000)
+    expect(loadConfig({ env: { CLAIM_LEASE_MS: '20000' } }).claimLeaseMs).toBe(20_000)
+    const found = problems(() => loadConfig({ env: { CLAIM_LEASE_MS: '999' } }))
+    expect(found.some((p) => p.startsWith('CLAIM_LEASE_MS (claimLeaseMs):'))).toBe(true)
+  })
+
   it('merges a JSON file under the environment, and overrides over both', () => {
     const file = join(folder, 'settings.json')
     writeFileSync(file, JSON.stringify({ port: 5000, host: '0.0.0.0', logLevel: 'warn' }))

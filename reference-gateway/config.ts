@@ -48,6 +48,7 @@ export const settingVariables = {
   ledgerTimeoutMs: 'LEDGER_TIMEOUT_MS',
   shutdownTimeoutMs: 'SHUTDOWN_TIMEOUT_MS',
   refundIntervalMs: 'REFUND_INTERVAL_MS',
+  claimLeaseMs: 'CLAIM_LEASE_MS',
   serveLeaseMs: 'SERVE_LEASE_MS',
   leaseSweepIntervalMs: 'LEASE_SWEEP_INTERVAL_MS',
   leaseSweepGraceMs: 'LEASE_SWEEP_GRACE_MS',
@@ -236,6 +237,13 @@ export const gatewayConfigSchema = z
     shutdownTimeoutMs: integer(0, 600_000).default(30_000),
     /** How often the refund worker retries owed refunds, ms. Default 5 000. */
     refundIntervalMs: integer(100, 3_600_000).default(5_000),
+    /**
+     * The claim lease of a payment being settled, ms: a payment whose process died between claiming
+     * it and recording its settlement is claimed afresh (its bytes submitted again, or looked up;
+     * settled and served once) by its buyer presenting it again after this. Keep it well above
+     * `ledgerTimeoutMs`. Default 300 000.
+     */
+    claimLeaseMs: integer(1_000, 3_600_000).default(300_000),
     /**
      * The serve lease of a paid call, ms: renewed every third of it while the call runs; a process
      * that dies stops renewing, and its settled payments are served to whoever presents them again

@@ -1,6 +1,6 @@
 /**
  * Money conservation over the gateway, for hang-ups, upstream failures, credit top-ups and keyed
- * inference calls (process kills are `src/paywall.processes.int.test.ts`'s): random sequences of
+ * inference calls (with process kills: `conservation.processes.int.test.ts`): random sequences of
  * paid catalog calls (an e-mail, a push notification), top-ups, and API keys topped up by a paid
  * top-up then spent on chat completions (buffered or streamed), whose buyers reset or close their
  * connection at random points or whose provider (model server) fails, on SQLite and on PostgreSQL.

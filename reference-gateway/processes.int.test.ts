@@ -5,13 +5,12 @@
  * killed (SIGKILL) with paid calls in flight, on SQLite, PostgreSQL and Redis: each of its buyers
  * is served once when it presents the payment again, or refunded within the stated window.
  */
-import { type ChildProcess, fork } from 'node:child_process'
+import type { ChildProcess } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { SuiGrpcClient } from '@mysten/sui/grpc'
 import type { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
 import pg from 'pg'
@@ -21,8 +20,8 @@ import { type StartedLedger, startLedger } from '../src/testing/ledger/index.js'
 import { x402PaymentHeader } from '../src/testing/payments.js'
 import { type StubUpstreams, startStubUpstreams } from '../src/testing/upstreams/stub.js'
 import { parsePaymentRequired, x402Headers } from '../src/x402.js'
+import { type GatewayProcess, startGatewayProcess as startProcess } from './testHelpers.js'
 
-const cli = fileURLToPath(new URL('../src/cli.ts', import.meta.url))
 const databaseUrl = serviceUrl('DATABASE_URL')
 const redisUrl = serviceUrl('REDIS_URL')
 const publicBaseUrl = 'http://gateway.test'
@@ -57,13 +56,12 @@ afterAll(async () => {
   if (folder) rmSync(folder, { recursive: true, force: true })
 })
 
-type Gateway = { url: string; child: ChildProcess; exited: Promise<number | null> }
+type Gateway = GatewayProcess
 
+/** A gateway process on the shared ledger, with `env` over the settings both processes share. */
 function startGatewayProcess(env: Record<string, string>): Promise<Gateway> {
-  const child = fork(cli, ['gateway', '--port', '0'], {
-    execArgv: ['--import', 'tsx'],
-    env: {
-      PATH: process.env.PATH ?? '',
+  return startProcess(
+    {
       LEDGER_URL: chain.url,
       OPERATOR_KEY: operatorKey,
       CHALLENGE_SECRETS: 'one-secret-shared-by-both-gateway-processes',
@@ -71,27 +69,10 @@ function startGatewayProcess(env: Record<string, string>): Promise<Gateway> {
       UPSTREAMS: 'stub',
       LOG_LEVEL: 'warn',
       DATA_DIR: folder,
-      NO_COLOR: '1',
       ...env,
     },
-    stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
-  })
-  children.add(child)
-  const exited = new Promise<number | null>((resolve) =>
-    child.once('exit', (code) => {
-      children.delete(child)
-      resolve(code)
-    }),
+    children,
   )
-  return new Promise((resolve, reject) => {
-    let out = ''
-    child.stdout?.on('data', (chunk: Buffer) => {
-      out += chunk.toString()
-      const match = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(out)
-      if (match?.[1]) resolve({ url: match[1], child, exited })
-    })
-    child.once('exit', (code) => reject(new Error(`gateway exited early (${code}): ${out}`)))
-  })
 }
 
 function post(gateway: Gateway, headers: Record<string, string> = {}) {

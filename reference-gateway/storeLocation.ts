@@ -90,6 +90,8 @@ export type OpenStoreOptions = {
   synchronous?: 'normal' | 'full' | undefined
   /** The serve lease, ms. Default the store's (30 000). */
   serveLeaseMs?: number | undefined
+  /** The claim lease, ms. Default the store's (300 000). */
+  claimLeaseMs?: number | undefined
 }
 
 /** Opens the store at `location` (its driver is loaded now). */
@@ -97,7 +99,10 @@ export async function openStoreAt(
   location: Exclude<StoreLocation, { kind: 'missing' }>,
   options: OpenStoreOptions = {},
 ): Promise<PaymentStore> {
-  const leases = options.serveLeaseMs === undefined ? {} : { serveLeaseMs: options.serveLeaseMs }
+  const leases = {
+    ...(options.serveLeaseMs === undefined ? {} : { serveLeaseMs: options.serveLeaseMs }),
+    ...(options.claimLeaseMs === undefined ? {} : { claimLeaseMs: options.claimLeaseMs }),
+  }
   switch (location.kind) {
     case 'memory': {
       const { createMemoryStore } = await import('tollgate')

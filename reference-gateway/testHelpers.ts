@@ -1,15 +1,17 @@
 /**
  * Set-up shared by the gateway's money tests: an embedded gateway (the ledger emulator, the stub
  * upstreams, SQLite or PostgreSQL) with hooks that let a test reset a buyer's connection at a
- * chosen point, and a paid call sent on a raw TCP socket that can be reset at any moment. Balances
- * are read from the ledger.
+ * chosen point, a paid call sent on a raw TCP socket that can be reset at any moment, and the real
+ * `tollgate gateway` started as a child process (to be killed). Balances are read from the ledger.
  *
  * @module
  */
+import { type ChildProcess, fork } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { connect, type Socket } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { SuiGrpcClient } from '@mysten/sui/grpc'
 import type { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
 import pg from 'pg'
@@ -150,14 +152,23 @@ export async function settleDown(stack: MoneyStack): Promise<void> {
  */
 export type HangUp = 'reset' | 'close'
 
+/** Where a paid call goes: a gateway's URL, and the ledger the buyer signs against. */
+export type PaidTarget = { gateway: { url: string }; ledger: SuiGrpcClient }
+
 /** A paid call sent on a raw socket. */
 export type TcpCall = {
+  /** The price the 402 asked, in base units. */
+  price: bigint
+  /** The payment's request headers, to present the same payment again. */
+  payment: Record<string, string>
   /** Hangs up (default `reset`), if the connection is still open. */
   reset(how?: HangUp): void
   /** Resolves when the connection is over (answered and closed, or reset). */
   over: Promise<void>
   /** Whether the whole answer arrived before the connection ended (the buyer did not leave first). */
   answered(): boolean
+  /** The answer's status, once its head arrived. */
+  status(): number | undefined
 }
 
 /**
@@ -183,14 +194,14 @@ export function rawAnswer(received: string): { status: number | undefined; whole
 /**
  * Pays `path` with a JSON `body` (a fresh challenge, signed by `payer`) and sends the paid request
  * on a raw TCP socket, so that the test can reset it at any moment. `arm` gets the reset before the
- * request is sent (to put it in {@link MoneyStack.triggers}).
+ * request is sent (to put it in {@link MoneyStack.triggers}); the request waits for what it returns.
  */
 export async function paidOverTcp(
-  stack: MoneyStack,
+  stack: PaidTarget,
   payer: Ed25519Keypair,
   path: string,
   body: unknown,
-  arm?: (reset: (how?: HangUp) => void) => void,
+  arm?: (reset: (how?: HangUp) => void) => void | Promise<void>,
 ): Promise<TcpCall> {
   const text = JSON.stringify(body)
   const challenge = await fetch(`${stack.gateway.url}${path}`, {
@@ -215,7 +226,7 @@ export async function paidOverTcp(
     if (how === 'reset') socket.resetAndDestroy()
     else socket.destroy()
   }
-  arm?.(reset)
+  await arm?.(reset)
   // Kept alive, as a real client's connection is (the server keeps reading it, and so sees a
   // hang-up at once); closed by us once the whole answer has arrived.
   let received = ''
@@ -239,5 +250,55 @@ export async function paidOverTcp(
       text,
     ].join('\r\n'),
   )
-  return { reset, over, answered: () => answered }
+  return {
+    price: BigInt(requirement.maxAmountRequired),
+    payment: { [x402Headers.payment]: header },
+    reset,
+    over,
+    answered: () => answered,
+    status: () => rawAnswer(received).status,
+  }
+}
+
+const cli = fileURLToPath(new URL('../src/cli.ts', import.meta.url))
+
+/** A `tollgate gateway` child process. */
+export type GatewayProcess = {
+  /** `http://127.0.0.1:<port>`, once it listens. */
+  url: string
+  child: ChildProcess
+  /** Resolves with the exit code (`null` when killed by a signal). */
+  exited: Promise<number | null>
+}
+
+/**
+ * Starts `tollgate gateway --port 0` (the real CLI, under tsx) configured by `env` alone (with
+ * `PATH` and `NO_COLOR`), and resolves once it listens. The child is in `children` until it exits,
+ * so that a test's `afterAll` can kill what is left.
+ */
+export function startGatewayProcess(
+  env: Record<string, string>,
+  children?: Set<ChildProcess>,
+): Promise<GatewayProcess> {
+  const child = fork(cli, ['gateway', '--port', '0'], {
+    execArgv: ['--import', 'tsx'],
+    env: { PATH: process.env.PATH ?? '', NO_COLOR: '1', ...env },
+    stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
+  })
+  children?.add(child)
+  const exited = new Promise<number | null>((resolve) =>
+    child.once('exit', (code) => {
+      children?.delete(child)
+      resolve(code)
+    }),
+  )
+  return new Promise((resolve, reject) => {
+    let out = ''
+    child.stdout?.on('data', (chunk: Buffer) => {
+      out += chunk.toString()
+      const match = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(out)
+      if (match?.[1]) resolve({ url: match[1], child, exited })
+    })
+    child.once('exit', (code) => reject(new Error(`gateway exited early (${code}): ${out}`)))
+  })
 }

@@ -167,6 +167,7 @@ async function start(
   const store = await openStoreAt(storeLocation, {
     synchronous: config.sqliteSynchronous,
     serveLeaseMs: config.serveLeaseMs,
+    claimLeaseMs: config.claimLeaseMs,
     onError: (error) =>
       logger.error({
         event: 'store_connection_error',
