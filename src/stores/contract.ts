@@ -611,6 +611,64 @@ export function describePaymentStoreContract(
       })
     })
 
+    test('claims whose claim lease lapsed are listed, earliest lease first', async () => {
+      const store = await open()
+      const early = await reach(store, 'claimed')
+      time += 100
+      const late = await reach(store, 'claimed')
+      for (const state of ['pending', 'settled', 'served', 'rejected'] as const) {
+        await reach(store, state)
+      }
+      expect(await store.listLapsedClaims()).toEqual([])
+      time += claimLeaseMs - 100
+      const first = await store.listLapsedClaims()
+      expect(first.map((r) => r.digest)).toEqual([early])
+      expect(first[0]?.state).toBe('claimed')
+      expect(first[0]?.leaseUntil).toEqual(new Date(time))
+      time += 100
+      expect((await store.listLapsedClaims()).map((r) => r.digest)).toEqual([early, late])
+      expect((await store.listLapsedClaims({ limit: 1 })).map((r) => r.digest)).toEqual([early])
+      const endedBy = new Date(time - 1)
+      expect((await store.listLapsedClaims({ endedBy })).map((r) => r.digest)).toEqual([early])
+      await expect(store.listLapsedClaims({ limit: 0 })).rejects.toMatchObject({
+        code: 'store_error',
+      })
+      await expect(store.listLapsedClaims({ endedBy: new Date(Number.NaN) })).rejects.toMatchObject(
+        { code: 'store_error' },
+      )
+      // A lapsed claim taken over by a new presenter holds a new lease: no longer lapsed.
+      expect((await store.claim(early, meta)).status).toBe('claimed')
+      expect((await store.listLapsedClaims()).map((r) => r.digest)).toEqual([late])
+      // Moved on from `claimed`: no longer listed.
+      expect((await store.markPending(late)).status).toBe('applied')
+      expect(await store.listLapsedClaims()).toEqual([])
+      expect(await store.listLapsed()).toEqual([])
+    })
+
+    test('a lapsed claim is released only while it holds the lease it was listed with', async () => {
+      const store = await open()
+      const digest = await reach(store, 'claimed')
+      time += claimLeaseMs
+      const [listed] = await store.listLapsedClaims()
+      const lease = listed?.leaseUntil as Date
+      // Taken over by a new presenter since it was listed: the new claim is left alone.
+      expect((await store.claim(digest, meta)).status).toBe('claimed')
+      await expectConflict(store.release(digest, { lease }), 'claimed', 'taken over', 'lease')
+      expect((await store.get(digest))?.state).toBe('claimed')
+      time += claimLeaseMs
+      const relisted = (await store.listLapsedClaims())[0]?.leaseUntil as Date
+      expect(relisted.getTime()).toBeGreaterThan(lease.getTime())
+      expect(await store.release(digest, { lease: relisted })).toEqual({ status: 'released' })
+      expect(await store.get(digest)).toBeUndefined()
+      expect(await store.listLapsedClaims()).toEqual([])
+      // Released: the payment may be presented again.
+      expect((await store.claim(digest, meta)).status).toBe('claimed')
+      await expectConflict(store.release(randomDigest(), { lease }), undefined)
+      await expect(store.release(digest, { lease: new Date(Number.NaN) })).rejects.toMatchObject({
+        code: 'store_error',
+      })
+    })
+
     test('refund and pending records survive a restart on the same storage', async () => {
       const first = await open()
       const owed = await reach(first, 'refund_due')

@@ -108,12 +108,11 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): PaymentStor
         .map(copy)
     },
 
-    async listLapsed(endedBy, limit) {
+    async listLapsed(state, endedBy, limit) {
       const end = (row: Row) => row.lease_until ?? Number.POSITIVE_INFINITY
       return [...rows.values()]
         .filter(
-          (row) =>
-            row.state === 'settled' && (row.lease_until === null || row.lease_until <= endedBy),
+          (row) => row.state === state && (row.lease_until === null || row.lease_until <= endedBy),
         )
         .sort((a, b) => end(a) - end(b) || (a.digest < b.digest ? -1 : 1))
         .slice(0, limit)

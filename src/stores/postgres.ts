@@ -187,8 +187,8 @@ export function createPostgresStore(options: PostgresStoreOptions): PaymentStore
       return (await rows(listQuery(dialect, state, limit))).map(rowFrom)
     },
 
-    async listLapsed(endedBy, limit) {
-      return (await rows(lapsedQuery(dialect, endedBy, limit))).map(rowFrom)
+    async listLapsed(state, endedBy, limit) {
+      return (await rows(lapsedQuery(dialect, state, endedBy, limit))).map(rowFrom)
     },
 
     async counts() {

@@ -3,7 +3,8 @@
  * hash; the claim and every transition are one Lua script each, so they are atomic on the server
  * (the claim inserts only when the key does not exist, like `SET NX`, and also hands out expired
  * leases). Sorted sets index refunds due, pending payments, settled payments by the end of their
- * serve lease (for the lease sweeper) and finished records (for pruning); a hash keeps the counts
+ * serve lease and claimed payments by the end of their claim lease (both for the lease sweeper), and
+ * finished records (for pruning); a hash keeps the counts
  * per state.
  *
  * Durability is Redis's: enable AOF (`appendonly yes`, `appendfsync everysec` or `always`) when
@@ -38,7 +39,7 @@ export type RedisStoreOptions = StoreOptions & {
   onError?: ((error: Error) => void) | undefined
 }
 
-// KEYS: record, counts, settled. ARGV: now, claimUntil, serveUntil, resource, then the new
+// KEYS: record, counts, settled, claimed. ARGV: now, claimUntil, serveUntil, resource, then the new
 // record's field/value pairs.
 const claimScript = `
 local state = redis.call('HGET', KEYS[1], 'state')
@@ -47,6 +48,7 @@ if not state then
     if ARGV[i + 1] ~= '' then redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
   end
   redis.call('HINCRBY', KEYS[2], 'claimed', 1)
+  redis.call('ZADD', KEYS[4], ARGV[2], redis.call('HGET', KEYS[1], 'digest'))
   return {'claimed'}
 end
 local lease = tonumber(redis.call('HGET', KEYS[1], 'lease_until') or '0')
@@ -57,6 +59,7 @@ if state == 'claimed' and lease <= now then
     if fields[ARGV[i]] then redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
   end
   redis.call('HSET', KEYS[1], 'lease_until', ARGV[2])
+  redis.call('ZADD', KEYS[4], ARGV[2], redis.call('HGET', KEYS[1], 'digest'))
   return {'claimed'}
 end
 if state == 'settled' and lease <= now and redis.call('HGET', KEYS[1], 'resource') == ARGV[4] then
@@ -67,7 +70,7 @@ end
 return {'taken', redis.call('HGETALL', KEYS[1])}
 `
 
-// KEYS: record, counts, pending, refund_due, finished, settled (by lease end).
+// KEYS: record, counts, pending, refund_due, finished, settled (by lease end), claimed (by lease end).
 // ARGV: digest, allowed states (space separated), new state ('' deletes), guard field, guard values
 // (space separated), then field/value pairs ('' value deletes the field).
 const applyScript = `
@@ -89,6 +92,7 @@ redis.call('ZREM', KEYS[3], ARGV[1])
 redis.call('ZREM', KEYS[4], ARGV[1])
 redis.call('ZREM', KEYS[5], ARGV[1])
 redis.call('ZREM', KEYS[6], ARGV[1])
+redis.call('ZREM', KEYS[7], ARGV[1])
 local to = ARGV[3]
 if to == '' then
   redis.call('DEL', KEYS[1])
@@ -106,6 +110,8 @@ elseif to == 'refund_due' then
   redis.call('ZADD', KEYS[4], redis.call('HGET', KEYS[1], 'refund_owed_at'), ARGV[1])
 elseif to == 'settled' then
   redis.call('ZADD', KEYS[6], tonumber(redis.call('HGET', KEYS[1], 'lease_until') or '0'), ARGV[1])
+elseif to == 'claimed' then
+  redis.call('ZADD', KEYS[7], tonumber(redis.call('HGET', KEYS[1], 'lease_until') or '0'), ARGV[1])
 elseif to == 'served' or to == 'refunded' or to == 'rejected' then
   redis.call('ZADD', KEYS[5], redis.call('HGET', KEYS[1], 'updated_at'), ARGV[1])
 end
@@ -171,6 +177,7 @@ export function createRedisStore(options: RedisStoreOptions): PaymentStore {
     refundDue: `${prefix}refund_due`,
     finished: `${prefix}finished`,
     settled: `${prefix}settled`,
+    claimed: `${prefix}claimed`,
   }
 
   async function evaluate(
@@ -214,7 +221,7 @@ export function createRedisStore(options: RedisStoreOptions): PaymentStore {
       for (const column of columns) fields[column] = row[column] as never
       const reply = (await evaluate(
         scripts.claim,
-        [keys.record(row.digest), keys.counts, keys.settled],
+        [keys.record(row.digest), keys.counts, keys.settled, keys.claimed],
         [times.now, times.claimUntil, times.serveUntil, row.resource, ...pairs(fields)],
       )) as [string, unknown[]?]
       if (reply[0] === 'claimed') return { status: 'claimed' }
@@ -234,6 +241,7 @@ export function createRedisStore(options: RedisStoreOptions): PaymentStore {
           keys.refundDue,
           keys.finished,
           keys.settled,
+          keys.claimed,
         ],
         [
           digest,
@@ -263,9 +271,9 @@ export function createRedisStore(options: RedisStoreOptions): PaymentStore {
       return (await rows(digests)).filter((row) => row.state === state)
     },
 
-    async listLapsed(endedBy, limit) {
+    async listLapsed(state, endedBy, limit) {
       const digests = await redis.zrangebyscore(
-        keys.settled,
+        state === 'claimed' ? keys.claimed : keys.settled,
         '-inf',
         String(endedBy),
         'LIMIT',
@@ -273,8 +281,7 @@ export function createRedisStore(options: RedisStoreOptions): PaymentStore {
         limit,
       )
       return (await rows(digests)).filter(
-        (row) =>
-          row.state === 'settled' && (row.lease_until === null || row.lease_until <= endedBy),
+        (row) => row.state === state && (row.lease_until === null || row.lease_until <= endedBy),
       )
     },
 

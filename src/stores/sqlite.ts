@@ -184,8 +184,8 @@ export function createSqliteStore(options: SqliteStoreOptions): PaymentStore {
     async list(state, limit) {
       return all(listQuery(dialect, state, limit)).map(rowFrom)
     },
-    async listLapsed(endedBy, limit) {
-      return all(lapsedQuery(dialect, endedBy, limit)).map(rowFrom)
+    async listLapsed(state, endedBy, limit) {
+      return all(lapsedQuery(dialect, state, endedBy, limit)).map(rowFrom)
     },
     async counts() {
       const counts: Partial<Record<PaymentState, number>> = {}

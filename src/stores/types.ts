@@ -14,7 +14,10 @@
  * A `claimed` or `settled` record is leased to the process working on it. A `settled` record whose
  * serve lease lapsed (the process died) is served once to whoever presents the same payment first,
  * or turned into a refund by the lease sweeper ({@link PaymentStore.listLapsed},
- * {@link PaymentStore.oweRefundLapsed}) — whichever comes first; both are compare-and-sets.
+ * {@link PaymentStore.oweRefundLapsed}) — whichever comes first; both are compare-and-sets. A
+ * `claimed` record whose claim lease lapsed, and a `pending` one, are looked up on the ledger by the
+ * lease sweeper ({@link PaymentStore.listLapsedClaims}, {@link PaymentStore.listPending}): a payment
+ * that executed is settled and owed back, a lapsed claim that never executed is released.
  *
  * Every transition is a compare-and-set on the current state, and answers a {@link TransitionResult}:
  * `applied`, or `conflict` — the record is not in a state the transition is allowed from (another
@@ -238,9 +241,18 @@ export type ListOptions = {
   limit?: number | undefined
 }
 
-/** Options of {@link PaymentStore.listLapsed}. */
+/** Options of {@link PaymentStore.release}. */
+export type ReleaseOptions = {
+  /**
+   * Release only while the claim holds this lease end (as listed): a compare-and-set, so a claim
+   * taken over by a new presenter is not released under it. Default: any claim.
+   */
+  lease?: Date | undefined
+}
+
+/** Options of {@link PaymentStore.listLapsed} and {@link PaymentStore.listLapsedClaims}. */
 export type LapsedListOptions = ListOptions & {
-  /** Only serve leases that ended at or before this time. Default: now. */
+  /** Only leases that ended at or before this time. Default: now. */
   endedBy?: Date | undefined
 }
 
@@ -278,8 +290,13 @@ export type PaymentStore = {
    * processes sharing the backing storage) gets `claimed`; see {@link ClaimResult}.
    */
   claim(digest: string, meta: ClaimMeta): Promise<ClaimResult>
-  /** `claimed` → forgotten: the claim was abandoned before the transaction was submitted. */
-  release(digest: string): Promise<ReleaseResult>
+  /**
+   * `claimed` → forgotten: the claim was abandoned before the transaction was submitted. With
+   * `lease`, a compare-and-set on the claim's lease end as listed by
+   * {@link PaymentStore.listLapsedClaims}: a claim taken over since (a new lease) is a `conflict`
+   * (reason `lease`) and is left alone.
+   */
+  release(digest: string, options?: ReleaseOptions): Promise<ReleaseResult>
   /** `claimed` → `pending`: the ledger did not answer after submission; resolve by digest look-up. */
   markPending(digest: string): Promise<TransitionResult>
   /** `claimed` | `pending` → `settled`, with the verified settlement. Starts the serve lease. */
@@ -336,6 +353,12 @@ export type PaymentStore = {
    * lease end first: payments settled and never served by a process that stopped renewing.
    */
   listLapsed(options?: LapsedListOptions): Promise<PaymentRecord[]>
+  /**
+   * Records in `claimed` whose claim lease ended at or before `endedBy` (default now), the earliest
+   * lease end first: payments claimed by a process that stopped before recording the ledger's
+   * answer. The lease sweeper looks each up on the ledger (settled and refunded, or released).
+   */
+  listLapsedClaims(options?: LapsedListOptions): Promise<PaymentRecord[]>
   /** Number of records in each state. */
   counts(): Promise<PaymentCounts>
   /**

@@ -9,6 +9,7 @@ import { PaymentError, paymentErrorCodes } from '../../errors.js'
 import type {
   ClaimMeta,
   ClaimResult,
+  LapsedListOptions,
   LeaseRenewal,
   PaymentCounts,
   PaymentState,
@@ -83,15 +84,18 @@ export type StoreEngine = {
   /** Records in `state`, oldest first (refund_due by refund_owed_at, pending by updated_at). */
   list(state: 'refund_due' | 'pending', limit: number): Promise<Row[]>
   /**
-   * `settled` records whose lease_until is null or at most `endedBy`, by lease_until then digest
-   * (null last).
+   * Records in `state` (`settled` or `claimed`) whose lease_until is null or at most `endedBy`, by
+   * lease_until then digest (null last).
    */
-  listLapsed(endedBy: number, limit: number): Promise<Row[]>
+  listLapsed(state: LeasedState, endedBy: number, limit: number): Promise<Row[]>
   counts(): Promise<Partial<Record<PaymentState, number>>>
   /** Deletes records in a {@link finishedStates} state with updated_at < cutoff. */
   prune(cutoff: number): Promise<number>
   close(): Promise<void>
 }
+
+/** The states whose records are leased to a process: listed by the lease sweeper once it lapsed. */
+export type LeasedState = 'settled' | 'claimed'
 
 /** States whose records owe nothing and may be pruned. */
 export const finishedStates: readonly PaymentState[] = ['served', 'refunded', 'rejected']
@@ -191,8 +195,8 @@ function guarded(engine: StoreEngine): StoreEngine {
     list: wrap('list', (state: 'refund_due' | 'pending', limit: number) =>
       engine.list(state, limit),
     ),
-    listLapsed: wrap('list lapsed', (endedBy: number, limit: number) =>
-      engine.listLapsed(endedBy, limit),
+    listLapsed: wrap('list lapsed', (state: LeasedState, endedBy: number, limit: number) =>
+      engine.listLapsed(state, endedBy, limit),
     ),
     counts: wrap('counts', () => engine.counts()),
     prune: wrap('prune', (cutoff: number) => engine.prune(cutoff)),
@@ -246,6 +250,15 @@ export function createStore(backend: StoreEngine, options: StoreOptions = {}): P
     return value
   }
 
+  async function listLeased(state: LeasedState, listOptions: LapsedListOptions) {
+    const endedBy = listOptions.endedBy === undefined ? now() : listOptions.endedBy.getTime()
+    if (!Number.isSafeInteger(endedBy)) {
+      throw storeError('The endedBy must be a valid Date.', { field: 'endedBy' })
+    }
+    const rows = await engine.listLapsed(state, endedBy, listLimit(listOptions.limit))
+    return rows.map(toRecord)
+  }
+
   return {
     async claim(digest, meta): Promise<ClaimResult> {
       checkDigest(digest)
@@ -260,14 +273,25 @@ export function createStore(backend: StoreEngine, options: StoreOptions = {}): P
       return { status: outcome.status, record: toRecord(outcome.row) }
     },
 
-    async release(digest): Promise<ReleaseResult> {
-      const outcome = await apply(checkDigest(digest), {
+    async release(digest, releaseOptions = {}): Promise<ReleaseResult> {
+      checkDigest(digest)
+      const lease = releaseOptions.lease
+      const held = lease === undefined ? undefined : lease instanceof Date ? lease.getTime() : NaN
+      if (held !== undefined && !Number.isSafeInteger(held)) {
+        throw storeError('The lease must be a valid Date or undefined.', { field: 'lease' })
+      }
+      const outcome = await apply(digest, {
         operation: 'release',
         from: ['claimed'],
         to: null,
         set: {},
+        // Only the claim that was listed: a presenter that took the lapsed claim over holds a new lease.
+        guard: held === undefined ? undefined : { column: 'lease_until', absentOr: [String(held)] },
       })
-      return outcome.status === 'conflict' ? outcome : { status: 'released' }
+      if (outcome.status === 'conflict') {
+        return outcome.reason === 'refund_transaction' ? { ...outcome, reason: 'lease' } : outcome
+      }
+      return { status: 'released' }
     },
 
     async markPending(digest) {
@@ -460,12 +484,11 @@ export function createStore(backend: StoreEngine, options: StoreOptions = {}): P
     },
 
     async listLapsed(listOptions = {}) {
-      const endedBy = listOptions.endedBy === undefined ? now() : listOptions.endedBy.getTime()
-      if (!Number.isSafeInteger(endedBy)) {
-        throw storeError('The endedBy must be a valid Date.', { field: 'endedBy' })
-      }
-      const rows = await engine.listLapsed(endedBy, listLimit(listOptions.limit))
-      return rows.map(toRecord)
+      return listLeased('settled', listOptions)
+    },
+
+    async listLapsedClaims(listOptions = {}) {
+      return listLeased('claimed', listOptions)
     },
 
     async counts(): Promise<PaymentCounts> {

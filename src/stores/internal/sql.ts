@@ -7,7 +7,7 @@
 import { PaymentError } from '../../errors.js'
 import type { PaymentState } from '../types.js'
 import { paymentStates } from '../types.js'
-import { type ClaimTimes, finishedStates, type Transition } from './core.js'
+import { type ClaimTimes, finishedStates, type LeasedState, type Transition } from './core.js'
 import { type Column, columns, isNumericColumn, type Row } from './row.js'
 
 /** How one SQL engine spells things. */
@@ -76,6 +76,7 @@ export function schemaStatements(d: SqlDialect): string[] {
     `CREATE INDEX IF NOT EXISTS "${d.indexBase}_pending" ON ${d.table} (updated_at) WHERE state = 'pending'`,
     `CREATE INDEX IF NOT EXISTS "${d.indexBase}_finished" ON ${d.table} (updated_at) WHERE state IN (${inList(finishedStates)})`,
     `CREATE INDEX IF NOT EXISTS "${d.indexBase}_settled" ON ${d.table} (lease_until) WHERE state = 'settled'`,
+    `CREATE INDEX IF NOT EXISTS "${d.indexBase}_claimed" ON ${d.table} (lease_until) WHERE state = 'claimed'`,
   ]
 }
 
@@ -209,10 +210,18 @@ export function listQuery(d: SqlDialect, state: 'refund_due' | 'pending', limit:
   }
 }
 
-/** `settled` records whose lease ended by `endedBy` (or that have none), earliest lease first. */
-export function lapsedQuery(d: SqlDialect, endedBy: number, limit: number): Query {
+/**
+ * Records in `state` (`settled` or `claimed`) whose lease ended by `endedBy` (or that have none),
+ * earliest lease first.
+ */
+export function lapsedQuery(
+  d: SqlDialect,
+  state: LeasedState,
+  endedBy: number,
+  limit: number,
+): Query {
   return {
-    text: `SELECT * FROM ${d.table} WHERE state = 'settled' AND (lease_until IS NULL OR lease_until <= ${d.intParam(1)}) ORDER BY lease_until IS NULL, lease_until, digest LIMIT ${d.intParam(2)}`,
+    text: `SELECT * FROM ${d.table} WHERE state = ${state === 'claimed' ? "'claimed'" : "'settled'"} AND (lease_until IS NULL OR lease_until <= ${d.intParam(1)}) ORDER BY lease_until IS NULL, lease_until, digest LIMIT ${d.intParam(2)}`,
     values: [endedBy, limit],
   }
 }
