@@ -39,6 +39,7 @@ export * from './errors.js'
 /** Escrowed jobs: the Move calls, the job record, the seller's side. */
 export * as Escrow from './escrow/index.js'
 export {
+  type ClaimResolution,
   createLeaseSweeper,
   type LeaseSweepEvent,
   type LeaseSweeper,

@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest'
-import { createLeaseSweeper, type LeaseSweepEvent, leaseLapsedReason } from './leaseSweeper.js'
+import {
+  type ClaimResolution,
+  claimLapsedReason,
+  createLeaseSweeper,
+  type LeaseSweepEvent,
+  leaseLapsedReason,
+} from './leaseSweeper.js'
 import { createMemoryStore } from './stores/memory.js'
 import type { PaymentStore } from './stores/types.js'
 
@@ -52,11 +58,23 @@ describe('the lease sweeper', () => {
     await store.served('served')
     // Within the lease, and within the grace after it: its buyer may still present it again.
     advance(serveLeaseMs + graceMs - 1)
-    expect(await sweeper.runOnce()).toEqual({ owed: 0, served: 0, skipped: 0 })
+    expect(await sweeper.runOnce()).toEqual({
+      owed: 0,
+      served: 0,
+      released: 0,
+      rejected: 0,
+      skipped: 0,
+    })
     expect((await store.get('dead'))?.state).toBe('settled')
     expect(woken()).toBe(0)
     advance(1)
-    expect(await sweeper.runOnce()).toEqual({ owed: 1, served: 0, skipped: 0 })
+    expect(await sweeper.runOnce()).toEqual({
+      owed: 1,
+      served: 0,
+      released: 0,
+      rejected: 0,
+      skipped: 0,
+    })
     const record = await store.get('dead')
     expect(record?.state).toBe('refund_due')
     expect(record?.refund?.reason).toBe(leaseLapsedReason)
@@ -72,7 +90,13 @@ describe('the lease sweeper', () => {
     expect(woken()).toBe(1)
     expect((await store.get('served'))?.state).toBe('served')
     // Owed once: a second run finds nothing.
-    expect(await sweeper.runOnce()).toEqual({ owed: 0, served: 0, skipped: 0 })
+    expect(await sweeper.runOnce()).toEqual({
+      owed: 0,
+      served: 0,
+      released: 0,
+      rejected: 0,
+      skipped: 0,
+    })
   })
 
   it('leaves alone a payment whose lease is renewed, or that was presented again', async () => {
@@ -86,7 +110,13 @@ describe('the lease sweeper', () => {
     advance(graceMs + 1)
     // `back` lapsed; its buyer presents it again before the sweep: served there.
     expect((await store.claim('back', meta)).status).toBe('settled_unserved')
-    expect(await sweeper.runOnce()).toEqual({ owed: 0, served: 0, skipped: 0 })
+    expect(await sweeper.runOnce()).toEqual({
+      owed: 0,
+      served: 0,
+      released: 0,
+      rejected: 0,
+      skipped: 0,
+    })
     expect((await store.get('running'))?.state).toBe('settled')
     expect((await store.get('back'))?.state).toBe('settled')
   })
@@ -105,7 +135,13 @@ describe('the lease sweeper', () => {
       },
     }
     const sweeper = createLeaseSweeper({ store: racing, graceMs })
-    expect(await sweeper.runOnce()).toEqual({ owed: 0, served: 0, skipped: 1 })
+    expect(await sweeper.runOnce()).toEqual({
+      owed: 0,
+      served: 0,
+      released: 0,
+      rejected: 0,
+      skipped: 1,
+    })
     expect((await store.get('raced'))?.state).toBe('settled')
   })
 
@@ -117,7 +153,13 @@ describe('the lease sweeper', () => {
       listLapsed: () => Promise.reject(new Error('connect ECONNREFUSED 127.0.0.1:5432')),
     }
     const sweeper = createLeaseSweeper({ store: broken, onEvent: (e) => events.push(e) })
-    expect(await sweeper.runOnce()).toEqual({ owed: 0, served: 0, skipped: 0 })
+    expect(await sweeper.runOnce()).toEqual({
+      owed: 0,
+      served: 0,
+      released: 0,
+      rejected: 0,
+      skipped: 0,
+    })
     expect(events).toEqual([
       { type: 'sweep_failed', reason: 'connect ECONNREFUSED 127.0.0.1:5432' },
     ])
@@ -143,7 +185,13 @@ describe('the lease sweeper', () => {
     })
     for (const digest of ['credited', 'lost', 'unsure']) await settled(store, digest)
     now += serveLeaseMs + graceMs
-    expect(await sweeper.runOnce()).toEqual({ owed: 1, served: 1, skipped: 1 })
+    expect(await sweeper.runOnce()).toEqual({
+      owed: 1,
+      served: 1,
+      released: 0,
+      rejected: 0,
+      skipped: 1,
+    })
     expect(asked.sort()).toEqual(['credited', 'lost', 'unsure'])
     expect((await store.get('credited'))?.state).toBe('served')
     expect((await store.get('lost'))?.state).toBe('refund_due')
@@ -158,7 +206,12 @@ describe('the lease sweeper', () => {
 
   it('refuses settings no sweep could run with', () => {
     const store = createMemoryStore()
-    for (const options of [{ graceMs: -1 }, { graceMs: 1.5 }, { batchSize: 0 }]) {
+    for (const options of [
+      { graceMs: -1 },
+      { graceMs: 1.5 },
+      { batchSize: 0 },
+      { pendingGraceMs: -1 },
+    ]) {
       expect(() => createLeaseSweeper({ store, ...options })).toThrow(
         expect.objectContaining({ code: 'invalid_config' }),
       )
@@ -166,5 +219,226 @@ describe('the lease sweeper', () => {
     expect(() => createLeaseSweeper({ store }).start(0)).toThrow(
       expect.objectContaining({ code: 'invalid_config' }),
     )
+  })
+})
+
+describe('the lease sweeper resolving payments whose process died before recording them', () => {
+  const claimLeaseMs = 300_000
+  const pendingGraceMs = 60_000
+  const payer = `0x${'cd'.repeat(32)}`
+
+  function executed(amount: bigint): ClaimResolution {
+    return {
+      status: 'executed',
+      settlement: {
+        payer,
+        amount,
+        resource: meta.resource,
+        dialect: 'x402',
+        network: 'sui:localnet',
+        asset: '0x2::usdc::USDC',
+        settledAt: new Date(0),
+      },
+    }
+  }
+
+  function setUpResolving(answers: Record<string, ClaimResolution | Error>) {
+    let now = 1_700_000_000_000
+    const clock = () => now
+    const store = createMemoryStore({ now: clock, serveLeaseMs, claimLeaseMs })
+    const events: LeaseSweepEvent[] = []
+    const asked: string[] = []
+    let woken = 0
+    const sweeper = createLeaseSweeper({
+      store,
+      graceMs,
+      pendingGraceMs,
+      now: clock,
+      refunder: { runOnce: async () => ++woken },
+      onEvent: (event) => events.push(event),
+      resolve: async (record) => {
+        asked.push(record.digest)
+        const answer = answers[record.digest]
+        if (answer === undefined) throw new Error(`unexpected look-up of ${record.digest}`)
+        if (answer instanceof Error) throw answer
+        return answer
+      },
+    })
+    return {
+      store,
+      sweeper,
+      events,
+      asked,
+      woken: () => woken,
+      advance: (ms: number) => {
+        now += ms
+      },
+    }
+  }
+
+  it('settles and owes back a lapsed claim the ledger executed, and wakes the refunds', async () => {
+    const { store, sweeper, events, asked, woken, advance } = setUpResolving({
+      paid: executed(20_000n),
+    })
+    await store.claim('paid', meta)
+    // Within the claim lease and the grace after it: its process may still be settling it.
+    advance(claimLeaseMs + graceMs - 1)
+    expect(await sweeper.runOnce()).toEqual({
+      owed: 0,
+      served: 0,
+      released: 0,
+      rejected: 0,
+      skipped: 0,
+    })
+    expect(asked).toEqual([])
+    advance(1)
+    expect(await sweeper.runOnce()).toEqual({
+      owed: 1,
+      served: 0,
+      released: 0,
+      rejected: 0,
+      skipped: 0,
+    })
+    const record = await store.get('paid')
+    expect(record?.state).toBe('refund_due')
+    expect(record?.settlement?.amount).toBe(20_000n)
+    expect(record?.settlement?.payer).toBe(payer)
+    expect(record?.refund?.reason).toBe(claimLapsedReason)
+    expect(events).toEqual([
+      {
+        type: 'claim_resolved',
+        digest: 'paid',
+        state: 'claimed',
+        outcome: 'refund_owed',
+        resource: meta.resource,
+        payer,
+        amount: 20_000n,
+      },
+    ])
+    expect(woken()).toBe(1)
+    // Resolved once: the next run looks nothing up.
+    expect((await sweeper.runOnce()).owed).toBe(0)
+    expect(asked).toEqual(['paid'])
+  })
+
+  it('releases a lapsed claim the ledger never saw, so that it may be presented again', async () => {
+    const { store, sweeper, events, woken, advance } = setUpResolving({
+      lost: { status: 'absent' },
+    })
+    await store.claim('lost', meta)
+    advance(claimLeaseMs + graceMs)
+    expect((await sweeper.runOnce()).released).toBe(1)
+    expect(await store.get('lost')).toBeUndefined()
+    expect(events).toEqual([
+      {
+        type: 'claim_resolved',
+        digest: 'lost',
+        state: 'claimed',
+        outcome: 'released',
+        resource: meta.resource,
+      },
+    ])
+    expect(woken()).toBe(0)
+    expect((await store.claim('lost', meta)).status).toBe('claimed')
+  })
+
+  it('resolves a pending payment after its grace: executed is owed back, absent is left pending', async () => {
+    const { store, sweeper, asked, advance } = setUpResolving({
+      landed: executed(7n),
+      inFlight: { status: 'absent' },
+    })
+    for (const digest of ['landed', 'inFlight']) {
+      await store.claim(digest, meta)
+      await store.markPending(digest)
+    }
+    // Its buyer is still retrying: left for the buyer to present again.
+    advance(pendingGraceMs - 1)
+    expect((await sweeper.runOnce()).owed).toBe(0)
+    expect(asked).toEqual([])
+    advance(1)
+    expect(await sweeper.runOnce()).toEqual({
+      owed: 1,
+      served: 0,
+      released: 0,
+      rejected: 0,
+      skipped: 1,
+    })
+    expect((await store.get('landed'))?.state).toBe('refund_due')
+    expect((await store.get('landed'))?.settlement?.amount).toBe(7n)
+    // The ledger does not know it yet: a submitted transaction may still land.
+    expect((await store.get('inFlight'))?.state).toBe('pending')
+  })
+
+  it('leaves a payment the ledger could not tell about, and marks one that did not pay rejected', async () => {
+    const { store, sweeper, events, advance } = setUpResolving({
+      unreadable: { status: 'unknown', reason: 'the ledger did not answer' },
+      thrown: new Error('fetch failed'),
+      failed: { status: 'rejected', code: 'transaction_failed' },
+    })
+    for (const digest of ['unreadable', 'thrown', 'failed']) await store.claim(digest, meta)
+    advance(claimLeaseMs + graceMs)
+    expect(await sweeper.runOnce()).toEqual({
+      owed: 0,
+      served: 0,
+      released: 0,
+      rejected: 1,
+      skipped: 2,
+    })
+    expect((await store.get('unreadable'))?.state).toBe('claimed')
+    expect((await store.get('thrown'))?.state).toBe('claimed')
+    expect((await store.get('failed'))?.state).toBe('rejected')
+    expect((await store.get('failed'))?.rejection?.code).toBe('transaction_failed')
+    expect(events.map((event) => event.type)).toEqual(['claim_resolved'])
+  })
+
+  it('leaves a lapsed claim that a new presenter took over after it was listed', async () => {
+    const { store, advance } = setUpResolving({})
+    await store.claim('retaken', meta)
+    await store.claim('reborn', meta)
+    advance(claimLeaseMs + graceMs)
+    const racing: PaymentStore = {
+      ...store,
+      async listLapsedClaims(options) {
+        const listed = await store.listLapsedClaims(options)
+        // Both buyers present their payment again right after the sweeper listed them.
+        await store.claim('retaken', meta)
+        await store.claim('reborn', meta)
+        return listed
+      },
+    }
+    const resolutions: Record<string, ClaimResolution> = {
+      retaken: executed(20_000n),
+      reborn: { status: 'absent' },
+    }
+    const sweeper = createLeaseSweeper({
+      store: racing,
+      graceMs,
+      resolve: async (record) => resolutions[record.digest] ?? { status: 'unknown', reason: '' },
+    })
+    expect(await sweeper.runOnce()).toEqual({
+      owed: 0,
+      served: 0,
+      released: 0,
+      rejected: 0,
+      skipped: 2,
+    })
+    // The new presenters hold them: one settles its payment itself, the other is not forgotten.
+    expect((await store.get('retaken'))?.state).toBe('claimed')
+    expect((await store.get('reborn'))?.state).toBe('claimed')
+  })
+
+  it('looks nothing up without `resolve`', async () => {
+    const { store, advance } = setUpResolving({})
+    const sweeper = createLeaseSweeper({ store, graceMs })
+    await store.claim('waiting', meta)
+    advance(claimLeaseMs + graceMs)
+    expect(await sweeper.runOnce()).toEqual({
+      owed: 0,
+      served: 0,
+      released: 0,
+      rejected: 0,
+      skipped: 0,
+    })
+    expect((await store.get('waiting'))?.state).toBe('claimed')
   })
 })

@@ -52,6 +52,17 @@ export function logSellerEvent(logger: SellerLogger, event: SellerEvent): void {
     case 'lease_delivered':
       logger.warn({ event: event.type, digest: event.digest, resource: event.resource })
       return
+    case 'claim_resolved':
+      logger.warn({
+        event: event.type,
+        digest: event.digest,
+        state: event.state,
+        outcome: event.outcome,
+        resource: event.resource,
+        payer: event.payer,
+        amount: event.amount?.toString(),
+      })
+      return
     case 'sweep_failed':
       logger.error({ event: event.type, reason: event.reason })
       return
