@@ -18,6 +18,7 @@ export * as Retry from './backoff.js'
 export * as Body from './body.js'
 /** The 402's challenge: building it, binding it to terms by HMAC, verifying it. */
 export * as Challenge from './challenge.js'
+export { type ClaimResolverTarget, ledgerClaimResolver } from './claimResolver.js'
 export { createPaywall } from './engine/paywall.js'
 export type {
   PaidRequestInfo,

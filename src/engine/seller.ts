@@ -7,6 +7,7 @@
  */
 import { defaultMaxBodyBytes } from '../body.js'
 import type { ChallengeSecret } from '../challenge.js'
+import { ledgerClaimResolver } from '../claimResolver.js'
 import { Recent } from '../internal/recent.js'
 import { createLeaseSweeper } from '../leaseSweeper.js'
 import { createLedger } from '../ledger/index.js'
@@ -66,6 +67,8 @@ export function createSellerPaywall(
     refunder: options.refundSigner === undefined ? undefined : refunder,
     graceMs: sweep === false ? undefined : sweep?.graceMs,
     delivered: sweep === false ? undefined : sweep?.delivered,
+    // Payments left claimed or pending by a process that died: looked up on this seller's ledger.
+    resolve: ledgerClaimResolver(ledger, options),
     onEvent: observe,
     now: options.now,
   })

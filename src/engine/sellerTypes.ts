@@ -70,7 +70,9 @@ export type SellerOptions = Omit<
    * store's default 30 s lease, such a payment is owed back within 50 s. `false` turns it off
    * (another process sharing the store runs it). Safe to run in every process sharing a store.
    * `delivered` tells it a payment whose work is known done (see `LeaseSweeperOptions.delivered`):
-   * marked served, not refunded.
+   * marked served, not refunded. It also looks up on the ledger the payments a dead process left
+   * `claimed` (claim lease lapsed, plus `graceMs`) or `pending` (for 60 s): one that executed is owed
+   * back, a lapsed claim the ledger never saw is released (see `LeaseSweeperOptions.resolve`).
    */
   leaseSweep?:
     | {
