@@ -240,8 +240,9 @@ export const gatewayConfigSchema = z
     /**
      * The claim lease of a payment being settled, ms: a payment whose process died between claiming
      * it and recording its settlement is claimed afresh (its bytes submitted again, or looked up;
-     * settled and served once) by its buyer presenting it again after this. Keep it well above
-     * `ledgerTimeoutMs`. Default 300 000.
+     * settled and served once) by its buyer presenting it again after this, or, `leaseSweepGraceMs`
+     * after it, looked up on the ledger by the lease sweeper (executed: refunded; never executed:
+     * released). Keep it well above `ledgerTimeoutMs`. Default 300 000.
      */
     claimLeaseMs: integer(1_000, 3_600_000).default(300_000),
     /**
