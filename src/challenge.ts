@@ -23,6 +23,8 @@ import {
 } from './internal/challengeId.js'
 import { assembleChallenge, checkChallengeId, explainChallenge } from './internal/challenges.js'
 import { type PreparedTerms, prepareTerms, type RouteTerms } from './internal/terms.js'
+import { methodsFor } from './methods/index.js'
+import type { PaymentMethod } from './methods/types.js'
 import type { Offer } from './negotiate.js'
 import type { PaymentRequirement } from './x402.js'
 
@@ -42,8 +44,10 @@ export type ChallengeOptions = {
   realm?: string | undefined
   /** Clock; default `Date.now()`. */
   now?: Date | number | undefined
-  /** Dialects to offer; default `'both'`. */
+  /** Dialects to offer; default `'both'`. A shorthand for `methods` (ignored when they are given). */
   offer?: Offer | undefined
+  /** The payment methods offered, in this order; default those of `offer`. */
+  methods?: readonly PaymentMethod[] | undefined
   /** Why an earlier payment was rejected: sets the problem type/detail, the x402 `error`, and `code`. */
   error?: PaymentError | undefined
 }
@@ -115,8 +119,9 @@ export function buildChallenge(
   const p = prepareTerms(terms, { realm: options.realm })
   const key = keyRing(options.secrets)[0] as MacKey
   const expiresAt = alignedExpiry(nowMs(options.now), p.maxTimeoutSeconds)
-  const plain = assembleChallenge(p, key, expiresAt, options.offer ?? 'both')
-  return options.error === undefined ? plain : explainChallenge(plain, options.error)
+  const methods = options.methods ?? methodsFor(options.offer)
+  const plain = assembleChallenge(p, key, expiresAt, methods)
+  return options.error === undefined ? plain : explainChallenge(plain, options.error, methods)
 }
 
 /**
@@ -126,7 +131,7 @@ export function buildChallenge(
  *
  * @example
  * ```ts
- * if (classifyRequest(request).dialect === 'none') {
+ * if (!request.headers.has('x-payment') && !request.headers.has('authorization')) {
  *   return paymentRequiredResponse({ price: 20000n, payTo, resource: resourceUrl(request) }, { secrets })
  * }
  * ```

@@ -1,16 +1,19 @@
 /**
- * The engine's one decision: what to do with a request for a priced route.
+ * The engine's one decision: what to do with a request for a priced route. This is the path of one
+ * paid request through the engine:
  *
  * ```
  * decide(request, route)
  *   no credential, no body validator ─▶ 402 (or 413 for a declared body over the limit), at once
  *   body invalid for the route ─▶ 400/413, nothing charged
- *   no credential ─▶ 402 (x402 body + WWW-Authenticate: Payment, one challenge id)
- *   X-PAYMENT ─▶ decode ─▶ challenge bound to these terms ─▶ settleX402
- *   PAYMENT-SIGNATURE ─▶ decode ─▶ accepted = the route's terms ─▶ challenge ─▶ settleX402
- *   Authorization: Payment ─▶ decode ─▶ challenge HMAC + expiry ─▶ settleMpp
+ *   no credential ─▶ 402: every enabled method's part, one challenge id (prepared.ts)
+ *   a credential ─▶ its method (methods.ts: found in lookup order; one the route does not take is
+ *                   refused by name) ─▶ method.server.settle: decode, check the challenge id and
+ *                   the terms, settle on the ledger (settle.ts: pre-check, claim, execute or look
+ *                   up, verify effects, record)
  *   bad payment of any kind ─▶ 402 with the reason (never a 500), nothing served
- *   settled ─▶ { status: 'paid', headers, complete() }
+ *   settled ─▶ { status: 'paid', headers: method.server.successHeaders, complete() } (paid.ts):
+ *              the handler runs, its outcome is recorded once: served, or a refund owed
  * ```
  *
  * The first line is answered without a promise (most requests to a priced route are unpaid); every
@@ -20,21 +23,13 @@
  * @internal
  */
 import { readBody } from '../body.js'
-import { isPaymentError, PaymentError } from '../errors.js'
+import { isPaymentError, type PaymentError } from '../errors.js'
 import { checkChallengeId } from '../internal/challenges.js'
 import type { PreparedTerms } from '../internal/terms.js'
-import { parseCredential, suiChargePayload } from '../mpp.js'
-import { type Classification, classifyRequest } from '../negotiate.js'
+import type { MethodSettleInput } from '../methods/types.js'
 import { normalizeTerms } from '../precheck.js'
-import {
-  type SettleContext,
-  type SettlementResult,
-  type SettlementTerms,
-  settleMpp,
-  settleX402,
-} from '../settle.js'
-import { decodeXPayment } from '../x402.js'
-import { checkAccepted, decodePaymentSignature } from '../x402v2.js'
+import type { SettleContext, SettlementResult } from '../settle.js'
+import { notTaken, type Presented, presentedPayment } from './methods.js'
 import { type PaidContext, paidDecision } from './paid.js'
 import type { Preparation, PreparedRoute, ResourceTerms } from './prepared.js'
 import type { EngineRequest } from './requestView.js'
@@ -65,12 +60,12 @@ export function createDecide(context: DecideContext): Decide {
 
   function decide(request: EngineRequest, route: PaidRoute): Decision | Promise<Decision> {
     const r = prepared.route(route)
-    const presented = classifyRequest(request)
-    if (presented.dialect === 'none' && route.body === undefined) {
+    const presented = presentedPayment(request.headers, r.methods)
+    if (presented === undefined && route.body === undefined) {
       if (Number(request.headers.get('content-length') ?? '0') > r.limit) return tooLarge(r.limit)
       const resource = prepared.resource(request)
       if (observed) emit({ type: 'challenged', resource })
-      return prepared.challengeAnswer(prepared.terms(r, resource))
+      return prepared.challengeAnswer(r, prepared.terms(r, resource))
     }
     return decideLater(request, r, presented)
   }
@@ -78,7 +73,7 @@ export function createDecide(context: DecideContext): Decide {
   async function decideLater(
     request: EngineRequest,
     r: PreparedRoute,
-    presented: Classification,
+    presented: ReturnType<typeof presentedPayment>,
   ): Promise<Decision> {
     const resource = prepared.resource(request)
     const at = prepared.terms(r, resource)
@@ -88,128 +83,80 @@ export function createDecide(context: DecideContext): Decide {
       emit({ type: 'invalid_body', resource, field: read.field })
       return invalidBody(read.message, read.field)
     }
-    if (presented.dialect === 'none') {
+    if (presented === undefined) {
       emit({ type: 'challenged', resource })
-      return prepared.challengeAnswer(at)
+      return prepared.challengeAnswer(r, at)
     }
+    const { method } = presented
     let result: SettlementResult
     try {
-      result = await settle(presented, at.terms)
+      result = presented.enabled
+        ? await settle(presented, at.terms)
+        : { status: 'rejected', error: notTaken(method, r.methods) }
     } catch (error) {
       if (!isPaymentError(error)) throw error
       if (error.code === 'store_error') emit({ type: 'store_failed', resource, error })
       result = { status: 'rejected', error }
     }
     if (result.status === 'rejected') {
-      emit({ type: 'rejected', resource, dialect: presented.dialect, code: result.error.code })
-      return refused(at, result.error)
+      emit({ type: 'rejected', resource, dialect: method.dialect, code: result.error.code })
+      return refused(r, at, result.error)
     }
     if (result.status === 'pending') {
       emit({ type: 'pending', resource, digest: result.digest })
-      return refused(at, result.error, { 'Retry-After': String(result.retryAfterSeconds ?? 2) })
+      return refused(r, at, result.error, { 'Retry-After': String(result.retryAfterSeconds ?? 2) })
     }
     const payment: PaymentInfo = {
-      dialect: result.dialect,
+      dialect: method.dialect,
+      method: method.name,
       digest: result.digest,
       payer: result.payer,
       amount: result.amount,
       resource,
       resumed: result.resumed,
-      ...(presented.dialect === 'x402' && presented.version === 2 && result.dialect === 'x402'
-        ? { x402Version: 2 as const }
-        : {}),
+      ...method.server.paymentInfo,
     }
     emit({ type: 'settled', resource, payment })
-    return paidDecision(payment, r.route, read.body, at.terms.network, result.lease, context)
+    return paidDecision(
+      payment,
+      method,
+      r.route,
+      read.body,
+      at.terms.network,
+      result.lease,
+      context,
+    )
   }
 
   function refused(
+    r: PreparedRoute,
     at: ResourceTerms,
     error: PaymentError,
     extraHeaders?: Readonly<Record<string, string>>,
   ): Decision {
-    return refusedAnswer(prepared.challenge(at), error, extraHeaders)
+    return refusedAnswer(prepared.challenge(r, at), r.methods.enabled, error, extraHeaders)
   }
 
-  /** Checks the presented payment against the route's terms, then settles it. */
-  async function settle(
-    presented: Exclude<Classification, { dialect: 'none' }>,
+  /** Has the presented credential's method check it against the route's terms and settle it. */
+  function settle(
+    presented: Presented,
     p: PreparedTerms,
-  ): Promise<SettlementResult> {
-    const settlementTerms: SettlementTerms = {
-      ...normalizeTerms({ payTo: p.payTo, asset: p.asset, amount: p.price }),
-      network: p.network,
-      resource: p.resource,
-    }
-    const offer = options.offer ?? 'both'
-    const now = context.now()
-    if (presented.dialect === 'x402') {
-      if (offer === 'mpp') {
-        return rejected('unsupported_scheme', 'This route takes MPP payments only.')
-      }
-      if (presented.version === 2) return settleV2(presented.header, p, settlementTerms, now)
-      const payment = decodeXPayment(presented.header)
-      if (payment.network !== p.network) {
-        return rejected('unsupported_network', `This route is paid on ${p.network}.`)
-      }
-      const verdict = checkChallengeId(
-        p,
-        prepared.keys,
-        payment.payload.challengeId,
-        now,
-        undefined,
-      )
-      if (verdict.status !== 'valid') return { status: 'rejected', error: verdict.error }
-      return settleX402(payment.payload, settlementTerms, settleContext)
-    }
-    if (offer === 'x402') {
-      return rejected('method_unsupported', 'This route takes x402 payments only.')
-    }
-    const credential = parseCredential(presented.header)
-    const payload = suiChargePayload(credential)
-    const { id, expires } = credential.challenge
-    const verdict = checkChallengeId(p, prepared.keys, id, now, expires)
-    if (verdict.status !== 'valid') return { status: 'rejected', error: verdict.error }
-    return settleMpp(
-      {
-        digest: payload.digest,
-        signature: payload.signature,
-        proof: {
-          realm: p.realm,
-          challengeId: id,
-          amount: p.amount,
-          currency: p.asset,
-          recipient: p.payTo,
-        },
-      },
-      settlementTerms,
-      settleContext,
-    )
-  }
-
-  /** An x402 version 2 payment: its `accepted` must be the route's terms, its id ours. */
-  function settleV2(
-    header: string,
-    p: PreparedTerms,
-    settlementTerms: SettlementTerms,
-    now: number,
   ): Promise<SettlementResult> | SettlementResult {
-    const payment = decodePaymentSignature(header)
-    const accepted = checkAccepted(payment.accepted, p)
-    if (accepted.status === 'mismatch') return { status: 'rejected', error: accepted.error }
-    const verdict = checkChallengeId(p, prepared.keys, accepted.challengeId, now, undefined)
-    if (verdict.status !== 'valid') return { status: 'rejected', error: verdict.error }
-    return settleX402(payment.payload, settlementTerms, settleContext)
+    const now = context.now()
+    const input: MethodSettleInput = {
+      terms: p,
+      settlement: {
+        ...normalizeTerms({ payTo: p.payTo, asset: p.asset, amount: p.price }),
+        network: p.network,
+        resource: p.resource,
+      },
+      checkChallenge: (id, expires) => checkChallengeId(p, prepared.keys, id, now, expires),
+      context: settleContext,
+    }
+    return presented.method.server.settle(presented.credential, input)
   }
 
   return decide
-}
-
-function rejected(
-  code: 'unsupported_scheme' | 'unsupported_network' | 'method_unsupported',
-  message: string,
-): SettlementResult {
-  return { status: 'rejected', error: new PaymentError(code, message) }
 }
 
 /** Observes without letting an observer break payments. */

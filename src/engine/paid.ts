@@ -7,10 +7,8 @@
  * @internal
  */
 import { hasCode } from '../errors.js'
-import { encodeReceipt, mppHeaders } from '../mpp.js'
+import type { PaymentMethod } from '../methods/types.js'
 import type { PaymentStore } from '../stores/types.js'
-import { encodeXPaymentResponse, x402Headers } from '../x402.js'
-import { x402V2Headers } from '../x402v2.js'
 import type { CallOutcome, PaidDecision, PaidRoute, PaymentInfo, PaywallEvent } from './types.js'
 
 /** What a paid decision needs of its engine. */
@@ -65,12 +63,13 @@ function keepLease(
 }
 
 /**
- * The decision of a settled request: its success headers (x402 `X-PAYMENT-RESPONSE`, or
- * `PAYMENT-RESPONSE` for version 2, on every served response, the MPP receipt on 2xx only), whether an outcome is a failed call, and
+ * The decision of a settled request: its success headers (its method's, for the answer's status),
+ * whether an outcome is a failed call, and
  * `complete`, which records the outcome once (the serve lease is kept until then).
  */
 export function paidDecision(
   payment: PaymentInfo,
+  method: PaymentMethod,
   route: PaidRoute,
   body: unknown,
   network: string,
@@ -78,28 +77,12 @@ export function paidDecision(
   context: PaidContext,
 ): PaidDecision {
   const { store, emit, now } = context
-  const success: Record<string, string> =
-    payment.dialect === 'x402'
-      ? {
-          [payment.x402Version === 2 ? x402V2Headers.paymentResponse : x402Headers.paymentResponse]:
-            encodeXPaymentResponse({
-              success: true,
-              transaction: payment.digest,
-              network,
-              payer: payment.payer,
-            }),
-        }
-      : {
-          [mppHeaders.paymentReceipt]: encodeReceipt({
-            status: 'success',
-            method: 'sui',
-            timestamp: new Date(now()).toISOString(),
-            reference: payment.digest,
-          }),
-        }
-  const none: Record<string, string> = {}
-  const headersFor = (status: number) =>
-    payment.dialect === 'mpp' && (status < 200 || status > 299) ? none : success
+  const headersFor = method.server.successHeaders({
+    digest: payment.digest,
+    payer: payment.payer,
+    network,
+    at: now(),
+  })
   const failed = route.failedStatuses
   // Whether the paid work has started: from then on a hang-up is served, never refunded.
   let committed = false

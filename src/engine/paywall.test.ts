@@ -8,7 +8,15 @@ function decision(dialect: 'x402' | 'mpp') {
   const outcomes: CallOutcome[] = []
   const paid: PaidDecision = {
     status: 'paid',
-    payment: { dialect, digest: 'D', payer: '0x1', amount: 1n, resource: 'r', resumed: false },
+    payment: {
+      dialect,
+      method: dialect,
+      digest: 'D',
+      payer: '0x1',
+      amount: 1n,
+      resource: 'r',
+      resumed: false,
+    },
     body: undefined,
     headersFor: (status) =>
       dialect === 'mpp' && (status < 200 || status > 299) ? {} : { 'x-paid': 'yes' },

@@ -15,8 +15,9 @@ import { alignedExpiry, keyRing, type MacKey } from '../internal/challengeId.js'
 import { assembleChallenge } from '../internal/challenges.js'
 import { Recent } from '../internal/recent.js'
 import { type PreparedTerms, prepareTerms, type RouteTerms } from '../internal/terms.js'
+import { methodsFor } from '../methods/index.js'
 import { parseAmount } from '../money.js'
-import type { Offer } from '../negotiate.js'
+import { type RouteMethods, routeMethods } from './methods.js'
 import type { EngineRequest } from './requestView.js'
 import { type Answer, challengeAnswer } from './respond.js'
 import type { PaidRoute, PaywallOptions } from './types.js'
@@ -25,6 +26,8 @@ import type { PaidRoute, PaywallOptions } from './types.js'
 export type PreparedRoute = {
   readonly route: PaidRoute
   readonly price: bigint
+  /** The payment methods it takes. */
+  readonly methods: RouteMethods
   /** Body size limit in bytes. */
   readonly limit: number
   readonly base: Omit<RouteTerms, 'resource'>
@@ -52,7 +55,8 @@ export class Preparation {
   readonly #routes = new WeakMap<PaidRoute, PreparedRoute>()
   readonly #resources = new Recent<string, string>(remembered, longestUrl)
   readonly #keys: readonly MacKey[]
-  readonly #offer: Offer
+  /** The paywall's methods (the default of every route). */
+  readonly #methods: RouteMethods
   readonly #now: () => number
   readonly #trustedForwarding: boolean
   /** The route prepared last, checked before the map (most traffic goes to one route at a time). */
@@ -61,7 +65,7 @@ export class Preparation {
   constructor(options: PaywallOptions) {
     this.#options = options
     this.#keys = keyRing(options.secrets)
-    this.#offer = options.offer ?? 'both'
+    this.#methods = routeMethods(options.methods ?? methodsFor(options.offer))
     this.#now = options.now ?? Date.now
     this.#trustedForwarding = options.trustProxy === true && options.publicBaseUrl === undefined
   }
@@ -109,6 +113,7 @@ export class Preparation {
     return {
       route,
       price,
+      methods: route.methods === undefined ? this.#methods : routeMethods(route.methods),
       limit: route.maxBodyBytes ?? options.maxBodyBytes ?? defaultMaxBodyBytes,
       base,
       byResource: new Recent(remembered),
@@ -145,16 +150,16 @@ export class Preparation {
   }
 
   /** The current plain challenge of a route at a resource (the same until its expiry moves on). */
-  challenge(at: ResourceTerms): ChallengePieces {
-    return this.#current(at).pieces
+  challenge(route: PreparedRoute, at: ResourceTerms): ChallengePieces {
+    return this.#current(route, at).pieces
   }
 
   /** The current plain 402 answer of a route at a resource. */
-  challengeAnswer(at: ResourceTerms): Answer {
-    return this.#current(at).answer
+  challengeAnswer(route: PreparedRoute, at: ResourceTerms): Answer {
+    return this.#current(route, at).answer
   }
 
-  #current(at: ResourceTerms): NonNullable<ResourceTerms['current']> {
+  #current(route: PreparedRoute, at: ResourceTerms): NonNullable<ResourceTerms['current']> {
     const now = this.#now()
     const expiresAt = alignedExpiry(now, at.terms.maxTimeoutSeconds)
     const current = at.current
@@ -162,7 +167,12 @@ export class Preparation {
     if (!Number.isFinite(now)) {
       throw new PaymentError('invalid_config', 'The clock is not a valid time.')
     }
-    const pieces = assembleChallenge(at.terms, this.#keys[0] as MacKey, expiresAt, this.#offer)
+    const pieces = assembleChallenge(
+      at.terms,
+      this.#keys[0] as MacKey,
+      expiresAt,
+      route.methods.enabled,
+    )
     const next = { expiresAt, pieces, answer: challengeAnswer(pieces) }
     at.current = next
     return next

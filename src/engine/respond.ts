@@ -10,6 +10,7 @@
 import type { ChallengePieces } from '../challenge.js'
 import { PaymentError } from '../errors.js'
 import { explainChallenge } from '../internal/challenges.js'
+import type { PaymentMethod } from '../methods/types.js'
 import type { PlainResponse } from './types.js'
 
 /**
@@ -73,11 +74,12 @@ export function challengeAnswer(pieces: ChallengePieces): Answer {
  */
 export function refusedAnswer(
   plain: ChallengePieces,
+  methods: readonly PaymentMethod[],
   error: PaymentError,
   extraHeaders?: Readonly<Record<string, string>>,
 ): Answer {
   if (error.status !== 402) return problemAnswer(error, undefined, extraHeaders)
-  const pieces = explainChallenge(plain, error)
+  const pieces = explainChallenge(plain, error, methods)
   return new Answer({
     status: 402,
     headers: extraHeaders === undefined ? pieces.headers : { ...pieces.headers, ...extraHeaders },

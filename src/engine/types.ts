@@ -9,6 +9,7 @@
 import type { BodyValidator } from '../body.js'
 import type { ChallengeSecret } from '../challenge.js'
 import type { PaymentError } from '../errors.js'
+import type { PaymentMethod } from '../methods/types.js'
 import type { PriceInput } from '../money.js'
 import type { Offer } from '../negotiate.js'
 import type { PrecheckOptions } from '../precheck.js'
@@ -56,11 +57,18 @@ export type PaidRoute = {
    * costs money or acts outside the process.
    */
   commit?: 'handler' | 'manual' | undefined
+  /**
+   * The payment methods this route takes, in the order its 402 lists them; default the paywall's.
+   * A credential of another known method is refused with the method's own code.
+   */
+  methods?: readonly PaymentMethod[] | undefined
 }
 
 /** What is known about a payment that was accepted. */
 export type PaymentInfo = {
   dialect: PaymentDialect
+  /** The name of the payment method that paid (`x402v1`, `x402v2`, `mppCharge`, or one of yours). */
+  method: string
   /** The settlement digest (computed by the server). */
   digest: string
   payer: string
@@ -211,8 +219,16 @@ export type PaywallOptions = {
    * proxy that overwrites them; otherwise a client chooses the URL bound into its challenge.
    */
   trustProxy?: boolean | undefined
-  /** Dialects offered: `both` (default), `x402` or `mpp`. */
+  /**
+   * Dialects offered: `both` (default), `x402` (x402 versions 1 and 2) or `mpp` (MPP `charge`). A
+   * shorthand for `methods`, ignored when they are given.
+   */
   offer?: Offer | undefined
+  /**
+   * The payment methods offered, in the order a 402 lists them (routes may choose their own);
+   * default those of `offer`. Add your own method here (see `PaymentMethod`).
+   */
+  methods?: readonly PaymentMethod[] | undefined
   /** Offline pre-check options (transaction forms, size). */
   precheck?: PrecheckOptions | undefined
   /** Default body size limit in bytes. Default 1 MiB. */

@@ -8,12 +8,10 @@
  */
 import type { ChallengeBody, ChallengePieces, ChallengeVerification } from '../challenge.js'
 import { PaymentError } from '../errors.js'
+import type { ChallengeParts, PaymentMethod } from '../methods/types.js'
 import { formatAmount } from '../money.js'
-import { formatChallenge, paymentRequiredProblem } from '../mpp.js'
-import { type Offer, offered } from '../negotiate.js'
-import { x402Version } from '../x402.js'
-import { type PaymentRequiredV2, x402V2Headers } from '../x402v2.js'
-import { decodeBase64, encodeBase64 } from './base64.js'
+import { mppHeaders, paymentRequiredProblem } from '../mpp.js'
+import { x402V2Headers } from '../x402v2.js'
 import {
   candidateExpiries,
   expiryText,
@@ -30,55 +28,23 @@ function idInput(p: PreparedTerms, expires: string): string {
   return `${p.realm}|sui|charge|${p.request}|${expires}||${p.opaque}`
 }
 
-/** The plain 402 of `p` expiring at `expiresAt` (Unix seconds), signed with `key`. */
-export function assembleChallenge(
-  p: PreparedTerms,
-  key: MacKey,
-  expiresAt: number,
-  offer: Offer,
-): ChallengePieces {
-  const expires = expiryText(expiresAt)
-  const id = idText(mac(key, idInput(p, expires)))
-  const dialects = offered(offer)
-  const how =
-    dialects.x402 && dialects.mpp
-      ? 'X-PAYMENT (x402) or Authorization: Payment (MPP)'
-      : dialects.x402
-        ? 'X-PAYMENT (x402)'
-        : 'Authorization: Payment (MPP)'
-  const detail = `This resource costs ${formatAmount(p.price)} USDC on ${p.network}. Pay with ${how}.`
-  const base = paymentRequiredProblem(detail)
-  const extra = { challengeId: id, ...(p.escrow === undefined ? {} : { escrow: p.escrow }) }
-  const body: ChallengeBody = dialects.x402
-    ? {
-        x402Version,
-        error: 'Payment required',
-        accepts: Object.freeze([Object.freeze({ ...p.requirement, extra: Object.freeze(extra) })]),
-        ...base,
-      }
-    : base
-  const wwwAuthenticate = dialects.mpp
-    ? formatChallenge({
-        id,
-        realm: p.realm,
-        method: 'sui',
-        intent: 'charge',
-        request: p.request,
-        ...(p.description === '' ? {} : { description: p.description }),
-        expires,
-        opaque: p.opaque,
-      })
-    : undefined
-  const v2 = p.paymentRequiredV2
-  const paymentRequired = dialects.x402
-    ? encodeBase64(`${v2.head}${JSON.stringify(id)}${v2.tail}`)
-    : undefined
-  const headers: Record<string, string> = {
-    'Content-Type': 'application/json',
-    'Cache-Control': 'no-store',
+/** The text of the 402's `detail`: the price, and how to pay in each method offered. */
+function detailOf(p: PreparedTerms, methods: readonly PaymentMethod[]): string {
+  const how = new Map<string, string>()
+  for (const method of methods) {
+    if (!how.has(method.server.label)) how.set(method.server.label, method.server.how)
   }
-  if (wwwAuthenticate !== undefined) headers['WWW-Authenticate'] = wwwAuthenticate
-  if (paymentRequired !== undefined) headers[x402V2Headers.paymentRequired] = paymentRequired
+  return `This resource costs ${formatAmount(p.price)} USDC on ${p.network}. Pay with ${[...how.values()].join(' or ')}.`
+}
+
+/** The pieces of a 402 from its parts (the frozen, shared form). */
+function piecesOf(
+  id: string,
+  expiresAt: number,
+  expires: string,
+  parts: ChallengeParts,
+): ChallengePieces {
+  const body = parts.body as ChallengeBody
   return Object.freeze({
     id,
     expiresAt,
@@ -86,21 +52,40 @@ export function assembleChallenge(
     status: 402,
     body: Object.freeze(body),
     bodyText: JSON.stringify(body),
-    wwwAuthenticate,
-    paymentRequired,
-    headers: Object.freeze(headers),
+    wwwAuthenticate: parts.headers[mppHeaders.wwwAuthenticate],
+    paymentRequired: parts.headers[x402V2Headers.paymentRequired],
+    headers: Object.freeze(parts.headers),
   })
 }
 
-/** The `PAYMENT-REQUIRED` value of `plain` with `error` set to a refusal's code. */
-function explainPaymentRequired(plain: string, code: string): string {
-  const bytes = decodeBase64(plain) as Uint8Array
-  const required = JSON.parse(new TextDecoder().decode(bytes)) as PaymentRequiredV2
-  return encodeBase64(JSON.stringify({ ...required, error: code }))
+/**
+ * The plain 402 of `p` expiring at `expiresAt` (Unix seconds), signed with `key`: each method adds
+ * its part (body members before the problem document's, headers), all with the one challenge id.
+ */
+export function assembleChallenge(
+  p: PreparedTerms,
+  key: MacKey,
+  expiresAt: number,
+  methods: readonly PaymentMethod[],
+): ChallengePieces {
+  const expires = expiryText(expiresAt)
+  const id = idText(mac(key, idInput(p, expires)))
+  let parts: ChallengeParts = {
+    body: {},
+    headers: { 'Content-Type': 'application/json', 'Cache-Control': 'no-store' },
+  }
+  const input = { terms: p, id, expires, expiresAt }
+  for (const method of methods) parts = method.server.challenge(parts, input)
+  const body = { ...parts.body, ...paymentRequiredProblem(detailOf(p, methods)) }
+  return piecesOf(id, expiresAt, expires, { body, headers: parts.headers })
 }
 
-/** The same challenge, with the body explaining why an earlier payment was rejected. */
-export function explainChallenge(plain: ChallengePieces, error: PaymentError): ChallengePieces {
+/** The same challenge, with each method's part and the body explaining why a payment was refused. */
+export function explainChallenge(
+  plain: ChallengePieces,
+  error: PaymentError,
+  methods: readonly PaymentMethod[],
+): ChallengePieces {
   const problem = error.toProblem()
   const refund = error.details.refund
   const why = {
@@ -112,20 +97,11 @@ export function explainChallenge(plain: ChallengePieces, error: PaymentError): C
     // A payment presented again after its paid call failed: whether it is refunded.
     ...(refund === undefined ? {} : { refund }),
   }
-  const body: ChallengeBody =
-    plain.body.x402Version === undefined
-      ? why
-      : { ...plain.body, error: error.shortMessage, ...why }
-  if (plain.paymentRequired === undefined) {
-    return Object.freeze({ ...plain, body: Object.freeze(body), bodyText: JSON.stringify(body) })
-  }
-  const paymentRequired = explainPaymentRequired(plain.paymentRequired, problem.code)
-  return Object.freeze({
-    ...plain,
-    body: Object.freeze(body),
-    bodyText: JSON.stringify(body),
-    paymentRequired,
-    headers: Object.freeze({ ...plain.headers, [x402V2Headers.paymentRequired]: paymentRequired }),
+  let parts: ChallengeParts = { body: plain.body, headers: plain.headers }
+  for (const method of methods) parts = method.server.explain?.(parts, error) ?? parts
+  return piecesOf(plain.id, plain.expiresAt, plain.expires, {
+    body: { ...parts.body, ...why },
+    headers: parts.headers,
   })
 }
 

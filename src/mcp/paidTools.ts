@@ -25,6 +25,7 @@ import { createSellerPaywall } from '../engine/seller.js'
 import type { SellerOptions, SellerPaywall } from '../engine/sellerTypes.js'
 import type { PaidDecision, PaymentInfo } from '../engine/types.js'
 import { isPaymentError } from '../errors.js'
+import { methodsFor } from '../methods/index.js'
 import type { PriceInput } from '../money.js'
 import {
   type Challenge,
@@ -35,6 +36,7 @@ import {
   parseChallenges,
   serializeCredential,
 } from '../mpp.js'
+import type { Dialect } from '../negotiate.js'
 import { decodeXPaymentResponse, x402Headers } from '../x402.js'
 
 /** JSON-RPC error code of an MPP payment challenge over MCP (mppx `Mcp.paymentRequiredCode`). */
@@ -126,7 +128,9 @@ export type PaidMcpTools = {
 export function createPaidMcpTools(options: PaidMcpToolsOptions): PaidMcpTools {
   const { challenge: challengeOption, resourceBase: baseOption, ...sellerOptions } = options
   const seller = createSellerPaywall({ ...sellerOptions, publicBaseUrl: undefined })
-  const challengeWith = challengeOption ?? (options.offer === 'x402' ? 'x402' : 'mpp')
+  const methods = options.methods ?? methodsFor(options.offer)
+  const challengeWith: Dialect =
+    challengeOption ?? (methods.some((m) => m.dialect === 'mpp') ? 'mpp' : 'x402')
   const resourceBase = baseOption ?? 'https://mcp.localhost/tool/'
 
   return {
@@ -147,7 +151,9 @@ export function createPaidMcpTools(options: PaidMcpToolsOptions): PaidMcpTools {
           method: 'POST',
           headers: {
             'content-type': 'application/json',
-            ...(presented === undefined ? {} : { [presented.header]: presented.value }),
+            ...(presented === undefined
+              ? {}
+              : { [transports[presented.dialect].header]: presented.value }),
           },
           body: JSON.stringify(args ?? {}),
         })
@@ -169,18 +175,97 @@ export function createPaidMcpTools(options: PaidMcpToolsOptions): PaidMcpTools {
   }
 }
 
-type Presented = { dialect: 'mpp' | 'x402'; header: string; value: string }
+type Presented = { dialect: Dialect; value: string }
+
+/**
+ * An MCP payment transport: the `_meta` key its credential comes in and the header the engine reads
+ * it from, the refusal of a call in its form, and its receipt key. There is one per dialect, as the
+ * MCP specifications define them (a dialect's methods share its transport).
+ */
+type McpTransport = {
+  /** The `_meta` key of the credential, client → server. */
+  readonly credentialKey: string
+  /** The request header the engine reads the credential from. */
+  readonly header: string
+  /** The credential as that header's value. */
+  toHeader(value: unknown): string
+  /** The engine's 402 in this transport's form, or undefined when the 402 does not offer it. */
+  refuse(plain: PlainAnswer, body: unknown, paid: boolean): ToolResult | undefined
+  /** The receipt of a served call, from the success headers, as `_meta` members. */
+  receipt(headers: Readonly<Record<string, string>>): Record<string, unknown> | undefined
+}
+
+type PlainAnswer = { status: number; headers: Readonly<Record<string, string>>; body: string }
+
+const transports: Readonly<Record<Dialect, McpTransport>> = {
+  mpp: {
+    credentialKey: mcpPaymentMeta.mppCredential,
+    header: mppHeaders.authorization,
+    toHeader: mppHeaderOf,
+    refuse(plain, body, paid) {
+      const wwwAuthenticate = headerOf(plain.headers, mppHeaders.wwwAuthenticate)
+      if (plain.status !== 402 || wwwAuthenticate === undefined) return undefined
+      const problem = problemOf(body)
+      // A refused credential is answered with -32042 too (fresh challenges, and the problem naming
+      // the refusal): the SDK's McpServer passes -32042 through as a JSON-RPC error but turns any
+      // other error code (mppx's -32043 included) into a plain tool error.
+      throw new McpError(
+        mcpPaymentRequiredCode,
+        paid ? `Payment refused: ${problem.code}` : 'Payment required',
+        { httpStatus: 402, challenges: parseChallenges(wwwAuthenticate), problem },
+      )
+    },
+    receipt(headers) {
+      const receipt = headerOf(headers, mppHeaders.paymentReceipt)
+      return receipt === undefined
+        ? undefined
+        : { [mcpPaymentMeta.mppReceipt]: { ...decodeReceipt(receipt) } }
+    },
+  },
+  x402: {
+    credentialKey: mcpPaymentMeta.x402Payment,
+    header: x402Headers.payment,
+    toHeader: x402HeaderOf,
+    refuse(plain, body, paid) {
+      const isPaymentRequired =
+        plain.status === 402 && typeof body === 'object' && body !== null && 'accepts' in body
+      if (!isPaymentRequired) return undefined
+      const structured = body as Record<string, unknown>
+      return {
+        isError: true,
+        structuredContent: structured,
+        content: [
+          {
+            type: 'text',
+            text: JSON.stringify({
+              'x402/error': {
+                code: 402,
+                message: paid ? `Payment refused: ${problemOf(body).code}` : 'Payment required',
+                data: structured,
+              },
+            }),
+          },
+        ],
+      }
+    },
+    receipt(headers) {
+      const response = headerOf(headers, x402Headers.paymentResponse)
+      return response === undefined
+        ? undefined
+        : { [mcpPaymentMeta.x402PaymentResponse]: decodeXPaymentResponse(response) }
+    },
+  },
+}
+
+/** The order credentials are looked for: MPP first (its buyer has already moved the money). */
+const lookupOrder: readonly Dialect[] = ['mpp', 'x402']
 
 /** The credential of a call as the engine's header, or `undefined` when none was sent. */
 function credentialOf(meta: Record<string, unknown> | undefined): Presented | undefined {
   if (meta === undefined || meta === null || typeof meta !== 'object') return undefined
-  const mpp = meta[mcpPaymentMeta.mppCredential]
-  if (mpp !== undefined) {
-    return { dialect: 'mpp', header: mppHeaders.authorization, value: mppHeaderOf(mpp) }
-  }
-  const x402 = meta[mcpPaymentMeta.x402Payment]
-  if (x402 !== undefined) {
-    return { dialect: 'x402', header: x402Headers.payment, value: x402HeaderOf(x402) }
+  for (const dialect of lookupOrder) {
+    const value = meta[transports[dialect].credentialKey]
+    if (value !== undefined) return { dialect, value: transports[dialect].toHeader(value) }
   }
   return undefined
 }
@@ -228,47 +313,16 @@ function x402HeaderOf(value: unknown): string {
   }
 }
 
-/** The engine's answer (400, 402, 413, 503) in the call's MCP transport. */
-function refusal(
-  plain: { status: number; headers: Readonly<Record<string, string>>; body: string },
-  dialect: 'mpp' | 'x402',
-  paid: boolean,
-): ToolResult {
+/**
+ * The engine's answer (400, 402, 413, 503) in the call's MCP transport. A 402 that does not offer
+ * the call's transport is answered in x402's form (a structured tool result any client can read).
+ */
+function refusal(plain: PlainAnswer, dialect: Dialect, paid: boolean): ToolResult {
   const body = parseJson(plain.body)
+  const answered =
+    transports[dialect].refuse(plain, body, paid) ?? transports.x402.refuse(plain, body, paid)
+  if (answered !== undefined) return answered
   const problem = problemOf(body)
-  const wwwAuthenticate = headerOf(plain.headers, mppHeaders.wwwAuthenticate)
-  if (plain.status === 402 && dialect === 'mpp' && wwwAuthenticate !== undefined) {
-    const challenges = parseChallenges(wwwAuthenticate)
-    // A refused credential is answered with -32042 too (fresh challenges, and the problem naming
-    // the refusal): the SDK's McpServer passes -32042 through as a JSON-RPC error but turns any
-    // other error code (mppx's -32043 included) into a plain tool error.
-    throw new McpError(
-      mcpPaymentRequiredCode,
-      paid ? `Payment refused: ${problem.code}` : 'Payment required',
-      { httpStatus: 402, challenges, problem },
-    )
-  }
-  const isPaymentRequired =
-    plain.status === 402 && typeof body === 'object' && body !== null && 'accepts' in body
-  if (isPaymentRequired) {
-    const structured = body as Record<string, unknown>
-    return {
-      isError: true,
-      structuredContent: structured,
-      content: [
-        {
-          type: 'text',
-          text: JSON.stringify({
-            'x402/error': {
-              code: 402,
-              message: paid ? `Payment refused: ${problem.code}` : 'Payment required',
-              data: structured,
-            },
-          }),
-        },
-      ],
-    }
-  }
   // 400 (invalid arguments), 413 (too large), 503 (ledger unavailable): nothing was charged.
   return {
     isError: true,
@@ -313,16 +367,12 @@ function refundNote(payment: PaymentInfo) {
   return { status: 'refund_due', digest: payment.digest, amount: payment.amount.toString() }
 }
 
-/** The receipt of a served call, in its dialect's `_meta` key. */
+/** The receipt of a served call, in its transport's `_meta` key. */
 function receiptMeta(decision: PaidDecision): Record<string, unknown> {
   const headers = decision.headersFor(200)
-  const receipt = headerOf(headers, mppHeaders.paymentReceipt)
-  if (receipt !== undefined) {
-    return { [mcpPaymentMeta.mppReceipt]: { ...decodeReceipt(receipt) } }
-  }
-  const response = headerOf(headers, x402Headers.paymentResponse)
-  if (response !== undefined) {
-    return { [mcpPaymentMeta.x402PaymentResponse]: decodeXPaymentResponse(response) }
+  for (const dialect of lookupOrder) {
+    const meta = transports[dialect].receipt(headers)
+    if (meta !== undefined) return meta
   }
   return {}
 }
