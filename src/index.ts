@@ -62,6 +62,8 @@ export {
   type Settlement,
   type TransferRequest,
 } from './ledger/index.js'
+/** Payment methods: the built-in ones (x402 v1, x402 v2, MPP `charge`) and the shape of your own. */
+export * as Methods from './methods/index.js'
 /** USDC amounts as bigint base units. */
 export * from './money.js'
 /** The MPP dialect: `WWW-Authenticate: Payment`, credentials, receipts. */

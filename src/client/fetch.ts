@@ -23,26 +23,23 @@ import { withRetries } from '../backoff.js'
 import { isPaymentError, PaymentError } from '../errors.js'
 import { nodeFetch } from '../internal/nodeFetch.js'
 import { createLedger, type Ledger } from '../ledger/index.js'
+import { builtInMethods } from '../methods/index.js'
+import type { MethodOffer, PaymentMethod } from '../methods/types.js'
 import { formatAmount, type PriceInput, parseAmount } from '../money.js'
-import { decodeReceipt, mppHeaders, type Receipt } from '../mpp.js'
+import type { Receipt } from '../mpp.js'
 import type { Dialect } from '../negotiate.js'
-import { decodeXPaymentResponse, type XPaymentResponse, x402Headers } from '../x402.js'
-import { decodePaymentResponseV2, x402V2Headers } from '../x402v2.js'
+import type { XPaymentResponse } from '../x402.js'
 import { createWalletLimits, type WalletLimits, type WalletLimitsOptions } from './limits.js'
 import { makePayment } from './pay.js'
 import { readBounded, reasonOf, refusalOf, template } from './request.js'
 import { type RetryOptions, retryAfterMs, transientStatuses } from './retry.js'
-import {
-  type PayableOffer,
-  type PaymentOffer,
-  readOffers,
-  selectOffer,
-  usdcTypeOf,
-} from './select.js'
+import { readMethodOffers, selectOffer, usdcTypeOf } from './select.js'
 
 /** A payment made for a response (see {@link paymentOf}). */
 export type Payment = {
   dialect: Dialect
+  /** The name of the method that paid (`x402v2`, `x402v1`, `mppCharge`, or one of yours). */
+  method: string
   /** Base units paid. */
   amount: bigint
   /** The coin type paid (the network's USDC). */
@@ -58,7 +55,7 @@ export type Payment = {
   form: 'gasless' | 'coin'
   /**
    * The seller's `PAYMENT-RESPONSE` / `X-PAYMENT-RESPONSE` or `Payment-Receipt`, decoded; undefined
-   * if absent.
+   * if absent. For a method of your own, `value` is what its client half's `receipt` returns.
    */
   receipt:
     | { dialect: 'x402'; value: XPaymentResponse }
@@ -70,8 +67,9 @@ export type Payment = {
 export type ChallengeEvent = {
   url: string
   method: string
-  offers: readonly PaymentOffer[]
-  selected: PayableOffer
+  /** Every offer read (with the built-in methods, each is a `PaymentOffer`: narrow on `method`). */
+  offers: readonly MethodOffer[]
+  selected: MethodOffer
 }
 
 /** A logger (pino-compatible shape). Never given keys, signatures or full payment headers. */
@@ -115,6 +113,11 @@ export type PayingFetchOptions = {
    * Within x402, version 2 (`PAYMENT-SIGNATURE`) is used when the 402 offers it, else version 1.
    */
   prefer?: Dialect | undefined
+  /**
+   * The payment methods this client pays with; default the built-in ones (x402 versions 1 and 2,
+   * MPP `charge`). Add your own method here (see `PaymentMethod`).
+   */
+  methods?: readonly PaymentMethod[] | undefined
   /** Retries of transient answers BEFORE any payment; default 2 retries, 250 ms base, 10 s cap. */
   retry?: RetryOptions | undefined
   /**
@@ -181,16 +184,13 @@ export function paymentOf(response: Response): Payment | undefined {
   return payments.get(response)
 }
 
-function decodeReceiptOf(response: Response, dialect: Dialect): Payment['receipt'] {
+function decodeReceiptOf(response: Response, method: PaymentMethod): Payment['receipt'] {
   try {
-    if (dialect === 'x402') {
-      const v2 = response.headers.get(x402V2Headers.paymentResponse)
-      if (v2 !== null) return { dialect, value: decodePaymentResponseV2(v2) }
-      const value = response.headers.get(x402Headers.paymentResponse)
-      return value === null ? undefined : { dialect, value: decodeXPaymentResponse(value) }
-    }
-    const value = response.headers.get(mppHeaders.paymentReceipt)
-    return value === null ? undefined : { dialect, value: decodeReceipt(value) }
+    const value = method.client.receipt(response)
+    // The built-in methods' receipts are the shapes the type names; another method's is its own.
+    return value === undefined
+      ? undefined
+      : ({ dialect: method.dialect, value } as Payment['receipt'])
   } catch {
     return undefined
   }
@@ -238,6 +238,8 @@ export function createPayingFetch(options: PayingFetchOptions): PayingFetch {
     options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)))
   const log = options.logger ?? {}
   const canSubmit = options.canSubmit ?? true
+  const methods = options.methods ?? builtInMethods
+  const methodNamed = (name: string) => methods.find((m) => m.name === name) as PaymentMethod
   const pendingWaitMs = options.pendingWaitMs ?? 60_000
   if (!Number.isFinite(pendingWaitMs) || pendingWaitMs < 0) {
     throw new PaymentError(
@@ -348,12 +350,8 @@ export function createPayingFetch(options: PayingFetchOptions): PayingFetch {
     if (first.status !== 402) return first
 
     const bodyText = await readBounded(first)
-    const { offers } = readOffers({
-      bodyText,
-      wwwAuthenticate: first.headers.get(mppHeaders.wwwAuthenticate),
-      paymentRequired: first.headers.get(x402V2Headers.paymentRequired),
-    })
-    const selection = selectOffer(offers, { network, canSubmit, prefer: options.prefer })
+    const { offers } = readMethodOffers({ bodyText, headers: first.headers }, methods)
+    const selection = selectOffer(offers, { network, canSubmit, prefer: options.prefer, methods })
     if (selection.status === 'refused') throw selection.error
     const offer = selection.offer
     log.debug?.(
@@ -380,7 +378,12 @@ export function createPayingFetch(options: PayingFetchOptions): PayingFetch {
     })
     const reservation = await limits?.reserve({ amount: offer.amount, resource: request.url })
 
-    const attempt = await makePayment(offer, { signer: options.signer, ledger: getLedger(), usdc })
+    const attempt = await makePayment(offer, {
+      signer: options.signer,
+      ledger: getLedger(),
+      usdc,
+      methods,
+    })
     if (attempt.status === 'failed') {
       if (!attempt.moneyMayHaveMoved) await reservation?.release()
       throw withLedgerUrl(attempt.error, ledgerOption)
@@ -412,6 +415,7 @@ export function createPayingFetch(options: PayingFetchOptions): PayingFetch {
     }
     const payment: Payment = {
       dialect: offer.dialect,
+      method: offer.method,
       amount: offer.amount,
       asset: usdc,
       payTo: offer.payTo,
@@ -420,7 +424,7 @@ export function createPayingFetch(options: PayingFetchOptions): PayingFetch {
       url: request.url,
       digest: attempt.digest,
       form: attempt.form,
-      receipt: decodeReceiptOf(paid, offer.dialect),
+      receipt: decodeReceiptOf(paid, methodNamed(offer.method)),
     }
     payments.set(paid, payment)
     try {

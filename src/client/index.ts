@@ -45,6 +45,7 @@ export {
   type Offers,
   type PayableOffer,
   type PaymentOffer,
+  readMethodOffers,
   readOffers,
   type Selection,
   type SelectOptions,

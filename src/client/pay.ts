@@ -1,5 +1,6 @@
 /**
- * Making one payment for a chosen offer, as the buyer:
+ * Making one payment for a chosen offer, as the buyer: build and sign the USDC transfer, then the
+ * offer's method makes the credential of it. With the built-in methods:
  * - x402: build the USDC transfer (gasless address-balance form when the balance rules allow it,
  *   else the coin form), sign it, and hand the seller the signed bytes in `PAYMENT-SIGNATURE`
  *   (version 2, with the offer as `accepted`) or `X-PAYMENT` (version 1). Nothing is submitted by
@@ -10,16 +11,13 @@
  * @module
  */
 import type { Signer } from '@mysten/sui/cryptography'
-import { toBase64 } from '@mysten/sui/utils'
 import { isPaymentError, PaymentError } from '../errors.js'
 import { transactionDigest } from '../internal/suiSignature.js'
 import type { Ledger } from '../ledger/index.js'
+import { builtInMethods } from '../methods/index.js'
+import type { MethodOffer, PaymentMethod, SignedTransfer } from '../methods/types.js'
 import { formatAmount } from '../money.js'
-import { serializeCredential } from '../mpp.js'
-import { signProof } from '../proof.js'
-import { encodeXPayment, x402Headers } from '../x402.js'
-import { encodePaymentSignature, x402V2Headers } from '../x402v2.js'
-import type { PayableOffer } from './select.js'
+import type { PayableOffer, PaymentOffer } from './select.js'
 
 /** The gasless floor: a gasless transfer takes the whole address balance or leaves ≥ 0.01 USDC. */
 export const gaslessMinimum = 10_000n
@@ -30,6 +28,8 @@ export type PayContext = {
   ledger: Ledger
   /** The USDC coin type of our network. */
   usdc: string
+  /** The methods that may pay; default the built-in ones. */
+  methods?: readonly PaymentMethod[] | undefined
 }
 
 /** The outcome of {@link makePayment}. */
@@ -52,7 +52,10 @@ export function transferForm(addressBalance: bigint, amount: bigint): 'gasless' 
     : 'coin'
 }
 
-async function buildSigned(offer: PayableOffer, context: PayContext) {
+async function buildSigned(
+  offer: MethodOffer,
+  context: PayContext,
+): Promise<SignedTransfer & { form: 'gasless' | 'coin' }> {
   const sender = context.signer.toSuiAddress()
   const balance = await context.ledger.getBalance(sender, context.usdc)
   const form = transferForm(balance.addressBalance, offer.amount)
@@ -101,83 +104,32 @@ async function buildSigned(offer: PayableOffer, context: PayContext) {
  * if (attempt.status === 'ready') await fetch(url, { headers: attempt.headers })
  * ```
  */
-export async function makePayment(
-  offer: PayableOffer,
+export async function makePayment<O extends MethodOffer = PaymentOffer>(
+  offer: PayableOffer<O>,
   context: PayContext,
 ): Promise<PaymentAttempt> {
+  const method = (context.methods ?? builtInMethods).find((m) => m.name === offer.method)
+  if (method === undefined) {
+    return {
+      status: 'failed',
+      error: new PaymentError(
+        'NO_PAYABLE_REQUIREMENT',
+        `No method of this client pays ${offer.method} offers.`,
+      ),
+      moneyMayHaveMoved: false,
+    }
+  }
   let signed: Awaited<ReturnType<typeof buildSigned>>
   try {
     signed = await buildSigned(offer, context)
   } catch (error) {
     return { status: 'failed', error: asPaymentError(error), moneyMayHaveMoved: false }
   }
-  const { bytes, signature, digest, form } = signed
-  if (offer.dialect === 'x402' && offer.version === 2) {
-    const header = encodePaymentSignature({
-      x402Version: 2,
-      resource: offer.resource,
-      accepted: offer.accepted,
-      payload: { transaction: toBase64(bytes), signature },
-    })
-    return { status: 'ready', headers: { [x402V2Headers.paymentSignature]: header }, digest, form }
-  }
-  if (offer.dialect === 'x402') {
-    const header = encodeXPayment({
-      network: offer.network,
-      payload: {
-        challengeId: offer.challengeId as string,
-        transaction: toBase64(bytes),
-        signature,
-      },
-    })
-    return { status: 'ready', headers: { [x402Headers.payment]: header }, digest, form }
-  }
-
-  const outcome = await context.ledger.execute(bytes, [signature])
-  if (outcome.status === 'rejected') {
-    return {
-      status: 'failed',
-      error: new PaymentError('settlement_failed', 'The ledger refused the payment.', {
-        details: { digest, reason: outcome.reason.slice(0, 200) },
-      }),
-      moneyMayHaveMoved: false,
-    }
-  }
-  const found = outcome.status === 'executed' ? outcome : await context.ledger.waitFor(digest)
-  if (found.status !== 'executed' && found.status !== 'found') {
-    return {
-      status: 'failed',
-      error: new PaymentError(
-        'settlement_pending',
-        'The payment was submitted but its outcome is not known yet; look the digest up before paying again.',
-        { details: { digest } },
-      ),
-      moneyMayHaveMoved: true,
-    }
-  }
-  if (!found.transaction.success) {
-    return {
-      status: 'failed',
-      error: new PaymentError('transaction_failed', 'The payment transaction failed on chain.', {
-        details: { digest, reason: (found.transaction.error ?? '').slice(0, 200) },
-      }),
-      moneyMayHaveMoved: false,
-    }
-  }
-  const request = offer.challenge.request as { amount: string; currency: string; recipient: string }
-  const proof = await signProof(context.signer, {
-    realm: offer.challenge.realm,
-    challengeId: offer.challenge.id,
-    amount: request.amount,
-    currency: request.currency,
-    recipient: request.recipient,
-    digest,
-  })
-  const credential = serializeCredential({
-    challenge: offer.challenge,
-    payload: { digest, signature: proof },
-  })
-  return { status: 'ready', headers: { authorization: credential }, digest, form }
+  const { digest, form } = signed
+  const made = await method.client.pay(offer, signed, context)
+  return made.status === 'ready'
+    ? { status: 'ready', headers: { ...made.headers }, digest, form }
+    : made
 }
 
 function asPaymentError(error: unknown): PaymentError {

@@ -14,75 +14,41 @@
 import { normalizeStructTag, normalizeSuiAddress } from '@mysten/sui/utils'
 import { PaymentError } from '../errors.js'
 import { usdcCoinTypes } from '../internal/terms.js'
-import { type Challenge, parseChallenges, suiChargeRequestSchema } from '../mpp.js'
+import { builtInMethods } from '../methods/index.js'
+import type { MppChargeOffer } from '../methods/mppCharge.js'
+import type { ChallengeResponse, MethodOffer, PaymentMethod } from '../methods/types.js'
+import type { X402V1Offer } from '../methods/x402v1.js'
+import type { X402V2Offer } from '../methods/x402v2.js'
+import { mppHeaders } from '../mpp.js'
 import type { Dialect } from '../negotiate.js'
-import { challengeIdSchema, type PaymentRequirement, parsePaymentRequired } from '../x402.js'
-import {
-  decodePaymentRequiredV2,
-  type PaymentRequiredV2,
-  type PaymentRequirementV2,
-  type ResourceInfo,
-} from '../x402v2.js'
+import { x402V2Headers } from '../x402v2.js'
 
-/** The largest 402 body read as a buyer (64 KiB); a larger one is not parsed as an x402 envelope. */
-export const maxChallengeBodyBytes = 64 * 1024
+export { maxChallengeBodyBytes, type X402OfferFields } from '../methods/x402v1.js'
 
-/** What the x402 offers of both versions share. */
-export type X402OfferFields = {
-  dialect: 'x402'
-  /** The requirement in version 1's shape (a version 2 one translated: `amount` → `maxAmountRequired`). */
-  requirement: PaymentRequirement
-  scheme: string
-  network: string
-  asset: string
-  amount: bigint
-  payTo: string
-  /** `extra.challengeId`, echoed in the payment (an offer without one cannot be answered). */
-  challengeId: string | undefined
-  /** Escrow terms when the route is escrow-only (`extra.escrow`). */
-  escrow: boolean
-}
-
-/** One offer of a 402, in the dialect (and x402 version) it came in. Amounts are base units of `asset`. */
-export type PaymentOffer =
-  /** x402 version 1: from the body's `accepts[]`; paid with `X-PAYMENT`. */
-  | (X402OfferFields & { version: 1 })
-  /** x402 version 2: from the `PAYMENT-REQUIRED` header; paid with `PAYMENT-SIGNATURE`. */
-  | (X402OfferFields & {
-      version: 2
-      /** The requirement as offered (echoed as `accepted`). */
-      accepted: PaymentRequirementV2
-      /** The resource of the PaymentRequired. */
-      resource: ResourceInfo
-    })
-  | {
-      dialect: 'mpp'
-      challenge: Challenge
-      scheme: string
-      network: string
-      asset: string
-      amount: bigint
-      payTo: string
-      challengeId: string
-      escrow: boolean
-    }
+/**
+ * One offer of a 402 read by a built-in method, in the dialect (and x402 version) it came in:
+ * x402 version 1 from the body's `accepts[]` (paid with `X-PAYMENT`), version 2 from the
+ * `PAYMENT-REQUIRED` header (paid with `PAYMENT-SIGNATURE`), or an MPP `Payment` challenge.
+ * Amounts are base units of `asset`.
+ */
+export type PaymentOffer = X402V1Offer | X402V2Offer | MppChargeOffer
 
 /** An offer this wallet can pay: scheme exact, our network, USDC, no escrow. */
-export type PayableOffer = PaymentOffer & { escrow: false }
+export type PayableOffer<O extends MethodOffer = PaymentOffer> = O & { escrow: false }
 
 /** What a 402 offers, as read by {@link readOffers}. */
-export type Offers = {
-  offers: PaymentOffer[]
+export type Offers<O extends MethodOffer = PaymentOffer> = {
+  offers: O[]
   /** Offers that could not be read (malformed body or header), with the reason. */
   unreadable: { dialect: Dialect; reason: string }[]
 }
 
 /**
- * Reads every offer of a 402: the x402 version 2 `PAYMENT-REQUIRED` header (when given), the x402
- * envelope of `bodyText` (when it is one) and every `Payment` challenge of `wwwAuthenticate`.
- * Never throws: what cannot be read is listed in `unreadable`.
+ * Reads every offer of a 402 with the built-in methods: the x402 version 2 `PAYMENT-REQUIRED`
+ * header (when given), the x402 envelope of `bodyText` (when it is one) and every `Payment`
+ * challenge of `wwwAuthenticate`. Never throws: what cannot be read is listed in `unreadable`.
  *
- * @param input.bodyText - The 402 body (untrusted; ignored above {@link maxChallengeBodyBytes}).
+ * @param input.bodyText - The 402 body (untrusted; ignored above 64 KiB).
  * @param input.wwwAuthenticate - The `WWW-Authenticate` value, if any (untrusted).
  * @param input.paymentRequired - The `PAYMENT-REQUIRED` value, if any (untrusted; 16 KiB at most).
  * @example
@@ -95,113 +61,56 @@ export function readOffers(input: {
   wwwAuthenticate: string | null
   paymentRequired?: string | null | undefined
 }): Offers {
-  const result: Offers = { offers: [], unreadable: [] }
-  if (input.paymentRequired !== undefined && input.paymentRequired !== null) {
-    try {
-      const required = decodePaymentRequiredV2(input.paymentRequired)
-      for (const accepted of required.accepts) result.offers.push(x402V2Offer(accepted, required))
-    } catch (error) {
-      result.unreadable.push({ dialect: 'x402', reason: reasonOf(error) })
-    }
+  const headers = new Headers()
+  if (input.wwwAuthenticate !== null) headers.set(mppHeaders.wwwAuthenticate, input.wwwAuthenticate)
+  if (typeof input.paymentRequired === 'string') {
+    headers.set(x402V2Headers.paymentRequired, input.paymentRequired)
   }
-  const body = input.bodyText
-  if (body.length > 0 && body.length <= maxChallengeBodyBytes) {
-    try {
-      const json = JSON.parse(body) as unknown
-      const hasAccepts = typeof json === 'object' && json !== null && 'accepts' in json
-      if (hasAccepts) {
-        for (const requirement of parsePaymentRequired(json).accepts) {
-          result.offers.push(x402Offer(requirement))
-        }
-      }
-    } catch (error) {
-      result.unreadable.push({ dialect: 'x402', reason: reasonOf(error) })
-    }
-  }
-  if (input.wwwAuthenticate !== null) {
-    try {
-      const challenges = parseChallenges(input.wwwAuthenticate)
-      const escrowIds = new Set(
-        result.offers.filter((o) => o.escrow).map((o) => o.challengeId ?? ''),
-      )
-      for (const challenge of challenges) {
-        const offer = mppOffer(challenge, escrowIds)
-        if (offer) result.offers.push(offer)
-        else
-          result.unreadable.push({ dialect: 'mpp', reason: 'a sui charge request that is invalid' })
-      }
-    } catch (error) {
-      result.unreadable.push({ dialect: 'mpp', reason: reasonOf(error) })
-    }
-  }
-  return result
+  return readMethodOffers({ bodyText: input.bodyText, headers }, builtInMethods) as Offers
 }
 
-function x402V2Offer(accepted: PaymentRequirementV2, required: PaymentRequiredV2): PaymentOffer {
-  const requirement: PaymentRequirement = {
-    scheme: accepted.scheme,
-    network: accepted.network,
-    maxAmountRequired: accepted.amount,
-    resource: required.resource.url,
-    description: required.resource.description ?? '',
-    ...(required.resource.mimeType === undefined ? {} : { mimeType: required.resource.mimeType }),
-    payTo: accepted.payTo,
-    maxTimeoutSeconds: accepted.maxTimeoutSeconds,
-    asset: accepted.asset,
-    ...(accepted.extra === undefined ? {} : { extra: accepted.extra }),
+/**
+ * Reads every offer of a 402 with each of `methods`. Offers are grouped by dialect (in the order
+ * the methods are given), the method a buyer prefers within a dialect first (x402 version 2 before
+ * version 1). Offers that share a challenge id are one set of terms: if one demands escrow, all do.
+ * Never throws.
+ *
+ * @example
+ * ```ts
+ * const { offers } = readMethodOffers({ bodyText: await res.text(), headers: res.headers }, methods)
+ * ```
+ */
+export function readMethodOffers(
+  response: ChallengeResponse,
+  methods: readonly PaymentMethod[],
+): Offers<MethodOffer> {
+  const read: { offer: MethodOffer; rank: number }[] = []
+  const unreadable: { dialect: Dialect; reason: string }[] = []
+  for (const method of methods) {
+    const found = method.client.read(response)
+    for (const offer of found.offers) read.push({ offer, rank: method.client.rank })
+    for (const reason of found.unreadable) unreadable.push({ dialect: method.dialect, reason })
   }
-  return { ...x402Offer(requirement), version: 2, accepted, resource: required.resource }
-}
-
-function x402Offer(requirement: PaymentRequirement): X402OfferFields & { version: 1 } {
-  const id = challengeIdSchema.safeParse(requirement.extra?.challengeId)
-  const escrow = requirement.extra?.escrow
-  return {
-    dialect: 'x402',
-    version: 1,
-    requirement,
-    scheme: requirement.scheme,
-    network: requirement.network,
-    asset: requirement.asset,
-    amount: BigInt(requirement.maxAmountRequired),
-    payTo: requirement.payTo,
-    challengeId: id.success ? id.data : undefined,
-    escrow: escrow !== undefined && escrow !== null && escrow !== false,
-  }
-}
-
-function mppOffer(challenge: Challenge, escrowIds: ReadonlySet<string>): PaymentOffer | undefined {
-  if (challenge.method !== 'sui') {
-    return {
-      dialect: 'mpp',
-      challenge,
-      scheme: `${challenge.method}/${challenge.intent}`,
-      network: '',
-      asset: '',
-      amount: 0n,
-      payTo: '',
-      challengeId: challenge.id,
-      escrow: false,
-    }
-  }
-  const request = suiChargeRequestSchema.safeParse(challenge.request)
-  if (!request.success) return undefined
-  const details = challenge.request.methodDetails as Record<string, unknown> | undefined
-  const escrow =
-    challenge.intent === 'escrow' ||
-    (details?.escrow !== undefined && details.escrow !== null) ||
-    escrowIds.has(challenge.id)
-  return {
-    dialect: 'mpp',
-    challenge,
-    scheme: challenge.intent === 'charge' ? 'exact' : challenge.intent,
-    network: request.data.methodDetails.network,
-    asset: request.data.currency,
-    amount: BigInt(request.data.amount),
-    payTo: request.data.recipient,
-    challengeId: challenge.id,
-    escrow,
-  }
+  const escrowIds = new Set(
+    read
+      .filter((r) => r.offer.escrow && r.offer.challengeId !== undefined)
+      .map((r) => r.offer.challengeId),
+  )
+  const dialects = [...new Set(read.map((r) => r.offer.dialect))]
+  const offers = read
+    .map((r, index) => ({ ...r, index }))
+    .sort(
+      (a, b) =>
+        dialects.indexOf(a.offer.dialect) - dialects.indexOf(b.offer.dialect) ||
+        a.rank - b.rank ||
+        a.index - b.index,
+    )
+    .map(({ offer }) =>
+      offer.escrow || offer.challengeId === undefined || !escrowIds.has(offer.challengeId)
+        ? offer
+        : { ...offer, escrow: true },
+    )
+  return { offers, unreadable }
 }
 
 /** How to choose among the offers. */
@@ -215,11 +124,13 @@ export type SelectOptions = {
    * version 1).
    */
   prefer?: Dialect | undefined
+  /** The methods that may pay (their client halves judge their own offers); default the built-in ones. */
+  methods?: readonly PaymentMethod[] | undefined
 }
 
 /** The result of {@link selectOffer}: the offer to pay, or the refusal. */
-export type Selection =
-  | { status: 'selected'; offer: PayableOffer }
+export type Selection<O extends MethodOffer = PaymentOffer> =
+  | { status: 'selected'; offer: PayableOffer<O> }
   | { status: 'refused'; error: PaymentError }
 
 /** The USDC coin type of a network (Circle native USDC), or undefined for an unknown network. */
@@ -243,15 +154,27 @@ function validAddress(address: string): boolean {
   }
 }
 
+/** The method of `offer` among `methods`. */
+function methodOf(
+  offer: MethodOffer,
+  methods: readonly PaymentMethod[],
+): PaymentMethod | undefined {
+  return methods.find((m) => m.name === offer.method)
+}
+
 /** Why an offer is not payable by us, or undefined when it is (ignoring escrow and dialect). */
-function unpayableReason(offer: PaymentOffer, network: string, usdc: string): string | undefined {
+function unpayableReason(
+  offer: MethodOffer,
+  method: PaymentMethod,
+  network: string,
+  usdc: string,
+): string | undefined {
   if (offer.scheme !== 'exact') return `scheme ${offer.scheme} is not exact`
   if (offer.network !== network) return `network ${offer.network} is not ${network}`
   if (!sameType(offer.asset, usdc)) return `asset ${offer.asset} is not the USDC of ${network}`
   if (offer.amount <= 0n) return 'amount is zero'
   if (!validAddress(offer.payTo)) return 'payTo is not a Sui address'
-  if (offer.dialect === 'x402' && offer.challengeId === undefined) return 'no challengeId'
-  return undefined
+  return method.client.unanswerable?.(offer)
 }
 
 /**
@@ -266,26 +189,30 @@ function unpayableReason(offer: PaymentOffer, network: string, usdc: string): st
  * if (choice.status === 'refused') throw choice.error
  * ```
  */
-export function selectOffer(offers: readonly PaymentOffer[], options: SelectOptions): Selection {
+export function selectOffer<O extends MethodOffer = PaymentOffer>(
+  offers: readonly O[],
+  options: SelectOptions,
+): Selection<O> {
+  const methods = options.methods ?? builtInMethods
   const usdc = usdcTypeOf(options.network)
   const reasons: string[] = []
-  const payable: PaymentOffer[] = []
+  const payable: { offer: O; method: PaymentMethod }[] = []
   for (const offer of offers) {
+    const method = methodOf(offer, methods)
     const reason =
-      usdc === undefined
-        ? `no USDC known on ${options.network}`
-        : unpayableReason(offer, options.network, usdc)
-    if (reason === undefined) payable.push(offer)
-    else
-      reasons.push(
-        `${offer.dialect === 'x402' && offer.version === 2 ? 'x402 v2' : offer.dialect}: ${reason}`,
-      )
+      method === undefined
+        ? 'no method of this client pays it'
+        : usdc === undefined
+          ? `no USDC known on ${options.network}`
+          : unpayableReason(offer, method, options.network, usdc)
+    if (reason === undefined && method !== undefined) payable.push({ offer, method })
+    else reasons.push(`${method?.client.label ?? offer.method}: ${reason}`)
   }
-  const instant = payable.filter((o) => !o.escrow) as PayableOffer[]
+  const instant = payable.filter((p) => !p.offer.escrow)
   if (instant.length === 0 && payable.length > 0) {
     const terms = payable
-      .filter((o) => o.escrow)
-      .map(escrowTermsOf)
+      .filter((p) => p.offer.escrow)
+      .map((p) => p.method.client.escrowTerms(p.offer))
       .find((t) => t !== undefined && t !== null && typeof t === 'object')
     return refuse(
       'ESCROW_REQUIRED',
@@ -293,19 +220,19 @@ export function selectOffer(offers: readonly PaymentOffer[], options: SelectOpti
       { reasons, escrow: terms },
     )
   }
-  const usable = instant.filter((o) => options.canSubmit || o.dialect === 'x402')
+  const usable = instant.filter((p) => options.canSubmit || !p.method.buyerSubmits)
   if (usable.length === 0 && instant.length > 0) {
     return refuse(
       'DIALECT_UNSUPPORTED',
       'The seller offers only the header dialect (MPP), where the buyer submits the transaction; this signer cannot submit.',
-      { offered: instant.map((o) => o.dialect) },
+      { offered: instant.map((p) => p.offer.dialect) },
     )
   }
   const prefer = options.prefer ?? 'x402'
-  const rank = (o: PaymentOffer) =>
-    (o.dialect === prefer ? 0 : 2) + (o.dialect === 'x402' && o.version === 1 ? 1 : 0)
-  let chosen: PayableOffer | undefined
-  for (const offer of usable) if (chosen === undefined || rank(offer) < rank(chosen)) chosen = offer
+  const rank = (p: { offer: O; method: PaymentMethod }) =>
+    (p.offer.dialect === prefer ? 0 : 1_000) + p.method.client.rank
+  let chosen: { offer: O; method: PaymentMethod } | undefined
+  for (const p of usable) if (chosen === undefined || rank(p) < rank(chosen)) chosen = p
   if (chosen === undefined) {
     return refuse(
       'NO_PAYABLE_REQUIREMENT',
@@ -315,26 +242,24 @@ export function selectOffer(offers: readonly PaymentOffer[], options: SelectOpti
       { reasons },
     )
   }
-  return { status: 'selected', offer: chosen }
+  return { status: 'selected', offer: chosen.offer as PayableOffer<O> }
 }
 
 /**
  * The raw escrow terms of an offer (`extra.escrow` of an x402 requirement, `methodDetails.escrow` of
  * an MPP challenge), unvalidated: parse them with `EscrowTermsSchema` before use.
  */
-export function escrowTermsOf(offer: PaymentOffer): unknown {
-  if (offer.dialect === 'x402') return offer.requirement.extra?.escrow
-  return (offer.challenge.request.methodDetails as Record<string, unknown> | undefined)?.escrow
+export function escrowTermsOf(
+  offer: MethodOffer,
+  methods: readonly PaymentMethod[] = builtInMethods,
+): unknown {
+  return methodOf(offer, methods)?.client.escrowTerms(offer)
 }
 
-function refuse(
+function refuse<O extends MethodOffer>(
   code: 'ESCROW_REQUIRED' | 'DIALECT_UNSUPPORTED' | 'NO_PAYABLE_REQUIREMENT',
   message: string,
   details: Record<string, unknown>,
-): Selection {
+): Selection<O> {
   return { status: 'refused', error: new PaymentError(code, message, { details }) }
-}
-
-function reasonOf(error: unknown): string {
-  return error instanceof PaymentError ? error.code : 'unreadable'
 }

@@ -1,23 +1,11 @@
 /**
- * The engine's one decision: what to do with a request for a priced route. This is the path of one
- * paid request through the engine:
+ * The engine's one decision: what to do with a request for a priced route. CONTRIBUTING.md, "The
+ * path of one paid request", draws it; in short: no credential ─▶ the 402 of every enabled method;
+ * a credential ─▶ its method settles it ─▶ refused (402 with the reason, never a 500) or paid.
  *
- * ```
- * decide(request, route)
- *   no credential, no body validator ─▶ 402 (or 413 for a declared body over the limit), at once
- *   body invalid for the route ─▶ 400/413, nothing charged
- *   no credential ─▶ 402: every enabled method's part, one challenge id (prepared.ts)
- *   a credential ─▶ its method (methods.ts: found in lookup order; one the route does not take is
- *                   refused by name) ─▶ method.server.settle: decode, check the challenge id and
- *                   the terms, settle on the ledger (settle.ts: pre-check, claim, execute or look
- *                   up, verify effects, record)
- *   bad payment of any kind ─▶ 402 with the reason (never a 500), nothing served
- *   settled ─▶ { status: 'paid', headers: method.server.successHeaders, complete() } (paid.ts):
- *              the handler runs, its outcome is recorded once: served, or a refund owed
- * ```
- *
- * The first line is answered without a promise (most requests to a priced route are unpaid); every
- * other case goes through the same function, so both always agree.
+ * A request without a credential to a route without a body validator is answered without a promise
+ * (most requests to a priced route are unpaid); every other case goes through the same function, so
+ * both always agree.
  *
  * @module
  * @internal

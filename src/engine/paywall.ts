@@ -3,8 +3,9 @@
  * `Request`/`Response`); the Express, Koa and Hono adapters only translate to and from it.
  *
  * The engine lives in `src/engine/`, one concept per module: its types (`types`), the check of its
- * options (`options`), what an engine prepares once and remembers (`prepared`), the one decision
- * (`decide`, whose description draws the path of a request), the engine's own answers
+ * options (`options`), what an engine prepares once and remembers (`prepared`), a route's payment
+ * methods (`methods`), the one decision (`decide`; CONTRIBUTING.md draws the path of one paid
+ * request), the engine's own answers
  * (`respond`), a settled request's success headers and outcome (`paid`), finishing a handler's
  * response on Web-standard runtimes (`finish`), and the request an adapter hands it
  * (`requestView`). The seller layer the adapters share is `seller` (with `sellerTypes` and
