@@ -21,7 +21,7 @@
 import { createDecide, emitter } from './decide.js'
 import { finishResponse, hungUpResponse, watchHangUp } from './finish.js'
 import { checkPaywallOptions } from './options.js'
-import { Preparation } from './prepared.js'
+import { createPreparation } from './prepared.js'
 import { failedCallResponse } from './respond.js'
 import type { PaidDecision, PaidRoute, Paywall, PaywallOptions } from './types.js'
 
@@ -39,7 +39,7 @@ export function createPaywall(options: PaywallOptions): Paywall {
   checkPaywallOptions(options)
   const handle = createDecide({
     options,
-    prepared: new Preparation(options),
+    prepared: createPreparation(options),
     store: options.store,
     refunder: options.refunder,
     emit: emitter(options),

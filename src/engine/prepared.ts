@@ -50,51 +50,42 @@ const remembered = 1024
 const longestUrl = 1024
 
 /** The preparation of one engine; see the module's description. */
-export class Preparation {
-  readonly #options: PaywallOptions
-  readonly #routes = new WeakMap<PaidRoute, PreparedRoute>()
-  readonly #resources = new Recent<string, string>(remembered, longestUrl)
-  readonly #keys: readonly MacKey[]
-  /** The paywall's methods (the default of every route). */
-  readonly #methods: RouteMethods
-  readonly #now: () => number
-  readonly #trustedForwarding: boolean
-  /** The route prepared last, checked before the map (most traffic goes to one route at a time). */
-  #last: PreparedRoute | undefined
-
-  constructor(options: PaywallOptions) {
-    this.#options = options
-    this.#keys = keyRing(options.secrets)
-    this.#methods = routeMethods(options.methods ?? methodsFor(options.offer))
-    this.#now = options.now ?? Date.now
-    this.#trustedForwarding = options.trustProxy === true && options.publicBaseUrl === undefined
-  }
-
+export type Preparation = {
   /** The keys that verify challenges (the first signs). */
-  get keys(): readonly MacKey[] {
-    return this.#keys
-  }
-
+  readonly keys: readonly MacKey[]
   /**
    * A route, prepared on first sight and then remembered while the route object lives.
    *
    * @throws {PaymentError} `invalid_amount` for a price that is not an amount, `invalid_config` for
    *   terms that do not validate.
    */
-  route(route: PaidRoute): PreparedRoute {
-    const last = this.#last
-    if (last !== undefined && last.route === route) return last
-    let prepared = this.#routes.get(route)
-    if (prepared === undefined) {
-      prepared = this.#prepare(route)
-      this.#routes.set(route, prepared)
-    }
-    this.#last = prepared
-    return prepared
-  }
+  route(route: PaidRoute): PreparedRoute
+  /** A route's terms at a resource URL (prepared once, then remembered). */
+  terms(route: PreparedRoute, resource: string): ResourceTerms
+  /**
+   * The resource URL of a request, remembered per URL (and forwarded headers, when trusted): the
+   * same few URLs repeat, and parsing one costs more than the rest of a 402.
+   */
+  resource(request: EngineRequest): string
+  /** The current plain challenge of a route at a resource (the same until its expiry moves on). */
+  challenge(route: PreparedRoute, at: ResourceTerms): ChallengePieces
+  /** The current plain 402 answer of a route at a resource. */
+  challengeAnswer(route: PreparedRoute, at: ResourceTerms): Answer
+}
 
-  #prepare(route: PaidRoute): PreparedRoute {
-    const options = this.#options
+/** Prepares an engine's options; see the module's description. */
+export function createPreparation(options: PaywallOptions): Preparation {
+  const routes = new WeakMap<PaidRoute, PreparedRoute>()
+  const resources = new Recent<string, string>(remembered, longestUrl)
+  const keys = keyRing(options.secrets)
+  /** The paywall's methods (the default of every route). */
+  const methods = routeMethods(options.methods ?? methodsFor(options.offer))
+  const now = options.now ?? Date.now
+  const trustedForwarding = options.trustProxy === true && options.publicBaseUrl === undefined
+  /** The route prepared last, checked before the map (most traffic goes to one route at a time). */
+  let last: PreparedRoute | undefined
+
+  function prepare(route: PaidRoute): PreparedRoute {
     const price = parseAmount(route.price)
     const base: Omit<RouteTerms, 'resource'> = {
       price,
@@ -113,68 +104,61 @@ export class Preparation {
     return {
       route,
       price,
-      methods: route.methods === undefined ? this.#methods : routeMethods(route.methods),
+      methods: route.methods === undefined ? methods : routeMethods(route.methods),
       limit: route.maxBodyBytes ?? options.maxBodyBytes ?? defaultMaxBodyBytes,
       base,
       byResource: new Recent(remembered),
     }
   }
 
-  /** A route's terms at a resource URL (prepared once, then remembered). */
-  terms(route: PreparedRoute, resource: string): ResourceTerms {
-    return (
-      route.byResource.get(resource) ??
-      route.byResource.remember(resource, {
-        terms: prepareTerms({ ...route.base, resource }, { realm: this.#options.realm }),
-        current: undefined,
-      })
-    )
-  }
-
-  /**
-   * The resource URL of a request, remembered per URL (and forwarded headers, when trusted): the
-   * same few URLs repeat, and parsing one costs more than the rest of a 402.
-   */
-  resource(request: EngineRequest): string {
-    const key = this.#trustedForwarding
-      ? `${request.url}\n${request.headers.get('x-forwarded-proto')}\n${request.headers.get('x-forwarded-host')}`
-      : request.url
-    const known = this.#resources.get(key)
-    if (known !== undefined) return known
-    const options = this.#options
-    const url = resourceUrl(request, {
-      publicBaseUrl: options.publicBaseUrl,
-      trustProxy: options.trustProxy,
-    })
-    return this.#resources.remember(key, url)
-  }
-
-  /** The current plain challenge of a route at a resource (the same until its expiry moves on). */
-  challenge(route: PreparedRoute, at: ResourceTerms): ChallengePieces {
-    return this.#current(route, at).pieces
-  }
-
-  /** The current plain 402 answer of a route at a resource. */
-  challengeAnswer(route: PreparedRoute, at: ResourceTerms): Answer {
-    return this.#current(route, at).answer
-  }
-
-  #current(route: PreparedRoute, at: ResourceTerms): NonNullable<ResourceTerms['current']> {
-    const now = this.#now()
-    const expiresAt = alignedExpiry(now, at.terms.maxTimeoutSeconds)
-    const current = at.current
-    if (current !== undefined && current.expiresAt === expiresAt) return current
-    if (!Number.isFinite(now)) {
+  function current(route: PreparedRoute, at: ResourceTerms): NonNullable<ResourceTerms['current']> {
+    const time = now()
+    const expiresAt = alignedExpiry(time, at.terms.maxTimeoutSeconds)
+    const known = at.current
+    if (known !== undefined && known.expiresAt === expiresAt) return known
+    if (!Number.isFinite(time)) {
       throw new PaymentError('invalid_config', 'The clock is not a valid time.')
     }
-    const pieces = assembleChallenge(
-      at.terms,
-      this.#keys[0] as MacKey,
-      expiresAt,
-      route.methods.enabled,
-    )
+    const pieces = assembleChallenge(at.terms, keys[0] as MacKey, expiresAt, route.methods.enabled)
     const next = { expiresAt, pieces, answer: challengeAnswer(pieces) }
     at.current = next
     return next
+  }
+
+  return {
+    keys,
+    route(route) {
+      if (last !== undefined && last.route === route) return last
+      let prepared = routes.get(route)
+      if (prepared === undefined) {
+        prepared = prepare(route)
+        routes.set(route, prepared)
+      }
+      last = prepared
+      return prepared
+    },
+    terms(route, resource) {
+      return (
+        route.byResource.get(resource) ??
+        route.byResource.remember(resource, {
+          terms: prepareTerms({ ...route.base, resource }, { realm: options.realm }),
+          current: undefined,
+        })
+      )
+    },
+    resource(request) {
+      const key = trustedForwarding
+        ? `${request.url}\n${request.headers.get('x-forwarded-proto')}\n${request.headers.get('x-forwarded-host')}`
+        : request.url
+      const known = resources.get(key)
+      if (known !== undefined) return known
+      const url = resourceUrl(request, {
+        publicBaseUrl: options.publicBaseUrl,
+        trustProxy: options.trustProxy,
+      })
+      return resources.remember(key, url)
+    },
+    challenge: (route, at) => current(route, at).pieces,
+    challengeAnswer: (route, at) => current(route, at).answer,
   }
 }

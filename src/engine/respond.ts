@@ -18,18 +18,21 @@ import type { PlainResponse } from './types.js'
  * every unpaid request until its expiry moves on; `response` is a new `Response` each time it is
  * read (a body is read only once).
  */
-export class Answer {
-  readonly status = 'respond' as const
+export type Answer = {
+  readonly status: 'respond'
   readonly plain: PlainResponse
-
-  constructor(plain: PlainResponse) {
-    this.plain = plain
-  }
-
   /** The answer as a Web `Response` (a new one on each read). */
-  get response(): Response {
-    const plain = this.plain
-    return new Response(plain.body, { status: plain.status, headers: plain.headers })
+  readonly response: Response
+}
+
+/** The answer of `plain`; see {@link Answer}. */
+function answer(plain: PlainResponse): Answer {
+  return {
+    status: 'respond',
+    plain,
+    get response() {
+      return new Response(plain.body, { status: plain.status, headers: plain.headers })
+    },
   }
 }
 
@@ -44,7 +47,7 @@ export function problemAnswer(
   extensions?: Readonly<Record<string, unknown>>,
   extraHeaders?: Readonly<Record<string, string>>,
 ): Answer {
-  return new Answer({
+  return answer({
     status: error.status,
     headers: extraHeaders === undefined ? problemHeaders : { ...extraHeaders, ...problemHeaders },
     body: JSON.stringify(error.toProblem(extensions)),
@@ -65,7 +68,7 @@ export function invalidBody(message: string, field: string | null): Answer {
 
 /** The plain 402 of a challenge as an answer (frozen: it is shared until the expiry moves on). */
 export function challengeAnswer(pieces: ChallengePieces): Answer {
-  return new Answer(Object.freeze({ status: 402, headers: pieces.headers, body: pieces.bodyText }))
+  return answer(Object.freeze({ status: 402, headers: pieces.headers, body: pieces.bodyText }))
 }
 
 /**
@@ -80,7 +83,7 @@ export function refusedAnswer(
 ): Answer {
   if (error.status !== 402) return problemAnswer(error, undefined, extraHeaders)
   const pieces = explainChallenge(plain, error, methods)
-  return new Answer({
+  return answer({
     status: 402,
     headers: extraHeaders === undefined ? pieces.headers : { ...pieces.headers, ...extraHeaders },
     body: pieces.bodyText,
