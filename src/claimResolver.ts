@@ -5,6 +5,7 @@
  * @module
  */
 import { normalizeSuiAddress } from '@mysten/sui/utils'
+import { messageOf } from './internal/messageOf.js'
 import { prepareTerms } from './internal/terms.js'
 import type { ClaimResolution } from './leaseSweeper.js'
 import type { Ledger } from './ledger/types.js'
@@ -53,7 +54,7 @@ export function ledgerClaimResolver(
         resource: 'http://localhost/',
       })
     } catch (error) {
-      return { status: 'unknown', reason: error instanceof Error ? error.message : String(error) }
+      return { status: 'unknown', reason: messageOf(error) }
     }
     const found = await ledger.getTransaction(record.digest)
     if (found.status === 'not_found') return { status: 'absent' }

@@ -34,6 +34,7 @@
  * @module
  */
 import { PaymentError, type PaymentErrorCode } from './errors.js'
+import { messageOf } from './internal/messageOf.js'
 import type { PaymentRecord, PaymentSettlement, PaymentStore } from './stores/types.js'
 
 /**
@@ -345,6 +346,6 @@ function whole(value: number, option: string, min: number): number {
 }
 
 function reasonOf(error: unknown): string {
-  const message = error instanceof Error ? error.message : String(error)
+  const message = messageOf(error)
   return message.slice(0, 200)
 }

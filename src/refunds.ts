@@ -23,6 +23,7 @@
  */
 import type { Signer } from '@mysten/sui/cryptography'
 import { fromBase64, toBase64 } from '@mysten/sui/utils'
+import { messageOf } from './internal/messageOf.js'
 import { transactionDigest } from './internal/suiSignature.js'
 import type { ExecutabilityOutcome } from './ledger/types.js'
 import type { SettlementLedger } from './settle.js'
@@ -271,6 +272,6 @@ export function createRefunder(options: RefunderOptions): Refunder {
 }
 
 function reasonOf(error: unknown): string {
-  const message = error instanceof Error ? error.message : String(error)
+  const message = messageOf(error)
   return message.slice(0, 200)
 }

@@ -10,7 +10,7 @@ import { isValidSuiAddress, normalizeSuiAddress } from '@mysten/sui/utils'
 import { type Command, InvalidArgumentError } from 'commander'
 import pc from 'picocolors'
 import { lookUpAgent } from 'tollgate/conformance'
-import { ledgerOption, networkOption } from './options.js'
+import { ledgerOption, messageOf, networkOption } from './options.js'
 import { ledgerUrlOf } from './wallet.js'
 
 type ShowOptions = { ledger?: string; network: string; registryPackage?: string; json?: boolean }
@@ -45,7 +45,7 @@ export function addAgentShow(agent: Command): void {
           registryPackage: options.registryPackage,
         })
       } catch (error) {
-        const why = error instanceof Error ? error.message : String(error)
+        const why = messageOf(error)
         const message =
           url === undefined
             ? why

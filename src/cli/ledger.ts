@@ -6,6 +6,7 @@
 import { Command, InvalidArgumentError } from 'commander'
 import pc from 'picocolors'
 import { startLedger } from 'tollgate/testing'
+import { messageOf } from './options.js'
 import { recordLocalLedger, walletPaths } from './walletFiles.js'
 
 function integer(name: string, min: number, max: number) {
@@ -119,7 +120,7 @@ export function ledgerCommand(): Command {
           )
         } catch (error) {
           console.log(
-            `${pc.yellow('not recorded')} ${walletPaths().settings}: ${error instanceof Error ? error.message : String(error)} (pass --ledger ${ledger.url} to each command)`,
+            `${pc.yellow('not recorded')} ${walletPaths().settings}: ${messageOf(error)} (pass --ledger ${ledger.url} to each command)`,
           )
         }
         const stop = async () => {

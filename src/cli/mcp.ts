@@ -13,7 +13,7 @@ import { createServer } from 'node:http'
 import { Command, InvalidArgumentError, Option } from 'commander'
 import pc from 'picocolors'
 import { parseAmount } from 'tollgate'
-import { ledgerOption, networkOption, preferOption } from './options.js'
+import { ledgerOption, messageOf, networkOption, preferOption } from './options.js'
 import { fail, ledgerUrlOf } from './wallet.js'
 import { limitsFrom, loadSettings, loadWallet, walletPaths } from './walletFiles.js'
 
@@ -68,7 +68,7 @@ async function sdkInstalled(): Promise<boolean> {
 /** What a paid call is told when the wallet could not be loaded: why, and how to make one. */
 function noWalletHint(error: unknown): string {
   const { wallet } = walletPaths()
-  const why = error instanceof Error ? error.message : String(error)
+  const why = messageOf(error)
   return /^No wallet at /.test(why)
     ? `No wallet at ${wallet}: create one with tollgate wallet new, fund it with USDC (tollgate wallet fund on the local ledger), then restart tollgate mcp.`
     : `${why.replace(/\.?$/, '.')} Then restart tollgate mcp.`

@@ -25,3 +25,8 @@ export function networkOption(): Option {
 export function preferOption(): Option {
   return new Option('--prefer <dialect>', 'dialect when both are offered').choices(['x402', 'mpp'])
 }
+
+/** The message of a thrown value (`Error` or not), for a one-line CLI error. */
+export function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error)
+}

@@ -11,7 +11,7 @@ import { Command } from 'commander'
 import pc from 'picocolors'
 import { formatAmount, isPaymentError, PaymentError, parseAmount } from 'tollgate'
 import { type ChallengeEvent, createPayingFetch, type Payment, paymentOf } from 'tollgate/client'
-import { ledgerOption, networkOption, preferOption } from './options.js'
+import { ledgerOption, messageOf, networkOption, preferOption } from './options.js'
 import { fail, ledgerLine, moneyLabel, resolveLedger } from './wallet.js'
 import { limitsFrom, loadSettings, loadWallet } from './walletFiles.js'
 
@@ -220,7 +220,7 @@ async function pay(first: string, second: string | undefined, options: PayOption
 
 /** Why a request got no answer: the innermost cause's code and message (`ECONNREFUSED …`). */
 function connectionCause(error: unknown): string {
-  let text = error instanceof Error ? error.message : String(error)
+  let text = messageOf(error)
   let current = error instanceof Error ? error.cause : undefined
   for (let depth = 0; depth < 4 && current instanceof Error; depth++) {
     const code = (current as { code?: unknown }).code

@@ -16,7 +16,7 @@ import {
 } from 'tollgate'
 import { createWalletLimits, usdcTypeOf } from 'tollgate/client'
 import { nodeFetch } from 'tollgate/node'
-import { ledgerOption, networkOption } from './options.js'
+import { ledgerOption, messageOf, networkOption } from './options.js'
 import {
   createWalletFile,
   limitsFrom,
@@ -113,7 +113,7 @@ const couldNotRun: ReadonlySet<PaymentErrorCode> = new Set<PaymentErrorCode>([
  */
 export function fail(error: unknown, json = false): void {
   const code = isPaymentError(error) ? error.code : 'error'
-  const message = error instanceof Error ? error.message : String(error)
+  const message = messageOf(error)
   if (json) {
     console.log(JSON.stringify({ ok: false, error: { code, message } }, null, 2))
   } else {

@@ -7,6 +7,7 @@
  */
 import { PaymentError } from '../errors.js'
 import { keyRing } from '../internal/challengeId.js'
+import { messageOf } from '../internal/messageOf.js'
 import { parseAmount } from '../money.js'
 import type { PaidRoute } from './types.js'
 
@@ -109,7 +110,7 @@ export function checkRoutePrice(route: PaidRoute, name?: string): void {
     parseAmount(route.price)
   } catch (error) {
     const where = name === undefined ? 'A route' : `Route "${name}"`
-    const reason = error instanceof Error ? error.message : String(error)
+    const reason = messageOf(error)
     throw new PaymentError('invalid_amount', `${where}: ${reason} Write a price like "0.02".`, {
       details: name === undefined ? {} : { route: name },
       cause: error,

@@ -8,6 +8,7 @@
  */
 import type { ClientWithCoreApi } from '@mysten/sui/client'
 import { normalizeSuiAddress } from '@mysten/sui/utils'
+import { messageOf } from '../internal/messageOf.js'
 import { parseTransactionData } from '../internal/transactionData.js'
 import type { ExecutabilityOutcome } from './types.js'
 
@@ -77,7 +78,7 @@ export async function judgeExecutability(
   } catch (error) {
     return {
       status: 'unknown',
-      reason: (error instanceof Error ? error.message : String(error)).slice(0, 200),
+      reason: messageOf(error).slice(0, 200),
     }
   }
 }

@@ -11,6 +11,7 @@ import { SuiGrpcClient } from '@mysten/sui/grpc'
 import { normalizeStructTag, normalizeSuiAddress } from '@mysten/sui/utils'
 import { PaymentError } from '../errors.js'
 import { invariant } from '../internal/invariant.js'
+import { messageOf } from '../internal/messageOf.js'
 import { parseTransactionData, transactionDigest } from '../internal/transactionData.js'
 import { normalizeTypeTag } from '../internal/typeTag.js'
 import { judgeExecutability } from './executability.js'
@@ -63,10 +64,6 @@ const REJECTION_CODES = new Set([
 function codeOf(error: unknown): string | undefined {
   const code = (error as { code?: unknown } | null)?.code
   return typeof code === 'string' ? code : undefined
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error)
 }
 
 function senderOf(bytes: Uint8Array | undefined): string {

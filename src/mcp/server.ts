@@ -27,6 +27,7 @@ import {
 } from '../client/limits.js'
 import { usdcTypeOf } from '../client/select.js'
 import { isPaymentError, PaymentError } from '../errors.js'
+import { messageOf } from '../internal/messageOf.js'
 import { createLedger, type Ledger } from '../ledger/index.js'
 import { formatAmount, type PriceInput, parseAmount } from '../money.js'
 import type { Dialect } from '../negotiate.js'
@@ -371,7 +372,7 @@ function json(value: Record<string, unknown>): ToolResult {
 /** A refusal or failure as a tool error: `{ error: { code, message } }`, the code stable. */
 function errorResult(error: unknown): ToolResult {
   const code = isPaymentError(error) ? error.code : 'tool_failed'
-  const message = error instanceof Error ? error.message : String(error)
+  const message = messageOf(error)
   return {
     isError: true,
     content: [{ type: 'text', text: `${code}: ${message}` }],

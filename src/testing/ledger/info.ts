@@ -9,6 +9,7 @@
  */
 import { isValidSuiAddress, normalizeSuiAddress } from '@mysten/sui/utils'
 import { z } from 'zod'
+import { messageOf } from '../../internal/messageOf.js'
 
 const address = z
   .string()
@@ -73,7 +74,7 @@ export async function readLocalLedger(
     text = (await response.text()).slice(0, 4096)
     if (!response.ok) return { status: 'other', reason: `GET /health answered ${response.status}` }
   } catch (error) {
-    return { status: 'unreachable', reason: error instanceof Error ? error.message : String(error) }
+    return { status: 'unreachable', reason: messageOf(error) }
   }
   let json: unknown
   try {
