@@ -6,6 +6,8 @@
  * @module
  * @internal
  */
+
+import { z } from 'zod'
 import { readCappedStream } from '../body.js'
 import { PaymentError } from '../errors.js'
 import type { Dialect } from '../negotiate.js'
@@ -55,10 +57,15 @@ export async function template(input: string | URL | Request, init: RequestInit 
   return { url: original.url, method: original.method, signal: original.signal, make }
 }
 
+/** A 402 body as far as its reason is read: any object. */
+const reasonSchema = z.looseObject({})
+
 /** The seller's stated reason in a 402 body (`code`, and `detail`/`error`/`title`), truncated. */
 export function reasonOf(bodyText: string): { code?: string; reason?: string } {
   try {
-    const body = JSON.parse(bodyText) as Record<string, unknown>
+    const parsed = reasonSchema.safeParse(JSON.parse(bodyText))
+    if (!parsed.success) return {}
+    const body = parsed.data
     const code = typeof body.code === 'string' ? body.code.slice(0, 64) : undefined
     const text = [body.detail, body.error, body.title].find((v) => typeof v === 'string')
     return {
