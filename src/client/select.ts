@@ -245,17 +245,6 @@ export function selectOffer<O extends MethodOffer = PaymentOffer>(
   return { status: 'selected', offer: chosen.offer as PayableOffer<O> }
 }
 
-/**
- * The raw escrow terms of an offer (`extra.escrow` of an x402 requirement, `methodDetails.escrow` of
- * an MPP challenge), unvalidated: parse them with `EscrowTermsSchema` before use.
- */
-export function escrowTermsOf(
-  offer: MethodOffer,
-  methods: readonly PaymentMethod[] = builtInMethods,
-): unknown {
-  return methodOf(offer, methods)?.client.escrowTerms(offer)
-}
-
 function refuse<O extends MethodOffer>(
   code: 'ESCROW_REQUIRED' | 'DIALECT_UNSUPPORTED' | 'NO_PAYABLE_REQUIREMENT',
   message: string,

@@ -1,0 +1,190 @@
+/**
+ * The channel stores' contract, the same for every store: the voucher rules, holds that never spend
+ * more than the highest voucher (also when many connections hold at once), commits and releases
+ * counted once, lapsed holds given back. PostgreSQL runs when DATABASE_URL is set.
+ */
+import { randomUUID } from 'node:crypto'
+import { mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import pg from 'pg'
+import { afterAll, describe, expect, it } from 'vitest'
+import { serviceUrl, uniqueName } from '../stores/contract.js'
+import { openSqliteDatabase } from '../stores/sqlite.js'
+import { type ChannelStore, createMemoryChannelStore, type OpenedChannel } from './channelStore.js'
+import { createPostgresChannelStore, createSqliteChannelStore } from './sqlChannelStore.js'
+
+const databaseUrl = serviceUrl('DATABASE_URL')
+const pools: pg.Pool[] = []
+afterAll(async () => {
+  await Promise.all(pools.map((pool) => pool.end()))
+})
+
+/** Stores to test, each able to open a second connection to the same storage. */
+type Kind = { name: string; open(): { store: ChannelStore; second(): ChannelStore } }
+
+const kinds: Kind[] = [
+  {
+    name: 'memory',
+    open() {
+      const store = createMemoryChannelStore()
+      return { store, second: () => store }
+    },
+  },
+  {
+    name: 'sqlite',
+    open() {
+      const file = join(mkdtempSync(join(tmpdir(), 'tollgate-channels-')), 'channels.db')
+      const store = createSqliteChannelStore({ database: openSqliteDatabase(file) })
+      return {
+        store,
+        second: () => createSqliteChannelStore({ database: openSqliteDatabase(file) }),
+      }
+    },
+  },
+]
+if (databaseUrl !== undefined) {
+  kinds.push({
+    name: 'postgres',
+    open() {
+      const tables = { channels: uniqueName('channels'), holds: uniqueName('holds') }
+      const connect = () => {
+        const pool = new pg.Pool({ connectionString: databaseUrl, max: 8 })
+        pools.push(pool)
+        return createPostgresChannelStore({ pool, ...tables })
+      }
+      return { store: connect(), second: connect }
+    },
+  })
+}
+
+let next = 0
+function opened(deposit = 1_000_000n): OpenedChannel {
+  next++
+  return {
+    channelId: `0x${next.toString(16).padStart(64, '0')}`,
+    payer: `0x${'a'.repeat(64)}`,
+    payee: `0x${'b'.repeat(64)}`,
+    coinType: '0x2::sui::SUI',
+    signer: 'cd'.repeat(32),
+    deposit,
+    settled: 0n,
+  }
+}
+
+const lease = () => Date.now() + 60_000
+
+describe.each(kinds)('$name channel store', (kind) => {
+  it('tracks a channel once: opening it again changes nothing', async () => {
+    const { store } = kind.open()
+    const channel = opened()
+    const first = await store.track(channel)
+    expect(first).toMatchObject({ highest: 0n, spent: 0n, held: 0n, units: 0n, state: 'open' })
+    await store.acceptVoucher(channel.channelId, 100n, 'sig')
+    expect((await store.track({ ...channel, deposit: 5n })).highest).toBe(100n)
+    expect(await store.get(`0x${'f'.repeat(64)}`)).toBeUndefined()
+  })
+
+  it('accepts a voucher above the highest and within the deposit; equal is idempotent', async () => {
+    const { store } = kind.open()
+    const channel = opened(1_000n)
+    await store.track(channel)
+    expect(await store.acceptVoucher(channel.channelId, 400n, 'a')).toMatchObject({
+      status: 'accepted',
+      channel: { highest: 400n, highestSignature: 'a' },
+    })
+    expect(await store.acceptVoucher(channel.channelId, 400n, 'b')).toMatchObject({
+      status: 'accepted',
+      channel: { highestSignature: 'a' },
+    })
+    expect((await store.acceptVoucher(channel.channelId, 300n, 'c')).status).toBe('stale')
+    expect((await store.acceptVoucher(channel.channelId, 1_001n, 'd')).status).toBe('over_deposit')
+    expect((await store.acceptVoucher(`0x${'e'.repeat(64)}`, 1n, 'e')).status).toBe('unknown')
+    expect((await store.get(channel.channelId))?.highest).toBe(400n)
+  })
+
+  it('holds the price out of the headroom, commits it into spent once, releases it once', async () => {
+    const { store } = kind.open()
+    const channel = opened()
+    await store.track(channel)
+    await store.acceptVoucher(channel.channelId, 50n, 'v')
+    const a = await store.hold(channel.channelId, 20n, randomUUID(), lease())
+    const b = await store.hold(channel.channelId, 20n, randomUUID(), lease())
+    expect(a.status).toBe('held')
+    expect(b.status).toBe('held')
+    expect(await store.hold(channel.channelId, 20n, randomUUID(), lease())).toMatchObject({
+      status: 'insufficient',
+      required: 60n,
+    })
+    if (a.status !== 'held' || b.status !== 'held') throw new Error('held expected')
+    expect(await store.commit(a.holdId)).toBe(true)
+    expect(await store.commit(a.holdId)).toBe(false)
+    expect(await store.release(b.holdId)).toBe(true)
+    expect(await store.release(b.holdId)).toBe(false)
+    expect(await store.commit(b.holdId)).toBe(false)
+    expect(await store.get(channel.channelId)).toMatchObject({ spent: 20n, held: 0n, units: 1n })
+  })
+
+  it('gives lapsed holds back, and only those', async () => {
+    const { store } = kind.open()
+    const channel = opened()
+    await store.track(channel)
+    await store.acceptVoucher(channel.channelId, 100n, 'v')
+    const now = Date.now()
+    await store.hold(channel.channelId, 30n, randomUUID(), now - 1)
+    const live = await store.hold(channel.channelId, 30n, randomUUID(), now + 60_000)
+    expect(await store.releaseLapsed(now)).toBeGreaterThanOrEqual(1)
+    expect(await store.get(channel.channelId)).toMatchObject({ held: 30n, spent: 0n })
+    if (live.status !== 'held') throw new Error('held expected')
+    expect(await store.commit(live.holdId)).toBe(true)
+    expect(await store.get(channel.channelId)).toMatchObject({ held: 0n, spent: 30n })
+  })
+
+  it('refuses vouchers and holds once the channel is closing; states never go back', async () => {
+    const { store } = kind.open()
+    const channel = opened()
+    await store.track(channel)
+    await store.acceptVoucher(channel.channelId, 100n, 'v')
+    expect(
+      await store.observe(channel.channelId, { deposit: 2_000_000n, settled: 40n }),
+    ).toMatchObject({
+      deposit: 2_000_000n,
+      settled: 40n,
+    })
+    // Amounts never go down.
+    expect(await store.observe(channel.channelId, { deposit: 1n, settled: 1n })).toMatchObject({
+      deposit: 2_000_000n,
+      settled: 40n,
+    })
+    await store.observe(channel.channelId, { state: 'closing' })
+    expect((await store.acceptVoucher(channel.channelId, 200n, 'w')).status).toBe('not_open')
+    expect((await store.hold(channel.channelId, 1n, randomUUID(), lease())).status).toBe('not_open')
+    expect((await store.observe(channel.channelId, { state: 'open' }))?.state).toBe('closing')
+    expect((await store.observe(channel.channelId, { state: 'closed' }))?.state).toBe('closed')
+    expect((await store.observe(channel.channelId, { state: 'closing' }))?.state).toBe('closed')
+  })
+
+  it('never holds more than the highest voucher, with many calls at once over two connections', async () => {
+    const { store, second } = kind.open()
+    const other = second()
+    const channel = opened()
+    await store.track(channel)
+    await store.acceptVoucher(channel.channelId, 10n * 7n, 'v')
+    const attempts = await Promise.all(
+      Array.from({ length: 60 }, (_, i) =>
+        (i % 2 === 0 ? store : other).hold(channel.channelId, 7n, randomUUID(), lease()),
+      ),
+    )
+    const held = attempts.filter((a) => a.status === 'held')
+    expect(held.length).toBe(10)
+    await Promise.all(
+      held.map((h, i) => (h.status === 'held' ? (i % 2 ? store : other).commit(h.holdId) : false)),
+    )
+    expect(await other.get(channel.channelId)).toMatchObject({ spent: 70n, held: 0n, units: 10n })
+  })
+
+  it('refuses amounts no store keeps exactly', async () => {
+    const { store } = kind.open()
+    await expect(store.track(opened(2n ** 63n))).rejects.toMatchObject({ code: 'invalid_amount' })
+  })
+})

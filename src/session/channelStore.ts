@@ -1,0 +1,225 @@
+/**
+ * What a seller knows of each session channel, kept where every process of the seller sees it,
+ * and the rules that keep a session's money safe:
+ *
+ * - a voucher is accepted only above the highest one (equal is an idempotent success), never above
+ *   the deposit, only while the channel is open — and it is durable before anything it pays for is
+ *   served;
+ * - a call first **holds** its price out of the headroom (`highest − spent − held`), atomically, so
+ *   that concurrent calls in any number of processes never spend more than the highest voucher;
+ * - a served call **commits** its hold into `spent` before its bytes leave; a call that fails, or
+ *   whose buyer left before the work started, **releases** it — `spent` never grows for it;
+ * - a hold whose process died lapses after its lease and is released by `releaseLapsed`.
+ *
+ * Amounts are base units as bigint, at most 2^63 − 1 (what every store keeps exactly).
+ *
+ * @module
+ */
+import { PaymentError } from '../errors.js'
+
+/** The states of a channel as the seller sees it. */
+export type ChannelState = 'open' | 'closing' | 'closed'
+
+/** A channel: what the ledger says of it, and what the seller has accepted and served. */
+export type ChannelRecord = {
+  readonly channelId: string
+  readonly payer: string
+  readonly payee: string
+  readonly coinType: string
+  /** The session key that signs vouchers: 32-byte Ed25519 public key, hex. */
+  readonly signer: string
+  /** Base units deposited on the ledger in all. */
+  readonly deposit: bigint
+  /** Base units the payee has settled from it on the ledger. */
+  readonly settled: bigint
+  /** The highest voucher accepted (0 before any). */
+  readonly highest: bigint
+  /** Its signature, hex (settlement needs it); empty before any. */
+  readonly highestSignature: string
+  /** Base units served and committed. */
+  readonly spent: bigint
+  /** Base units held by calls in flight. */
+  readonly held: bigint
+  /** Calls (or units) committed. */
+  readonly units: bigint
+  readonly state: ChannelState
+}
+
+/** A channel's facts from the ledger, to start tracking it. */
+export type OpenedChannel = Pick<
+  ChannelRecord,
+  'channelId' | 'payer' | 'payee' | 'coinType' | 'signer' | 'deposit' | 'settled'
+>
+
+/** The outcome of {@link ChannelStore.acceptVoucher}. */
+export type VoucherAcceptance =
+  /** Stored as the highest (or equal to it: nothing changed). */
+  | { status: 'accepted'; channel: ChannelRecord }
+  /** Below the highest accepted: a stale voucher (the highest stands). */
+  | { status: 'stale'; channel: ChannelRecord }
+  /** Above the deposit: the buyer must top up first. */
+  | { status: 'over_deposit'; channel: ChannelRecord }
+  /** The channel is closing or closed: no voucher is accepted any more. */
+  | { status: 'not_open'; channel: ChannelRecord }
+  | { status: 'unknown' }
+
+/** The outcome of {@link ChannelStore.hold}. */
+export type HoldResult =
+  | { status: 'held'; holdId: string; channel: ChannelRecord }
+  /** Not enough headroom: the buyer must sign a voucher for at least `required`. */
+  | { status: 'insufficient'; required: bigint; channel: ChannelRecord }
+  | { status: 'not_open'; channel: ChannelRecord }
+  | { status: 'unknown' }
+
+/** A store of channels; see the module's description. Every method is atomic. */
+export type ChannelStore = {
+  /** Starts tracking a channel opened on the ledger; an already tracked one is returned as it is. */
+  track(channel: OpenedChannel): Promise<ChannelRecord>
+  /** The channel, or undefined when it is not tracked. */
+  get(channelId: string): Promise<ChannelRecord | undefined>
+  /**
+   * Accepts a voucher whose signature the caller verified against the channel's `signer`: stored
+   * when above the highest and within the deposit.
+   */
+  acceptVoucher(
+    channelId: string,
+    cumulativeAmount: bigint,
+    signature: string,
+  ): Promise<VoucherAcceptance>
+  /** Holds `amount` of the headroom for a call, until `now + leaseMs`. */
+  hold(channelId: string, amount: bigint, holdId: string, leaseUntil: number): Promise<HoldResult>
+  /** Moves a hold into `spent` (one unit). False when the hold is gone (released, or lapsed and swept). */
+  commit(holdId: string): Promise<boolean>
+  /** Gives a hold back to the headroom. False when it is gone. */
+  release(holdId: string): Promise<boolean>
+  /** Releases every hold whose lease ended before `now`; returns how many. */
+  releaseLapsed(now: number): Promise<number>
+  /**
+   * Records what the ledger shows: a larger deposit (a top-up), a settlement, a close requested
+   * (`closing`) or done (`closed`). Amounts never go down.
+   */
+  observe(
+    channelId: string,
+    facts: { deposit?: bigint; settled?: bigint; state?: ChannelState },
+  ): Promise<ChannelRecord | undefined>
+  close(): Promise<void>
+}
+
+/** The largest amount a store keeps: 2^63 − 1. */
+export const maxStoredAmount = 2n ** 63n - 1n
+
+/** Refuses an amount no store keeps exactly. */
+export function checkStoredAmount(amount: bigint, what: string): void {
+  if (amount < 0n || amount > maxStoredAmount) {
+    throw new PaymentError(
+      'invalid_amount',
+      `The ${what} must be between 0 and 2^63 − 1 base units.`,
+    )
+  }
+}
+
+const stateOrder: Readonly<Record<ChannelState, number>> = { open: 0, closing: 1, closed: 2 }
+
+/** The state after observing `next` (a channel never goes back to an earlier state). */
+export function laterState(current: ChannelState, next: ChannelState | undefined): ChannelState {
+  return next !== undefined && stateOrder[next] > stateOrder[current] ? next : current
+}
+
+/** A store in this process's memory (tests, one process). */
+export function createMemoryChannelStore(): ChannelStore {
+  const channels = new Map<string, ChannelRecord>()
+  const holds = new Map<string, { channelId: string; amount: bigint; leaseUntil: number }>()
+  const put = (channel: ChannelRecord) => {
+    channels.set(channel.channelId, channel)
+    return channel
+  }
+  const drop = (holdId: string, spend: boolean): boolean => {
+    const held = holds.get(holdId)
+    if (held === undefined) return false
+    holds.delete(holdId)
+    const channel = channels.get(held.channelId)
+    if (channel !== undefined) {
+      put({
+        ...channel,
+        held: channel.held - held.amount,
+        ...(spend ? { spent: channel.spent + held.amount, units: channel.units + 1n } : {}),
+      })
+    }
+    return true
+  }
+  return {
+    async track(opened) {
+      checkStoredAmount(opened.deposit, 'deposit')
+      checkStoredAmount(opened.settled, 'settled amount')
+      return (
+        channels.get(opened.channelId) ??
+        put({
+          ...opened,
+          highest: 0n,
+          highestSignature: '',
+          spent: 0n,
+          held: 0n,
+          units: 0n,
+          state: 'open',
+        })
+      )
+    },
+    async get(channelId) {
+      return channels.get(channelId)
+    },
+    async acceptVoucher(channelId, cumulativeAmount, signature) {
+      checkStoredAmount(cumulativeAmount, 'voucher amount')
+      const channel = channels.get(channelId)
+      if (channel === undefined) return { status: 'unknown' }
+      if (channel.state !== 'open') return { status: 'not_open', channel }
+      if (cumulativeAmount > channel.deposit) return { status: 'over_deposit', channel }
+      if (cumulativeAmount < channel.highest) return { status: 'stale', channel }
+      if (cumulativeAmount === channel.highest) return { status: 'accepted', channel }
+      return {
+        status: 'accepted',
+        channel: put({ ...channel, highest: cumulativeAmount, highestSignature: signature }),
+      }
+    },
+    async hold(channelId, amount, holdId, leaseUntil) {
+      checkStoredAmount(amount, 'price')
+      const channel = channels.get(channelId)
+      if (channel === undefined) return { status: 'unknown' }
+      if (channel.state !== 'open') return { status: 'not_open', channel }
+      if (channel.highest - channel.spent - channel.held < amount) {
+        return { status: 'insufficient', required: channel.spent + channel.held + amount, channel }
+      }
+      holds.set(holdId, { channelId, amount, leaseUntil })
+      return { status: 'held', holdId, channel: put({ ...channel, held: channel.held + amount }) }
+    },
+    async commit(holdId) {
+      return drop(holdId, true)
+    },
+    async release(holdId) {
+      return drop(holdId, false)
+    },
+    async releaseLapsed(now) {
+      let count = 0
+      for (const [holdId, held] of holds) {
+        if (held.leaseUntil < now && drop(holdId, false)) count++
+      }
+      return count
+    },
+    async observe(channelId, facts) {
+      const channel = channels.get(channelId)
+      if (channel === undefined) return undefined
+      return put({
+        ...channel,
+        deposit:
+          facts.deposit !== undefined && facts.deposit > channel.deposit
+            ? facts.deposit
+            : channel.deposit,
+        settled:
+          facts.settled !== undefined && facts.settled > channel.settled
+            ? facts.settled
+            : channel.settled,
+        state: laterState(channel.state, facts.state),
+      })
+    },
+    async close() {},
+  }
+}

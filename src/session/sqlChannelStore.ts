@@ -1,0 +1,336 @@
+/**
+ * Channel stores in SQLite and PostgreSQL (see `channelStore.ts` for the rules). Two tables: the
+ * channels, and the holds of calls in flight. Every operation is one atomic step — one statement on
+ * PostgreSQL (data-modifying `WITH`), one immediate transaction on SQLite — and the table's CHECK
+ * constraints hold the invariant itself (`spent + held ≤ highest ≤ deposit`), so no interleaving of
+ * any number of processes spends more than the highest voucher.
+ *
+ * @module
+ */
+import type Database from 'better-sqlite3'
+import type pg from 'pg'
+import { quoteIdentifier } from '../stores/internal/sql.js'
+import type { SqliteDatabase } from '../stores/sqlite.js'
+import {
+  type ChannelRecord,
+  type ChannelState,
+  type ChannelStore,
+  checkStoredAmount,
+  type HoldResult,
+  type VoucherAcceptance,
+} from './channelStore.js'
+
+/** Table names of a channel store. */
+export type ChannelTables = {
+  /** Default `tollgate_channels`. */
+  channels?: string | undefined
+  /** Default `tollgate_channel_holds`. */
+  holds?: string | undefined
+}
+
+function names(tables: ChannelTables) {
+  const channels = tables.channels ?? 'tollgate_channels'
+  const holds = tables.holds ?? 'tollgate_channel_holds'
+  return {
+    channels: quoteIdentifier(channels, 'channels table'),
+    holds: quoteIdentifier(holds, 'holds table'),
+    holdsIndex: quoteIdentifier(`${holds}_lease`, 'holds table'),
+  }
+}
+
+function schema(t: ReturnType<typeof names>, bigint: string): string[] {
+  return [
+    `CREATE TABLE IF NOT EXISTS ${t.channels} (
+  channel_id TEXT PRIMARY KEY,
+  payer TEXT NOT NULL,
+  payee TEXT NOT NULL,
+  coin_type TEXT NOT NULL,
+  signer TEXT NOT NULL,
+  deposit ${bigint} NOT NULL,
+  settled ${bigint} NOT NULL,
+  highest ${bigint} NOT NULL DEFAULT 0,
+  highest_signature TEXT NOT NULL DEFAULT '',
+  spent ${bigint} NOT NULL DEFAULT 0,
+  held ${bigint} NOT NULL DEFAULT 0,
+  units ${bigint} NOT NULL DEFAULT 0,
+  state TEXT NOT NULL DEFAULT 'open' CHECK (state IN ('open', 'closing', 'closed')),
+  CHECK (spent >= 0 AND held >= 0 AND spent + held <= highest AND highest <= deposit)
+)`,
+    `CREATE TABLE IF NOT EXISTS ${t.holds} (
+  hold_id TEXT PRIMARY KEY,
+  channel_id TEXT NOT NULL,
+  amount ${bigint} NOT NULL,
+  lease_until ${bigint} NOT NULL
+)`,
+    `CREATE INDEX IF NOT EXISTS ${t.holdsIndex} ON ${t.holds} (lease_until)`,
+  ]
+}
+
+function recordOf(row: Record<string, unknown>): ChannelRecord {
+  return {
+    channelId: String(row.channel_id),
+    payer: String(row.payer),
+    payee: String(row.payee),
+    coinType: String(row.coin_type),
+    signer: String(row.signer),
+    deposit: BigInt(row.deposit as bigint | string),
+    settled: BigInt(row.settled as bigint | string),
+    highest: BigInt(row.highest as bigint | string),
+    highestSignature: String(row.highest_signature),
+    spent: BigInt(row.spent as bigint | string),
+    held: BigInt(row.held as bigint | string),
+    units: BigInt(row.units as bigint | string),
+    state: String(row.state) as ChannelState,
+  }
+}
+
+/** Why a voucher was not stored, read from the channel as it is now. */
+function refusal(channel: ChannelRecord | undefined, cumulative: bigint): VoucherAcceptance {
+  if (channel === undefined) return { status: 'unknown' }
+  if (channel.state !== 'open') return { status: 'not_open', channel }
+  if (cumulative > channel.deposit) return { status: 'over_deposit', channel }
+  if (cumulative < channel.highest) return { status: 'stale', channel }
+  return { status: 'accepted', channel }
+}
+
+function holdRefusal(channel: ChannelRecord | undefined, amount: bigint): HoldResult {
+  if (channel === undefined) return { status: 'unknown' }
+  if (channel.state !== 'open') return { status: 'not_open', channel }
+  return { status: 'insufficient', required: channel.spent + channel.held + amount, channel }
+}
+
+/** The state update of `observe`: a channel never goes back to an earlier state. */
+const laterStateSql = (param: string) =>
+  `CASE WHEN ${param} IS NULL OR state = 'closed' THEN state WHEN ${param} = 'closed' THEN 'closed' WHEN state = 'closing' THEN 'closing' ELSE ${param} END`
+
+/** Options of {@link createSqliteChannelStore}. */
+export type SqliteChannelStoreOptions = ChannelTables & {
+  /** An open better-sqlite3 database (`openSqliteDatabase` from `tollgate/stores/sqlite`). */
+  database: SqliteDatabase
+}
+
+/** A channel store in a SQLite database (left open by `close()`). */
+export function createSqliteChannelStore(options: SqliteChannelStoreOptions): ChannelStore {
+  const db = options.database as Database.Database
+  const t = names(options)
+  db.transaction(() => {
+    for (const statement of schema(t, 'INTEGER')) db.exec(statement)
+  }).immediate()
+  const prepared = new Map<string, Database.Statement>()
+  const statement = (text: string) => {
+    let found = prepared.get(text)
+    if (found === undefined) {
+      found = db.prepare(text).safeIntegers(true)
+      prepared.set(text, found)
+    }
+    return found
+  }
+  const one = (text: string, ...values: unknown[]) =>
+    statement(text).get(...values) as Record<string, unknown> | undefined
+  const select = (channelId: string) => {
+    const row = one(`SELECT * FROM ${t.channels} WHERE channel_id = ?`, channelId)
+    return row === undefined ? undefined : recordOf(row)
+  }
+  const drop = (holdId: string, spend: boolean) =>
+    db
+      .transaction(() => {
+        const hold = one(
+          `DELETE FROM ${t.holds} WHERE hold_id = ? RETURNING channel_id, amount`,
+          holdId,
+        )
+        if (hold === undefined) return false
+        statement(
+          `UPDATE ${t.channels} SET held = held - @amount${spend ? ', spent = spent + @amount, units = units + 1' : ''} WHERE channel_id = @id`,
+        ).run({ amount: hold.amount, id: hold.channel_id })
+        return true
+      })
+      .immediate()
+  return {
+    async track(opened) {
+      checkStoredAmount(opened.deposit, 'deposit')
+      checkStoredAmount(opened.settled, 'settled amount')
+      statement(
+        `INSERT INTO ${t.channels} (channel_id, payer, payee, coin_type, signer, deposit, settled) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (channel_id) DO NOTHING`,
+      ).run(
+        opened.channelId,
+        opened.payer,
+        opened.payee,
+        opened.coinType,
+        opened.signer,
+        opened.deposit,
+        opened.settled,
+      )
+      return select(opened.channelId) as ChannelRecord
+    },
+    async get(channelId) {
+      return select(channelId)
+    },
+    async acceptVoucher(channelId, cumulative, signature) {
+      checkStoredAmount(cumulative, 'voucher amount')
+      const row = one(
+        `UPDATE ${t.channels} SET highest = @cumulative, highest_signature = @signature WHERE channel_id = @id AND state = 'open' AND @cumulative > highest AND @cumulative <= deposit RETURNING *`,
+        { cumulative, signature, id: channelId },
+      )
+      return row === undefined
+        ? refusal(select(channelId), cumulative)
+        : { status: 'accepted', channel: recordOf(row) }
+    },
+    async hold(channelId, amount, holdId, leaseUntil) {
+      checkStoredAmount(amount, 'price')
+      return db
+        .transaction((): HoldResult => {
+          const row = one(
+            `UPDATE ${t.channels} SET held = held + @amount WHERE channel_id = @id AND state = 'open' AND highest - spent - held >= @amount RETURNING *`,
+            { amount, id: channelId },
+          )
+          if (row === undefined) return holdRefusal(select(channelId), amount)
+          statement(
+            `INSERT INTO ${t.holds} (hold_id, channel_id, amount, lease_until) VALUES (?, ?, ?, ?)`,
+          ).run(holdId, channelId, amount, BigInt(leaseUntil))
+          return { status: 'held', holdId, channel: recordOf(row) }
+        })
+        .immediate()
+    },
+    async commit(holdId) {
+      return drop(holdId, true)
+    },
+    async release(holdId) {
+      return drop(holdId, false)
+    },
+    async releaseLapsed(now) {
+      return db
+        .transaction(() => {
+          const lapsed = statement(
+            `DELETE FROM ${t.holds} WHERE lease_until < ? RETURNING channel_id, amount`,
+          ).all(BigInt(now)) as { channel_id: string; amount: bigint }[]
+          const update = statement(`UPDATE ${t.channels} SET held = held - ? WHERE channel_id = ?`)
+          for (const hold of lapsed) update.run(hold.amount, hold.channel_id)
+          return lapsed.length
+        })
+        .immediate()
+    },
+    async observe(channelId, facts) {
+      if (facts.deposit !== undefined) checkStoredAmount(facts.deposit, 'deposit')
+      if (facts.settled !== undefined) checkStoredAmount(facts.settled, 'settled amount')
+      const row = one(
+        `UPDATE ${t.channels} SET deposit = max(deposit, coalesce(@deposit, deposit)), settled = max(settled, coalesce(@settled, settled)), state = ${laterStateSql('@state')} WHERE channel_id = @id RETURNING *`,
+        {
+          deposit: facts.deposit ?? null,
+          settled: facts.settled ?? null,
+          state: facts.state ?? null,
+          id: channelId,
+        },
+      )
+      return row === undefined ? undefined : recordOf(row)
+    },
+    async close() {},
+  }
+}
+
+/** Options of {@link createPostgresChannelStore}. */
+export type PostgresChannelStoreOptions = ChannelTables & {
+  /** A `pg` pool (or anything with its `query`); left open by `close()`. */
+  pool: Pick<pg.Pool, 'query'>
+}
+
+/** A channel store in PostgreSQL; the tables are created on first use. */
+export function createPostgresChannelStore(options: PostgresChannelStoreOptions): ChannelStore {
+  const t = names(options)
+  const db = options.pool
+  let ready: Promise<void> | undefined
+  const migrated = () => {
+    ready ??= (async () => {
+      for (const statement of schema(t, 'BIGINT')) await db.query(statement)
+    })().catch((error: unknown) => {
+      ready = undefined
+      throw error
+    })
+    return ready
+  }
+  const rows = async (text: string, values: unknown[]) => {
+    await migrated()
+    return (await db.query(text, values)).rows as Record<string, unknown>[]
+  }
+  const select = async (channelId: string) => {
+    const [row] = await rows(`SELECT * FROM ${t.channels} WHERE channel_id = $1`, [channelId])
+    return row === undefined ? undefined : recordOf(row)
+  }
+  const drop = async (holdId: string, spend: boolean) => {
+    const [row] = await rows(
+      `WITH d AS (DELETE FROM ${t.holds} WHERE hold_id = $1 RETURNING channel_id, amount)
+UPDATE ${t.channels} c SET held = c.held - d.amount${spend ? ', spent = c.spent + d.amount, units = c.units + 1' : ''}
+FROM d WHERE c.channel_id = d.channel_id RETURNING c.channel_id`,
+      [holdId],
+    )
+    return row !== undefined
+  }
+  return {
+    async track(opened) {
+      checkStoredAmount(opened.deposit, 'deposit')
+      checkStoredAmount(opened.settled, 'settled amount')
+      await rows(
+        `INSERT INTO ${t.channels} (channel_id, payer, payee, coin_type, signer, deposit, settled) VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (channel_id) DO NOTHING`,
+        [
+          opened.channelId,
+          opened.payer,
+          opened.payee,
+          opened.coinType,
+          opened.signer,
+          opened.deposit.toString(),
+          opened.settled.toString(),
+        ],
+      )
+      return (await select(opened.channelId)) as ChannelRecord
+    },
+    get: select,
+    async acceptVoucher(channelId, cumulative, signature) {
+      checkStoredAmount(cumulative, 'voucher amount')
+      const [row] = await rows(
+        `UPDATE ${t.channels} SET highest = $1::bigint, highest_signature = $2 WHERE channel_id = $3 AND state = 'open' AND $1::bigint > highest AND $1::bigint <= deposit RETURNING *`,
+        [cumulative.toString(), signature, channelId],
+      )
+      return row === undefined
+        ? refusal(await select(channelId), cumulative)
+        : { status: 'accepted', channel: recordOf(row) }
+    },
+    async hold(channelId, amount, holdId, leaseUntil) {
+      checkStoredAmount(amount, 'price')
+      const [row] = await rows(
+        `WITH up AS (UPDATE ${t.channels} SET held = held + $1::bigint WHERE channel_id = $2 AND state = 'open' AND highest - spent - held >= $1::bigint RETURNING *),
+ins AS (INSERT INTO ${t.holds} (hold_id, channel_id, amount, lease_until) SELECT $3, channel_id, $1::bigint, $4::bigint FROM up)
+SELECT * FROM up`,
+        [amount.toString(), channelId, holdId, String(leaseUntil)],
+      )
+      return row === undefined
+        ? holdRefusal(await select(channelId), amount)
+        : { status: 'held', holdId, channel: recordOf(row) }
+    },
+    commit: (holdId) => drop(holdId, true),
+    release: (holdId) => drop(holdId, false),
+    async releaseLapsed(now) {
+      const [row] = await rows(
+        `WITH d AS (DELETE FROM ${t.holds} WHERE lease_until < $1::bigint RETURNING channel_id, amount),
+s AS (SELECT channel_id, SUM(amount) AS amount FROM d GROUP BY channel_id),
+u AS (UPDATE ${t.channels} c SET held = c.held - s.amount FROM s WHERE c.channel_id = s.channel_id RETURNING 1)
+SELECT count(*)::int AS n FROM d`,
+        [String(now)],
+      )
+      return Number(row?.n ?? 0)
+    },
+    async observe(channelId, facts) {
+      if (facts.deposit !== undefined) checkStoredAmount(facts.deposit, 'deposit')
+      if (facts.settled !== undefined) checkStoredAmount(facts.settled, 'settled amount')
+      const [row] = await rows(
+        `UPDATE ${t.channels} SET deposit = GREATEST(deposit, coalesce($1::bigint, deposit)), settled = GREATEST(settled, coalesce($2::bigint, settled)), state = ${laterStateSql('$3::text')} WHERE channel_id = $4 RETURNING *`,
+        [
+          facts.deposit?.toString() ?? null,
+          facts.settled?.toString() ?? null,
+          facts.state ?? null,
+          channelId,
+        ],
+      )
+      return row === undefined ? undefined : recordOf(row)
+    },
+    async close() {},
+  }
+}
