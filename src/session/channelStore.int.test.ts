@@ -1,23 +1,29 @@
 /**
  * The channel stores' contract, the same for every store: the voucher rules, holds that never spend
  * more than the highest voucher (also when many connections hold at once), commits and releases
- * counted once, lapsed holds given back. PostgreSQL runs when DATABASE_URL is set.
+ * counted once, lapsed holds given back. PostgreSQL runs when DATABASE_URL is set, Redis when
+ * REDIS_URL is (each skipped, with that reason, when not).
  */
 import { randomUUID } from 'node:crypto'
 import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { Redis } from 'ioredis'
 import pg from 'pg'
 import { afterAll, describe, expect, it } from 'vitest'
 import { serviceUrl, uniqueName } from '../stores/contract.js'
 import { openSqliteDatabase } from '../stores/sqlite.js'
 import { type ChannelStore, createMemoryChannelStore, type OpenedChannel } from './channelStore.js'
+import { createRedisChannelStore } from './redisChannelStore.js'
 import { createPostgresChannelStore, createSqliteChannelStore } from './sqlChannelStore.js'
 
 const databaseUrl = serviceUrl('DATABASE_URL')
+const redisUrl = serviceUrl('REDIS_URL')
 const pools: pg.Pool[] = []
+const clients: Redis[] = []
 afterAll(async () => {
   await Promise.all(pools.map((pool) => pool.end()))
+  for (const client of clients) client.disconnect()
 })
 
 /** Stores to test, each able to open a second connection to the same storage. */
@@ -57,6 +63,25 @@ if (databaseUrl !== undefined) {
     },
   })
 }
+
+if (redisUrl !== undefined) {
+  kinds.push({
+    name: 'redis',
+    open() {
+      const keyPrefix = `${uniqueName('channels')}:`
+      const connect = () => {
+        const client = new Redis(redisUrl)
+        clients.push(client)
+        return createRedisChannelStore({ client, keyPrefix })
+      }
+      return { store: connect(), second: connect }
+    },
+  })
+}
+
+if (databaseUrl === undefined)
+  it.skip('postgres channel store: skipped, DATABASE_URL is not set', () => {})
+if (redisUrl === undefined) it.skip('redis channel store: skipped, REDIS_URL is not set', () => {})
 
 let next = 0
 function opened(deposit = 1_000_000n): OpenedChannel {
@@ -181,6 +206,23 @@ describe.each(kinds)('$name channel store', (kind) => {
       held.map((h, i) => (h.status === 'held' ? (i % 2 ? store : other).commit(h.holdId) : false)),
     )
     expect(await other.get(channel.channelId)).toMatchObject({ spent: 70n, held: 0n, units: 10n })
+  })
+
+  it('keeps amounts exact up to 2^63 − 1 (no rounding through floating point)', async () => {
+    const { store } = kind.open()
+    const top = 2n ** 63n - 1n
+    const channel = opened(top)
+    await store.track(channel)
+    expect((await store.acceptVoucher(channel.channelId, top - 1n, 'v')).status).toBe('accepted')
+    expect((await store.acceptVoucher(channel.channelId, top - 2n, 'w')).status).toBe('stale')
+    const big = await store.hold(channel.channelId, top - 3n, randomUUID(), lease())
+    expect(big.status).toBe('held')
+    expect((await store.hold(channel.channelId, 2n, randomUUID(), lease())).status).toBe('held')
+    expect((await store.hold(channel.channelId, 1n, randomUUID(), lease())).status).toBe(
+      'insufficient',
+    )
+    if (big.status === 'held') await store.commit(big.holdId)
+    expect(await store.get(channel.channelId)).toMatchObject({ spent: top - 3n, held: 2n })
   })
 
   it('refuses amounts no store keeps exactly', async () => {

@@ -1,0 +1,282 @@
+/**
+ * A channel store in Redis (see `channelStore.ts` for the rules), for seller processes on several
+ * hosts. Each channel is a hash, each hold a hash plus an entry in a sorted set of lease ends; every
+ * step is one Lua script, so it is atomic. Amounts stay exact: they are added with `HINCRBY`
+ * (64-bit integers) and compared as decimal strings, never as Lua numbers (doubles). The hash keeps
+ * `headroom = highest − spent − held` itself, so a hold compares one field.
+ *
+ * @module
+ */
+import { createHash } from 'node:crypto'
+import type { Redis } from 'ioredis'
+import {
+  type ChannelRecord,
+  type ChannelState,
+  type ChannelStore,
+  checkStoredAmount,
+  type HoldResult,
+  type VoucherAcceptance,
+} from './channelStore.js'
+
+/** Compares two non-negative decimal strings exactly: -1, 0 or 1. */
+const compare = `
+local function cmp(a, b)
+  if #a ~= #b then return #a < #b and -1 or 1 end
+  if a == b then return 0 end
+  return a < b and -1 or 1
+end
+`
+
+/** KEYS[1] channel. ARGV: cumulative, signature, expected highest, delta. */
+const acceptSource = `${compare}
+if redis.call('EXISTS', KEYS[1]) == 0 then return 'unknown' end
+local c = redis.call('HMGET', KEYS[1], 'state', 'deposit', 'highest')
+if c[1] ~= 'open' then return 'not_open' end
+if cmp(ARGV[1], c[2]) > 0 then return 'over_deposit' end
+local order = cmp(ARGV[1], c[3])
+if order < 0 then return 'stale' end
+if order == 0 then return 'accepted' end
+if c[3] ~= ARGV[3] then return 'retry' end
+redis.call('HSET', KEYS[1], 'highest', ARGV[1], 'highest_signature', ARGV[2])
+redis.call('HINCRBY', KEYS[1], 'headroom', ARGV[4])
+return 'accepted'
+`
+
+/** KEYS: channel, hold, leases. ARGV: amount, hold id, lease end, channel id. */
+const holdSource = `${compare}
+if redis.call('EXISTS', KEYS[1]) == 0 then return 'unknown' end
+local c = redis.call('HMGET', KEYS[1], 'state', 'headroom')
+if c[1] ~= 'open' then return 'not_open' end
+if cmp(c[2], ARGV[1]) < 0 then return 'insufficient' end
+redis.call('HINCRBY', KEYS[1], 'headroom', '-' .. ARGV[1])
+redis.call('HINCRBY', KEYS[1], 'held', ARGV[1])
+redis.call('HSET', KEYS[2], 'channel', ARGV[4], 'amount', ARGV[1])
+redis.call('ZADD', KEYS[3], ARGV[3], ARGV[2])
+return 'held'
+`
+
+/** KEYS: hold, leases. ARGV: hold id, spend (1/0), channel key prefix. */
+const dropSource = `
+local h = redis.call('HMGET', KEYS[1], 'channel', 'amount')
+if not h[1] then return 0 end
+redis.call('DEL', KEYS[1])
+redis.call('ZREM', KEYS[2], ARGV[1])
+local channel = ARGV[3] .. h[1]
+redis.call('HINCRBY', channel, 'held', '-' .. h[2])
+if ARGV[2] == '1' then
+  redis.call('HINCRBY', channel, 'spent', h[2])
+  redis.call('HINCRBY', channel, 'units', 1)
+else
+  redis.call('HINCRBY', channel, 'headroom', h[2])
+end
+return 1
+`
+
+/** KEYS: leases. ARGV: now, hold key prefix, channel key prefix. */
+const lapseSource = `
+local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', '(' .. ARGV[1], 'LIMIT', 0, 500)
+for _, id in ipairs(ids) do
+  local key = ARGV[2] .. id
+  local h = redis.call('HMGET', key, 'channel', 'amount')
+  redis.call('ZREM', KEYS[1], id)
+  if h[1] then
+    redis.call('DEL', key)
+    local channel = ARGV[3] .. h[1]
+    redis.call('HINCRBY', channel, 'held', '-' .. h[2])
+    redis.call('HINCRBY', channel, 'headroom', h[2])
+  end
+end
+return #ids
+`
+
+/** KEYS[1] channel. ARGV: deposit or '', settled or '', state or '', deposit delta. */
+const observeSource = `${compare}
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+local c = redis.call('HMGET', KEYS[1], 'deposit', 'settled', 'state')
+if ARGV[1] ~= '' and cmp(ARGV[1], c[1]) > 0 then redis.call('HSET', KEYS[1], 'deposit', ARGV[1]) end
+if ARGV[2] ~= '' and cmp(ARGV[2], c[2]) > 0 then redis.call('HSET', KEYS[1], 'settled', ARGV[2]) end
+local order = { open = 0, closing = 1, closed = 2 }
+if ARGV[3] ~= '' and order[ARGV[3]] > order[c[3]] then redis.call('HSET', KEYS[1], 'state', ARGV[3]) end
+return 1
+`
+
+/** KEYS[1] channel. ARGV: field, value, … (created only when absent). */
+const trackSource = `
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+redis.call('HSET', KEYS[1], unpack(ARGV))
+return 1
+`
+
+type Script = { source: string; sha: string }
+const script = (source: string): Script => ({
+  source,
+  sha: createHash('sha1').update(source).digest('hex'),
+})
+const scripts = {
+  track: script(trackSource),
+  accept: script(acceptSource),
+  hold: script(holdSource),
+  drop: script(dropSource),
+  lapse: script(lapseSource),
+  observe: script(observeSource),
+}
+
+/** Options of {@link createRedisChannelStore}. */
+export type RedisChannelStoreOptions = {
+  /** An ioredis client (left open by `close()`). */
+  client: Redis
+  /** Prefix of every key. Default `tollgate:`. */
+  keyPrefix?: string | undefined
+}
+
+const fields = [
+  'payer',
+  'payee',
+  'coin_type',
+  'signer',
+  'deposit',
+  'settled',
+  'highest',
+  'highest_signature',
+  'spent',
+  'held',
+  'units',
+  'state',
+] as const
+
+/** A channel store in Redis; see the module's description. */
+export function createRedisChannelStore(options: RedisChannelStoreOptions): ChannelStore {
+  const redis = options.client
+  const prefix = `${options.keyPrefix ?? 'tollgate:'}`
+  const channelPrefix = `${prefix}channel:`
+  const holdPrefix = `${prefix}hold:`
+  const leases = `${prefix}hold-leases`
+
+  async function run(s: Script, keys: string[], args: string[]): Promise<unknown> {
+    try {
+      return await redis.evalsha(s.sha, keys.length, ...keys, ...args)
+    } catch (error) {
+      if (!String((error as Error)?.message).includes('NOSCRIPT')) throw error
+      return redis.eval(s.source, keys.length, ...keys, ...args)
+    }
+  }
+
+  async function get(channelId: string): Promise<ChannelRecord | undefined> {
+    const values = await redis.hmget(`${channelPrefix}${channelId}`, ...fields)
+    if (values[0] === null) return undefined
+    const [
+      payer,
+      payee,
+      coinType,
+      signer,
+      deposit,
+      settled,
+      highest,
+      sig,
+      spent,
+      held,
+      units,
+      state,
+    ] = values.map((v) => v ?? '')
+    return {
+      channelId,
+      payer: payer as string,
+      payee: payee as string,
+      coinType: coinType as string,
+      signer: signer as string,
+      deposit: BigInt(deposit as string),
+      settled: BigInt(settled as string),
+      highest: BigInt(highest as string),
+      highestSignature: sig as string,
+      spent: BigInt(spent as string),
+      held: BigInt(held as string),
+      units: BigInt(units as string),
+      state: state as ChannelState,
+    }
+  }
+
+  const drop = async (holdId: string, spend: boolean) =>
+    Number(
+      await run(
+        scripts.drop,
+        [`${holdPrefix}${holdId}`, leases],
+        [holdId, spend ? '1' : '0', channelPrefix],
+      ),
+    ) === 1
+
+  return {
+    async track(opened) {
+      checkStoredAmount(opened.deposit, 'deposit')
+      checkStoredAmount(opened.settled, 'settled amount')
+      await run(
+        scripts.track,
+        [`${channelPrefix}${opened.channelId}`],
+        [
+          ...['payer', opened.payer, 'payee', opened.payee, 'coin_type', opened.coinType],
+          ...['signer', opened.signer, 'deposit', opened.deposit.toString()],
+          ...['settled', opened.settled.toString(), 'highest', '0', 'highest_signature', ''],
+          ...['spent', '0', 'held', '0', 'units', '0', 'headroom', '0', 'state', 'open'],
+        ],
+      )
+      return (await get(opened.channelId)) as ChannelRecord
+    },
+    get,
+    async acceptVoucher(channelId, cumulative, signature): Promise<VoucherAcceptance> {
+      checkStoredAmount(cumulative, 'voucher amount')
+      for (;;) {
+        const current = await get(channelId)
+        if (current === undefined) return { status: 'unknown' }
+        const delta = cumulative > current.highest ? cumulative - current.highest : 0n
+        const status = String(
+          await run(
+            scripts.accept,
+            [`${channelPrefix}${channelId}`],
+            [cumulative.toString(), signature, current.highest.toString(), delta.toString()],
+          ),
+        )
+        if (status === 'retry') continue
+        const channel = (await get(channelId)) as ChannelRecord
+        if (status === 'unknown') return { status: 'unknown' }
+        return { status: status as Exclude<VoucherAcceptance['status'], 'unknown'>, channel }
+      }
+    },
+    async hold(channelId, amount, holdId, leaseUntil): Promise<HoldResult> {
+      checkStoredAmount(amount, 'price')
+      const status = String(
+        await run(
+          scripts.hold,
+          [`${channelPrefix}${channelId}`, `${holdPrefix}${holdId}`, leases],
+          [amount.toString(), holdId, String(leaseUntil), channelId],
+        ),
+      )
+      const channel = await get(channelId)
+      if (status === 'unknown' || channel === undefined) return { status: 'unknown' }
+      if (status === 'held') return { status: 'held', holdId, channel }
+      if (status === 'not_open') return { status: 'not_open', channel }
+      return { status: 'insufficient', required: channel.spent + channel.held + amount, channel }
+    },
+    commit: (holdId) => drop(holdId, true),
+    release: (holdId) => drop(holdId, false),
+    async releaseLapsed(now) {
+      let total = 0
+      for (;;) {
+        const count = Number(
+          await run(scripts.lapse, [leases], [String(now), holdPrefix, channelPrefix]),
+        )
+        total += count
+        if (count < 500) return total
+      }
+    },
+    async observe(channelId, facts) {
+      if (facts.deposit !== undefined) checkStoredAmount(facts.deposit, 'deposit')
+      if (facts.settled !== undefined) checkStoredAmount(facts.settled, 'settled amount')
+      const found = await run(
+        scripts.observe,
+        [`${channelPrefix}${channelId}`],
+        [facts.deposit?.toString() ?? '', facts.settled?.toString() ?? '', facts.state ?? ''],
+      )
+      return Number(found) === 1 ? get(channelId) : undefined
+    },
+    async close() {},
+  }
+}
