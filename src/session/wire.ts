@@ -55,8 +55,6 @@ export const sessionRequestSchema = z.object({
   }),
 })
 
-/** The decoded `request` of a session challenge. */
-export type SessionRequest = z.infer<typeof sessionRequestSchema>
 
 /** What a channel is opened with: everything its id and its checks depend on. */
 export const channelDescriptorSchema = z.object({
@@ -72,8 +70,6 @@ export const channelDescriptorSchema = z.object({
   gracePeriodMs: z.number().int().min(900_000).max(2_592_000_000),
 })
 
-/** A channel's descriptor. */
-export type ChannelDescriptor = z.infer<typeof channelDescriptorSchema>
 
 /** A raw Ed25519 voucher signature: `0x` + 128 hex. */
 const voucherSignatureSchema = hex(64)
@@ -116,8 +112,6 @@ export const sessionPayloadSchema = z.union([
   z.object({ action: z.literal('close'), ...channelFields, ...voucherFields }),
 ])
 
-/** The payload of a session credential. */
-export type SessionPayload = z.infer<typeof sessionPayloadSchema>
 
 /** The fields of a session's `Payment-Receipt` (and of the SSE `payment-receipt` event). */
 export const sessionReceiptSchema = z.object({
@@ -139,8 +133,6 @@ export const sessionReceiptSchema = z.object({
     .optional(),
 })
 
-/** A session receipt. */
-export type SessionReceipt = z.infer<typeof sessionReceiptSchema>
 
 /** The data of the SSE `payment-need-voucher` event. */
 export const needVoucherSchema = z.object({
@@ -151,8 +143,6 @@ export const needVoucherSchema = z.object({
   deposit: sessionAmountSchema,
 })
 
-/** The data of the SSE `payment-need-voucher` event. */
-export type NeedVoucher = z.infer<typeof needVoucherSchema>
 
 /** The problem types of sessions, with their HTTP status (mppx's names). */
 export const sessionProblems = {
