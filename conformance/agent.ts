@@ -125,7 +125,7 @@ export async function registerAgent(options: RegisterAgentOptions): Promise<Agen
     bytes = await options.ledger.buildMoveCall({
       sender: agent,
       target: `${pkg}::agent_registry::register`,
-      arguments: [{ string: options.name }, { string: metadataUri }],
+      arguments: [{ string: options.name }, { string: metadataUri }, { clock: true }],
     })
   } catch (error) {
     if (isPaymentError(error)) return { status: 'failed', error }

@@ -420,7 +420,7 @@ describe('malformed calls the builders never make', () => {
       await raw(seller.key, (tx) =>
         tx.moveCall({
           target: target('deliver'),
-          arguments: [shared(tx, job), tx.pure.vector('u8', new Uint8Array(31))],
+          arguments: [shared(tx, job), tx.pure.vector('u8', new Uint8Array(31)), tx.object.clock()],
         }),
       ),
       EscrowAbort.badHash,
@@ -429,7 +429,11 @@ describe('malformed calls the builders never make', () => {
       await raw(seller.key, (tx) =>
         tx.moveCall({
           target: target('deliver'),
-          arguments: [shared(tx, job, false), tx.pure.vector('u8', new Uint8Array(32))],
+          arguments: [
+            shared(tx, job, false),
+            tx.pure.vector('u8', new Uint8Array(32)),
+            tx.object.clock(),
+          ],
         }),
       ),
       EscrowAbort.readOnly,
@@ -439,7 +443,7 @@ describe('malformed calls the builders never make', () => {
       await raw(buyer.key, (tx) =>
         tx.moveCall({
           target: target('reject'),
-          arguments: [shared(tx, job), tx.pure.string('x'.repeat(1025))],
+          arguments: [shared(tx, job), tx.pure.string('x'.repeat(1025)), tx.object.clock()],
         }),
       ),
       EscrowAbort.tooLong,
@@ -464,6 +468,7 @@ describe('malformed calls the builders never make', () => {
           tx.pure.u64(terms.deliverByMs),
           tx.pure.u64(terms.reviewMs),
           tx.pure.vector('u8', new Uint8Array(32)),
+          tx.object.clock(),
         ],
       })
     })
@@ -493,6 +498,7 @@ describe('malformed calls the builders never make', () => {
             tx.pure.u64(terms.deliverByMs),
             tx.pure.u64(terms.reviewMs),
             tx.pure.vector('u8', new Uint8Array(32)),
+            tx.object.clock(),
           ],
         })
       })

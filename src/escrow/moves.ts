@@ -144,6 +144,7 @@ export async function buildFund(
       tx.pure.u64(terms.deliverByMs),
       tx.pure.u64(terms.reviewMs),
       tx.pure.vector('u8', hash32(terms.terms, 'terms')),
+      tx.object.clock(),
     ],
   })
   return tx
@@ -164,6 +165,7 @@ export async function buildDeliver(
     arguments: [
       jobArg(tx, options.job),
       tx.pure.vector('u8', hash32(options.deliveryHash, 'deliveryHash')),
+      tx.object.clock(),
     ],
   })
   return tx
@@ -177,7 +179,7 @@ export async function buildRelease(options: MoveOptions & { job: JobRef }): Prom
   const tx = await base(options)
   tx.moveCall({
     target: `${normalizeSuiAddress(options.package)}::escrow::release`,
-    arguments: [jobArg(tx, options.job)],
+    arguments: [jobArg(tx, options.job), tx.object.clock()],
   })
   return tx
 }
@@ -193,7 +195,7 @@ export async function buildReject(
   const tx = await base(options)
   tx.moveCall({
     target: `${normalizeSuiAddress(options.package)}::escrow::reject`,
-    arguments: [jobArg(tx, options.job), tx.pure.string(reason)],
+    arguments: [jobArg(tx, options.job), tx.pure.string(reason), tx.object.clock()],
   })
   return tx
 }
@@ -203,7 +205,7 @@ export async function buildRefund(options: MoveOptions & { job: JobRef }): Promi
   const tx = await base(options)
   tx.moveCall({
     target: `${normalizeSuiAddress(options.package)}::escrow::refund`,
-    arguments: [jobArg(tx, options.job)],
+    arguments: [jobArg(tx, options.job), tx.object.clock()],
   })
   return tx
 }

@@ -36,7 +36,11 @@ describe('agent identity registry', () => {
       call(agent, (tx) =>
         tx.moveCall({
           target: `${ledger.modulesPackage}::agent_registry::register`,
-          arguments: [tx.pure.string(name), tx.pure.string('https://agent.example/card.json')],
+          arguments: [
+            tx.pure.string(name),
+            tx.pure.string('https://agent.example/card.json'),
+            tx.object.clock(),
+          ],
         }),
       )
     const first = await register('scout')
@@ -81,6 +85,7 @@ describe('receipt anchor', () => {
           tx.pure.string('sha256:wl'),
           tx.pure.u64(1_700_000_000_000n),
           tx.pure.string('sha256:gw'),
+          tx.object.clock(),
         ],
       }),
     )
@@ -112,5 +117,34 @@ describe('receipt anchor', () => {
       }),
     )
     expect(result.$kind).toBe('FailedTransaction')
+  })
+
+  it('takes the arguments its declared signature names: the Clock object last, no more, no fewer', async () => {
+    const operator = ledger.createTestWallet()
+    const strings = (tx: Transaction) => [
+      tx.pure.string('rcpt_1'),
+      tx.pure.string('sha256:ab'),
+      tx.pure.string('sha256:wl'),
+      tx.pure.u64(1n),
+      tx.pure.string(''),
+    ]
+    const withoutClock = await call(operator, (tx) =>
+      tx.moveCall({
+        target: `${ledger.modulesPackage}::receipt_anchor::anchor_receipt`,
+        arguments: strings(tx),
+      }),
+    )
+    expect(withoutClock.FailedTransaction?.status.error?.message).toMatch(
+      /anchor_receipt takes 6 arguments, got 5/,
+    )
+    const notTheClock = await call(operator, (tx) =>
+      tx.moveCall({
+        target: `${ledger.modulesPackage}::receipt_anchor::anchor_receipt`,
+        arguments: [...strings(tx), tx.pure.u64(0n)],
+      }),
+    )
+    expect(notTheClock.FailedTransaction?.status.error?.message).toMatch(
+      /clock must be the Clock object 0x6/,
+    )
   })
 })
