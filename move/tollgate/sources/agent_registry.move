@@ -4,7 +4,7 @@
 /// Agent identity: a record owned by the agent, naming it and pointing at its metadata (an agent
 /// card), with the time it was registered. The emulator's handler is
 /// `src/testing/ledger/modules.ts`; the declared signatures are in
-/// `src/testing/ledger/signatures.ts` (checked by `move/parity.test.ts`).
+/// `src/testing/ledger/signatures.ts` (checked by `scripts/moveParity.test.ts`).
 module tollgate::agent_registry;
 
 use std::string::String;

@@ -9,7 +9,7 @@
 ///
 /// The rules are docs/escrow.md; the emulator's handlers are `src/testing/ledger/escrow.ts` and
 /// `escrowAdmin.ts`; the abort codes are named in `src/testing/ledger/signatures.ts` (checked by
-/// `move/parity.test.ts`).
+/// `scripts/moveParity.test.ts`).
 module tollgate::escrow;
 
 use std::string::{Self, String};
@@ -298,7 +298,10 @@ public fun reject(job: &mut EscrowJob, reason: String, clock: &Clock, ctx: &TxCo
 public fun refund(job: &mut EscrowJob, clock: &Clock, ctx: &TxContext) {
     let sender = ctx.sender();
     if (sender == job.seller) {
-        assert!(job.in_state(FUNDED) || job.in_state(DELIVERED) || job.in_state(REJECTED), EWRONG_STATE);
+        assert!(
+            job.in_state(FUNDED) || job.in_state(DELIVERED) || job.in_state(REJECTED),
+            EWRONG_STATE,
+        );
     } else if (sender == job.buyer) {
         assert!(job.in_state(FUNDED) || job.in_state(REJECTED), EWRONG_STATE);
         assert!(clock.timestamp_ms() >= job.deliver_by_ms, EDEADLINE_NOT_REACHED);
