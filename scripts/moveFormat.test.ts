@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { check, getFileInfo, resolveConfig } from 'prettier'
 import { describe, expect, it } from 'vitest'
-import { readMoveSource } from './moveParity.js'
+import { createMoveReader } from './moveParity.js'
 
 // The same check as `npm run check:move`: prettier with @mysten/prettier-plugin-move, the options
 // of move/.prettierrc.json, the files move/.prettierignore leaves out skipped.
@@ -33,7 +33,8 @@ describe('the Move sources', () => {
 
   it('fail the check when a file is not formatted (the deliberate fixture)', async () => {
     // Valid Move, so it is the formatting that fails; skipped by the write and check scripts.
-    await expect(readMoveSource(readFileSync(misformatted, 'utf8'))).resolves.toBeDefined()
+    const reader = await createMoveReader()
+    expect(reader.readSource(readFileSync(misformatted, 'utf8')).functions).toHaveLength(1)
     expect((await getFileInfo(misformatted, { ignorePath })).ignored).toBe(true)
     expect(await formatted(misformatted)).toBe(false)
   })

@@ -4,8 +4,9 @@ import { normalizeSuiAddress } from '@mysten/sui/utils'
 import { Escrow } from 'tollgate'
 import { moduleAborts, moduleFunctions, moduleStructs, passedParameters } from 'tollgate/testing'
 import { describe, expect, it } from 'vitest'
-import { compareInterfaces, type MoveInterface, readMovePackage } from './moveParity.js'
+import { compareInterfaces, createMoveReader, type MoveInterface } from './moveParity.js'
 
+const reader = await createMoveReader()
 const declared: MoveInterface = {
   functions: [...moduleFunctions],
   structs: [...moduleStructs],
@@ -14,7 +15,7 @@ const declared: MoveInterface = {
 
 describe('the Move package and the emulator', () => {
   it('declare the same public functions, structs and abort codes', async () => {
-    const move = await readMovePackage('move/tollgate')
+    const move = reader.readPackage('move/tollgate')
     expect(compareInterfaces(declared, move)).toEqual([])
     // The comparison saw every module: nothing agrees by both sides being empty.
     expect(new Set(move.functions.map((f) => f.module))).toEqual(
@@ -24,7 +25,7 @@ describe('the Move package and the emulator', () => {
   })
 
   it('reports each difference of the deliberate mismatch fixture', async () => {
-    const move = await readMovePackage('move/fixtures/mismatch')
+    const move = reader.readPackage('move/fixtures/mismatch')
     expect(compareInterfaces(declared, move, ['receipt_anchor'])).toEqual([
       'function receipt_anchor::anchor_receipt: parameters (receipt_id: String, wire_hash: String, workload_id: String, served_at_ms: u64, gateway_receipt_hash: String, clock: &Clock, ctx: &TxContext) ≠ (wire_hash: String, receipt_id: String, workload_id: String, served_at_ms: u64, gateway_receipt_hash: String, clock: &Clock, ctx: &TxContext)',
       'struct receipt_anchor::ReceiptAnchored: fields (receipt_id: String, wire_hash: String, workload_id: String, served_at_ms: u64, gateway_receipt_hash: String, anchored_at_ms: u64, anchored_by: address) ≠ (receipt_id: String, wire_hash: String, workload_id: String, served_at_ms: u64, gateway_receipt_hash: String, anchored_at_ms: u64, anchorer: address)',
@@ -33,7 +34,7 @@ describe('the Move package and the emulator', () => {
   })
 
   it('reports what one side has and the other lacks', async () => {
-    const move = await readMovePackage('move/tollgate')
+    const move = reader.readPackage('move/tollgate')
     const withoutSetFee: MoveInterface = {
       ...move,
       functions: move.functions.filter((f) => f.name !== 'set_fee'),

@@ -25,20 +25,15 @@ export type MoveInterface = {
   aborts: MoveAbortCode[]
 }
 
-let parser: Promise<Parser> | undefined
-
-/** The Move parser (the grammar of `@mysten/prettier-plugin-move`), loaded once. */
-function moveParser(): Promise<Parser> {
-  parser ??= (async () => {
-    await Parser.init()
-    const wasm = createRequire(import.meta.url).resolve(
-      '@mysten/prettier-plugin-move/tree-sitter-move.wasm',
-    )
-    const created = new Parser()
-    created.setLanguage(await Language.load(wasm))
-    return created
-  })()
-  return parser
+/** The Move parser (the grammar of `@mysten/prettier-plugin-move`). */
+async function moveParser(): Promise<Parser> {
+  await Parser.init()
+  const wasm = createRequire(import.meta.url).resolve(
+    '@mysten/prettier-plugin-move/tree-sitter-move.wasm',
+  )
+  const created = new Parser()
+  created.setLanguage(await Language.load(wasm))
+  return created
 }
 
 /** A type as written, with the whitespace made canonical (`&mut  Job` → `&mut Job`, `A< B >` → `A<B>`). */
@@ -131,48 +126,63 @@ function abortOf(module: string, node: Node): MoveAbortCode | undefined {
   return { module, name, code: BigInt(value), when: '' }
 }
 
-/** The interface of one Move source text (every module in it). Throws on a syntax error. */
-export async function readMoveSource(source: string, file = 'source'): Promise<MoveInterface> {
-  const tree = (await moveParser()).parse(source)
-  if (!tree) throw new Error(`${file}: not parsed`)
-  if (tree.rootNode.hasError) throw new Error(`${file}: Move syntax error`)
-  const result: MoveInterface = { functions: [], structs: [], aborts: [] }
-  for (const definition of tree.rootNode.namedChildren) {
-    if (definition.type !== 'module_definition') continue
-    const module =
-      definition.childForFieldName('module_identity')?.childForFieldName('module')?.text ?? ''
-    const body = definition.childForFieldName('module_body')
-    if (!body) continue
-    for (const { node, annotations } of items(body)) {
-      if (testOnly(annotations)) continue
-      if (node.type === 'function_definition') {
-        const fn = functionOf(module, node)
-        if (fn) result.functions.push(fn)
-      } else if (node.type === 'struct_definition') {
-        result.structs.push(structOf(module, node))
-      } else if (node.type === 'constant') {
-        const code = abortOf(module, node)
-        if (code) result.aborts.push(code)
-      }
-    }
-  }
-  return result
+/** Reads Move interfaces; one parser, loaded when the reader is created. */
+export type MoveReader = {
+  /** The interface of one Move source text (every module in it). Throws on a syntax error. */
+  readSource(source: string, file?: string): MoveInterface
+  /** The interface of the package at `dir`: every `sources/**\/*.move` (tests excluded). */
+  readPackage(dir: string): MoveInterface
 }
 
-/** The interface of the package at `dir`: every `sources/**\/*.move` (tests excluded). */
-export async function readMovePackage(dir: string): Promise<MoveInterface> {
-  const result: MoveInterface = { functions: [], structs: [], aborts: [] }
-  const sources = join(dir, 'sources')
-  const files = readdirSync(sources, { recursive: true, encoding: 'utf8' })
-    .filter((f) => f.endsWith('.move'))
-    .sort()
-  for (const file of files) {
-    const one = await readMoveSource(readFileSync(join(sources, file), 'utf8'), file)
-    result.functions.push(...one.functions)
-    result.structs.push(...one.structs)
-    result.aborts.push(...one.aborts)
+/**
+ * Creates a {@link MoveReader}.
+ *
+ * @example
+ * const move = (await createMoveReader()).readPackage('move/tollgate')
+ */
+export async function createMoveReader(): Promise<MoveReader> {
+  const parser = await moveParser()
+  const readSource = (source: string, file = 'source'): MoveInterface => {
+    const tree = parser.parse(source)
+    if (!tree) throw new Error(`${file}: not parsed`)
+    if (tree.rootNode.hasError) throw new Error(`${file}: Move syntax error`)
+    const result: MoveInterface = { functions: [], structs: [], aborts: [] }
+    for (const definition of tree.rootNode.namedChildren) {
+      if (definition.type !== 'module_definition') continue
+      const module =
+        definition.childForFieldName('module_identity')?.childForFieldName('module')?.text ?? ''
+      const body = definition.childForFieldName('module_body')
+      if (!body) continue
+      for (const { node, annotations } of items(body)) {
+        if (testOnly(annotations)) continue
+        if (node.type === 'function_definition') {
+          const fn = functionOf(module, node)
+          if (fn) result.functions.push(fn)
+        } else if (node.type === 'struct_definition') {
+          result.structs.push(structOf(module, node))
+        } else if (node.type === 'constant') {
+          const code = abortOf(module, node)
+          if (code) result.aborts.push(code)
+        }
+      }
+    }
+    return result
   }
-  return result
+  const readPackage = (dir: string): MoveInterface => {
+    const result: MoveInterface = { functions: [], structs: [], aborts: [] }
+    const sources = join(dir, 'sources')
+    const files = readdirSync(sources, { recursive: true, encoding: 'utf8' })
+      .filter((f) => f.endsWith('.move'))
+      .sort()
+    for (const file of files) {
+      const one = readSource(readFileSync(join(sources, file), 'utf8'), file)
+      result.functions.push(...one.functions)
+      result.structs.push(...one.structs)
+      result.aborts.push(...one.aborts)
+    }
+    return result
+  }
+  return { readSource, readPackage }
 }
 
 const fieldList = (fields: readonly MoveField[]) =>

@@ -3,6 +3,7 @@ import type { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
 import { Transaction } from '@mysten/sui/transactions'
 import { describe, expect, it } from 'vitest'
 import type { StartedLedger } from './index.js'
+import { structOf } from './signatures.js'
 import { coinRefs } from './testHelpers.js'
 import { useTestLedger } from './testSetup.js'
 
@@ -59,6 +60,12 @@ describe('agent identity registry', () => {
         })
       ).objects
     const [record] = await lookUp()
+    // The record has the fields of the Move struct `AgentRecord`.
+    expect(Object.keys(record?.json ?? {}).sort()).toEqual(
+      structOf('agent_registry', 'AgentRecord')
+        .fields.map((f) => f.name)
+        .sort(),
+    )
     expect(record?.json).toMatchObject({
       agent: agent.toSuiAddress(),
       name: 'scout',

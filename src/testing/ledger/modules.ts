@@ -7,7 +7,7 @@
  */
 import { normalizeSuiAddress } from '@mysten/sui/utils'
 import { declaredNative, eventBcs } from './bind.js'
-import { escrowFunctions } from './escrow.js'
+import { escrowFunctions, hashId } from './escrow.js'
 import { escrowAdminFunctions } from './escrowAdmin.js'
 import { ETOO_LONG_FIELD } from './signatures.js'
 import { MAINNET_USDC_TYPE } from './state.js'
@@ -53,12 +53,10 @@ export function projectFunctions(
           metadata_uri: metadataUri,
           registered_at_ms: String(ctx.nowMs),
         }
-        ctx.writeRecord({
-          ...(existing ? { objectId: existing.objectId } : {}),
-          type,
-          owner: ctx.sender,
-          fields,
-        })
+        // A new record's id is derived from the transaction, as `object::new` derives one.
+        const objectId =
+          existing?.objectId ?? hashId(`${ctx.digest}/${ctx.command}/agent_registry::AgentRecord`)
+        ctx.writeRecord({ objectId, type, owner: ctx.sender, fields: { id: objectId, ...fields } })
         ctx.emit({
           packageId: pkg,
           module: 'agent_registry',

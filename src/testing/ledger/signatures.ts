@@ -2,8 +2,8 @@
  * The declared interface of the project's Move package (`move/tollgate`), as data: every public
  * function (name, type parameters, parameters by name and Move type, in order), every struct
  * (objects and events, fields in order) and every abort code by name. The emulator's native
- * handlers bind their arguments through this table, and `scripts/moveParity.test.ts` checks the Move
- * sources against it, so the emulator and the package cannot drift apart unnoticed.
+ * handlers bind their arguments through this table, and `scripts/moveParity.test.ts` checks the
+ * Move sources against it, so the emulator and the package cannot drift apart unnoticed.
  *
  * Types are written as in the Move source (`&mut EscrowJob`, `Coin<USDC>`, `vector<u8>`).
  * Parameters of type `&TxContext` / `&mut TxContext` are supplied by the runtime, not by the
