@@ -83,25 +83,31 @@ function isClock(value: Value): value is ObjectValue {
   return value.kind === 'object' && value.alive && value.object.type === CLOCK_OBJECT_TYPE
 }
 
-type BcsOf = ReturnType<typeof bcs.u64> | typeof bcs.Address | ReturnType<typeof bcs.string>
-
-function fieldBcs(type: string): BcsOf {
-  if (type === 'u64') return bcs.u64()
-  if (type === 'address' || type === 'ID') return bcs.Address
-  if (type === 'String') return bcs.string()
+function fieldBytes(type: string, value: string | bigint | undefined, what: string): Uint8Array {
+  if (value === undefined) throw new Error(`no value for event field ${what}`)
+  if (type === 'u64') return bcs.u64().serialize(BigInt(value)).toBytes()
+  if (type === 'address' || type === 'ID') return bcs.Address.serialize(String(value)).toBytes()
+  if (type === 'String') return bcs.string().serialize(String(value)).toBytes()
   throw new Error(`no BCS for event field type ${type}`)
 }
 
-/** The BCS bytes of event `module::name` with `values` (by field name, in the declared order). */
+/**
+ * The BCS bytes of event `module::name` with `values` (by field name): a struct's BCS is its fields'
+ * BCS in the declared order.
+ */
 export function eventBcs(
   module: string,
   name: string,
   values: Record<string, string | bigint>,
 ): Uint8Array {
-  const struct = structOf(module, name)
-  const shape = Object.fromEntries(struct.fields.map((f) => [f.name, fieldBcs(f.type)]))
-  return bcs
-    .struct(name, shape)
-    .serialize(values as never)
-    .toBytes()
+  const parts = structOf(module, name).fields.map((f) =>
+    fieldBytes(f.type, values[f.name], `${name}.${f.name}`),
+  )
+  const bytes = new Uint8Array(parts.reduce((sum, part) => sum + part.length, 0))
+  let offset = 0
+  for (const part of parts) {
+    bytes.set(part, offset)
+    offset += part.length
+  }
+  return bytes
 }
