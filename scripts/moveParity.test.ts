@@ -1,7 +1,9 @@
 import type { ClientWithCoreApi } from '@mysten/sui/client'
+import { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
 import type { Transaction } from '@mysten/sui/transactions'
 import { normalizeSuiAddress } from '@mysten/sui/utils'
-import { Escrow } from 'tollgate'
+import { Escrow, type Ledger, type MoveCallArgument } from 'tollgate'
+import { registerAgent } from 'tollgate/conformance'
 import { moduleAborts, moduleFunctions, moduleStructs, passedParameters } from 'tollgate/testing'
 import { describe, expect, it } from 'vitest'
 import { compareInterfaces, createMoveReader, type MoveInterface } from './moveParity.js'
@@ -139,5 +141,27 @@ describe('the escrow transaction builders', () => {
         kinds: passedParameters(signature).map((p) => expectedKind(p.type)),
       })
     }
+  })
+})
+
+describe('agent registration', () => {
+  it('passes the arguments agent_registry::register declares, by kind', async () => {
+    const calls: { target: string; arguments: readonly MoveCallArgument[] }[] = []
+    const ledger = {
+      buildMoveCall: async (request: {
+        target: string
+        arguments: readonly MoveCallArgument[]
+      }) => {
+        calls.push(request)
+        throw new Error('stop here: only the request is looked at')
+      },
+    } as unknown as Ledger
+    await registerAgent({ ledger, signer: Ed25519Keypair.generate(), name: 'scout' })
+    expect(calls.map((c) => c.target)).toEqual([`${pkg}::agent_registry::register`])
+    const register = moduleFunctions.find((f) => f.name === 'register')
+    if (!register) throw new Error('no declared register')
+    expect(calls[0]?.arguments.map((a) => ('clock' in a ? 'clock' : 'pure'))).toEqual(
+      passedParameters(register).map((p) => expectedKind(p.type)),
+    )
   })
 })
