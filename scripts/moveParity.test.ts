@@ -102,6 +102,7 @@ describe('the escrow transaction builders', () => {
     const built = [
       await Escrow.buildFund({
         ...base,
+        configInitialSharedVersion: '3',
         terms: {
           package: pkg,
           config: normalizeSuiAddress('0xc0'),
@@ -126,6 +127,7 @@ describe('the escrow transaction builders', () => {
           digest: coin('0x1', '0').digest,
         },
         config: normalizeSuiAddress('0xc0'),
+        configInitialSharedVersion: '3',
         feeBps: 250,
       }),
     ].map(argumentKinds)
