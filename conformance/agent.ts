@@ -39,7 +39,8 @@ export type AgentLookup =
   | { status: 'invalid'; reason: string }
 
 /**
- * Looks up the `AgentRecord` owned by `address`.
+ * Looks up the `AgentRecord` owned by `address`: the newest by `registered_at_ms` when the address
+ * registered more than once.
  *
  * @param options.registryPackage - package of `agent_registry`; default {@link defaultRegistryPackage}.
  * @throws when the ledger cannot be reached (the caller reports it as an error, not a failure).
@@ -61,21 +62,26 @@ export async function lookUpAgent(
     include: { json: true },
     signal: AbortSignal.timeout(15_000),
   })
-  const [first] = objects
-  if (first === undefined) return { status: 'not_found' }
-  const parsed = recordSchema.safeParse(first.json)
-  if (!parsed.success)
-    return { status: 'invalid', reason: 'the record does not have the registry fields' }
-  return {
-    status: 'found',
-    record: {
-      objectId: first.objectId,
+  if (objects.length === 0) return { status: 'not_found' }
+  // On a real network each `register` creates a record (the local ledger updates the one it has):
+  // the newest registration is the agent's current identity.
+  let newest: AgentRecord | undefined
+  for (const object of objects) {
+    const parsed = recordSchema.safeParse(object.json)
+    if (!parsed.success) continue
+    if (newest && BigInt(parsed.data.registered_at_ms) <= BigInt(newest.registeredAtMs)) continue
+    newest = {
+      objectId: object.objectId,
       agent: normalizeSuiAddress(parsed.data.agent),
       name: parsed.data.name,
       metadataUri: parsed.data.metadata_uri,
       registeredAtMs: parsed.data.registered_at_ms,
-    },
+    }
   }
+  if (newest === undefined) {
+    return { status: 'invalid', reason: 'the record does not have the registry fields' }
+  }
+  return { status: 'found', record: newest }
 }
 
 /** Options of {@link registerAgent}. */
@@ -125,7 +131,7 @@ export async function registerAgent(options: RegisterAgentOptions): Promise<Agen
     bytes = await options.ledger.buildMoveCall({
       sender: agent,
       target: `${pkg}::agent_registry::register`,
-      arguments: [{ string: options.name }, { string: metadataUri }],
+      arguments: [{ string: options.name }, { string: metadataUri }, { clock: true }],
     })
   } catch (error) {
     if (isPaymentError(error)) return { status: 'failed', error }

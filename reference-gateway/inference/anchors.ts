@@ -202,6 +202,7 @@ export function createAnchorWorker(options: AnchorWorkerOptions): AnchorWorker {
           { string: row.workload_id },
           { u64: toBigint(row.served_at_ms) },
           { string: row.gateway_receipt_hash },
+          { clock: true },
         ],
       })
       const { signature } = await signer.signTransaction(bytes)

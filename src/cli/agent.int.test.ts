@@ -50,7 +50,11 @@ describe('tollgate agent show', { timeout: 180_000 }, () => {
     tx.setGasPayment(await coinRefs(client, agent.toSuiAddress(), '0x2::sui::SUI'))
     tx.moveCall({
       target: `${chain.modulesPackage}::agent_registry::register`,
-      arguments: [tx.pure.string('scout'), tx.pure.string('https://agent.example/card.json')],
+      arguments: [
+        tx.pure.string('scout'),
+        tx.pure.string('https://agent.example/card.json'),
+        tx.object.clock(),
+      ],
     })
     const bytes = await tx.build()
     const executed = await client.core.executeTransaction({

@@ -2,6 +2,7 @@ import type { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
 import { Transaction } from '@mysten/sui/transactions'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { EscrowAbort } from '../testing/ledger/escrow.js'
+import { structOf } from '../testing/ledger/signatures.js'
 import { readEscrowConfig } from './job.js'
 import {
   buildDeliver,
@@ -98,6 +99,21 @@ describe('fund', () => {
       treasury: bench.treasury,
     })
     expect(await bench.usdc(buyer.address)).toBe(5_000_000n - 1_000_001n)
+  })
+
+  it('writes the job and the config with the fields the Move structs declare', async () => {
+    const { job } = await funded(1_000n)
+    const fieldsOf = async (objectId: string) =>
+      Object.keys(
+        (await bench.client.core.getObject({ objectId, include: { json: true } })).object.json ??
+          {},
+      ).sort()
+    const declared = (name: string) =>
+      structOf('escrow', name)
+        .fields.map((f) => f.name)
+        .sort()
+    expect(await fieldsOf(job.id)).toEqual(declared('EscrowJob'))
+    expect(await fieldsOf(bench.ledger.escrow.config)).toEqual(declared('EscrowConfig'))
   })
 
   it('funds from the address balance when the buyer holds no USDC coins', async () => {
@@ -420,7 +436,7 @@ describe('malformed calls the builders never make', () => {
       await raw(seller.key, (tx) =>
         tx.moveCall({
           target: target('deliver'),
-          arguments: [shared(tx, job), tx.pure.vector('u8', new Uint8Array(31))],
+          arguments: [shared(tx, job), tx.pure.vector('u8', new Uint8Array(31)), tx.object.clock()],
         }),
       ),
       EscrowAbort.badHash,
@@ -429,7 +445,11 @@ describe('malformed calls the builders never make', () => {
       await raw(seller.key, (tx) =>
         tx.moveCall({
           target: target('deliver'),
-          arguments: [shared(tx, job, false), tx.pure.vector('u8', new Uint8Array(32))],
+          arguments: [
+            shared(tx, job, false),
+            tx.pure.vector('u8', new Uint8Array(32)),
+            tx.object.clock(),
+          ],
         }),
       ),
       EscrowAbort.readOnly,
@@ -439,7 +459,7 @@ describe('malformed calls the builders never make', () => {
       await raw(buyer.key, (tx) =>
         tx.moveCall({
           target: target('reject'),
-          arguments: [shared(tx, job), tx.pure.string('x'.repeat(1025))],
+          arguments: [shared(tx, job), tx.pure.string('x'.repeat(1025)), tx.object.clock()],
         }),
       ),
       EscrowAbort.tooLong,
@@ -464,6 +484,7 @@ describe('malformed calls the builders never make', () => {
           tx.pure.u64(terms.deliverByMs),
           tx.pure.u64(terms.reviewMs),
           tx.pure.vector('u8', new Uint8Array(32)),
+          tx.object.clock(),
         ],
       })
     })
@@ -493,6 +514,7 @@ describe('malformed calls the builders never make', () => {
             tx.pure.u64(terms.deliverByMs),
             tx.pure.u64(terms.reviewMs),
             tx.pure.vector('u8', new Uint8Array(32)),
+            tx.object.clock(),
           ],
         })
       })

@@ -10,7 +10,7 @@ import type { ClientWithCoreApi } from '@mysten/sui/client'
 import { Transaction, type TransactionResult } from '@mysten/sui/transactions'
 import { fromHex, normalizeStructTag, normalizeSuiAddress } from '@mysten/sui/utils'
 import { PaymentError } from '../errors.js'
-import type { EscrowJob } from './job.js'
+import { type EscrowJob, readEscrowConfig } from './job.js'
 import type { EscrowTerms } from './terms.js'
 
 const SUI = normalizeStructTag('0x2::sui::SUI')
@@ -79,7 +79,8 @@ function hash32(hex: string, what: string): Uint8Array {
  * fee rate is no longer `terms.feeBps` or the amount is not the budget (nothing is locked then).
  *
  * @param options.sender - the buyer.
- * @param options.configInitialSharedVersion - the config object's initial shared version (default "1").
+ * @param options.configInitialSharedVersion - the config object's initial shared version (default:
+ *   read from the ledger; "1" on the local ledger, the publish transaction's version on a network).
  * @example
  * const tx = await buildFund({ client, package: terms.package, sender: buyer, terms })
  * const bytes = await tx.build(); const { signature } = await keypair.signTransaction(bytes)
@@ -134,7 +135,7 @@ export async function buildFund(
     arguments: [
       tx.sharedObjectRef({
         objectId: terms.config,
-        initialSharedVersion: options.configInitialSharedVersion ?? '1',
+        initialSharedVersion: await configVersion(options, terms.config),
         mutable: false,
       }),
       payment,
@@ -144,6 +145,7 @@ export async function buildFund(
       tx.pure.u64(terms.deliverByMs),
       tx.pure.u64(terms.reviewMs),
       tx.pure.vector('u8', hash32(terms.terms, 'terms')),
+      tx.object.clock(),
     ],
   })
   return tx
@@ -164,6 +166,7 @@ export async function buildDeliver(
     arguments: [
       jobArg(tx, options.job),
       tx.pure.vector('u8', hash32(options.deliveryHash, 'deliveryHash')),
+      tx.object.clock(),
     ],
   })
   return tx
@@ -177,7 +180,7 @@ export async function buildRelease(options: MoveOptions & { job: JobRef }): Prom
   const tx = await base(options)
   tx.moveCall({
     target: `${normalizeSuiAddress(options.package)}::escrow::release`,
-    arguments: [jobArg(tx, options.job)],
+    arguments: [jobArg(tx, options.job), tx.object.clock()],
   })
   return tx
 }
@@ -193,7 +196,7 @@ export async function buildReject(
   const tx = await base(options)
   tx.moveCall({
     target: `${normalizeSuiAddress(options.package)}::escrow::reject`,
-    arguments: [jobArg(tx, options.job), tx.pure.string(reason)],
+    arguments: [jobArg(tx, options.job), tx.pure.string(reason), tx.object.clock()],
   })
   return tx
 }
@@ -203,7 +206,7 @@ export async function buildRefund(options: MoveOptions & { job: JobRef }): Promi
   const tx = await base(options)
   tx.moveCall({
     target: `${normalizeSuiAddress(options.package)}::escrow::refund`,
-    arguments: [jobArg(tx, options.job)],
+    arguments: [jobArg(tx, options.job), tx.object.clock()],
   })
   return tx
 }
@@ -211,6 +214,9 @@ export async function buildRefund(options: MoveOptions & { job: JobRef }): Promi
 /**
  * Builds `escrow::set_fee`: the admin (holder of the `AdminCap`) sets the fee rate of jobs funded
  * from now on. Jobs already funded keep theirs.
+ *
+ * @param options.configInitialSharedVersion - the config object's initial shared version (default:
+ *   read from the ledger).
  */
 export async function buildSetFee(
   options: MoveOptions & {
@@ -227,13 +233,25 @@ export async function buildSetFee(
       tx.objectRef(options.adminCap),
       tx.sharedObjectRef({
         objectId: options.config,
-        initialSharedVersion: options.configInitialSharedVersion ?? '1',
+        initialSharedVersion: await configVersion(options, options.config),
         mutable: true,
       }),
       tx.pure.u64(options.feeBps),
     ],
   })
   return tx
+}
+
+/**
+ * The `EscrowConfig`'s initial shared version: the one given, else read from the ledger (it is 1
+ * only on the local ledger, where the config exists from the start).
+ */
+async function configVersion(
+  options: MoveOptions & { configInitialSharedVersion?: string | undefined },
+  config: string,
+): Promise<string> {
+  if (options.configInitialSharedVersion !== undefined) return options.configInitialSharedVersion
+  return (await readEscrowConfig(options.client, config)).initialSharedVersion
 }
 
 /** The first value a command returns (a split's coin, a redeemed coin), as its `NestedResult`. */

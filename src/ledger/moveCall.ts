@@ -51,11 +51,13 @@ export async function buildMoveCall(
   tx.moveCall({
     target: request.target,
     arguments: request.arguments.map((argument) =>
-      'string' in argument
-        ? tx.pure.string(argument.string)
-        : 'u64' in argument
-          ? tx.pure.u64(argument.u64)
-          : tx.pure.address(normalizeSuiAddress(argument.address)),
+      'clock' in argument
+        ? tx.object.clock()
+        : 'string' in argument
+          ? tx.pure.string(argument.string)
+          : 'u64' in argument
+            ? tx.pure.u64(argument.u64)
+            : tx.pure.address(normalizeSuiAddress(argument.address)),
     ),
   })
   return tx.build()

@@ -72,10 +72,17 @@ export type TransferRequest = {
   coinType: string
 }
 
-/** A pure argument of a Move call. */
-export type MoveCallArgument = { string: string } | { u64: bigint } | { address: string }
+/**
+ * An argument of a Move call: a pure value, or `{ clock: true }` for the shared `Clock` object
+ * (`0x6`, by immutable reference) that the project's functions take for the time.
+ */
+export type MoveCallArgument =
+  | { string: string }
+  | { u64: bigint }
+  | { address: string }
+  | { clock: true }
 
-/** One Move call to build: `<package>::<module>::<function>` with pure arguments. */
+/** One Move call to build: `<package>::<module>::<function>` with its arguments. */
 export type MoveCallRequest = {
   /** `0x<64 hex>::module::function`. */
   target: string

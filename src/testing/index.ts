@@ -47,6 +47,16 @@ export {
 export { DEFAULT_MODULES_PACKAGE } from './ledger/modules.js'
 export type { Faults } from './ledger/server.js'
 export {
+  type MoveAbortCode,
+  type MoveField,
+  type MoveFunctionSignature,
+  type MoveStructSignature,
+  moduleAborts,
+  moduleFunctions,
+  moduleStructs,
+  passedParameters,
+} from './ledger/signatures.js'
+export {
   type ExecutionFailure,
   type GasUsed,
   type LedgerEvent,

@@ -12,6 +12,8 @@
 import { createHash } from 'node:crypto'
 import { bcs } from '@mysten/sui/bcs'
 import { normalizeStructTag, normalizeSuiAddress, toHex } from '@mysten/sui/utils'
+import { declaredNative, eventBcs } from './bind.js'
+import { escrowAbortCodes } from './signatures.js'
 import {
   abort,
   type CallContext,
@@ -39,56 +41,21 @@ const MAX_REASON = 1024
 export const BPS = 10_000n
 
 /**
- * The `escrow` module's abort codes (stable; documented in docs/escrow.md), e.g. to assert on a
- * failed move's `MoveAbort.abortCode` in a test.
+ * The `escrow` module's abort codes (stable; named in `signatures.ts` and docs/escrow.md), e.g. to
+ * assert on a failed move's `MoveAbort.abortCode` in a test.
  *
  * @example
  * expect(Number(error.MoveAbort.abortCode)).toBe(Number(EscrowAbort.deadlineNotReached))
  */
-export const EscrowAbort = {
-  notBuyer: 1n,
-  notSeller: 2n,
-  wrongState: 3n,
-  deliveryClosed: 4n,
-  deadlineNotReached: 5n,
-  reviewClosed: 6n,
-  reviewOpen: 7n,
-  budgetMismatch: 8n,
-  feeChanged: 9n,
-  zeroAmount: 10n,
-  badDeadline: 11n,
-  badHash: 12n,
-  tooLong: 13n,
-  badFee: 14n,
-  notAdmin: 15n,
-  notParty: 16n,
-  readOnly: 17n,
-} as const
+export const EscrowAbort = Object.fromEntries(
+  Object.entries(escrowAbortCodes).map(([key, abort]) => [key, abort.code]),
+) as { readonly [K in keyof typeof escrowAbortCodes]: (typeof escrowAbortCodes)[K]['code'] }
 
 /** A 32-byte object id derived from `text` (as `object::new` derives one from the digest). */
 export function hashId(text: string): string {
   return normalizeSuiAddress(toHex(createHash('sha256').update(text).digest()))
 }
 
-const JobFundedBcs = bcs.struct('JobFunded', {
-  job_id: bcs.Address,
-  buyer: bcs.Address,
-  seller: bcs.Address,
-  amount: bcs.u64(),
-  fee_bps: bcs.u64(),
-  deliver_by_ms: bcs.u64(),
-})
-const JobEventBcs = bcs.struct('JobEvent', {
-  job_id: bcs.Address,
-  by: bcs.Address,
-  at_ms: bcs.u64(),
-})
-const JobPaidBcs = bcs.struct('JobPaid', {
-  job_id: bcs.Address,
-  to: bcs.Address,
-  amount: bcs.u64(),
-  fee: bcs.u64(),
-})
 /** The fee of a release: `floor(amount × bps / 10 000)`; the seller gets the rest. */
 export function escrowFee(amount: bigint, feeBps: bigint): bigint {
   return (amount * feeBps) / BPS
@@ -161,21 +128,21 @@ export function escrowFunctions(
       ctx,
       name,
       { job_id: job.object.objectId, by: ctx.sender, at_ms: String(ctx.nowMs) },
-      JobEventBcs.serialize({
+      eventBcs('escrow', name, {
         job_id: job.object.objectId,
         by: ctx.sender,
         at_ms: BigInt(ctx.nowMs),
-      }).toBytes(),
+      }),
     )
   const pay = (ctx: CallContext, to: string, amount: bigint) => {
     if (amount > 0n) ctx.creditAddressBalance(to, usdc, amount)
   }
 
-  return {
-    'escrow::fund': (args, _t, ctx) => {
+  return Object.fromEntries([
+    declaredNative('escrow', 'fund', (args, _t, ctx) => {
       const fn = 'fund'
-      const config = objectArg(args[0], configType, ctx, fn, false)
-      const coin = args[1]
+      const config = objectArg(args.config, configType, ctx, fn, false)
+      const coin = args.payment
       if (coin?.kind !== 'coin' || !coin.alive) {
         fail(ErrorKind.commandArgumentError, 'expected a Coin<USDC> argument', ctx.command)
       }
@@ -186,12 +153,12 @@ export function escrowFunctions(
           ctx.command,
         )
       }
-      const seller = readAddress(args[2], ctx.command)
-      const expectedBudget = readU64(args[3], ctx.command)
-      const expectedFeeBps = readU64(args[4], ctx.command)
-      const deliverBy = readU64(args[5], ctx.command)
-      const reviewMs = readU64(args[6], ctx.command)
-      const terms = readBytes(args[7], ctx.command)
+      const seller = readAddress(args.seller, ctx.command)
+      const expectedBudget = readU64(args.expected_budget, ctx.command)
+      const expectedFeeBps = readU64(args.expected_fee_bps, ctx.command)
+      const deliverBy = readU64(args.deliver_by_ms, ctx.command)
+      const reviewMs = readU64(args.review_ms, ctx.command)
+      const terms = readBytes(args.terms, ctx.command)
       const now = BigInt(ctx.nowMs)
       const amount = coin.balance
       const feeBps = u64(config, 'fee_bps')
@@ -250,22 +217,22 @@ export function escrowFunctions(
           fee_bps: feeBps.toString(),
           deliver_by_ms: deliverBy.toString(),
         },
-        JobFundedBcs.serialize({
+        eventBcs('escrow', 'JobFunded', {
           job_id: id,
           buyer: ctx.sender,
           seller,
           amount,
           fee_bps: feeBps,
           deliver_by_ms: deliverBy,
-        }).toBytes(),
+        }),
       )
       return []
-    },
+    }),
 
-    'escrow::deliver': (args, _t, ctx) => {
+    declaredNative('escrow', 'deliver', (args, _t, ctx) => {
       const fn = 'deliver'
-      const job = objectArg(args[0], jobType, ctx, fn, true)
-      const hash = readBytes(args[1], ctx.command)
+      const job = objectArg(args.job, jobType, ctx, fn, true)
+      const hash = readBytes(args.delivery_hash, ctx.command)
       if (ctx.sender !== str(job, 'seller'))
         stop(fn, EscrowAbort.notSeller, 'only the seller delivers')
       const state = str(job, 'state')
@@ -285,11 +252,11 @@ export function escrowFunctions(
       })
       jobEvent(ctx, 'JobDelivered', job)
       return []
-    },
+    }),
 
-    'escrow::release': (args, _t, ctx) => {
+    declaredNative('escrow', 'release', (args, _t, ctx) => {
       const fn = 'release'
-      const job = objectArg(args[0], jobType, ctx, fn, true)
+      const job = objectArg(args.job, jobType, ctx, fn, true)
       const buyer = str(job, 'buyer')
       const seller = str(job, 'seller')
       if (ctx.sender !== buyer && ctx.sender !== seller) {
@@ -324,20 +291,20 @@ export function escrowFunctions(
           amount: (balance - fee).toString(),
           fee: fee.toString(),
         },
-        JobPaidBcs.serialize({
+        eventBcs('escrow', 'JobReleased', {
           job_id: job.object.objectId,
           to: seller,
           amount: balance - fee,
           fee,
-        }).toBytes(),
+        }),
       )
       return []
-    },
+    }),
 
-    'escrow::reject': (args, _t, ctx) => {
+    declaredNative('escrow', 'reject', (args, _t, ctx) => {
       const fn = 'reject'
-      const job = objectArg(args[0], jobType, ctx, fn, true)
-      const reason = readString(args[1], ctx.command)
+      const job = objectArg(args.job, jobType, ctx, fn, true)
+      const reason = readString(args.reason, ctx.command)
       if (ctx.sender !== str(job, 'buyer')) stop(fn, EscrowAbort.notBuyer, 'only the buyer rejects')
       const state = str(job, 'state')
       if (state !== 'delivered') stop(fn, EscrowAbort.wrongState, `cannot reject a ${state} job`)
@@ -354,11 +321,11 @@ export function escrowFunctions(
       })
       jobEvent(ctx, 'JobRejected', job)
       return []
-    },
+    }),
 
-    'escrow::refund': (args, _t, ctx) => {
+    declaredNative('escrow', 'refund', (args, _t, ctx) => {
       const fn = 'refund'
-      const job = objectArg(args[0], jobType, ctx, fn, true)
+      const job = objectArg(args.job, jobType, ctx, fn, true)
       const buyer = str(job, 'buyer')
       const seller = str(job, 'seller')
       const state = str(job, 'state')
@@ -387,14 +354,14 @@ export function escrowFunctions(
         ctx,
         'JobRefunded',
         { job_id: job.object.objectId, to: buyer, amount: balance.toString(), fee: '0' },
-        JobPaidBcs.serialize({
+        eventBcs('escrow', 'JobRefunded', {
           job_id: job.object.objectId,
           to: buyer,
           amount: balance,
           fee: 0n,
-        }).toBytes(),
+        }),
       )
       return []
-    },
-  }
+    }),
+  ])
 }

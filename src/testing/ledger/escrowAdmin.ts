@@ -5,8 +5,8 @@
  *
  * @module
  */
-import { bcs } from '@mysten/sui/bcs'
 import { normalizeSuiAddress } from '@mysten/sui/utils'
+import { declaredNative, eventBcs } from './bind.js'
 import { BPS, EscrowAbort, hashId } from './escrow.js'
 import { type LedgerState, putObject } from './state.js'
 import { abort, ErrorKind, fail, type NativeFunction, readU64 } from './values.js'
@@ -71,8 +71,6 @@ export function ensureEscrowGenesis(
   })
 }
 
-const FeeChangedBcs = bcs.struct('FeeChanged', { old_bps: bcs.u64(), new_bps: bcs.u64() })
-
 /** The admin's native functions of the `escrow` module, keyed `escrow::function`. */
 export function escrowAdminFunctions(pkg: string): Record<string, NativeFunction> {
   const configType = `${normalizeSuiAddress(pkg)}::escrow::EscrowConfig`
@@ -83,20 +81,20 @@ export function escrowAdminFunctions(pkg: string): Record<string, NativeFunction
       code,
       `escrow::set_fee: ${why}`,
     )
-  return {
-    'escrow::set_fee': (args, _t, ctx) => {
-      const cap = args[0]
+  return Object.fromEntries([
+    declaredNative('escrow', 'set_fee', (args, _t, ctx) => {
+      const cap = args.cap
       if (cap?.kind !== 'object' || !cap.alive || cap.object.type !== capType) {
         fail(ErrorKind.commandArgumentError, 'expected the AdminCap', ctx.command)
       }
-      const config = args[1]
+      const config = args.config
       if (config?.kind !== 'object' || !config.alive || config.object.type !== configType) {
         fail(ErrorKind.commandArgumentError, 'expected the EscrowConfig', ctx.command)
       }
       if (config.shared && !config.shared.mutable) {
         stop(EscrowAbort.readOnly, 'the config must be passed by mutable reference')
       }
-      const feeBps = readU64(args[2], ctx.command)
+      const feeBps = readU64(args.fee_bps, ctx.command)
       if ((cap.object.fields as { config?: unknown }).config !== config.object.objectId) {
         stop(EscrowAbort.notAdmin, 'the AdminCap is not for this config')
       }
@@ -116,9 +114,9 @@ export function escrowAdminFunctions(pkg: string): Record<string, NativeFunction
         module: 'escrow',
         eventType: `${normalizeSuiAddress(pkg)}::escrow::FeeChanged`,
         json: { old_bps: old.toString(), new_bps: feeBps.toString() },
-        bcs: FeeChangedBcs.serialize({ old_bps: old, new_bps: feeBps }).toBytes(),
+        bcs: eventBcs('escrow', 'FeeChanged', { old_bps: old, new_bps: feeBps }),
       })
       return []
-    },
-  }
+    }),
+  ])
 }

@@ -3,6 +3,7 @@ import type { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
 import { Transaction } from '@mysten/sui/transactions'
 import { describe, expect, it } from 'vitest'
 import type { StartedLedger } from './index.js'
+import { structOf } from './signatures.js'
 import { coinRefs } from './testHelpers.js'
 import { useTestLedger } from './testSetup.js'
 
@@ -36,7 +37,11 @@ describe('agent identity registry', () => {
       call(agent, (tx) =>
         tx.moveCall({
           target: `${ledger.modulesPackage}::agent_registry::register`,
-          arguments: [tx.pure.string(name), tx.pure.string('https://agent.example/card.json')],
+          arguments: [
+            tx.pure.string(name),
+            tx.pure.string('https://agent.example/card.json'),
+            tx.object.clock(),
+          ],
         }),
       )
     const first = await register('scout')
@@ -55,6 +60,12 @@ describe('agent identity registry', () => {
         })
       ).objects
     const [record] = await lookUp()
+    // The record has the fields of the Move struct `AgentRecord`.
+    expect(Object.keys(record?.json ?? {}).sort()).toEqual(
+      structOf('agent_registry', 'AgentRecord')
+        .fields.map((f) => f.name)
+        .sort(),
+    )
     expect(record?.json).toMatchObject({
       agent: agent.toSuiAddress(),
       name: 'scout',
@@ -81,6 +92,7 @@ describe('receipt anchor', () => {
           tx.pure.string('sha256:wl'),
           tx.pure.u64(1_700_000_000_000n),
           tx.pure.string('sha256:gw'),
+          tx.object.clock(),
         ],
       }),
     )
@@ -112,5 +124,34 @@ describe('receipt anchor', () => {
       }),
     )
     expect(result.$kind).toBe('FailedTransaction')
+  })
+
+  it('takes the arguments its declared signature names: the Clock object last, no more, no fewer', async () => {
+    const operator = ledger.createTestWallet()
+    const strings = (tx: Transaction) => [
+      tx.pure.string('rcpt_1'),
+      tx.pure.string('sha256:ab'),
+      tx.pure.string('sha256:wl'),
+      tx.pure.u64(1n),
+      tx.pure.string(''),
+    ]
+    const withoutClock = await call(operator, (tx) =>
+      tx.moveCall({
+        target: `${ledger.modulesPackage}::receipt_anchor::anchor_receipt`,
+        arguments: strings(tx),
+      }),
+    )
+    expect(withoutClock.FailedTransaction?.status.error?.message).toMatch(
+      /anchor_receipt takes 6 arguments, got 5/,
+    )
+    const notTheClock = await call(operator, (tx) =>
+      tx.moveCall({
+        target: `${ledger.modulesPackage}::receipt_anchor::anchor_receipt`,
+        arguments: [...strings(tx), tx.pure.u64(0n)],
+      }),
+    )
+    expect(notTheClock.FailedTransaction?.status.error?.message).toMatch(
+      /clock must be the Clock object 0x6/,
+    )
   })
 })

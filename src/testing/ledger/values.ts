@@ -57,6 +57,8 @@ export const ErrorKind = {
   coinBalanceOverflow: 9,
   moveAbort: 13,
   functionNotFound: 16,
+  arityMismatch: 17,
+  typeArityMismatch: 18,
   commandArgumentError: 20,
   typeArgumentError: 21,
   unusedValueWithoutDrop: 22,
