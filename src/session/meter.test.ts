@@ -1,0 +1,171 @@
+import { describe, expect, it } from 'vitest'
+import { type ChannelStore, createMemoryChannelStore } from './channelStore.js'
+import { type MeteredEvent, type MeterStop, meterStream } from './meter.js'
+
+const channelId = `0x${'c'.repeat(64)}`
+
+async function channel(voucher: bigint, deposit = 1_000n): Promise<ChannelStore> {
+  const store = createMemoryChannelStore()
+  await store.track({
+    channelId,
+    payer: `0x${'a'.repeat(64)}`,
+    payee: `0x${'b'.repeat(64)}`,
+    coinType: '0x2::sui::SUI',
+    signer: 'cd'.repeat(32),
+    deposit,
+    settled: 0n,
+  })
+  if (voucher > 0n) await store.acceptVoucher(channelId, voucher, 'v')
+  return store
+}
+
+async function* tokens(list: string[], pulled: string[] = []) {
+  for (const token of list) {
+    pulled.push(token)
+    yield token
+  }
+}
+
+async function collect<T>(stream: AsyncIterable<MeteredEvent<T>>) {
+  const out: MeteredEvent<T>[] = []
+  for await (const event of stream) out.push(event)
+  return out
+}
+
+describe('meterStream', () => {
+  it('charges each unit before handing it on, passes free events, and ends with the receipt', async () => {
+    const store = await channel(100n)
+    const events = await collect(
+      meterStream(tokens(['a', 'b', 'c', '[DONE]']), {
+        store,
+        channelId,
+        price: 10n,
+        isUnit: (t) => t !== '[DONE]',
+      }),
+    )
+    expect(events.map((e) => e.type)).toEqual([
+      'message',
+      'message',
+      'message',
+      'message',
+      'payment-receipt',
+    ])
+    expect(events.at(-1)?.data).toEqual({
+      channelId,
+      acceptedCumulative: '100',
+      spent: '30',
+      units: '3',
+    })
+    expect(await store.get(channelId)).toMatchObject({ spent: 30n, held: 0n })
+  })
+
+  it('asks once for a voucher when the headroom runs out, and goes on when one arrives', async () => {
+    const store = await channel(20n)
+    let polls = 0
+    const stream = meterStream(tokens(['a', 'b', 'c', 'd']), {
+      store,
+      channelId,
+      price: 10n,
+      pollMs: 1,
+      sleep: async () => {
+        polls++
+        // The buyer's higher voucher arrives (at any process) after a few polls.
+        if (polls === 3) await store.acceptVoucher(channelId, 40n, 'w')
+      },
+    })
+    const events = await collect(stream)
+    expect(events.map((e) => e.type)).toEqual([
+      'message',
+      'message',
+      'payment-need-voucher',
+      'message',
+      'message',
+      'payment-receipt',
+    ])
+    expect(events[2]?.data).toEqual({
+      channelId,
+      requiredCumulative: '30',
+      acceptedCumulative: '20',
+      deposit: '1000',
+    })
+    expect(await store.get(channelId)).toMatchObject({ spent: 40n, units: 4n, held: 0n })
+  })
+
+  it('stops after a bounded wait without a voucher: the unpaid event never leaves, spent never grows for it', async () => {
+    const store = await channel(10n)
+    let clock = 0
+    const pulled: string[] = []
+    const stops: MeterStop[] = []
+    const events = await collect(
+      meterStream(
+        tokens(['a', 'b', 'c'], pulled),
+        {
+          store,
+          channelId,
+          price: 10n,
+          waitMs: 1_000,
+          now: () => clock,
+          sleep: async (ms) => {
+            clock += ms
+          },
+        },
+        (stop) => stops.push(stop),
+      ),
+    )
+    expect(events.filter((e) => e.type === 'message').map((e) => e.data)).toEqual(['a'])
+    expect(events.at(-1)).toMatchObject({ type: 'payment-receipt', data: { spent: '10' } })
+    expect(stops).toEqual([{ reason: 'no_voucher', required: 20n }])
+    // The source was asked for one event beyond what was paid, and no more.
+    expect(pulled).toEqual(['a', 'b'])
+    expect(await store.get(channelId)).toMatchObject({ spent: 10n, held: 0n })
+  })
+
+  it('stops when the channel is no longer open, and when the buyer leaves', async () => {
+    const store = await channel(10n)
+    await store.observe(channelId, { state: 'closing' })
+    const stops: MeterStop[] = []
+    await collect(
+      meterStream(tokens(['a']), { store, channelId, price: 1n }, (stop) => stops.push(stop)),
+    )
+    const open = await channel(10n)
+    const controller = new AbortController()
+    controller.abort()
+    await collect(
+      meterStream(
+        tokens(['a']),
+        { store: open, channelId, price: 100n, signal: controller.signal },
+        (stop) => stops.push(stop),
+      ),
+    )
+    expect(stops).toEqual([{ reason: 'not_open' }, { reason: 'aborted' }])
+    expect(await open.get(channelId)).toMatchObject({ spent: 0n, held: 0n })
+  })
+
+  it('releases nothing it did not hold when the source fails, and tells the source when the reader leaves', async () => {
+    const store = await channel(100n)
+    async function* failing() {
+      yield 'a'
+      throw new Error('upstream failed')
+    }
+    await expect(collect(meterStream(failing(), { store, channelId, price: 10n }))).rejects.toThrow(
+      'upstream failed',
+    )
+    expect(await store.get(channelId)).toMatchObject({ spent: 10n, held: 0n })
+    let returned = false
+    const source = {
+      [Symbol.asyncIterator]() {
+        return {
+          next: async () => ({ done: false, value: 'x' }),
+          return: async () => {
+            returned = true
+            return { done: true as const, value: undefined }
+          },
+        }
+      },
+    }
+    for await (const event of meterStream(source, { store, channelId, price: 1n })) {
+      if (event.type === 'message') break
+    }
+    expect(returned).toBe(true)
+  })
+})
