@@ -6,7 +6,6 @@
  */
 import type { AddressInfo } from 'node:net'
 import { serve } from '@hono/node-server'
-import { SuiGrpcClient } from '@mysten/sui/grpc'
 import { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
 import { Transaction } from '@mysten/sui/transactions'
 import { toBase64 } from '@mysten/sui/utils'
@@ -22,7 +21,7 @@ import { parseChallenge, serializeCredential } from './mpp.js'
 import { signProof } from './proof.js'
 import { createMemoryStore } from './stores/memory.js'
 import type { PaymentStore } from './stores/types.js'
-import { type StartedLedger, startLedger } from './testing/index.js'
+import { useTestLedger } from './testing/index.js'
 import { SUI_TYPE } from './testing/ledger/state.js'
 import { coinRefs } from './testing/ledger/testHelpers.js'
 import { signTestPayment } from './testing/payments.js'
@@ -36,8 +35,7 @@ import {
 } from './x402v2.js'
 
 const secret = 'a-challenge-secret-of-at-least-32-bytes!'
-let chain: StartedLedger
-let client: SuiGrpcClient
+const chain = useTestLedger({ beforeAll, afterAll })
 let store: PaymentStore
 let base: string
 let close: () => void
@@ -45,8 +43,6 @@ let served = 0
 let payTo: string
 
 beforeAll(async () => {
-  chain = await startLedger()
-  client = new SuiGrpcClient({ network: 'mainnet', baseUrl: chain.url })
   store = createMemoryStore()
   payTo = new Ed25519Keypair().toSuiAddress()
   const paywall = createPaywall({
@@ -67,7 +63,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   close?.()
-  await chain?.stop()
 })
 
 /** The Sui "exact" scheme for `@x402/core`'s client: a signed, unsubmitted USDC coin transfer. */
@@ -76,8 +71,8 @@ function suiExactScheme(payer: Ed25519Keypair): SchemeNetworkClient {
     scheme: 'exact',
     async createPaymentPayload(x402Version: number, requirements: PaymentRequirements) {
       const sender = payer.toSuiAddress()
-      const [coin] = await coinRefs(client, sender, requirements.asset)
-      const gas = await coinRefs(client, sender, SUI_TYPE)
+      const [coin] = await coinRefs(chain.client, sender, requirements.asset)
+      const gas = await coinRefs(chain.client, sender, SUI_TYPE)
       if (coin === undefined) throw new Error('the payer holds no coin of the asset')
       const tx = new Transaction()
       tx.setSender(sender)
@@ -116,10 +111,7 @@ async function unpaid() {
   return { response, body, v2, accepted: v2.accepts[0] as PaymentRequirementV2, mpp }
 }
 
-async function usdcOf(address: string): Promise<bigint> {
-  const { balance } = await client.core.getBalance({ owner: address, coinType: chain.usdcType })
-  return BigInt(balance.balance)
-}
+const usdcOf = (address: string) => chain.usdcBalance(address)
 
 async function codeOf(response: Response): Promise<string | undefined> {
   expect(response.status).toBe(402)
@@ -130,7 +122,11 @@ const paidWith = (headers: Record<string, string>) => fetch(`${base}/paid`, { he
 
 /** A signed transfer answering the route (not submitted). */
 async function signed(payer: Ed25519Keypair) {
-  return signTestPayment(client, payer, { to: payTo, amount: 20_000n, coinType: chain.usdcType })
+  return signTestPayment(chain.client, payer, {
+    to: payTo,
+    amount: 20_000n,
+    coinType: chain.usdcType,
+  })
 }
 
 async function v2Header(payment: { transaction: string; signature: string }) {
@@ -292,7 +288,7 @@ describe('one digest is served at most once across v1, v2 and MPP', () => {
   it('MPP, then the same transfer as v2: replay', async () => {
     const payer = chain.createTestWallet({ usdc: '1' })
     const payment = await signed(payer)
-    const executed = await client.core.executeTransaction({
+    const executed = await chain.client.core.executeTransaction({
       transaction: payment.bytes,
       signatures: [payment.signature],
     })

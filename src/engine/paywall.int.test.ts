@@ -4,7 +4,6 @@
  */
 import type { AddressInfo } from 'node:net'
 import { serve } from '@hono/node-server'
-import { SuiGrpcClient } from '@mysten/sui/grpc'
 import { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
 import { Transaction } from '@mysten/sui/transactions'
 import { fromBase64, toBase64 } from '@mysten/sui/utils'
@@ -16,7 +15,7 @@ import { decodeReceipt, parseChallenge, serializeCredential } from '../mpp.js'
 import { signProof } from '../proof.js'
 import { createMemoryStore } from '../stores/memory.js'
 import type { PaymentStore } from '../stores/types.js'
-import { type StartedLedger, startLedger, WORMHOLE_USDC_TYPE } from '../testing/index.js'
+import { useTestLedger, WORMHOLE_USDC_TYPE } from '../testing/index.js'
 import { SUI_TYPE } from '../testing/ledger/state.js'
 import { coinRefs } from '../testing/ledger/testHelpers.js'
 import {
@@ -36,8 +35,7 @@ import { createPaywall } from './paywall.js'
 import type { PaidRoute, Paywall } from './types.js'
 
 const secret = 'a-challenge-secret-of-at-least-32-bytes!'
-let chain: StartedLedger
-let client: SuiGrpcClient
+const chain = useTestLedger({ beforeAll, afterAll })
 let store: PaymentStore
 let paywall: Paywall
 let base: string
@@ -61,8 +59,6 @@ let hold = { entered: () => {}, released: Promise.resolve() }
 const commits: boolean[] = []
 
 beforeAll(async () => {
-  chain = await startLedger()
-  client = new SuiGrpcClient({ network: 'mainnet', baseUrl: chain.url })
   store = createMemoryStore()
   paywall = createPaywall({
     payTo: seller,
@@ -105,7 +101,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   close?.()
-  await chain?.stop()
 })
 
 async function challengeFor(path: string, init: RequestInit = {}) {
@@ -124,7 +119,7 @@ async function payX402(
   options: TestPaymentOptions & { body?: string } = {},
 ) {
   const { requirement } = await challengeFor(path, bodyInit(options.body))
-  const header = await x402PaymentHeader(client, payer, requirement, options)
+  const header = await x402PaymentHeader(chain.client, payer, requirement, options)
   return { header, response: await postWith(path, { [x402Headers.payment]: header }, options.body) }
 }
 
@@ -146,10 +141,7 @@ async function codeOf(response: Response): Promise<string | undefined> {
   return ((await response.json()) as { code?: string }).code
 }
 
-async function usdcOf(address: string): Promise<bigint> {
-  const { balance } = await client.core.getBalance({ owner: address, coinType: chain.usdcType })
-  return BigInt(balance.balance)
-}
+const usdcOf = (address: string) => chain.usdcBalance(address)
 
 describe('paywall over the ledger emulator', () => {
   it('answers an unpaid request with one 402 in both dialects', async () => {
@@ -181,7 +173,7 @@ describe('paywall over the ledger emulator', () => {
       payer: payer.toSuiAddress(),
     })
     expect(await usdcOf(seller)).toBe(before + 20_000n)
-    const onChain = await client.core.getTransaction({ digest: receipt.transaction })
+    const onChain = await chain.client.core.getTransaction({ digest: receipt.transaction })
     expect(onChain.$kind).toBe('Transaction')
     expect((await store.get(receipt.transaction))?.state).toBe('served')
 
@@ -193,7 +185,7 @@ describe('paywall over the ledger emulator', () => {
   it('serves an MPP payment: the buyer submits, sends digest and proof', async () => {
     const payer = chain.createTestWallet({ usdc: '1' })
     const { mpp } = await challengeFor('/paid')
-    const { authorization, digest } = await mppAuthorization(client, payer, mpp)
+    const { authorization, digest } = await mppAuthorization(chain.client, payer, mpp)
     const response = await postWith('/paid', { authorization })
     expect(response.status).toBe(200)
     const receipt = decodeReceipt(response.headers.get('payment-receipt') ?? '')
@@ -205,11 +197,11 @@ describe('paywall over the ledger emulator', () => {
   it('refuses an MPP digest presented with someone else’s proof, and one that paid someone else', async () => {
     const payer = chain.createTestWallet({ usdc: '1' })
     const { mpp } = await challengeFor('/paid')
-    const thief = await mppAuthorization(client, payer, mpp, { prover: new Ed25519Keypair() })
+    const thief = await mppAuthorization(chain.client, payer, mpp, { prover: new Ed25519Keypair() })
     expect(await codeOf(await postWith('/paid', { authorization: thief.authorization }))).toBe(
       'signer_mismatch',
     )
-    const wrong = await mppAuthorization(client, payer, mpp, { to: stranger })
+    const wrong = await mppAuthorization(chain.client, payer, mpp, { to: stranger })
     expect(await codeOf(await postWith('/paid', { authorization: wrong.authorization }))).toBe(
       'wrong_recipient',
     )
@@ -240,7 +232,7 @@ describe('paywall over the ledger emulator', () => {
   it('rejects a bad signature and a signature by someone other than the sender', async () => {
     const payer = chain.createTestWallet({ usdc: '1' })
     const { requirement } = await challengeFor('/paid')
-    const payment = await signTestPayment(client, payer, {
+    const payment = await signTestPayment(chain.client, payer, {
       to: seller,
       amount: 20_000n,
       coinType: chain.usdcType,
@@ -345,8 +337,8 @@ describe('paywall over the ledger emulator', () => {
     const sender = payer.toSuiAddress()
     const send = async (extra: (tx: Transaction) => void) => {
       const { requirement } = await challengeFor('/paid')
-      const [usdc] = await coinRefs(client, sender, chain.usdcType)
-      const gas = await coinRefs(client, sender, SUI_TYPE)
+      const [usdc] = await coinRefs(chain.client, sender, chain.usdcType)
+      const gas = await coinRefs(chain.client, sender, SUI_TYPE)
       const tx = new Transaction()
       tx.setSender(sender)
       tx.setGasPrice(1000)
@@ -396,7 +388,7 @@ describe('paywall over the ledger emulator', () => {
   /** Pays `path`, hangs up while its handler is held, releases it; the payment's record. */
   async function hangUpDuring(path: string, payer: Ed25519Keypair) {
     const { requirement } = await challengeFor(path)
-    const header = await x402PaymentHeader(client, payer, requirement)
+    const header = await x402PaymentHeader(chain.client, payer, requirement)
     let release!: () => void
     const entered = new Promise<void>((resolve) => {
       hold = {
@@ -461,11 +453,11 @@ describe('attacks the paywall holds against', () => {
     const payer = chain.createTestWallet({ usdc: '1' })
     const before = calls
     const { requirement, mpp } = await challengeFor('/paid')
-    const header = await x402PaymentHeader(client, payer, requirement)
+    const header = await x402PaymentHeader(chain.client, payer, requirement)
     expect(await codeOf(await postWith('/dear', { [x402Headers.payment]: header }))).toBe(
       'invalid_challenge',
     )
-    const { authorization } = await mppAuthorization(client, payer, mpp)
+    const { authorization } = await mppAuthorization(chain.client, payer, mpp)
     expect(await codeOf(await postWith('/dear', { authorization }))).toBe('invalid_challenge')
     expect(calls).toBe(before)
   })
@@ -490,7 +482,7 @@ describe('attacks the paywall holds against', () => {
     for (const forged of ['forged', `${real.slice(0, -2)}AA`, real.split('').reverse().join('')]) {
       const x402 = await payX402('/paid', payer, { challengeId: forged })
       expect(await codeOf(x402.response)).toBe('invalid_challenge')
-      const { authorization } = await mppAuthorization(client, payer, { ...mpp, id: forged })
+      const { authorization } = await mppAuthorization(chain.client, payer, { ...mpp, id: forged })
       expect(await codeOf(await postWith('/paid', { authorization }))).toBe('invalid_challenge')
     }
     expect(calls).toBe(before)

@@ -7,12 +7,11 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { SuiGrpcClient } from '@mysten/sui/grpc'
 import { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { serviceUrl, uniqueName } from '../stores/contract.js'
 import type { SellerConfig } from '../testing/fixtures/seller.js'
-import { type StartedLedger, startLedger } from '../testing/index.js'
+import { useTestLedger } from '../testing/index.js'
 import { x402PaymentHeader } from '../testing/payments.js'
 import { parsePaymentRequired, x402Headers } from '../x402.js'
 
@@ -22,20 +21,16 @@ const databaseUrl = serviceUrl('DATABASE_URL')
 const publicBaseUrl = 'http://seller.test'
 const secret = 'one-secret-shared-by-every-seller-process'
 
-let chain: StartedLedger
-let client: SuiGrpcClient
+const chain = useTestLedger({ beforeAll, afterAll }, { latencyMs: 30 })
 let folder: string
 const children = new Set<ChildProcess>()
 
 beforeAll(async () => {
-  chain = await startLedger({ latencyMs: 30 })
-  client = new SuiGrpcClient({ network: 'mainnet', baseUrl: chain.url })
   folder = mkdtempSync(join(tmpdir(), 'tollgate-sellers-'))
 })
 
 afterAll(async () => {
   for (const child of children) child.kill('SIGKILL')
-  await chain?.stop()
   rmSync(folder, { recursive: true, force: true })
 })
 
@@ -89,13 +84,10 @@ function post(seller: Seller, path: string, headers: Record<string, string> = {}
 async function paymentFor(seller: Seller, payer: Ed25519Keypair, path = '/paid') {
   const challenge = await post(seller, path)
   const requirement = parsePaymentRequired(await challenge.json()).accepts[0]!
-  return { [x402Headers.payment]: await x402PaymentHeader(client, payer, requirement) }
+  return { [x402Headers.payment]: await x402PaymentHeader(chain.client, payer, requirement) }
 }
 
-async function usdc(address: string): Promise<bigint> {
-  const { balance } = await client.core.getBalance({ owner: address, coinType: chain.usdcType })
-  return BigInt(balance.balance)
-}
+const usdc = (address: string) => chain.usdcBalance(address)
 
 async function codes(responses: Response[]): Promise<Record<string, number>> {
   const counts: Record<string, number> = {}
