@@ -1,3 +1,10 @@
+/**
+ * Sui's rules for the gas coin and for values passed to Move calls, where a seller's safety depends
+ * on them: the gas coin is taken by value only by TransferObjects (a Move call that takes it by
+ * value fails, so it can neither pay someone out of the gas coin nor be joined to itself); one value
+ * is never passed twice; a transferred gas coin really changes hands. The supply invariant of
+ * `useTestLedger` checks after every transaction that no SUI was minted.
+ */
 import { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
 import { Transaction } from '@mysten/sui/transactions'
 import { describe, expect, it } from 'vitest'
