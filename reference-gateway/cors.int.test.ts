@@ -6,9 +6,9 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { useTestLedger } from 'tollgate/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createPayingFetch, paymentOf } from '../src/client/index.js'
-import { type StartedLedger, startLedger } from '../src/testing/index.js'
 import { parseConfig } from './config.js'
 import { type RunningGateway, startGateway } from './server/server.js'
 
@@ -16,7 +16,7 @@ const path = '/openai/v1/chat/completions'
 const chat = JSON.stringify({ messages: [{ role: 'user', content: 'hi' }] })
 const page = 'https://app.example'
 
-let chain: StartedLedger
+const chain = useTestLedger({ beforeAll, afterAll })
 let open: RunningGateway
 let listed: RunningGateway
 let folder: string
@@ -38,7 +38,6 @@ async function gatewayWith(corsOrigins: string | undefined, name: string) {
 }
 
 beforeAll(async () => {
-  chain = await startLedger()
   folder = mkdtempSync(join(tmpdir(), 'tollgate-cors-'))
   open = await gatewayWith(undefined, 'open')
   listed = await gatewayWith(`${page}, https://other.example`, 'listed')
@@ -47,7 +46,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await open?.stop()
   await listed?.stop()
-  await chain?.stop()
   if (folder) rmSync(folder, { recursive: true, force: true })
 })
 

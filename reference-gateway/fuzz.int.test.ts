@@ -11,8 +11,8 @@
  *
  * `FUZZ_SEED` replays a run; `FUZZ_RUNS` changes the number of batches of 50 (default 200).
  */
-import { SuiGrpcClient } from '@mysten/sui/grpc'
 import fc from 'fast-check'
+import { useTestLedger } from 'tollgate/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import {
   type FuzzRequest,
@@ -22,7 +22,6 @@ import {
 } from '../adapters/contract/fuzz.js'
 import type { SellerEvent } from '../src/engine/sellerTypes.js'
 import { parseChallenge } from '../src/mpp.js'
-import { type StartedLedger, startLedger } from '../src/testing/index.js'
 import { mppAuthorization, x402PaymentHeader } from '../src/testing/payments.js'
 import { parsePaymentRequired } from '../src/x402.js'
 import { paidEntries } from './catalog/catalog.js'
@@ -38,16 +37,13 @@ const targets = paidEntries(defaultCatalog())
   .filter((entry, i, all) => all.findIndex((e) => e.service.family === entry.service.family) === i)
   .slice(0, 6)
 
-let chain: StartedLedger
-let client: SuiGrpcClient
+const chain = useTestLedger({ beforeAll, afterAll })
 let gateway: RunningGateway | undefined
 const events: SellerEvent[] = []
 /** Upstream calls made while no paid call was in flight. */
 const violations: string[] = []
 
 beforeAll(async () => {
-  chain = await startLedger()
-  client = new SuiGrpcClient({ network: 'mainnet', baseUrl: chain.url })
   gateway = await startGateway({
     config: parseConfig({
       port: 0,
@@ -74,7 +70,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await gateway?.stop()
-  await chain?.stop()
 })
 
 describe('the gateway under fuzz', () => {
@@ -103,14 +98,14 @@ describe('the gateway under fuzz', () => {
       const path = entry.endpoint.path
       const body = bodies[i]!
       const header = await x402PaymentHeader(
-        client,
+        chain.client,
         payer(),
         (await challenge(path, body)).requirement,
       )
       x402.push(header)
       paying.push({ method: 'POST', path, headers: { ...json, 'x-payment': header }, body })
       const { authorization } = await mppAuthorization(
-        client,
+        chain.client,
         payer(),
         (await challenge(path, body)).mpp,
       )

@@ -13,6 +13,7 @@ import type { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
 import { compileErrors, validate } from '@readme/openapi-parser'
 import nock from 'nock'
 import OpenAI from 'openai'
+import { useTestLedger } from 'tollgate/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { registerAgent } from '../conformance/fixtures/agent.js'
 import { startSeller } from '../conformance/fixtures/sellers.js'
@@ -20,7 +21,7 @@ import { createPayingFetch, type Payment, paymentOf } from '../src/client/index.
 import { readOffers } from '../src/client/select.js'
 import type { SellerEvent } from '../src/engine/sellerTypes.js'
 import { parseAmount } from '../src/money.js'
-import { type StartedLedger, startLedger } from '../src/testing/ledger/index.js'
+import type { StartedLedger } from '../src/testing/ledger/index.js'
 import { x402PaymentHeader } from '../src/testing/payments.js'
 import { parsePaymentRequired, x402Headers } from '../src/x402.js'
 import {
@@ -49,8 +50,7 @@ const providerKeys = Object.fromEntries(
   ),
 )
 
-let chain: StartedLedger
-let client: SuiGrpcClient
+const chain = useTestLedger({ beforeAll, afterAll })
 let gateway: RunningGateway
 let folder: string
 const events: SellerEvent[] = []
@@ -60,8 +60,6 @@ const refundedPayers: { address: string; before: bigint }[] = []
 beforeAll(async () => {
   nock.disableNetConnect()
   nock.enableNetConnect((host) => host.startsWith('127.0.0.1'))
-  chain = await startLedger({ latencyMs: 0 })
-  client = new SuiGrpcClient({ network: 'mainnet', baseUrl: chain.url })
   const operator = chain.createTestWallet({ usdc: '50', sui: '10' })
   folder = mkdtempSync(join(tmpdir(), 'tollgate-gateway-'))
   gateway = await startGateway({
@@ -102,7 +100,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await gateway?.stop()
-  await chain?.stop()
   nock.cleanAll()
   nock.enableNetConnect()
   if (folder) rmSync(folder, { recursive: true, force: true })
@@ -116,10 +113,7 @@ function post(path: string, body: unknown, headers: Record<string, string> = {})
   })
 }
 
-async function usdc(address: string): Promise<bigint> {
-  const { balance } = await client.core.getBalance({ owner: address, coinType: chain.usdcType })
-  return BigInt(balance.balance)
-}
+const usdc = (address: string) => chain.usdcBalance(address)
 
 async function paidCall(entry: CatalogEntry<PaidEndpoint>, payer: Ed25519Keypair, body: unknown) {
   const path = examplePathOf(entry.endpoint)
@@ -127,7 +121,7 @@ async function paidCall(entry: CatalogEntry<PaidEndpoint>, payer: Ed25519Keypair
   expect(challenge.status).toBe(402)
   const requirement = parsePaymentRequired(await challenge.json()).accepts[0]
   if (!requirement) throw new Error('no x402 requirement')
-  const header = await x402PaymentHeader(client, payer, requirement)
+  const header = await x402PaymentHeader(chain.client, payer, requirement)
   return post(path, body, { [x402Headers.payment]: header })
 }
 
@@ -510,7 +504,7 @@ describe.each(entries.map((entry) => [entry.endpoint.path, entry] as const))(
       const { body, field } = invalidBody(entry)
       // Even with a payment attached, the body is refused before anything is settled.
       const requirement = parsePaymentRequired(await (await post(path, example)).json()).accepts[0]
-      const header = await x402PaymentHeader(client, payer, requirement as never)
+      const header = await x402PaymentHeader(chain.client, payer, requirement as never)
       const response = await post(path, body, { [x402Headers.payment]: header })
       expect(response.status).toBe(400)
       expect(JSON.stringify(await response.json())).toContain(field)
@@ -731,7 +725,7 @@ describe('the marketplace routes', () => {
 
   it('lists a seller submitted through the gateway (agent registered, prepare, sign, submit)', async () => {
     const agent = chain.createTestWallet({ usdc: '0' })
-    await registerAgent(client, agent, chain.modulesPackage)
+    await registerAgent(chain.client, agent, chain.modulesPackage)
     const running = await startSeller({
       ledgerUrl: chain.url,
       wallet: agent.toSuiAddress(),

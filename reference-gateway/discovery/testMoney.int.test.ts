@@ -9,8 +9,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
+import { useTestLedger } from 'tollgate/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type StartedLedger, startLedger } from '../../src/testing/index.js'
 import { parseConfig } from '../config.js'
 import { type RunningGateway, startGateway } from '../server/server.js'
 
@@ -21,7 +21,7 @@ const run = promisify(execFile)
 let folder: string
 let emulated: RunningGateway
 let real: RunningGateway
-let chain: StartedLedger
+const chain = useTestLedger({ beforeAll, afterAll })
 
 beforeAll(async () => {
   folder = mkdtempSync(join(tmpdir(), 'tollgate-test-money-'))
@@ -34,7 +34,6 @@ beforeAll(async () => {
     }),
   })
   // Another ledger (a full node as far as the gateway knows): no test-money notice.
-  chain = await startLedger()
   real = await startGateway({
     config: parseConfig({
       port: 0,
@@ -51,7 +50,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await emulated?.stop()
   await real?.stop()
-  await chain?.stop()
   if (folder) rmSync(folder, { recursive: true, force: true })
 })
 

@@ -7,9 +7,9 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { useTestLedger } from 'tollgate/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { Attestation, createLedger, type Ledger } from '../../src/index.js'
-import { type StartedLedger, startLedger } from '../../src/testing/index.js'
 import { parseConfig } from '../config.js'
 import { openDatabase } from '../db/database.js'
 import { type RunningGateway, startGateway } from '../server/server.js'
@@ -76,12 +76,7 @@ describe('the gateway anchors confidential receipts', () => {
 })
 
 describe('two workers racing over one store', () => {
-  let emulator: StartedLedger
-  beforeAll(async () => {
-    emulator = await startLedger()
-  })
-  afterAll(() => emulator?.stop())
-
+  const emulator = useTestLedger({ beforeAll, afterAll })
   it('submit one anchor transaction per receipt', async () => {
     const file = join(folder, 'race.db')
     const a = await openDatabase({ kind: 'sqlite', file })

@@ -14,7 +14,7 @@ import { createAdaptorServer } from '@hono/node-server'
 import { SuiGrpcClient } from '@mysten/sui/grpc'
 import type { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
 import fc from 'fast-check'
-import { MAINNET_USDC_TYPE, type StartedLedger, startLedger } from 'tollgate/testing'
+import { MAINNET_USDC_TYPE, type StartedLedger, useTestLedger } from 'tollgate/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { registerAgent } from '../../conformance/fixtures/agent.js'
 import { parseConfig } from '../config.js'
@@ -53,8 +53,7 @@ const listingOf = (url: string) => ({
 })
 
 describe('the listing routes, with private addresses allowed (an operator who set it)', () => {
-  let chain: StartedLedger
-  let client: SuiGrpcClient
+  const chain = useTestLedger({ beforeAll, afterAll })
   let agent: Ed25519Keypair
   let database: GatewayDatabase
   let server: ReturnType<typeof createAdaptorServer>
@@ -62,17 +61,15 @@ describe('the listing routes, with private addresses allowed (an operator who se
   let internal: Internal
 
   beforeAll(async () => {
-    chain = await startLedger({ latencyMs: 0 })
-    client = new SuiGrpcClient({ network: 'mainnet', baseUrl: chain.url })
     agent = chain.createTestWallet({ usdc: '0' })
-    await registerAgent(client, agent, chain.modulesPackage)
+    await registerAgent(chain.client, agent, chain.modulesPackage)
     database = await openDatabase({ kind: 'sqlite', file: ':memory:' })
     const store = createMarketplaceStore(database.db)
     const routes = marketplaceRoutes({
       store,
       signer: createMutationSigner({ store }),
       gates: {
-        client,
+        client: chain.client,
         registryPackage: chain.modulesPackage,
         network: 'sui:mainnet',
         usdc: MAINNET_USDC_TYPE,
@@ -89,7 +86,6 @@ describe('the listing routes, with private addresses allowed (an operator who se
     await internal?.close()
     await new Promise((resolve) => server?.close(resolve))
     await database?.close()
-    await chain?.stop()
   })
 
   it('probes nothing for a key with no agent identity record (gate a), and says so', async () => {

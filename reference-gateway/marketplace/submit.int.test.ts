@@ -6,9 +6,8 @@
  */
 import type { AddressInfo } from 'node:net'
 import { createAdaptorServer } from '@hono/node-server'
-import { SuiGrpcClient } from '@mysten/sui/grpc'
 import type { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
-import { MAINNET_USDC_TYPE, type StartedLedger, startLedger } from 'tollgate/testing'
+import { MAINNET_USDC_TYPE, useTestLedger } from 'tollgate/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { registerAgent } from '../../conformance/fixtures/agent.js'
 import { type RunningSeller, startSeller } from '../../conformance/fixtures/sellers.js'
@@ -19,8 +18,7 @@ import { createMutationSigner } from './signing.js'
 import { createMarketplaceStore, type MarketplaceStore } from './store.js'
 import { type AdapterName, adapterNames, startAdapterSeller, submitListing } from './testHelpers.js'
 
-let chain: StartedLedger
-let client: SuiGrpcClient
+const chain = useTestLedger({ beforeAll, afterAll })
 let agent: Ed25519Keypair
 let database: GatewayDatabase
 let store: MarketplaceStore
@@ -28,17 +26,15 @@ let server: ReturnType<typeof createAdaptorServer>
 let base: string
 
 beforeAll(async () => {
-  chain = await startLedger({ latencyMs: 0 })
-  client = new SuiGrpcClient({ network: 'mainnet', baseUrl: chain.url })
   agent = chain.createTestWallet({ usdc: '0' })
-  await registerAgent(client, agent, chain.modulesPackage)
+  await registerAgent(chain.client, agent, chain.modulesPackage)
   database = await openDatabase({ kind: 'sqlite', file: ':memory:' })
   store = createMarketplaceStore(database.db)
   const routes = marketplaceRoutes({
     store,
     signer: createMutationSigner({ store }),
     gates: {
-      client,
+      client: chain.client,
       registryPackage: chain.modulesPackage,
       network: 'sui:mainnet',
       usdc: MAINNET_USDC_TYPE,
@@ -54,7 +50,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await new Promise((resolve) => server?.close(resolve))
   await database?.close()
-  await chain?.stop()
 })
 
 /** Prepares, signs and submits `url` as `signer`. */
@@ -204,7 +199,7 @@ describe('re-probes, with an injected clock', () => {
     const interval = 86_400_000
     let clock = 10_000_000
     const gates = {
-      client,
+      client: chain.client,
       registryPackage: chain.modulesPackage,
       network: 'sui:mainnet',
       usdc: MAINNET_USDC_TYPE,
