@@ -2,19 +2,14 @@
  * The paywall end to end: a real HTTP server on loopback, the ledger emulator driven by the real
  * SuiGrpcClient, real keys and signatures, and the memory store.
  */
-import type { AddressInfo } from 'node:net'
-import { serve } from '@hono/node-server'
 import { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
 import { Transaction } from '@mysten/sui/transactions'
 import { fromBase64, toBase64 } from '@mysten/sui/utils'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { z } from 'zod'
 import { transactionDigest } from '../internal/transactionData.js'
-import { createLedger } from '../ledger/index.js'
 import { decodeReceipt, parseChallenge, serializeCredential } from '../mpp.js'
 import { signProof } from '../proof.js'
-import { createMemoryStore } from '../stores/memory.js'
-import type { PaymentStore } from '../stores/types.js'
 import { useTestLedger, WORMHOLE_USDC_TYPE } from '../testing/index.js'
 import { SUI_TYPE } from '../testing/ledger/state.js'
 import { coinRefs } from '../testing/ledger/testHelpers.js'
@@ -31,15 +26,11 @@ import {
   parsePaymentRequired,
   x402Headers,
 } from '../x402.js'
-import { createPaywall } from './paywall.js'
-import type { PaidRoute, Paywall } from './types.js'
+import { useTestPaywall } from './testHelpers.js'
+import type { PaidRoute } from './types.js'
 
 const secret = 'a-challenge-secret-of-at-least-32-bytes!'
 const chain = useTestLedger({ beforeAll, afterAll })
-let store: PaymentStore
-let paywall: Paywall
-let base: string
-let close: () => void
 let clock = Date.now()
 const seller = new Ed25519Keypair().toSuiAddress()
 const stranger = new Ed25519Keypair().toSuiAddress()
@@ -58,53 +49,38 @@ let hold = { entered: () => {}, released: Promise.resolve() }
 /** What `commit()` returned in `/hold-manual`, once released. */
 const commits: boolean[] = []
 
-beforeAll(async () => {
-  store = createMemoryStore()
-  paywall = createPaywall({
-    payTo: seller,
-    ledger: createLedger({ url: chain.url }),
-    store,
-    secrets: [secret],
-    now: () => clock,
-  })
-  const handlers = Object.fromEntries(
-    Object.entries(routes).map(([path, route]) => [
-      path,
-      paywall.protect(route, async (_request, paid) => {
-        calls++
-        if (path === '/boom') throw new Error('upstream failed')
-        if (path === '/hold' || path === '/hold-manual') {
-          hold.entered()
-          await hold.released
-        }
-        if (path === '/hold-manual') {
-          const started = paid.commit()
-          commits.push(started)
-          if (!started) return new Response(null, { status: 499 })
-        }
-        return Response.json({ ok: true, path, body: paid.body ?? null })
-      }),
-    ]),
-  )
-  const server = serve({
-    port: 0,
-    hostname: '127.0.0.1',
-    fetch: (request) => {
+const served = useTestPaywall(
+  chain,
+  { payTo: seller, secrets: [secret], now: () => clock },
+  (paywall) => {
+    const handlers = Object.fromEntries(
+      Object.entries(routes).map(([path, route]) => [
+        path,
+        paywall.protect(route, async (_request, paid) => {
+          calls++
+          if (path === '/boom') throw new Error('upstream failed')
+          if (path === '/hold' || path === '/hold-manual') {
+            hold.entered()
+            await hold.released
+          }
+          if (path === '/hold-manual') {
+            const started = paid.commit()
+            commits.push(started)
+            if (!started) return new Response(null, { status: 499 })
+          }
+          return Response.json({ ok: true, path, body: paid.body ?? null })
+        }),
+      ]),
+    )
+    return (request: Request) => {
       const handler = handlers[new URL(request.url).pathname]
       return handler ? handler(request) : new Response('not found', { status: 404 })
-    },
-  })
-  await new Promise((resolve) => server.once('listening', resolve))
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
-  close = () => server.close()
-})
-
-afterAll(async () => {
-  close?.()
-})
+    }
+  },
+)
 
 async function challengeFor(path: string, init: RequestInit = {}) {
-  const response = await fetch(base + path, { method: 'POST', ...init })
+  const response = await fetch(served.base + path, { method: 'POST', ...init })
   expect(response.status).toBe(402)
   const body = parsePaymentRequired(await response.json())
   const mpp = parseChallenge(response.headers.get('www-authenticate') ?? '')
@@ -129,7 +105,7 @@ function bodyInit(body: string | undefined): RequestInit {
 
 function postWith(path: string, headers: Record<string, string>, body?: string) {
   const init = bodyInit(body)
-  return fetch(base + path, {
+  return fetch(served.base + path, {
     method: 'POST',
     ...init,
     headers: { ...(init.headers as Record<string, string>), ...headers },
@@ -152,7 +128,7 @@ describe('paywall over the ledger emulator', () => {
       network: 'sui:mainnet',
       maxAmountRequired: '20000',
       payTo: seller,
-      resource: `${base}/paid`,
+      resource: `${served.base}/paid`,
     })
     expect(mpp.id).toBe(requirement.extra?.challengeId)
   })
@@ -175,7 +151,7 @@ describe('paywall over the ledger emulator', () => {
     expect(await usdcOf(seller)).toBe(before + 20_000n)
     const onChain = await chain.client.core.getTransaction({ digest: receipt.transaction })
     expect(onChain.$kind).toBe('Transaction')
-    expect((await store.get(receipt.transaction))?.state).toBe('served')
+    expect((await served.store.get(receipt.transaction))?.state).toBe('served')
 
     const replay = await postWith('/paid', { [x402Headers.payment]: header })
     expect(await codeOf(replay)).toBe('replay')
@@ -319,7 +295,7 @@ describe('paywall over the ledger emulator', () => {
   })
 
   it('validates the body before any payment: 400 names the field, nothing charged', async () => {
-    const response = await fetch(`${base}/echo`, {
+    const response = await fetch(`${served.base}/echo`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', [x402Headers.payment]: 'not even base64!' },
       body: JSON.stringify({ text: 42 }),
@@ -399,7 +375,7 @@ describe('paywall over the ledger emulator', () => {
       }
     })
     const buyer = new AbortController()
-    const call = fetch(`${base}${path}`, {
+    const call = fetch(`${served.base}${path}`, {
       method: 'POST',
       headers: { [x402Headers.payment]: header },
       signal: buyer.signal,
@@ -409,14 +385,14 @@ describe('paywall over the ledger emulator', () => {
     await expect(call).rejects.toThrow()
     const digest = transactionDigest(fromBase64(decodeXPayment(header).payload.transaction))
     for (let i = 0; i < 200; i++) {
-      const state = (await store.get(digest))?.state
+      const state = (await served.store.get(digest))?.state
       if (state !== 'settled' && state !== undefined) break
       await new Promise((resolve) => setTimeout(resolve, 25))
     }
-    const atHangUp = await store.get(digest)
+    const atHangUp = await served.store.get(digest)
     release()
     await new Promise((resolve) => setTimeout(resolve, 100))
-    return { atHangUp, later: await store.get(digest) }
+    return { atHangUp, later: await served.store.get(digest) }
   }
 
   it('serves a buyer who hangs up while the handler runs: its work had started (protect, request.signal)', async () => {
@@ -443,7 +419,7 @@ describe('paywall over the ledger emulator', () => {
     const payer = chain.createTestWallet({ usdc: '1' })
     const { response } = await payX402('/boom', payer)
     expect(response.status).toBe(500)
-    const due = await store.listRefundsDue()
+    const due = await served.store.listRefundsDue()
     expect(due.map((r) => r.settlement?.payer)).toContain(payer.toSuiAddress())
   })
 })
