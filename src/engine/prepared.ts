@@ -13,7 +13,7 @@ import { type ChallengePieces, resourceUrl } from '../challenge.js'
 import { PaymentError } from '../errors.js'
 import { alignedExpiry, keyRing, type MacKey } from '../internal/challengeId.js'
 import { assembleChallenge } from '../internal/challenges.js'
-import { Recent } from '../internal/recent.js'
+import { createRecent, type Recent } from '../internal/recent.js'
 import { type PreparedTerms, prepareTerms, type RouteTerms } from '../internal/terms.js'
 import { parseAmount } from '../money.js'
 import type { Offer } from '../negotiate.js'
@@ -50,7 +50,7 @@ const longestUrl = 1024
 export class Preparation {
   readonly #options: PaywallOptions
   readonly #routes = new WeakMap<PaidRoute, PreparedRoute>()
-  readonly #resources = new Recent<string, string>(remembered, longestUrl)
+  readonly #resources = createRecent<string, string>({ max: remembered, maxKeyLength: longestUrl })
   readonly #keys: readonly MacKey[]
   readonly #offer: Offer
   readonly #now: () => number
@@ -111,7 +111,7 @@ export class Preparation {
       price,
       limit: route.maxBodyBytes ?? options.maxBodyBytes ?? defaultMaxBodyBytes,
       base,
-      byResource: new Recent(remembered),
+      byResource: createRecent({ max: remembered }),
     }
   }
 
