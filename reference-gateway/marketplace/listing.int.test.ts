@@ -16,16 +16,15 @@ import { createPayingFetch, paymentOf } from 'tollgate/client'
 import type { StartedLedger } from 'tollgate/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { registerAgent } from '../../conformance/fixtures/agent.js'
-import type { RunningSeller } from '../../conformance/fixtures/sellers.js'
-import { parseConfig } from '../config.js'
-import { type RunningGateway, startGateway } from '../server/server.js'
 import {
   type AdapterName,
   adapterNames,
-  postJson,
-  startAdapterSeller,
-  submitListing,
-} from './testHelpers.js'
+  type RunningSeller,
+  startSeller,
+} from '../../conformance/fixtures/sellers.js'
+import { parseConfig } from '../config.js'
+import { type RunningGateway, startGateway } from '../server/server.js'
+import { postJson, submitListing } from './testHelpers.js'
 
 /** Debian's chromium (apt-get install chromium), or CHROMIUM_PATH. */
 const executablePath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
@@ -87,10 +86,10 @@ describe.skipIf(!haveChromium)(
       for (const adapter of adapterNames) {
         const agent = emulator.createTestWallet({ usdc: '0' })
         await registerAgent(client, agent, emulator.modulesPackage, `seller-${adapter}`)
-        const running = await startAdapterSeller(adapter, {
-          payTo: agent.toSuiAddress(),
-          ledgerUrl: emulator.url,
-        })
+        const running = await startSeller(
+          { ledgerUrl: emulator.url, wallet: agent.toSuiAddress() },
+          { adapter },
+        )
         const answer = await submitListing(`${gateway.url}/v1/agent`, agent, {
           url: running.url,
           name: `Answer by ${adapter}`,

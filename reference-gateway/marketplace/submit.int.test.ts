@@ -10,13 +10,18 @@ import type { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
 import { MAINNET_USDC_TYPE, useTestLedger } from 'tollgate/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { registerAgent } from '../../conformance/fixtures/agent.js'
-import { type RunningSeller, startSeller } from '../../conformance/fixtures/sellers.js'
+import {
+  type AdapterName,
+  adapterNames,
+  type RunningSeller,
+  startSeller,
+} from '../../conformance/fixtures/sellers.js'
 import { type GatewayDatabase, openDatabase } from '../db/database.js'
 import { createReprober, nextState } from './reprobe.js'
 import { marketplaceRoutes } from './routes.js'
 import { createMutationSigner } from './signing.js'
 import { createMarketplaceStore, type MarketplaceStore } from './store.js'
-import { type AdapterName, adapterNames, startAdapterSeller, submitListing } from './testHelpers.js'
+import { submitListing } from './testHelpers.js'
 
 const chain = useTestLedger({ beforeAll, afterAll })
 let agent: Ed25519Keypair
@@ -57,7 +62,7 @@ const submit = (url: string, signer: Ed25519Keypair, name = 'Answer') =>
   submitListing(base, signer, { url, name, description: 'Answers', tags: ['qa'] })
 
 const startWith = (adapter: AdapterName, payTo: string) =>
-  startAdapterSeller(adapter, { payTo, ledgerUrl: chain.url })
+  startSeller({ ledgerUrl: chain.url, wallet: payTo }, { adapter })
 
 describe.each(adapterNames)('a seller built with %s', (name) => {
   it('is listed after prepare, sign and submit', async () => {

@@ -13,11 +13,8 @@ import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js'
 import type { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { registerAgent } from '../../conformance/fixtures/agent.js'
-import type { RunningSeller } from '../../conformance/fixtures/sellers.js'
-import {
-  startAdapterSeller,
-  submitListing,
-} from '../../reference-gateway/marketplace/testHelpers.js'
+import { type RunningSeller, startSeller } from '../../conformance/fixtures/sellers.js'
+import { submitListing } from '../../reference-gateway/marketplace/testHelpers.js'
 import { useTestGateway } from '../../reference-gateway/server/testHelpers.js'
 import { createGatewayMcp, type GatewayMcpOptions } from './server.js'
 
@@ -33,11 +30,10 @@ let agent: Ed25519Keypair
 beforeAll(async () => {
   agent = gateway.emulator.createTestWallet({ usdc: '0', sui: '1' })
   await registerAgent(gateway.ledgerClient, agent, gateway.emulator.modulesPackage, 'mcp-seller')
-  seller = await startAdapterSeller('hono', {
-    payTo: agent.toSuiAddress(),
-    ledgerUrl: gateway.emulator.url,
-    price: '0.03',
-  })
+  seller = await startSeller(
+    { ledgerUrl: gateway.emulator.url, wallet: agent.toSuiAddress() },
+    { adapter: 'hono', price: '0.03' },
+  )
   const listed = await submitListing(`${gateway.url}/v1/agent`, agent, {
     url: seller.url,
     name: 'Answer oracle',
