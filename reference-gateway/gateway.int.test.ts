@@ -21,7 +21,6 @@ import { createPayingFetch, type Payment, paymentOf } from '../src/client/index.
 import { readOffers } from '../src/client/select.js'
 import type { SellerEvent } from '../src/engine/sellerTypes.js'
 import { parseAmount } from '../src/money.js'
-import type { StartedLedger } from '../src/testing/ledger/index.js'
 import { x402PaymentHeader } from '../src/testing/payments.js'
 import { parsePaymentRequired, x402Headers } from '../src/x402.js'
 import {
@@ -32,10 +31,11 @@ import {
   priceOf,
 } from './catalog/catalog.js'
 import { defaultCatalog } from './catalog/default.js'
-import { loadConfig, parseConfig } from './config.js'
+import { parseConfig } from './config.js'
 import type { PaymentInfo } from './discovery/openapi.js'
 import { type Expectation, moreExpectations } from './endpointRows/index.js'
 import { type RunningGateway, startGateway } from './server/server.js'
+import { useTestGateway } from './server/testHelpers.js'
 import { nockVisibleFetch } from './upstreams/nockTransport.js'
 import { capturedForm, publicResolver } from './upstreams/testHelpers.js'
 
@@ -870,21 +870,7 @@ describe('streaming chat', () => {
 })
 
 describe('the main job on embedded defaults (no configuration)', () => {
-  let embedded: RunningGateway
-  let dataDir: string
-  beforeAll(async () => {
-    dataDir = mkdtempSync(join(tmpdir(), 'tollgate-embedded-'))
-    embedded = await startGateway({
-      config: loadConfig({
-        env: {},
-        overrides: { port: 0, dataDir, emulatorLatencyMs: 0, logLevel: 'silent' },
-      }),
-    })
-  })
-  afterAll(async () => {
-    await embedded?.stop()
-    rmSync(dataDir, { recursive: true, force: true })
-  })
+  const embedded = useTestGateway()
 
   it('runs on SQLite, the local emulator and the stub upstreams, and says so', async () => {
     const health = (await (await fetch(`${embedded.url}/healthz`)).json()) as Record<
@@ -904,7 +890,7 @@ describe('the main job on embedded defaults (no configuration)', () => {
   })
 
   it('a buyer who hangs up while its paid call waits on the upstream is served (the upstream was asked); nothing stays in flight', async () => {
-    const emulator = embedded.emulator as StartedLedger
+    const emulator = embedded.emulator
     const stubs = embedded.stubs as NonNullable<typeof embedded.stubs>
     const payer = emulator.createTestWallet({ usdc: '1', sui: '1' })
     const ledger = new SuiGrpcClient({ network: 'mainnet', baseUrl: emulator.url })
@@ -918,7 +904,7 @@ describe('the main job on embedded defaults (no configuration)', () => {
       signer: payer,
       ledger: emulator.url,
       maxPrice: '0.05',
-      limits: { file: join(dataDir, 'spending-hangup.json') },
+      limits: { file: join(embedded.dataDir, 'spending-hangup.json') },
     })
     const held = stubs.holdNext('/anthropic/')
     const callsBefore = stubs.calls.length
@@ -951,13 +937,13 @@ describe('the main job on embedded defaults (no configuration)', () => {
   })
 
   it('a paid call is answered by the stub upstream; shutdown finishes an in-flight paid call', async () => {
-    const emulator = embedded.emulator as StartedLedger
+    const emulator = embedded.emulator
     const payer = emulator.createTestWallet({ usdc: '1', sui: '1' })
     const pay = createPayingFetch({
       signer: payer,
       ledger: emulator.url,
       maxPrice: '0.05',
-      limits: { file: join(dataDir, 'spending.json') },
+      limits: { file: join(embedded.dataDir, 'spending.json') },
     })
     embedded.stubs?.delayNext('/anthropic/', 800)
     const call = pay(`${embedded.url}/anthropic/v1/messages`, {

@@ -10,27 +10,15 @@ import { join } from 'node:path'
 import { useTestLedger } from 'tollgate/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { Attestation, createLedger, type Ledger } from '../../src/index.js'
-import { parseConfig } from '../config.js'
 import { openDatabase } from '../db/database.js'
-import { type RunningGateway, startGateway } from '../server/server.js'
+import { useTestGateway } from '../server/testHelpers.js'
 import { createAnchorWorker, enqueueAnchor, readAnchor } from './anchors.js'
 
 const folder = mkdtempSync(join(tmpdir(), 'tollgate-anchors-'))
 afterAll(() => rmSync(folder, { recursive: true, force: true }))
 
 describe('the gateway anchors confidential receipts', () => {
-  let gateway: RunningGateway
-  beforeAll(async () => {
-    gateway = await startGateway({
-      config: parseConfig({
-        port: 0,
-        dataDir: join(folder, 'gw'),
-        emulatorLatencyMs: 0,
-        logLevel: 'silent',
-      }),
-    })
-  }, 60_000)
-  afterAll(() => gateway?.stop())
+  const gateway = useTestGateway()
 
   it('through the outbox: the event commits the receipt; POST backfills idempotently', async () => {
     const { key } = await gateway.inference.keys.create({ credit: 10_000n })
