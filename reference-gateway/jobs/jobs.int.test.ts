@@ -14,37 +14,22 @@ import { compileErrors, validate } from '@readme/openapi-parser'
 import { useTestLedger } from 'tollgate/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { Escrow } from '../../src/index.js'
-import { parseConfig } from '../config.js'
-import { type RunningGateway, startGateway } from '../server/server.js'
+import { useTestGateway } from '../server/testHelpers.js'
 
 const run = promisify(execFile)
 const chain = useTestLedger({ beforeAll, afterAll })
-let gateway: RunningGateway
-let folder: string
-
-beforeAll(async () => {
-  const operator = chain.createTestWallet({ usdc: '1', sui: '10' })
-  folder = mkdtempSync(join(tmpdir(), 'tollgate-jobs-'))
-  gateway = await startGateway({
-    config: parseConfig({
-      port: 0,
-      ledgerUrl: chain.url,
-      operatorKey: operator.getSecretKey(),
-      challengeSecrets: 'a-test-secret-of-at-least-thirty-two-bytes',
-      store: 'sqlite',
-      dataDir: folder,
-      upstreams: 'stub',
-      escrowPackage: chain.modulesPackage,
-      escrowConfig: chain.escrow.config,
-      logLevel: 'silent',
-    }),
-  })
-})
-
-afterAll(async () => {
-  await gateway?.stop()
-  if (folder) rmSync(folder, { recursive: true, force: true })
-})
+// On the test ledger (read once it has started), with the escrow it deploys.
+const gateway = useTestGateway(() => ({
+  config: {
+    ledgerUrl: chain.url,
+    operatorKey: chain.createTestWallet({ usdc: '1', sui: '10' }).getSecretKey(),
+    challengeSecrets: 'a-test-secret-of-at-least-thirty-two-bytes',
+    store: 'sqlite',
+    upstreams: 'stub',
+    escrowPackage: chain.modulesPackage,
+    escrowConfig: chain.escrow.config,
+  },
+}))
 
 const post = (path: string, body: unknown) =>
   fetch(`${gateway.url}${path}`, {
