@@ -1,11 +1,11 @@
 import { SuiGrpcClient } from '@mysten/sui/grpc'
 import { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
 import { Transaction } from '@mysten/sui/transactions'
-import { describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { transactionDigest } from '../../internal/suiSignature.js'
-import { startLedger } from './index.js'
 import { SUI_TYPE, WORMHOLE_USDC_TYPE } from './state.js'
 import { buildCoinTransfer, buildGaslessTransfer, coinRefs, sumByType } from './testHelpers.js'
+import { useTestLedger } from './testLedger.js'
 import { usdcBalanceOf, useCheckedLedger } from './testSetup.js'
 
 const ledger = useCheckedLedger()
@@ -357,15 +357,13 @@ describe('gas from the address balance, and epochs', () => {
     expect(BigInt(after.balance.addressBalance)).toBe(1_000_000_000n + BigInt(sui[0]!.amount))
   })
 
-  it('advances epochs on a timer, and reports them to the SDK', async () => {
-    const timed = await startLedger({ epochDurationMs: 50 })
-    try {
-      const timedClient = new SuiGrpcClient({ network: 'mainnet', baseUrl: timed.url })
+  describe('with an epoch timer', () => {
+    const timed = useTestLedger({ beforeAll, afterAll }, { epochDurationMs: 50 })
+
+    it('advances epochs on a timer, and reports them to the SDK', async () => {
       await new Promise((resolve) => setTimeout(resolve, 250))
-      const { systemState } = await timedClient.core.getCurrentSystemState()
+      const { systemState } = await timed.client.core.getCurrentSystemState()
       expect(Number(systemState.epoch)).toBeGreaterThanOrEqual(2)
-    } finally {
-      await timed.stop()
-    }
+    })
   })
 })

@@ -1,11 +1,10 @@
-import { SuiGrpcClient } from '@mysten/sui/grpc'
 import { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
 import { Transaction } from '@mysten/sui/transactions'
 import { fromBase64, toBase64 } from '@mysten/sui/utils'
-import { describe, expect, it } from 'vitest'
-import { startLedger } from './index.js'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { WORMHOLE_USDC_TYPE } from './state.js'
 import { buildCoinTransfer, buildGaslessTransfer, coinRefs } from './testHelpers.js'
+import { useTestLedger } from './testLedger.js'
 import { useCheckedLedger } from './testSetup.js'
 
 const ledger = useCheckedLedger()
@@ -171,30 +170,27 @@ describe('objects', () => {
 })
 
 describe('expiration and chain', () => {
+  // A ledger of its own, whose epochs this file's other tests do not see move.
+  const own = useTestLedger({ beforeAll, afterAll })
+
   it('rejects an expired ValidDuring', async () => {
-    const own = await startLedger()
-    const ownClient = new SuiGrpcClient({ network: 'mainnet', baseUrl: own.url })
-    try {
-      const buyer = own.createTestWallet({ into: 'addressBalance', sui: '0' })
-      const bytes = await buildGaslessTransfer({
-        payer: buyer,
-        to: '0x1',
-        amount: 20_000n,
-        coinType: own.usdcType,
-        chainId: own.chainId,
-        epoch: 0n,
-      })
-      own.advanceEpoch()
-      own.advanceEpoch()
-      await expect(
-        ownClient.core.executeTransaction({
-          transaction: bytes,
-          signatures: [(await buyer.signTransaction(bytes)).signature],
-        }),
-      ).rejects.toMatchObject({ code: 'INVALID_ARGUMENT', message: 'Transaction Expired' })
-    } finally {
-      await own.stop()
-    }
+    const buyer = own.createTestWallet({ into: 'addressBalance', sui: '0' })
+    const bytes = await buildGaslessTransfer({
+      payer: buyer,
+      to: '0x1',
+      amount: 20_000n,
+      coinType: own.usdcType,
+      chainId: own.chainId,
+      epoch: 0n,
+    })
+    own.advanceEpoch()
+    own.advanceEpoch()
+    await expect(
+      own.client.core.executeTransaction({
+        transaction: bytes,
+        signatures: [(await buyer.signTransaction(bytes)).signature],
+      }),
+    ).rejects.toMatchObject({ code: 'INVALID_ARGUMENT', message: 'Transaction Expired' })
   })
 
   it('rejects a transaction for another chain', async () => {
