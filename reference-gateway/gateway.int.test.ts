@@ -5,8 +5,6 @@
  * 5xx or timeout → the payment refunded exactly once (the payer's balance is back). One ledger
  * emulator and one gateway (real HTTP, real Sui client) are shared by every test.
  */
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { SuiGrpcClient } from '@mysten/sui/grpc'
 import type { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
@@ -31,10 +29,8 @@ import {
   priceOf,
 } from './catalog/catalog.js'
 import { defaultCatalog } from './catalog/default.js'
-import { parseConfig } from './config.js'
 import type { PaymentInfo } from './discovery/openapi.js'
 import { type Expectation, moreExpectations } from './endpointRows/index.js'
-import { type RunningGateway, startGateway } from './server/server.js'
 import { useTestGateway } from './server/testHelpers.js'
 import { nockVisibleFetch } from './upstreams/nockTransport.js'
 import { capturedForm, publicResolver } from './upstreams/testHelpers.js'
@@ -51,59 +47,52 @@ const providerKeys = Object.fromEntries(
 )
 
 const chain = useTestLedger({ beforeAll, afterAll })
-let gateway: RunningGateway
-let folder: string
 const events: SellerEvent[] = []
 /** Payers whose failed call was refunded, checked once more at the end (exactly once). */
 const refundedPayers: { address: string; before: bigint }[] = []
 
-beforeAll(async () => {
+beforeAll(() => {
   nock.disableNetConnect()
   nock.enableNetConnect((host) => host.startsWith('127.0.0.1'))
-  const operator = chain.createTestWallet({ usdc: '50', sui: '10' })
-  folder = mkdtempSync(join(tmpdir(), 'tollgate-gateway-'))
-  gateway = await startGateway({
-    config: parseConfig({
-      port: 0,
-      ledgerUrl: chain.url,
-      operatorKey: operator.getSecretKey(),
-      challengeSecrets: 'a-test-secret-of-at-least-thirty-two-bytes',
-      store: 'sqlite',
-      dataDir: folder,
-      upstreams: 'real',
-      // Listing probes reach the sellers the marketplace test starts on 127.0.0.1.
-      listingAllowPrivateNetwork: true,
-      providerKeys,
-      // The private inference API's one model, forwarded to an OpenAI-compatible upstream.
-      inferenceModels: [
-        {
-          id: 'llama-3.3-70b',
-          price: '0.002',
-          contextWindow: 131_072,
-          upstream: {
-            kind: 'openai-compatible',
-            baseUrl: 'https://inference.test/v1',
-            credential: 'INFERENCE_API_KEY',
-          },
-        },
-      ],
-      upstreamTimeoutMs: 5_000,
-      refundIntervalMs: 250,
-      logLevel: 'silent',
-    }),
-    resolveHost: publicResolver,
-    // The real upstream transport, its connections made where nock sees them.
-    fetch: nockVisibleFetch(),
-    onEvent: (event) => events.push(event),
-  })
 })
 
-afterAll(async () => {
-  await gateway?.stop()
+afterAll(() => {
   nock.cleanAll()
   nock.enableNetConnect()
-  if (folder) rmSync(folder, { recursive: true, force: true })
 })
+
+// Started once the test ledger is up and nock is armed (above), and stopped before them.
+const gateway = useTestGateway(() => ({
+  config: {
+    ledgerUrl: chain.url,
+    operatorKey: chain.createTestWallet({ usdc: '50', sui: '10' }).getSecretKey(),
+    challengeSecrets: 'a-test-secret-of-at-least-thirty-two-bytes',
+    store: 'sqlite',
+    upstreams: 'real',
+    // Listing probes reach the sellers the marketplace test starts on 127.0.0.1.
+    listingAllowPrivateNetwork: true,
+    providerKeys,
+    // The private inference API's one model, forwarded to an OpenAI-compatible upstream.
+    inferenceModels: [
+      {
+        id: 'llama-3.3-70b',
+        price: '0.002',
+        contextWindow: 131_072,
+        upstream: {
+          kind: 'openai-compatible',
+          baseUrl: 'https://inference.test/v1',
+          credential: 'INFERENCE_API_KEY',
+        },
+      },
+    ],
+    upstreamTimeoutMs: 5_000,
+    refundIntervalMs: 250,
+  },
+  resolveHost: publicResolver,
+  // The real upstream transport, its connections made where nock sees them.
+  fetch: nockVisibleFetch(),
+  onEvent: (event) => events.push(event),
+}))
 
 function post(path: string, body: unknown, headers: Record<string, string> = {}) {
   return fetch(`${gateway.url}${path}`, {
@@ -849,7 +838,7 @@ describe('streaming chat', () => {
         signer: payer,
         ledger: chain.url,
         maxPrice: '0.05',
-        limits: { file: join(folder, 'spending.json') },
+        limits: { file: join(gateway.dataDir, 'spending.json') },
         onPaid: (payment) => {
           paid.push(payment)
         },
