@@ -4,8 +4,8 @@
  */
 import { Agent, request as httpRequest } from 'node:http'
 import { connect, type Socket } from 'node:net'
-import { SuiGrpcClient } from '@mysten/sui/grpc'
 import type { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
+import { useTestLedger } from 'tollgate/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { SellerEvent } from '../src/engine/sellerTypes.js'
 import { createLedger } from '../src/ledger/index.js'
@@ -13,7 +13,6 @@ import type { Ledger } from '../src/ledger/types.js'
 import { decodeReceipt, parseChallenge } from '../src/mpp.js'
 import { createMemoryStore } from '../src/stores/memory.js'
 import type { PaymentStore } from '../src/stores/types.js'
-import { type StartedLedger, startLedger } from '../src/testing/index.js'
 import { mppAuthorization, x402PaymentHeader } from '../src/testing/payments.js'
 import { decodeXPaymentResponse, parsePaymentRequired, x402Headers } from '../src/x402.js'
 import {
@@ -30,8 +29,7 @@ const secret = 'a-challenge-secret-of-at-least-32-bytes!'
 const publicBaseUrl = 'https://api.example.com'
 /** One fixed clock for every framework, so that their challenges are byte-identical. */
 const clock = Date.now()
-let chain: StartedLedger
-let client: SuiGrpcClient
+const chain = useTestLedger({ beforeAll, afterAll })
 /** One seller (and refund operator) for every framework, so that their 402s can be compared. */
 let seller: Ed25519Keypair
 
@@ -40,13 +38,7 @@ type Snapshot = { status: number; headers: [string, string][]; body: string }
 const snapshots = new Map<Framework, Record<string, Snapshot>>()
 
 beforeAll(async () => {
-  chain = await startLedger()
-  client = new SuiGrpcClient({ network: 'mainnet', baseUrl: chain.url })
   seller = chain.createTestWallet({ usdc: '1' })
-})
-
-afterAll(async () => {
-  await chain?.stop()
 })
 
 /** Headers that belong to the transport or the framework, not to the paywall. */
@@ -57,10 +49,7 @@ async function snapshot(response: Response): Promise<Snapshot> {
   return { status: response.status, headers, body: await response.text() }
 }
 
-async function usdcOf(address: string): Promise<bigint> {
-  const { balance } = await client.core.getBalance({ owner: address, coinType: chain.usdcType })
-  return BigInt(balance.balance)
-}
+const usdcOf = (address: string) => chain.usdcBalance(address)
 
 async function eventually<T>(read: () => Promise<T>, ok: (value: T) => boolean): Promise<T> {
   const deadline = Date.now() + 10_000
@@ -223,7 +212,7 @@ describe.each(frameworks)('%s adapter', (framework) => {
 
   async function x402For(payer: Ed25519Keypair, path: string, body?: string) {
     const { requirement } = await challenge(path, body)
-    return x402PaymentHeader(client, payer, requirement)
+    return x402PaymentHeader(chain.client, payer, requirement)
   }
 
   it('answers an unpaid request with one 402 in both dialects', async () => {
@@ -279,7 +268,7 @@ describe.each(frameworks)('%s adapter', (framework) => {
   it('serves a paid MPP request with a receipt, and refuses its replay', async () => {
     const payer = chain.createTestWallet({ usdc: '1' })
     const { mpp } = await challenge('/v1/things/8')
-    const { authorization, digest } = await mppAuthorization(client, payer, mpp)
+    const { authorization, digest } = await mppAuthorization(chain.client, payer, mpp)
     const response = await post('/v1/things/8', { authorization })
     expect(response.status).toBe(200)
     expect(decodeReceipt(response.headers.get('payment-receipt') ?? '')).toMatchObject({
@@ -296,7 +285,7 @@ describe.each(frameworks)('%s adapter', (framework) => {
     const { requirement } = await challenge('/v1/quote')
     expect(requirement.maxAmountRequired).toBe('10000')
     const payer = chain.createTestWallet({ usdc: '1' })
-    const header = await x402PaymentHeader(client, payer, requirement)
+    const header = await x402PaymentHeader(chain.client, payer, requirement)
     const response = await post('/v1/quote', { [x402Headers.payment]: header })
     expect(response.status).toBe(200)
     expect(await response.json()).toEqual({ quote: true })
@@ -392,7 +381,7 @@ describe.each(frameworks)('%s adapter', (framework) => {
       return { requirement: parsePaymentRequired(await response.json()).accepts[0]! }
     })()
     expect(requirement.mimeType).toBe('text/event-stream')
-    const header = await x402PaymentHeader(client, payer, requirement)
+    const header = await x402PaymentHeader(chain.client, payer, requirement)
     const response = await fetch(`${app.url}/v1/stream`, {
       headers: { [x402Headers.payment]: header },
     })
@@ -550,7 +539,7 @@ describe.each(frameworks)('%s adapter', (framework) => {
     const payer = chain.createTestWallet({ usdc: '1' })
     const response = await fetch(`${app.url}/v1/stream`)
     const requirement = parsePaymentRequired(await response.json()).accepts[0]!
-    const header = await x402PaymentHeader(client, payer, requirement)
+    const header = await x402PaymentHeader(chain.client, payer, requirement)
     const call = await rawCall(app.url, 'GET', '/v1/stream', { [x402Headers.payment]: header })
     await call.receivedText('data: {"n":0}')
     call.socket.destroy()

@@ -10,14 +10,13 @@
  * `FUZZ_SEED` replays a run; `FUZZ_RUNS` changes the number of batches of 50 (default 200). Each
  * mount takes a few seconds on an idle machine; the timeout is generous for a loaded one.
  */
-import { SuiGrpcClient } from '@mysten/sui/grpc'
 import fc from 'fast-check'
+import { useTestLedger } from 'tollgate/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { PaidRequestInfo } from '../src/engine/sellerTypes.js'
 import { createLedger } from '../src/ledger/index.js'
 import { parseChallenge } from '../src/mpp.js'
 import { createMemoryStore } from '../src/stores/memory.js'
-import { type StartedLedger, startLedger } from '../src/testing/index.js'
 import { mppAuthorization, x402PaymentHeader } from '../src/testing/payments.js'
 import { parsePaymentRequired } from '../src/x402.js'
 import { frameworks, type StartedApp, startApp } from './contract/apps.js'
@@ -41,17 +40,7 @@ const paidPaths = [
   '/v1/quote',
 ]
 
-let chain: StartedLedger
-let client: SuiGrpcClient
-
-beforeAll(async () => {
-  chain = await startLedger()
-  client = new SuiGrpcClient({ network: 'mainnet', baseUrl: chain.url })
-})
-
-afterAll(async () => {
-  await chain?.stop()
-})
+const chain = useTestLedger({ beforeAll, afterAll })
 
 /** A request as a failure message shows it (bodies cut short). */
 function describeRequest(request: FuzzRequest, result: FuzzResult): string {
@@ -135,7 +124,7 @@ describe.each(frameworks)('%s mount under fuzz', (framework) => {
       ['/v1/echo', '{"text":"hi"}'],
     ] as const) {
       const header = await x402PaymentHeader(
-        client,
+        chain.client,
         payer(),
         (await challenge(path, body)).requirement,
       )
@@ -145,7 +134,7 @@ describe.each(frameworks)('%s mount under fuzz', (framework) => {
     const mpp: string[] = []
     for (let i = 0; i < 2; i++) {
       const { authorization } = await mppAuthorization(
-        client,
+        chain.client,
         payer(),
         (await challenge('/v1/things/1')).mpp,
       )

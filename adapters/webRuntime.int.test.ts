@@ -5,31 +5,21 @@
  * `node:` import or a Node global on the way would fail it. A real buyer pays it on the ledger
  * emulator on loopback: a 402 first, then a paid 200 with its receipt, in both dialects.
  */
-import { SuiGrpcClient } from '@mysten/sui/grpc'
 import type { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
 import { Miniflare } from 'miniflare'
+import { mppAuthorization, useTestLedger, x402PaymentHeader } from 'tollgate/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { decodeReceipt, parseChallenge } from '../src/mpp.js'
-import {
-  mppAuthorization,
-  type StartedLedger,
-  startLedger,
-  x402PaymentHeader,
-} from '../src/testing/index.js'
 import { decodeXPaymentResponse, parsePaymentRequired, x402Headers } from '../src/x402.js'
 import { bundleForWeb } from './webRuntime/bundle.js'
 
-let chain: StartedLedger
-let client: SuiGrpcClient
+const chain = useTestLedger({ beforeAll, afterAll })
 let seller: Ed25519Keypair
 let buyer: Ed25519Keypair
 let worker: Miniflare
 const base = 'https://seller.example'
 
-async function usdcOf(address: string): Promise<bigint> {
-  const { balance } = await client.core.getBalance({ owner: address, coinType: chain.usdcType })
-  return BigInt(balance.balance)
-}
+const usdcOf = (address: string) => chain.usdcBalance(address)
 
 /** A request to the Worker, answered by workerd (miniflare's `Response` read into a Web one). */
 async function send(path: string, init: RequestInit = {}): Promise<Response> {
@@ -42,8 +32,6 @@ async function send(path: string, init: RequestInit = {}): Promise<Response> {
 }
 
 beforeAll(async () => {
-  chain = await startLedger()
-  client = new SuiGrpcClient({ network: 'mainnet', baseUrl: chain.url })
   seller = chain.createTestWallet({ usdc: '0' })
   buyer = chain.createTestWallet({ usdc: '1' })
   const { code, nodeImports } = await bundleForWeb('adapters/webRuntime/worker.ts')
@@ -64,7 +52,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await worker?.dispose()
-  await chain?.stop()
 })
 
 describe('the Hono adapter under workerd', () => {
@@ -109,7 +96,7 @@ describe('the Hono adapter under workerd', () => {
     })
 
     const before = await usdcOf(seller.toSuiAddress())
-    const header = await x402PaymentHeader(client, buyer, requirement)
+    const header = await x402PaymentHeader(chain.client, buyer, requirement)
     const paid = await post({ [x402Headers.payment]: header })
     expect(paid.status).toBe(200)
     expect(await paid.json()).toEqual({
@@ -129,7 +116,7 @@ describe('the Hono adapter under workerd', () => {
     const challenge = await send('/v1/quote')
     expect(challenge.status).toBe(402)
     const mpp = parseChallenge(challenge.headers.get('www-authenticate') ?? '')
-    const { authorization, digest } = await mppAuthorization(client, buyer, mpp)
+    const { authorization, digest } = await mppAuthorization(chain.client, buyer, mpp)
     const paid = await send('/v1/quote', { headers: { authorization } })
     expect(paid.status).toBe(200)
     expect(await paid.json()).toEqual({ quote: 'paid', digest })

@@ -6,34 +6,26 @@ import { createServer, type RequestListener } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { serve } from '@hono/node-server'
 import Router from '@koa/router'
-import { SuiGrpcClient } from '@mysten/sui/grpc'
 import type { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
 import express from 'express'
 import { Hono } from 'hono'
 import Koa from 'koa'
+import { useTestLedger, WORMHOLE_USDC_TYPE } from 'tollgate/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { paywall as expressPaywall } from '../adapters/express.js'
 import { paywall as honoPaywall, type TollgateEnv } from '../adapters/hono.js'
 import { paywall as koaPaywall } from '../adapters/koa.js'
 import type { SellerOptions } from '../src/engine/sellerTypes.js'
 import { createMemoryStore } from '../src/stores/memory.js'
-import { type StartedLedger, startLedger, WORMHOLE_USDC_TYPE } from '../src/testing/index.js'
 import { registerAgent } from './fixtures/agent.js'
 import { runConformance } from './run.js'
 
-let chain: StartedLedger
-let client: SuiGrpcClient
+const chain = useTestLedger({ beforeAll, afterAll })
 let seller: Ed25519Keypair
 
 beforeAll(async () => {
-  chain = await startLedger({ latencyMs: 0 })
-  client = new SuiGrpcClient({ network: 'mainnet', baseUrl: chain.url })
   seller = chain.createTestWallet({ usdc: '0' })
-  await registerAgent(client, seller, chain.modulesPackage)
-})
-
-afterAll(async () => {
-  await chain?.stop()
+  await registerAgent(chain.client, seller, chain.modulesPackage)
 })
 
 type Started = { url: string; close(): Promise<void> }
@@ -136,7 +128,7 @@ describe.each(Object.keys(sellers) as (keyof typeof sellers)[])(
         const report = await runConformance({
           url: running.url,
           agent: seller.toSuiAddress(),
-          ledger: client,
+          ledger: chain.client,
           registryPackage: chain.modulesPackage,
           mode,
           ...(mode === 'paid'

@@ -7,23 +7,21 @@ import { execFile } from 'node:child_process'
 import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { SuiGrpcClient } from '@mysten/sui/grpc'
 import { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
+import { useTestLedger } from 'tollgate/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createLedger } from '../src/ledger/index.js'
-import { type StartedLedger, startLedger } from '../src/testing/index.js'
 import { lookUpAgent, registerAgent } from './agent.js'
 import { type RunningSeller, startSeller } from './fixtures/sellers.js'
 import type { ConformanceReport } from './report.js'
 
 const root = new URL('..', import.meta.url).pathname
 const tsx = join(root, 'node_modules/.bin/tsx')
-let chain: StartedLedger
+const chain = useTestLedger({ beforeAll, afterAll })
 let key: Ed25519Keypair
 let seller: RunningSeller
 
 beforeAll(async () => {
-  chain = await startLedger({ latencyMs: 0 })
   // The seller's key: funded with SUI for the registration's gas, not yet registered.
   key = chain.createTestWallet({ usdc: '0', sui: '1' })
   seller = await startSeller({
@@ -35,7 +33,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await seller?.close()
-  await chain?.stop()
 })
 
 function tollgate(args: string[], env: Record<string, string> = {}) {
@@ -88,7 +85,7 @@ describe('tollgate agent register', { timeout: 300_000 }, () => {
     expect(done.agent).toBe(key.toSuiAddress())
     expect(registered.stdout).not.toContain('suiprivkey')
 
-    const client = new SuiGrpcClient({ network: 'mainnet', baseUrl: chain.url })
+    const client = chain.client
     const found = await lookUpAgent(client, { address: key.toSuiAddress() })
     expect(found).toMatchObject({
       status: 'found',

@@ -9,10 +9,9 @@ import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { SuiGrpcClient } from '@mysten/sui/grpc'
 import { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
+import { useTestLedger } from 'tollgate/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type StartedLedger, startLedger } from '../src/testing/index.js'
 import { registerAgent } from './fixtures/agent.js'
 import { brokenSellers, type RunningSeller, startSeller } from './fixtures/sellers.js'
 import type { ConformanceReport } from './report.js'
@@ -20,14 +19,13 @@ import { checkWellFormedXml } from './testHelpers.js'
 
 const root = new URL('..', import.meta.url).pathname
 const tsx = join(root, 'node_modules/.bin/tsx')
-let chain: StartedLedger
+const chain = useTestLedger({ beforeAll, afterAll })
 let agent: string
 let good: RunningSeller
 let free: RunningSeller
 
 beforeAll(async () => {
-  chain = await startLedger({ latencyMs: 0 })
-  const client = new SuiGrpcClient({ network: 'mainnet', baseUrl: chain.url })
+  const client = chain.client
   const seller = chain.createTestWallet({ usdc: '0' })
   await registerAgent(client, seller, chain.modulesPackage)
   agent = seller.toSuiAddress()
@@ -43,7 +41,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await Promise.all([good?.close(), free?.close()])
-  await chain?.stop()
 })
 
 function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {

@@ -2,10 +2,9 @@
  * The suite against its own fixtures: real sellers on 127.0.0.1, the ledger emulator (latency 0),
  * real payments from funded test wallets.
  */
-import { SuiGrpcClient } from '@mysten/sui/grpc'
 import { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
+import { useTestLedger, WORMHOLE_USDC_TYPE } from 'tollgate/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type StartedLedger, startLedger, WORMHOLE_USDC_TYPE } from '../src/testing/index.js'
 import { registerAgent } from './fixtures/agent.js'
 import {
   brokenSellers,
@@ -16,25 +15,18 @@ import {
 import type { ConformanceReport } from './report.js'
 import { runConformance } from './run.js'
 
-let chain: StartedLedger
-let client: SuiGrpcClient
+const chain = useTestLedger({ beforeAll, afterAll })
 let env: FixtureEnvironment
 let seller: Ed25519Keypair
 
 beforeAll(async () => {
-  chain = await startLedger({ latencyMs: 0 })
-  client = new SuiGrpcClient({ network: 'mainnet', baseUrl: chain.url })
   seller = chain.createTestWallet({ usdc: '0' })
-  await registerAgent(client, seller, chain.modulesPackage)
+  await registerAgent(chain.client, seller, chain.modulesPackage)
   env = {
     ledgerUrl: chain.url,
     wallet: seller.toSuiAddress(),
     stranger: new Ed25519Keypair().toSuiAddress(),
   }
-})
-
-afterAll(async () => {
-  await chain?.stop()
 })
 
 /** A buyer wallet funded with USDC, SUI for gas and wUSDC for the wrong-asset check. */
@@ -52,7 +44,7 @@ async function run(fixture: Fixture, mode: 'read-only' | 'paid'): Promise<Confor
       url: running.url,
       agent: fixture.registered ? env.wallet : new Ed25519Keypair().toSuiAddress(),
       walletAddress: env.wallet,
-      ledger: client,
+      ledger: chain.client,
       registryPackage: chain.modulesPackage,
       mode,
       ...(mode === 'paid' ? { wallet: buyer() } : {}),

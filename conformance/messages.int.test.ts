@@ -7,17 +7,15 @@
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { stripVTControlCharacters } from 'node:util'
-import { SuiGrpcClient } from '@mysten/sui/grpc'
 import { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
+import { useTestLedger, WORMHOLE_USDC_TYPE } from 'tollgate/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type StartedLedger, startLedger, WORMHOLE_USDC_TYPE } from '../src/testing/index.js'
 import { registerAgent } from './fixtures/agent.js'
 import { type RunningSeller, startSeller } from './fixtures/sellers.js'
 import { terminalProgress } from './reporters/terminal.js'
 import { type ProgressEvent, runConformance } from './run.js'
 
-let chain: StartedLedger
-let client: SuiGrpcClient
+const chain = useTestLedger({ beforeAll, afterAll })
 let seller: RunningSeller
 let agent: string
 const servers: Server[] = []
@@ -38,10 +36,8 @@ async function answering(
 }
 
 beforeAll(async () => {
-  chain = await startLedger({ latencyMs: 0 })
-  client = new SuiGrpcClient({ network: 'mainnet', baseUrl: chain.url })
   const key = chain.createTestWallet({ usdc: '0' })
-  await registerAgent(client, key, chain.modulesPackage)
+  await registerAgent(chain.client, key, chain.modulesPackage)
   agent = key.toSuiAddress()
   seller = await startSeller({
     ledgerUrl: chain.url,
@@ -53,7 +49,6 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const server of servers) server.close()
   await seller?.close()
-  await chain?.stop()
 })
 
 describe('conformance messages', () => {
@@ -67,7 +62,7 @@ describe('conformance messages', () => {
     const report = await runConformance({
       url: seller.url,
       agent,
-      ledger: client,
+      ledger: chain.client,
       registryPackage: chain.modulesPackage,
       mode: 'paid',
       wallet: chain.createTestWallet({

@@ -5,35 +5,19 @@
  * The unpaid routes (the activity report, the signed agent routes, reviews, escrowed jobs) read it
  * through `requestBody.ts`; the paid routes through the paywall (kept as it was).
  */
-import { mkdtempSync, rmSync } from 'node:fs'
 import { connect, type Socket } from 'node:net'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { examplePathOf, paidEntries } from './catalog/catalog.js'
-import { parseConfig } from './config.js'
-import { type RunningGateway, startGateway } from './server/server.js'
+import { useTestGateway } from './server/testHelpers.js'
 
-let gateway: RunningGateway
-let folder: string
 /** Bytes the gateway read from each client connection, by the client's local port. */
 const bytesReadByPort = new Map<number, Promise<number>>()
 
 /** The paid routes' body cap in this gateway (`MAX_BODY_BYTES`). */
 const paidCap = 64 * 1024
+const gateway = useTestGateway({ config: { store: 'sqlite', maxBodyBytes: paidCap } })
 
 beforeAll(async () => {
-  folder = mkdtempSync(join(tmpdir(), 'tollgate-bodycap-'))
-  gateway = await startGateway({
-    config: parseConfig({
-      port: 0,
-      store: 'sqlite',
-      dataDir: folder,
-      emulatorLatencyMs: 0,
-      maxBodyBytes: paidCap,
-      logLevel: 'silent',
-    }),
-  })
   gateway.server.on('connection', (socket: Socket) => {
     const port = socket.remotePort
     if (port === undefined) return
@@ -42,11 +26,6 @@ beforeAll(async () => {
       new Promise((resolve) => socket.once('close', () => resolve(socket.bytesRead))),
     )
   })
-}, 60_000)
-
-afterAll(async () => {
-  await gateway?.stop()
-  if (folder) rmSync(folder, { recursive: true, force: true })
 })
 
 /** The size of one chunk of the body as sent. */

@@ -27,17 +27,23 @@ import type { ChildProcess } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { SuiGrpcClient } from '@mysten/sui/grpc'
+import type { SuiGrpcClient } from '@mysten/sui/grpc'
 import type { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
 import Database from 'better-sqlite3'
 import fc from 'fast-check'
 import pg from 'pg'
 import { parseAmount } from 'tollgate'
+import {
+  type StartedLedger,
+  type StubCall,
+  type StubHold,
+  type StubUpstreams,
+  type TestLedger,
+  useTestLedger,
+} from 'tollgate/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { runCli } from '../src/cli/testHelpers.js'
 import { serviceUrl, uniqueName } from '../src/stores/contract.js'
-import type { StartedLedger, StubCall, StubHold, StubUpstreams } from '../src/testing/index.js'
-import { startLedger } from '../src/testing/ledger/index.js'
 import { startStubUpstreams } from '../src/testing/upstreams/stub.js'
 import { examplePathOf, paidEntries } from './catalog/catalog.js'
 import { defaultCatalog } from './catalog/default.js'
@@ -353,8 +359,7 @@ type Stack = {
 
 const children = new Set<ChildProcess>()
 
-async function startStack(store: Store): Promise<Stack> {
-  const chain = await startLedger({ latencyMs: 20 })
+async function startStack(chain: TestLedger, store: Store): Promise<Stack> {
   const stubs = await startStubUpstreams()
   const env = {
     LEDGER_URL: chain.url,
@@ -372,8 +377,8 @@ async function startStack(store: Store): Promise<Stack> {
   const next = await startGatewayProcess(env, children)
   const database = await openDatabase(databaseLocationOf(loadConfig({ env: store.env })))
   return {
-    chain,
-    ledger: new SuiGrpcClient({ network: 'mainnet', baseUrl: chain.url }),
+    chain: chain.ledger,
+    ledger: chain.client,
     stubs,
     store,
     env,
@@ -388,7 +393,6 @@ async function stopStack(stack: Stack | undefined): Promise<void> {
   await stack.next.exited
   await stack.keys.close()
   await stack.stubs.stop()
-  await stack.chain.stop()
   await stack.store.close()
 }
 
@@ -755,9 +759,10 @@ afterAll(() => {
 
 describe('money conservation over gateway processes killed with paid calls in flight', () => {
   describe('on SQLite', () => {
+    const chain = useTestLedger({ beforeAll, afterAll }, { latencyMs: 20 })
     let stack: Stack | undefined
     beforeAll(async () => {
-      stack = await startStack(sqliteStore(folder))
+      stack = await startStack(chain, sqliteStore(folder))
     }, 60_000)
     afterAll(async () => {
       await stopStack(stack)
@@ -770,9 +775,10 @@ describe('money conservation over gateway processes killed with paid calls in fl
 
   // Skipped without DATABASE_URL; CI_REQUIRE_SERVICES=1 fails instead (serviceUrl).
   describe.skipIf(databaseUrl === undefined)('on PostgreSQL', () => {
+    const chain = useTestLedger({ beforeAll, afterAll }, { latencyMs: 20 })
     let stack: Stack | undefined
     beforeAll(async () => {
-      stack = await startStack(postgresStore(databaseUrl as string, folder))
+      stack = await startStack(chain, postgresStore(databaseUrl as string, folder))
     }, 60_000)
     afterAll(async () => {
       await stopStack(stack)

@@ -3,53 +3,31 @@
  * receipts are readable by the page (exposed), and the allowed origins come from the configuration.
  * Real gateway, real HTTP, real payments on the ledger emulator.
  */
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { useTestLedger } from 'tollgate/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createPayingFetch, paymentOf } from '../src/client/index.js'
-import { type StartedLedger, startLedger } from '../src/testing/index.js'
 import { parseConfig } from './config.js'
-import { type RunningGateway, startGateway } from './server/server.js'
+import { useTestGateway } from './server/testHelpers.js'
 
 const path = '/openai/v1/chat/completions'
 const chat = JSON.stringify({ messages: [{ role: 'user', content: 'hi' }] })
 const page = 'https://app.example'
 
-let chain: StartedLedger
-let open: RunningGateway
-let listed: RunningGateway
-let folder: string
-
-async function gatewayWith(corsOrigins: string | undefined, name: string) {
-  return startGateway({
-    config: parseConfig({
-      port: 0,
+const chain = useTestLedger({ beforeAll, afterAll })
+/** A gateway on the test ledger allowing `corsOrigins` (without: any origin). */
+const gatewayWith = (corsOrigins?: string) =>
+  useTestGateway(() => ({
+    config: {
       ledgerUrl: chain.url,
       operatorKey: chain.createTestWallet({ usdc: '1', sui: '1' }).getSecretKey(),
       challengeSecrets: 'a-test-secret-of-at-least-thirty-two-bytes',
       store: 'memory',
-      dataDir: join(folder, name),
       upstreams: 'stub',
-      logLevel: 'silent',
       ...(corsOrigins === undefined ? {} : { corsOrigins }),
-    }),
-  })
-}
-
-beforeAll(async () => {
-  chain = await startLedger()
-  folder = mkdtempSync(join(tmpdir(), 'tollgate-cors-'))
-  open = await gatewayWith(undefined, 'open')
-  listed = await gatewayWith(`${page}, https://other.example`, 'listed')
-})
-
-afterAll(async () => {
-  await open?.stop()
-  await listed?.stop()
-  await chain?.stop()
-  if (folder) rmSync(folder, { recursive: true, force: true })
-})
+    },
+  }))
+const open = gatewayWith()
+const listed = gatewayWith(`${page}, https://other.example`)
 
 const exposed = (response: Response) =>
   (response.headers.get('access-control-expose-headers') ?? '')

@@ -11,8 +11,8 @@
  *
  * `FUZZ_SEED` replays a run; `FUZZ_RUNS` changes the number of batches of 50 (default 200).
  */
-import { SuiGrpcClient } from '@mysten/sui/grpc'
 import fc from 'fast-check'
+import { useTestLedger } from 'tollgate/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import {
   type FuzzRequest,
@@ -22,13 +22,11 @@ import {
 } from '../adapters/contract/fuzz.js'
 import type { SellerEvent } from '../src/engine/sellerTypes.js'
 import { parseChallenge } from '../src/mpp.js'
-import { type StartedLedger, startLedger } from '../src/testing/index.js'
 import { mppAuthorization, x402PaymentHeader } from '../src/testing/payments.js'
 import { parsePaymentRequired } from '../src/x402.js'
 import { paidEntries } from './catalog/catalog.js'
 import { defaultCatalog } from './catalog/default.js'
-import { parseConfig } from './config.js'
-import { type RunningGateway, startGateway } from './server/server.js'
+import { useTestGateway } from './server/testHelpers.js'
 
 const runs = Number(process.env.FUZZ_RUNS ?? 200)
 const batch = 50
@@ -38,48 +36,41 @@ const targets = paidEntries(defaultCatalog())
   .filter((entry, i, all) => all.findIndex((e) => e.service.family === entry.service.family) === i)
   .slice(0, 6)
 
-let chain: StartedLedger
-let client: SuiGrpcClient
-let gateway: RunningGateway | undefined
+const chain = useTestLedger({ beforeAll, afterAll })
 const events: SellerEvent[] = []
 /** Upstream calls made while no paid call was in flight. */
 const violations: string[] = []
+/** Whether the gateway has started (its own start-up calls are not counted). */
+let started = false
 
-beforeAll(async () => {
-  chain = await startLedger()
-  client = new SuiGrpcClient({ network: 'mainnet', baseUrl: chain.url })
-  gateway = await startGateway({
-    config: parseConfig({
-      port: 0,
-      ledgerUrl: chain.url,
-      payTo: chain.createTestWallet({ usdc: '1' }).toSuiAddress(),
-      challengeSecrets: 'a-test-secret-of-at-least-thirty-two-bytes',
-      store: 'memory',
-      upstreams: 'stub',
-      logLevel: 'silent',
-    }),
-    onEvent: (event) => events.push(event),
-    fetch: (input, init) => {
-      const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url
-      // The model list and the confidential model's scheduled re-attestation (every minute, with
-      // a fresh nonce) are the gateway's own calls, not a paid call's upstream request.
-      const own = /\/(models|attestation)$/.test(new URL(url).pathname)
-      if (!own && gateway?.gateway.paidInFlight() === 0) {
-        violations.push(`an upstream call with no paid call in flight: ${url}`)
-      }
-      return globalThis.fetch(input, init)
-    },
-  })
-})
+const gateway = useTestGateway(() => ({
+  config: {
+    ledgerUrl: chain.url,
+    payTo: chain.createTestWallet({ usdc: '1' }).toSuiAddress(),
+    challengeSecrets: 'a-test-secret-of-at-least-thirty-two-bytes',
+    store: 'memory',
+    upstreams: 'stub',
+  },
+  onEvent: (event) => events.push(event),
+  fetch: (input, init) => {
+    const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url
+    // The model list and the confidential model's scheduled re-attestation (every minute, with
+    // a fresh nonce) are the gateway's own calls, not a paid call's upstream request.
+    const own = /\/(models|attestation)$/.test(new URL(url).pathname)
+    if (!own && started && gateway.gateway.paidInFlight() === 0) {
+      violations.push(`an upstream call with no paid call in flight: ${url}`)
+    }
+    return globalThis.fetch(input, init)
+  },
+}))
 
-afterAll(async () => {
-  await gateway?.stop()
-  await chain?.stop()
+beforeAll(() => {
+  started = true
 })
 
 describe('the gateway under fuzz', () => {
   it(`answers ${runs * batch} random requests without a 5xx, and runs no handler unpaid`, async () => {
-    const running = gateway as RunningGateway
+    const running = gateway
     // Each credential from its own payer (signed transfers of one coin would compete for it).
     const payer = () => chain.createTestWallet({ usdc: '5' })
     const bodies = targets.map((entry) => JSON.stringify(entry.endpoint.shape.example))
@@ -103,14 +94,14 @@ describe('the gateway under fuzz', () => {
       const path = entry.endpoint.path
       const body = bodies[i]!
       const header = await x402PaymentHeader(
-        client,
+        chain.client,
         payer(),
         (await challenge(path, body)).requirement,
       )
       x402.push(header)
       paying.push({ method: 'POST', path, headers: { ...json, 'x-payment': header }, body })
       const { authorization } = await mppAuthorization(
-        client,
+        chain.client,
         payer(),
         (await challenge(path, body)).mpp,
       )

@@ -5,14 +5,13 @@
  * 5xx or timeout → the payment refunded exactly once (the payer's balance is back). One ledger
  * emulator and one gateway (real HTTP, real Sui client) are shared by every test.
  */
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { SuiGrpcClient } from '@mysten/sui/grpc'
 import type { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
 import { compileErrors, validate } from '@readme/openapi-parser'
 import nock from 'nock'
 import OpenAI from 'openai'
+import { useTestLedger } from 'tollgate/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { registerAgent } from '../conformance/fixtures/agent.js'
 import { startSeller } from '../conformance/fixtures/sellers.js'
@@ -20,7 +19,6 @@ import { createPayingFetch, type Payment, paymentOf } from '../src/client/index.
 import { readOffers } from '../src/client/select.js'
 import type { SellerEvent } from '../src/engine/sellerTypes.js'
 import { parseAmount } from '../src/money.js'
-import { type StartedLedger, startLedger } from '../src/testing/ledger/index.js'
 import { x402PaymentHeader } from '../src/testing/payments.js'
 import { parsePaymentRequired, x402Headers } from '../src/x402.js'
 import {
@@ -31,10 +29,9 @@ import {
   priceOf,
 } from './catalog/catalog.js'
 import { defaultCatalog } from './catalog/default.js'
-import { loadConfig, parseConfig } from './config.js'
 import type { PaymentInfo } from './discovery/openapi.js'
 import { type Expectation, moreExpectations } from './endpointRows/index.js'
-import { type RunningGateway, startGateway } from './server/server.js'
+import { useTestGateway } from './server/testHelpers.js'
 import { nockVisibleFetch } from './upstreams/nockTransport.js'
 import { capturedForm, publicResolver } from './upstreams/testHelpers.js'
 
@@ -49,64 +46,53 @@ const providerKeys = Object.fromEntries(
   ),
 )
 
-let chain: StartedLedger
-let client: SuiGrpcClient
-let gateway: RunningGateway
-let folder: string
+const chain = useTestLedger({ beforeAll, afterAll })
 const events: SellerEvent[] = []
 /** Payers whose failed call was refunded, checked once more at the end (exactly once). */
 const refundedPayers: { address: string; before: bigint }[] = []
 
-beforeAll(async () => {
+beforeAll(() => {
   nock.disableNetConnect()
   nock.enableNetConnect((host) => host.startsWith('127.0.0.1'))
-  chain = await startLedger({ latencyMs: 0 })
-  client = new SuiGrpcClient({ network: 'mainnet', baseUrl: chain.url })
-  const operator = chain.createTestWallet({ usdc: '50', sui: '10' })
-  folder = mkdtempSync(join(tmpdir(), 'tollgate-gateway-'))
-  gateway = await startGateway({
-    config: parseConfig({
-      port: 0,
-      ledgerUrl: chain.url,
-      operatorKey: operator.getSecretKey(),
-      challengeSecrets: 'a-test-secret-of-at-least-thirty-two-bytes',
-      store: 'sqlite',
-      dataDir: folder,
-      upstreams: 'real',
-      // Listing probes reach the sellers the marketplace test starts on 127.0.0.1.
-      listingAllowPrivateNetwork: true,
-      providerKeys,
-      // The private inference API's one model, forwarded to an OpenAI-compatible upstream.
-      inferenceModels: [
-        {
-          id: 'llama-3.3-70b',
-          price: '0.002',
-          contextWindow: 131_072,
-          upstream: {
-            kind: 'openai-compatible',
-            baseUrl: 'https://inference.test/v1',
-            credential: 'INFERENCE_API_KEY',
-          },
-        },
-      ],
-      upstreamTimeoutMs: 5_000,
-      refundIntervalMs: 250,
-      logLevel: 'silent',
-    }),
-    resolveHost: publicResolver,
-    // The real upstream transport, its connections made where nock sees them.
-    fetch: nockVisibleFetch(),
-    onEvent: (event) => events.push(event),
-  })
 })
 
-afterAll(async () => {
-  await gateway?.stop()
-  await chain?.stop()
+afterAll(() => {
   nock.cleanAll()
   nock.enableNetConnect()
-  if (folder) rmSync(folder, { recursive: true, force: true })
 })
+
+// Started once the test ledger is up and nock is armed (above), and stopped before them.
+const gateway = useTestGateway(() => ({
+  config: {
+    ledgerUrl: chain.url,
+    operatorKey: chain.createTestWallet({ usdc: '50', sui: '10' }).getSecretKey(),
+    challengeSecrets: 'a-test-secret-of-at-least-thirty-two-bytes',
+    store: 'sqlite',
+    upstreams: 'real',
+    // Listing probes reach the sellers the marketplace test starts on 127.0.0.1.
+    listingAllowPrivateNetwork: true,
+    providerKeys,
+    // The private inference API's one model, forwarded to an OpenAI-compatible upstream.
+    inferenceModels: [
+      {
+        id: 'llama-3.3-70b',
+        price: '0.002',
+        contextWindow: 131_072,
+        upstream: {
+          kind: 'openai-compatible',
+          baseUrl: 'https://inference.test/v1',
+          credential: 'INFERENCE_API_KEY',
+        },
+      },
+    ],
+    upstreamTimeoutMs: 5_000,
+    refundIntervalMs: 250,
+  },
+  resolveHost: publicResolver,
+  // The real upstream transport, its connections made where nock sees them.
+  fetch: nockVisibleFetch(),
+  onEvent: (event) => events.push(event),
+}))
 
 function post(path: string, body: unknown, headers: Record<string, string> = {}) {
   return fetch(`${gateway.url}${path}`, {
@@ -116,10 +102,7 @@ function post(path: string, body: unknown, headers: Record<string, string> = {})
   })
 }
 
-async function usdc(address: string): Promise<bigint> {
-  const { balance } = await client.core.getBalance({ owner: address, coinType: chain.usdcType })
-  return BigInt(balance.balance)
-}
+const usdc = (address: string) => chain.usdcBalance(address)
 
 async function paidCall(entry: CatalogEntry<PaidEndpoint>, payer: Ed25519Keypair, body: unknown) {
   const path = examplePathOf(entry.endpoint)
@@ -127,7 +110,7 @@ async function paidCall(entry: CatalogEntry<PaidEndpoint>, payer: Ed25519Keypair
   expect(challenge.status).toBe(402)
   const requirement = parsePaymentRequired(await challenge.json()).accepts[0]
   if (!requirement) throw new Error('no x402 requirement')
-  const header = await x402PaymentHeader(client, payer, requirement)
+  const header = await x402PaymentHeader(chain.client, payer, requirement)
   return post(path, body, { [x402Headers.payment]: header })
 }
 
@@ -510,7 +493,7 @@ describe.each(entries.map((entry) => [entry.endpoint.path, entry] as const))(
       const { body, field } = invalidBody(entry)
       // Even with a payment attached, the body is refused before anything is settled.
       const requirement = parsePaymentRequired(await (await post(path, example)).json()).accepts[0]
-      const header = await x402PaymentHeader(client, payer, requirement as never)
+      const header = await x402PaymentHeader(chain.client, payer, requirement as never)
       const response = await post(path, body, { [x402Headers.payment]: header })
       expect(response.status).toBe(400)
       expect(JSON.stringify(await response.json())).toContain(field)
@@ -731,7 +714,7 @@ describe('the marketplace routes', () => {
 
   it('lists a seller submitted through the gateway (agent registered, prepare, sign, submit)', async () => {
     const agent = chain.createTestWallet({ usdc: '0' })
-    await registerAgent(client, agent, chain.modulesPackage)
+    await registerAgent(chain.client, agent, chain.modulesPackage)
     const running = await startSeller({
       ledgerUrl: chain.url,
       wallet: agent.toSuiAddress(),
@@ -855,7 +838,7 @@ describe('streaming chat', () => {
         signer: payer,
         ledger: chain.url,
         maxPrice: '0.05',
-        limits: { file: join(folder, 'spending.json') },
+        limits: { file: join(gateway.dataDir, 'spending.json') },
         onPaid: (payment) => {
           paid.push(payment)
         },
@@ -876,21 +859,7 @@ describe('streaming chat', () => {
 })
 
 describe('the main job on embedded defaults (no configuration)', () => {
-  let embedded: RunningGateway
-  let dataDir: string
-  beforeAll(async () => {
-    dataDir = mkdtempSync(join(tmpdir(), 'tollgate-embedded-'))
-    embedded = await startGateway({
-      config: loadConfig({
-        env: {},
-        overrides: { port: 0, dataDir, emulatorLatencyMs: 0, logLevel: 'silent' },
-      }),
-    })
-  })
-  afterAll(async () => {
-    await embedded?.stop()
-    rmSync(dataDir, { recursive: true, force: true })
-  })
+  const embedded = useTestGateway()
 
   it('runs on SQLite, the local emulator and the stub upstreams, and says so', async () => {
     const health = (await (await fetch(`${embedded.url}/healthz`)).json()) as Record<
@@ -910,7 +879,7 @@ describe('the main job on embedded defaults (no configuration)', () => {
   })
 
   it('a buyer who hangs up while its paid call waits on the upstream is served (the upstream was asked); nothing stays in flight', async () => {
-    const emulator = embedded.emulator as StartedLedger
+    const emulator = embedded.emulator
     const stubs = embedded.stubs as NonNullable<typeof embedded.stubs>
     const payer = emulator.createTestWallet({ usdc: '1', sui: '1' })
     const ledger = new SuiGrpcClient({ network: 'mainnet', baseUrl: emulator.url })
@@ -924,7 +893,7 @@ describe('the main job on embedded defaults (no configuration)', () => {
       signer: payer,
       ledger: emulator.url,
       maxPrice: '0.05',
-      limits: { file: join(dataDir, 'spending-hangup.json') },
+      limits: { file: join(embedded.dataDir, 'spending-hangup.json') },
     })
     const held = stubs.holdNext('/anthropic/')
     const callsBefore = stubs.calls.length
@@ -957,13 +926,13 @@ describe('the main job on embedded defaults (no configuration)', () => {
   })
 
   it('a paid call is answered by the stub upstream; shutdown finishes an in-flight paid call', async () => {
-    const emulator = embedded.emulator as StartedLedger
+    const emulator = embedded.emulator
     const payer = emulator.createTestWallet({ usdc: '1', sui: '1' })
     const pay = createPayingFetch({
       signer: payer,
       ledger: emulator.url,
       maxPrice: '0.05',
-      limits: { file: join(dataDir, 'spending.json') },
+      limits: { file: join(embedded.dataDir, 'spending.json') },
     })
     embedded.stubs?.delayNext('/anthropic/', 800)
     const call = pay(`${embedded.url}/anthropic/v1/messages`, {

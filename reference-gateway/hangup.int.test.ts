@@ -6,45 +6,15 @@
  * the ledger, the provider's side from the stub upstreams' own records. The embedded gateway:
  * SQLite, the ledger emulator, the stub upstreams.
  */
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { SuiGrpcClient } from '@mysten/sui/grpc'
 import type { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { StartedLedger } from '../src/testing/index.js'
+import { describe, expect, it } from 'vitest'
 import { x402PaymentHeader } from '../src/testing/payments.js'
 import { parsePaymentRequired, x402Headers } from '../src/x402.js'
 import { examplePathOf, type PaidEndpoint, paidEntries, priceOf } from './catalog/catalog.js'
-import { loadConfig } from './config.js'
-import { type RunningGateway, startGateway } from './server/server.js'
+import { useTestGateway } from './server/testHelpers.js'
 
-let gateway: RunningGateway
-let emulator: StartedLedger
-let ledger: SuiGrpcClient
-let dataDir: string
-
-beforeAll(async () => {
-  dataDir = mkdtempSync(join(tmpdir(), 'tollgate-hangup-'))
-  gateway = await startGateway({
-    config: loadConfig({
-      env: {},
-      overrides: { port: 0, dataDir, emulatorLatencyMs: 0, logLevel: 'silent' },
-    }),
-  })
-  emulator = gateway.emulator as StartedLedger
-  ledger = new SuiGrpcClient({ network: 'mainnet', baseUrl: emulator.url })
-})
-
-afterAll(async () => {
-  await gateway?.stop()
-  if (dataDir) rmSync(dataDir, { recursive: true, force: true })
-})
-
-async function usdcOf(address: string): Promise<bigint> {
-  const { balance } = await ledger.core.getBalance({ owner: address, coinType: emulator.usdcType })
-  return BigInt(balance.balance)
-}
+const gateway = useTestGateway()
+const usdcOf = (address: string) => gateway.usdcBalance(address)
 
 async function until(check: () => boolean | Promise<boolean>, ms = 10_000): Promise<void> {
   const deadline = Date.now() + ms
@@ -69,7 +39,7 @@ async function paymentFor(endpoint: PaidEndpoint, payer: Ed25519Keypair) {
   expect(challenge.status).toBe(402)
   const requirement = parsePaymentRequired(await challenge.json()).accepts[0]
   if (requirement === undefined) throw new Error('no x402 requirement')
-  const header = await x402PaymentHeader(ledger, payer, requirement)
+  const header = await x402PaymentHeader(gateway.ledgerClient, payer, requirement)
   return { url, body, headers: { ...headers, [x402Headers.payment]: header } }
 }
 
@@ -87,7 +57,7 @@ describe('a buyer who hangs up after the upstream request was sent', () => {
       const price = priceOf(endpoint)
       const stubs = gateway.stubs
       if (stubs === undefined) throw new Error('the embedded gateway runs the stub upstreams')
-      const payer = emulator.createTestWallet({ usdc: '5', sui: '1' })
+      const payer = gateway.emulator.createTestWallet({ usdc: '5', sui: '1' })
       const start = await usdcOf(payer.toSuiAddress())
       const sellerStart = await usdcOf(gateway.payTo)
       const call = await paymentFor(endpoint, payer)
@@ -126,13 +96,13 @@ describe('a buyer who hangs up before the upstream request was sent', () => {
     const endpoint = endpointAt('/resend/v1/emails')
     const stubs = gateway.stubs
     if (stubs === undefined) throw new Error('the embedded gateway runs the stub upstreams')
-    const payer = emulator.createTestWallet({ usdc: '1', sui: '1' })
+    const payer = gateway.emulator.createTestWallet({ usdc: '1', sui: '1' })
     const start = await usdcOf(payer.toSuiAddress())
     const call = await paymentFor(endpoint, payer)
     const callsBefore = stubs.calls.length
     const buyer = new AbortController()
     // Settlement is slow: the buyer leaves while its payment settles, before the handler runs.
-    emulator.faults.slowMs = 1_500
+    gateway.emulator.faults.slowMs = 1_500
     let settledAt = 0
     try {
       const answer = fetch(call.url, {
@@ -147,7 +117,7 @@ describe('a buyer who hangs up before the upstream request was sent', () => {
       await until(async () => (await usdcOf(payer.toSuiAddress())) < start)
       settledAt = stubs.calls.length
     } finally {
-      emulator.faults.slowMs = 0
+      gateway.emulator.faults.slowMs = 0
     }
     await gateway.gateway.paywall.seller.refunder.runOnce()
     await until(async () => (await usdcOf(payer.toSuiAddress())) === start)

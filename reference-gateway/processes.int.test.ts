@@ -11,12 +11,11 @@ import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { SuiGrpcClient } from '@mysten/sui/grpc'
 import type { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
 import pg from 'pg'
+import { useTestLedger } from 'tollgate/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { serviceUrl, uniqueName } from '../src/stores/contract.js'
-import { type StartedLedger, startLedger } from '../src/testing/ledger/index.js'
 import { x402PaymentHeader } from '../src/testing/payments.js'
 import { type StubUpstreams, startStubUpstreams } from '../src/testing/upstreams/stub.js'
 import { parsePaymentRequired, x402Headers } from '../src/x402.js'
@@ -28,15 +27,12 @@ const publicBaseUrl = 'http://gateway.test'
 const path = '/openai/v1/chat/completions'
 const body = JSON.stringify({ messages: [{ role: 'user', content: 'hi' }] })
 
-let chain: StartedLedger
-let client: SuiGrpcClient
+const chain = useTestLedger({ beforeAll, afterAll }, { latencyMs: 20 })
 let operatorKey: string
 let folder: string
 const children = new Set<ChildProcess>()
 
 beforeAll(async () => {
-  chain = await startLedger({ latencyMs: 20 })
-  client = new SuiGrpcClient({ network: 'mainnet', baseUrl: chain.url })
   operatorKey = chain.createTestWallet({ usdc: '10', sui: '10' }).getSecretKey()
   folder = mkdtempSync(join(tmpdir(), 'tollgate-gateways-'))
 })
@@ -52,7 +48,6 @@ afterAll(async () => {
     for (const schema of schemas) await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`)
     await client.end()
   }
-  await chain?.stop()
   if (folder) rmSync(folder, { recursive: true, force: true })
 })
 
@@ -90,7 +85,7 @@ async function payment(gateway: Gateway, payer: Ed25519Keypair) {
   const requirement = parsePaymentRequired(await challenge.json()).accepts[0]
   if (!requirement) throw new Error('no requirement')
   expect(requirement.resource).toBe(`${publicBaseUrl}${path}`)
-  return { [x402Headers.payment]: await x402PaymentHeader(client, payer, requirement) }
+  return { [x402Headers.payment]: await x402PaymentHeader(chain.client, payer, requirement) }
 }
 
 const stores = [
@@ -193,10 +188,7 @@ async function startHangingUpstream(stubs: StubUpstreams) {
   }
 }
 
-async function usdc(address: string): Promise<bigint> {
-  const { balance } = await client.core.getBalance({ owner: address, coinType: chain.usdcType })
-  return BigInt(balance.balance)
-}
+const usdc = (address: string) => chain.usdcBalance(address)
 
 const crashStores = [{ name: 'SQLite', url: 'sqlite', env: () => ({ STORE: 'sqlite' }) }, ...stores]
 

@@ -11,8 +11,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { serviceUrl } from '../src/stores/contract.js'
-import { parseConfig } from './config.js'
-import { type RunningGateway, startGateway } from './server/server.js'
+import { useTestGateway } from './server/testHelpers.js'
 
 const cli = fileURLToPath(new URL('../src/cli.ts', import.meta.url))
 const databaseUrl = serviceUrl('DATABASE_URL')
@@ -151,29 +150,21 @@ describe('tollgate gateway refuses to start, in one line with exit code 2', () =
 })
 
 describe('a running gateway', () => {
-  let running: RunningGateway
   const logs: Record<string, unknown>[] = []
   const log = (object: Record<string, unknown>) => logs.push(object)
-
-  beforeAll(async () => {
-    running = await startGateway({
-      config: parseConfig({
-        port: 0,
-        // Nothing listens here: the ledger check of /readyz fails.
-        ledgerUrl: 'http://127.0.0.1:1',
-        ledgerTimeoutMs: 2_000,
-        payTo: `0x${'ab'.repeat(32)}`,
-        challengeSecrets: 'a-test-secret-of-at-least-thirty-two-bytes',
-        store: 'memory',
-        dataDir: folder,
-        upstreams: 'stub',
-      }),
-      logger: { info: log, warn: log, error: log, debug: log },
-    })
-  })
-
-  afterAll(async () => {
-    await running?.stop()
+  const running = useTestGateway({
+    config: {
+      // Nothing listens here: the ledger check of /readyz fails.
+      ledgerUrl: 'http://127.0.0.1:1',
+      ledgerTimeoutMs: 2_000,
+      payTo: `0x${'ab'.repeat(32)}`,
+      challengeSecrets: 'a-test-secret-of-at-least-thirty-two-bytes',
+      store: 'memory',
+      upstreams: 'stub',
+      // Logged at the default level, so that the unhandled error's line is seen.
+      logLevel: 'info',
+    },
+    logger: { info: log, warn: log, error: log, debug: log },
   })
 
   it('logs an unhandled error with its cause', async () => {

@@ -8,7 +8,6 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { SuiGrpcClient } from '@mysten/sui/grpc'
 import type { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -20,22 +19,18 @@ import { serviceUrl, uniqueName } from './stores/contract.js'
 import { createPostgresStore } from './stores/postgres.js'
 import { createSqliteStore } from './stores/sqlite.js'
 import type { PaymentStore, StoreOptions } from './stores/types.js'
-import { type StartedLedger, signTestPayment, startLedger } from './testing/index.js'
+import { signTestPayment, useTestLedger } from './testing/index.js'
 
 const claimLeaseMs = 300
 const price = 20_000n
 const resource = 'https://api.example/v1/paid'
 
-let emulator: StartedLedger
+const emulator = useTestLedger({ beforeAll, afterAll })
 let ledger: Ledger
-let client: SuiGrpcClient
 
 beforeAll(async () => {
-  emulator = await startLedger()
   ledger = createLedger({ url: emulator.url })
-  client = new SuiGrpcClient({ network: 'mainnet', baseUrl: emulator.url })
 })
-afterAll(() => emulator.stop())
 
 type Backend = { open(options: StoreOptions): Promise<PaymentStore>; cleanup(): Promise<void> }
 
@@ -108,7 +103,7 @@ for (const [name, backend, skip] of backends) {
         const seller = sellerOn(store, operator, events)
         try {
           const start = await usdcOf(buyer.toSuiAddress())
-          const payment = await signTestPayment(client, buyer, {
+          const payment = await signTestPayment(emulator.client, buyer, {
             to: operator.toSuiAddress(),
             amount: price,
             coinType: emulator.usdcType,
@@ -160,7 +155,7 @@ for (const [name, backend, skip] of backends) {
         const seller = sellerOn(store, operator, events)
         try {
           const start = await usdcOf(buyer.toSuiAddress())
-          const payment = await signTestPayment(client, buyer, {
+          const payment = await signTestPayment(emulator.client, buyer, {
             to: operator.toSuiAddress(),
             amount: price,
             coinType: emulator.usdcType,

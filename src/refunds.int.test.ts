@@ -9,16 +9,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createLedger, type Ledger } from './ledger/index.js'
 import { createRefunder } from './refunds.js'
 import { createMemoryStore } from './stores/memory.js'
-import { type StartedLedger, startLedger } from './testing/index.js'
+import { useTestLedger } from './testing/index.js'
 
-let emulator: StartedLedger
+const emulator = useTestLedger({ beforeAll, afterAll })
 let ledger: Ledger
 
 beforeAll(async () => {
-  emulator = await startLedger()
   ledger = createLedger({ url: emulator.url })
 })
-afterAll(() => emulator.stop())
 
 const amount = 20_000n
 

@@ -4,9 +4,6 @@
  * `@mysten/sui`) pays over `PAYMENT-SIGNATURE` against the ledger emulator; one digest is served at
  * most once across x402 v1, v2 and MPP; bad v2 input is a 402 with a stable code, never a 500.
  */
-import type { AddressInfo } from 'node:net'
-import { serve } from '@hono/node-server'
-import { SuiGrpcClient } from '@mysten/sui/grpc'
 import { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
 import { Transaction } from '@mysten/sui/transactions'
 import { toBase64 } from '@mysten/sui/utils'
@@ -16,13 +13,10 @@ import { PaymentRequiredV2Schema } from '@x402/core/schemas'
 import type { PaymentRequirements, SchemeNetworkClient } from '@x402/core/types'
 import { decodePaymentResponseHeader, wrapFetchWithPayment } from '@x402/fetch'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createPaywall } from './engine/paywall.js'
-import { createLedger } from './ledger/index.js'
+import { useTestPaywall } from './engine/testHelpers.js'
 import { parseChallenge, serializeCredential } from './mpp.js'
 import { signProof } from './proof.js'
-import { createMemoryStore } from './stores/memory.js'
-import type { PaymentStore } from './stores/types.js'
-import { type StartedLedger, startLedger } from './testing/index.js'
+import { useTestLedger } from './testing/index.js'
 import { SUI_TYPE } from './testing/ledger/state.js'
 import { coinRefs } from './testing/ledger/testHelpers.js'
 import { signTestPayment } from './testing/payments.js'
@@ -36,39 +30,15 @@ import {
 } from './x402v2.js'
 
 const secret = 'a-challenge-secret-of-at-least-32-bytes!'
-let chain: StartedLedger
-let client: SuiGrpcClient
-let store: PaymentStore
-let base: string
-let close: () => void
+const chain = useTestLedger({ beforeAll, afterAll })
 let served = 0
-let payTo: string
-
-beforeAll(async () => {
-  chain = await startLedger()
-  client = new SuiGrpcClient({ network: 'mainnet', baseUrl: chain.url })
-  store = createMemoryStore()
-  payTo = new Ed25519Keypair().toSuiAddress()
-  const paywall = createPaywall({
-    payTo,
-    ledger: createLedger({ url: chain.url }),
-    store,
-    secrets: [secret],
-  })
-  const handler = paywall.protect({ price: '0.02', description: 'a paid answer' }, async () => {
+const payTo = new Ed25519Keypair().toSuiAddress()
+const seller = useTestPaywall(chain, { payTo, secrets: [secret] }, (paywall) =>
+  paywall.protect({ price: '0.02', description: 'a paid answer' }, async () => {
     served++
     return Response.json({ ok: true })
-  })
-  const server = serve({ port: 0, hostname: '127.0.0.1', fetch: handler })
-  await new Promise((resolve) => server.once('listening', resolve))
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
-  close = () => server.close()
-})
-
-afterAll(async () => {
-  close?.()
-  await chain?.stop()
-})
+  }),
+)
 
 /** The Sui "exact" scheme for `@x402/core`'s client: a signed, unsubmitted USDC coin transfer. */
 function suiExactScheme(payer: Ed25519Keypair): SchemeNetworkClient {
@@ -76,8 +46,8 @@ function suiExactScheme(payer: Ed25519Keypair): SchemeNetworkClient {
     scheme: 'exact',
     async createPaymentPayload(x402Version: number, requirements: PaymentRequirements) {
       const sender = payer.toSuiAddress()
-      const [coin] = await coinRefs(client, sender, requirements.asset)
-      const gas = await coinRefs(client, sender, SUI_TYPE)
+      const [coin] = await coinRefs(chain.client, sender, requirements.asset)
+      const gas = await coinRefs(chain.client, sender, SUI_TYPE)
       if (coin === undefined) throw new Error('the payer holds no coin of the asset')
       const tx = new Transaction()
       tx.setSender(sender)
@@ -108,7 +78,7 @@ function buyerFor(payer: Ed25519Keypair): x402Client {
 }
 
 async function unpaid() {
-  const response = await fetch(`${base}/paid`)
+  const response = await fetch(`${seller.base}/paid`)
   expect(response.status).toBe(402)
   const body = parsePaymentRequired(await response.json())
   const v2 = decodePaymentRequiredV2(response.headers.get(x402V2Headers.paymentRequired) ?? '')
@@ -116,21 +86,22 @@ async function unpaid() {
   return { response, body, v2, accepted: v2.accepts[0] as PaymentRequirementV2, mpp }
 }
 
-async function usdcOf(address: string): Promise<bigint> {
-  const { balance } = await client.core.getBalance({ owner: address, coinType: chain.usdcType })
-  return BigInt(balance.balance)
-}
+const usdcOf = (address: string) => chain.usdcBalance(address)
 
 async function codeOf(response: Response): Promise<string | undefined> {
   expect(response.status).toBe(402)
   return ((await response.json()) as { code?: string }).code
 }
 
-const paidWith = (headers: Record<string, string>) => fetch(`${base}/paid`, { headers })
+const paidWith = (headers: Record<string, string>) => fetch(`${seller.base}/paid`, { headers })
 
 /** A signed transfer answering the route (not submitted). */
 async function signed(payer: Ed25519Keypair) {
-  return signTestPayment(client, payer, { to: payTo, amount: 20_000n, coinType: chain.usdcType })
+  return signTestPayment(chain.client, payer, {
+    to: payTo,
+    amount: 20_000n,
+    coinType: chain.usdcType,
+  })
 }
 
 async function v2Header(payment: { transaction: string; signature: string }) {
@@ -178,7 +149,11 @@ describe('the 402 offers x402 version 2', () => {
     expect(v2).toEqual({
       x402Version: 2,
       error: 'Payment required',
-      resource: { url: `${base}/paid`, description: 'a paid answer', mimeType: 'application/json' },
+      resource: {
+        url: `${seller.base}/paid`,
+        description: 'a paid answer',
+        mimeType: 'application/json',
+      },
       accepts: [
         {
           scheme: 'exact',
@@ -198,7 +173,7 @@ describe("@x402/core's client pays a tollgate route over version 2", () => {
   it('signs with a registered Sui scheme, is served once with PAYMENT-RESPONSE', async () => {
     const payer = chain.createTestWallet({ usdc: '1' })
     const http = new x402HTTPClient(buyerFor(payer))
-    const first = await fetch(`${base}/paid`)
+    const first = await fetch(`${seller.base}/paid`)
     expect(first.status).toBe(402)
     const required = http.getPaymentRequiredResponse(
       (name) => first.headers.get(name),
@@ -224,7 +199,7 @@ describe("@x402/core's client pays a tollgate route over version 2", () => {
     expect(decodePaymentResponseV2(paid.headers.get('payment-response') ?? '')).toEqual(settlement)
     expect(await usdcOf(payTo)).toBe(before + 20_000n)
     expect(served).toBe(servedBefore + 1)
-    expect((await store.get(settlement.transaction))?.state).toBe('served')
+    expect((await seller.store.get(settlement.transaction))?.state).toBe('served')
 
     const again = await paidWith(headers)
     expect(await codeOf(again)).toBe('replay')
@@ -243,7 +218,7 @@ describe('@x402/fetch recognises our version 2 402', () => {
     }
     const pay = wrapFetchWithPayment(recording, buyerFor(payer))
     const before = await usdcOf(payTo)
-    const response = await pay(`${base}/paid`)
+    const response = await pay(`${seller.base}/paid`)
     expect(response.status).toBe(200)
     expect(sent).toHaveLength(2)
     expect(sent[1]?.has('payment-signature')).toBe(true)
@@ -292,7 +267,7 @@ describe('one digest is served at most once across v1, v2 and MPP', () => {
   it('MPP, then the same transfer as v2: replay', async () => {
     const payer = chain.createTestWallet({ usdc: '1' })
     const payment = await signed(payer)
-    const executed = await client.core.executeTransaction({
+    const executed = await chain.client.core.executeTransaction({
       transaction: payment.bytes,
       signatures: [payment.signature],
     })

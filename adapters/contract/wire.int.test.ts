@@ -13,14 +13,12 @@
  * Only headers that belong to the transport or the framework are left out (see `transport` and
  * `handlerHeaders`); on a paid answer the body is the handler's, and is left out too.
  */
-import { SuiGrpcClient } from '@mysten/sui/grpc'
 import { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
 import { createLedger, createMemoryStore, Mpp, type SellerOptions, X402, X402V2 } from 'tollgate'
 import {
   mppAuthorization,
-  type StartedLedger,
   signTestPayment,
-  startLedger,
+  useTestLedger,
   x402PaymentHeader,
 } from 'tollgate/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -71,18 +69,15 @@ function fromBase64Any(value: string): Uint8Array {
 }
 
 describe.each(frameworks)('%s adapter', (framework: Framework) => {
-  let chain: StartedLedger
-  let client: SuiGrpcClient
+  // A fresh ledger per framework: its objects are numbered from the same seed, so every
+  // framework sees the same coins, transactions and digests.
+  const chain = useTestLedger({ beforeAll, afterAll })
   /** The app offering both ways to pay, then the ones offering only x402 or only MPP. */
   let both: StartedApp
   let x402Only: StartedApp
   let mppOnly: StartedApp
 
   beforeAll(async () => {
-    // A fresh ledger per framework: its objects are numbered from the same seed, so every
-    // framework sees the same coins, transactions and digests.
-    chain = await startLedger()
-    client = new SuiGrpcClient({ network: 'mainnet', baseUrl: chain.url })
     chain.faucet({ address: buyerKey.toSuiAddress(), usdc: '1' })
     const options: Omit<SellerOptions, 'routes'> = {
       payTo: sellerKey.toSuiAddress(),
@@ -102,7 +97,6 @@ describe.each(frameworks)('%s adapter', (framework: Framework) => {
 
   afterAll(async () => {
     await Promise.all([both?.close(), x402Only?.close(), mppOnly?.close()])
-    await chain?.stop()
   })
 
   const post = (
@@ -134,7 +128,7 @@ describe.each(frameworks)('%s adapter', (framework: Framework) => {
     accepted: X402V2.PaymentRequirementV2,
     edit: Partial<X402V2.PaymentRequirementV2> = {},
   ) {
-    const signed = await signTestPayment(client, buyerKey, {
+    const signed = await signTestPayment(chain.client, buyerKey, {
       to: accepted.payTo,
       amount: BigInt(accepted.amount),
       coinType: accepted.asset,
@@ -205,7 +199,7 @@ describe.each(frameworks)('%s adapter', (framework: Framework) => {
     let header: string
 
     it('serves a payment with X-PAYMENT-RESPONSE', async () => {
-      header = await x402PaymentHeader(client, buyerKey, (await terms('/v1/things/7')).v1)
+      header = await x402PaymentHeader(chain.client, buyerKey, (await terms('/v1/things/7')).v1)
       const response = await post(both, '/v1/things/7', { [X402.x402Headers.payment]: header })
       expect(await wire(response, true)).toMatchInlineSnapshot(`
         "HTTP 200
@@ -246,7 +240,7 @@ describe.each(frameworks)('%s adapter', (framework: Framework) => {
 
     it('refuses a wrong amount', async () => {
       const { v1 } = await terms('/v1/things/1')
-      const underpaid = await x402PaymentHeader(client, buyerKey, v1, { amount: 10_000n })
+      const underpaid = await x402PaymentHeader(chain.client, buyerKey, v1, { amount: 10_000n })
       const response = await post(both, '/v1/things/1', { [X402.x402Headers.payment]: underpaid })
       expect(await wire(response)).toMatchInlineSnapshot(`
         "HTTP 402
@@ -263,7 +257,7 @@ describe.each(frameworks)('%s adapter', (framework: Framework) => {
 
     it('refuses a payment to another recipient', async () => {
       const { v1 } = await terms('/v1/things/1')
-      const elsewhere = await x402PaymentHeader(client, buyerKey, v1, {
+      const elsewhere = await x402PaymentHeader(chain.client, buyerKey, v1, {
         to: buyerKey.toSuiAddress(),
       })
       const response = await post(both, '/v1/things/1', { [X402.x402Headers.payment]: elsewhere })
@@ -282,7 +276,7 @@ describe.each(frameworks)('%s adapter', (framework: Framework) => {
 
     it('refuses a challenge id it did not issue', async () => {
       const { v1 } = await terms('/v1/things/1')
-      const forged = await x402PaymentHeader(client, buyerKey, v1, {
+      const forged = await x402PaymentHeader(chain.client, buyerKey, v1, {
         challengeId: 'A'.repeat(43),
       })
       const response = await post(both, '/v1/things/1', { [X402.x402Headers.payment]: forged })
@@ -301,7 +295,7 @@ describe.each(frameworks)('%s adapter', (framework: Framework) => {
 
     it('refuses a payment for another route', async () => {
       const { v1 } = await terms('/v1/things/2')
-      const other = await x402PaymentHeader(client, buyerKey, v1)
+      const other = await x402PaymentHeader(chain.client, buyerKey, v1)
       const response = await post(both, '/v1/things/3', { [X402.x402Headers.payment]: other })
       expect(await wire(response)).toMatchInlineSnapshot(`
         "HTTP 402
@@ -390,7 +384,7 @@ describe.each(frameworks)('%s adapter', (framework: Framework) => {
 
     it('serves a payment with Payment-Receipt', async () => {
       const { mpp } = await terms('/v1/things/9')
-      ;({ authorization } = await mppAuthorization(client, buyerKey, mpp))
+      ;({ authorization } = await mppAuthorization(chain.client, buyerKey, mpp))
       const response = await post(both, '/v1/things/9', { authorization })
       expect(await wire(response, true)).toMatchInlineSnapshot(`
         "HTTP 200
@@ -431,7 +425,7 @@ describe.each(frameworks)('%s adapter', (framework: Framework) => {
 
     it('refuses a wrong amount', async () => {
       const { mpp } = await terms('/v1/things/1')
-      const underpaid = await mppAuthorization(client, buyerKey, mpp, { amount: 10_000n })
+      const underpaid = await mppAuthorization(chain.client, buyerKey, mpp, { amount: 10_000n })
       const response = await post(both, '/v1/things/1', { authorization: underpaid.authorization })
       expect(await wire(response)).toMatchInlineSnapshot(`
         "HTTP 402
@@ -450,7 +444,7 @@ describe.each(frameworks)('%s adapter', (framework: Framework) => {
   describe('before any payment', () => {
     it('refuses a body the route does not accept with 400', async () => {
       const { v1 } = await terms('/v1/echo', JSON.stringify({ text: 'hi' }))
-      const header = await x402PaymentHeader(client, buyerKey, v1)
+      const header = await x402PaymentHeader(chain.client, buyerKey, v1)
       const response = await post(
         both,
         '/v1/echo',
@@ -488,7 +482,7 @@ describe.each(frameworks)('%s adapter', (framework: Framework) => {
   describe('when the ledger cannot be reached', () => {
     it('asks the buyer to present the same payment again (settlement_pending, Retry-After)', async () => {
       const { v1 } = await terms('/v1/things/1')
-      const header = await x402PaymentHeader(client, buyerKey, v1)
+      const header = await x402PaymentHeader(chain.client, buyerKey, v1)
       chain.faults.unavailable = true
       try {
         const response = await post(both, '/v1/things/1', { [X402.x402Headers.payment]: header })

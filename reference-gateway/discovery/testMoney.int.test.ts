@@ -9,50 +9,34 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
+import { useTestLedger } from 'tollgate/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type StartedLedger, startLedger } from '../../src/testing/index.js'
-import { parseConfig } from '../config.js'
-import { type RunningGateway, startGateway } from '../server/server.js'
+import { useTestGateway } from '../server/testHelpers.js'
 
 const cli = fileURLToPath(new URL('../../src/cli.ts', import.meta.url))
 const tsx = fileURLToPath(new URL('../../node_modules/.bin/tsx', import.meta.url))
 const run = promisify(execFile)
 
+const chain = useTestLedger({ beforeAll, afterAll })
+const emulated = useTestGateway()
+// Another ledger (a full node as far as the gateway knows): no test-money notice.
+const real = useTestGateway(() => ({
+  config: {
+    ledgerUrl: chain.url,
+    payTo: `0x${'ab'.repeat(32)}`,
+    store: 'memory',
+    upstreams: 'stub',
+  },
+}))
+/** The buyer's home and the banner gateway's data. */
 let folder: string
-let emulated: RunningGateway
-let real: RunningGateway
-let chain: StartedLedger
 
-beforeAll(async () => {
+beforeAll(() => {
   folder = mkdtempSync(join(tmpdir(), 'tollgate-test-money-'))
-  emulated = await startGateway({
-    config: parseConfig({
-      port: 0,
-      dataDir: join(folder, 'emulated'),
-      emulatorLatencyMs: 0,
-      logLevel: 'silent',
-    }),
-  })
-  // Another ledger (a full node as far as the gateway knows): no test-money notice.
-  chain = await startLedger()
-  real = await startGateway({
-    config: parseConfig({
-      port: 0,
-      ledgerUrl: chain.url,
-      payTo: `0x${'ab'.repeat(32)}`,
-      store: 'memory',
-      dataDir: join(folder, 'real'),
-      upstreams: 'stub',
-      logLevel: 'silent',
-    }),
-  })
 })
 
-afterAll(async () => {
-  await emulated?.stop()
-  await real?.stop()
-  await chain?.stop()
-  if (folder) rmSync(folder, { recursive: true, force: true })
+afterAll(() => {
+  rmSync(folder, { recursive: true, force: true })
 })
 
 const text = async (url: string) => (await fetch(url)).text()

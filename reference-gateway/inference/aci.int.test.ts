@@ -4,36 +4,16 @@
  * the limit, 429 `rate_limit_exceeded` with `Retry-After`, and the enclave is not asked; another
  * address (a second loopback address) and the nonce-less summary are not affected.
  */
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { Agent, fetch as undiciFetch } from 'undici'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { parseConfig } from '../config.js'
-import { type RunningGateway, startGateway } from '../server/server.js'
+import { afterAll, describe, expect, it } from 'vitest'
+import { useTestGateway } from '../server/testHelpers.js'
 import { clientAddressOf } from './aci.js'
 
-const folder = mkdtempSync(join(tmpdir(), 'tollgate-aci-limit-'))
-let gateway: RunningGateway
+const gateway = useTestGateway({ config: { attestationNoncePerMinute: 2 } })
 /** Requests from another loopback address, 127.0.0.2. */
 const other = new Agent({ localAddress: '127.0.0.2' })
-
-beforeAll(async () => {
-  gateway = await startGateway({
-    config: parseConfig({
-      port: 0,
-      dataDir: folder,
-      emulatorLatencyMs: 0,
-      logLevel: 'silent',
-      attestationNoncePerMinute: 2,
-    }),
-  })
-}, 60_000)
-
 afterAll(async () => {
-  await gateway?.stop()
   await other.close()
-  rmSync(folder, { recursive: true, force: true })
 })
 
 const nonce = () =>

@@ -9,8 +9,8 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { useTestLedger } from 'tollgate/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type StartedLedger, startLedger } from '../../src/testing/ledger/index.js'
 import { openDatabase } from '../db/database.js'
 import { createKeyStore } from './keys.js'
 
@@ -20,7 +20,7 @@ const model = 'confidential/llama-3.3-70b'
 type Gateway = { url: string; child: ChildProcess; exited: Promise<number | null> }
 
 describe('two gateway processes racing to anchor the same receipts', () => {
-  let chain: StartedLedger
+  const chain = useTestLedger({ beforeAll, afterAll })
   let folder: string
   let env: Record<string, string>
   const gateways: Gateway[] = []
@@ -44,7 +44,6 @@ describe('two gateway processes racing to anchor the same receipts', () => {
   }
 
   beforeAll(async () => {
-    chain = await startLedger({ latencyMs: 0 })
     folder = mkdtempSync(join(tmpdir(), 'tollgate-anchor-race-'))
     env = {
       PATH: process.env.PATH ?? '',
@@ -68,7 +67,6 @@ describe('two gateway processes racing to anchor the same receipts', () => {
   afterAll(async () => {
     for (const g of gateways) g.child.kill('SIGTERM')
     await Promise.all(gateways.map((g) => g.exited))
-    await chain?.stop()
     if (folder) rmSync(folder, { recursive: true, force: true })
   })
 

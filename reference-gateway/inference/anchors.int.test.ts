@@ -7,30 +7,18 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { useTestLedger } from 'tollgate/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { Attestation, createLedger, type Ledger } from '../../src/index.js'
-import { type StartedLedger, startLedger } from '../../src/testing/index.js'
-import { parseConfig } from '../config.js'
 import { openDatabase } from '../db/database.js'
-import { type RunningGateway, startGateway } from '../server/server.js'
+import { useTestGateway } from '../server/testHelpers.js'
 import { createAnchorWorker, enqueueAnchor, readAnchor } from './anchors.js'
 
 const folder = mkdtempSync(join(tmpdir(), 'tollgate-anchors-'))
 afterAll(() => rmSync(folder, { recursive: true, force: true }))
 
 describe('the gateway anchors confidential receipts', () => {
-  let gateway: RunningGateway
-  beforeAll(async () => {
-    gateway = await startGateway({
-      config: parseConfig({
-        port: 0,
-        dataDir: join(folder, 'gw'),
-        emulatorLatencyMs: 0,
-        logLevel: 'silent',
-      }),
-    })
-  }, 60_000)
-  afterAll(() => gateway?.stop())
+  const gateway = useTestGateway()
 
   it('through the outbox: the event commits the receipt; POST backfills idempotently', async () => {
     const { key } = await gateway.inference.keys.create({ credit: 10_000n })
@@ -76,12 +64,7 @@ describe('the gateway anchors confidential receipts', () => {
 })
 
 describe('two workers racing over one store', () => {
-  let emulator: StartedLedger
-  beforeAll(async () => {
-    emulator = await startLedger()
-  })
-  afterAll(() => emulator?.stop())
-
+  const emulator = useTestLedger({ beforeAll, afterAll })
   it('submit one anchor transaction per receipt', async () => {
     const file = join(folder, 'race.db')
     const a = await openDatabase({ kind: 'sqlite', file })

@@ -27,6 +27,7 @@ import {
 } from '../../src/testing/index.js'
 import { loadConfig } from '../config.js'
 import { type RunningGateway, startGateway } from '../server/server.js'
+import { useTestGateway } from '../server/testHelpers.js'
 import { nockVisibleFetch } from '../upstreams/nockTransport.js'
 
 const openHost = 'http://open-upstream.test'
@@ -470,21 +471,7 @@ describe('a confidential model on the keyless route', () => {
 })
 
 describe('the embedded default', () => {
-  let embedded: RunningGateway
-  let embeddedDir: string
-  beforeAll(async () => {
-    embeddedDir = mkdtempSync(join(tmpdir(), 'tollgate-confidential-default-'))
-    embedded = await startGateway({
-      config: loadConfig({
-        env: { ENCLAVE_FAULT: 'wrong-nonce' },
-        overrides: { port: 0, dataDir: embeddedDir, emulatorLatencyMs: 0, logLevel: 'silent' },
-      }),
-    })
-  })
-  afterAll(async () => {
-    await embedded?.stop()
-    if (embeddedDir) rmSync(embeddedDir, { recursive: true, force: true })
-  })
+  const embedded = useTestGateway({ env: { ENCLAVE_FAULT: 'wrong-nonce' } })
 
   it('lists one confidential model, refused while ENCLAVE_FAULT makes its enclave misbehave', async () => {
     const { key } = await embedded.inference.keys.create({ credit: 10_000n })

@@ -5,8 +5,7 @@
  * restored exactly once when the upstream fails, 120 requests a minute, the keyless route paid per
  * call with the paying fetch, and the paid credit top-ups in both dialects.
  */
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { mkdtempSync } from 'node:fs'
 import { join } from 'node:path'
 import { SuiGrpcClient } from '@mysten/sui/grpc'
 import OpenAI, {
@@ -16,35 +15,17 @@ import OpenAI, {
   NotFoundError,
   RateLimitError,
 } from 'openai'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { createPayingFetch, type Payment } from '../../src/client/index.js'
 import type { StartedLedger } from '../../src/testing/index.js'
 import { stubReply } from '../../src/testing/index.js'
-import { loadConfig } from '../config.js'
-import { type RunningGateway, startGateway } from '../server/server.js'
+import { useTestGateway } from '../server/testHelpers.js'
 
 const model = 'llama-3.3-70b'
 const price = 2_000n // 0.002 USDC, the embedded default model's price
 const messages = [{ role: 'user' as const, content: 'Say hello' }]
 
-let gateway: RunningGateway
-let dataDir: string
-
-beforeAll(async () => {
-  dataDir = mkdtempSync(join(tmpdir(), 'tollgate-inference-'))
-  gateway = await startGateway({
-    config: loadConfig({
-      env: {},
-      overrides: { port: 0, dataDir, emulatorLatencyMs: 0, logLevel: 'silent' },
-    }),
-  })
-})
-
-afterAll(async () => {
-  await gateway?.stop()
-  if (dataDir) rmSync(dataDir, { recursive: true, force: true })
-})
-
+const gateway = useTestGateway()
 function client(apiKey: string): OpenAI {
   // No SDK retries: each request is one call (and one debit).
   return new OpenAI({ apiKey, baseURL: `${gateway.url}/v1`, maxRetries: 0 })
@@ -300,7 +281,7 @@ describe('the keyless route and the paid top-ups', () => {
       ledger: emulator.url,
       maxPrice: '25',
       prefer,
-      limits: { file: join(mkdtempSync(join(dataDir, 'wallet-')), 'spending.json') },
+      limits: { file: join(mkdtempSync(join(gateway.dataDir, 'wallet-')), 'spending.json') },
       onPaid: (payment) => {
         paid.push(payment)
       },
@@ -345,7 +326,7 @@ describe('the keyless route and the paid top-ups', () => {
       signer: payer,
       ledger: emulator.url,
       maxPrice: '0.05',
-      limits: { file: join(mkdtempSync(join(dataDir, 'wallet-')), 'spending.json') },
+      limits: { file: join(mkdtempSync(join(gateway.dataDir, 'wallet-')), 'spending.json') },
     })
     gateway.inference.modelStub?.breakNextStream(2)
     const response = await pay(`${gateway.url}/open/v1/chat/completions`, {

@@ -12,9 +12,9 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import pg from 'pg'
+import { useTestLedger } from 'tollgate/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { serviceUrl, uniqueName } from '../../src/stores/contract.js'
-import { type StartedLedger, startLedger } from '../../src/testing/ledger/index.js'
 
 const cli = fileURLToPath(new URL('../../src/cli.ts', import.meta.url))
 const databaseUrl = serviceUrl('DATABASE_URL')
@@ -28,7 +28,7 @@ type Gateway = { url: string; child: ChildProcess; exited: Promise<number | null
 describe.skipIf(databaseUrl === undefined || redisUrl === undefined)(
   'two gateway processes on one PostgreSQL and one Redis',
   () => {
-    let chain: StartedLedger
+    const chain = useTestLedger({ beforeAll, afterAll })
     let folder: string
     let env: Record<string, string>
     const schema = uniqueName('inference').toLowerCase()
@@ -78,7 +78,6 @@ describe.skipIf(databaseUrl === undefined || redisUrl === undefined)(
     }
 
     beforeAll(async () => {
-      chain = await startLedger({ latencyMs: 0 })
       folder = mkdtempSync(join(tmpdir(), 'tollgate-inference-processes-'))
       env = {
         PATH: process.env.PATH ?? '',
@@ -103,7 +102,6 @@ describe.skipIf(databaseUrl === undefined || redisUrl === undefined)(
       for (const g of [a, b]) g?.child.kill('SIGTERM')
       await Promise.all([a?.exited, b?.exited])
       for (const child of children) child.kill('SIGKILL')
-      await chain?.stop()
       if (folder) rmSync(folder, { recursive: true, force: true })
       if (databaseUrl !== undefined) {
         const client = new pg.Client({ connectionString: databaseUrl })

@@ -8,48 +8,28 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
-import { SuiGrpcClient } from '@mysten/sui/grpc'
 import type { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
 import { toBase64 } from '@mysten/sui/utils'
 import { compileErrors, validate } from '@readme/openapi-parser'
+import { useTestLedger } from 'tollgate/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { Escrow } from '../../src/index.js'
-import { type StartedLedger, startLedger } from '../../src/testing/index.js'
-import { parseConfig } from '../config.js'
-import { type RunningGateway, startGateway } from '../server/server.js'
+import { useTestGateway } from '../server/testHelpers.js'
 
 const run = promisify(execFile)
-let chain: StartedLedger
-let client: SuiGrpcClient
-let gateway: RunningGateway
-let folder: string
-
-beforeAll(async () => {
-  chain = await startLedger({ latencyMs: 0 })
-  client = new SuiGrpcClient({ network: 'mainnet', baseUrl: chain.url })
-  const operator = chain.createTestWallet({ usdc: '1', sui: '10' })
-  folder = mkdtempSync(join(tmpdir(), 'tollgate-jobs-'))
-  gateway = await startGateway({
-    config: parseConfig({
-      port: 0,
-      ledgerUrl: chain.url,
-      operatorKey: operator.getSecretKey(),
-      challengeSecrets: 'a-test-secret-of-at-least-thirty-two-bytes',
-      store: 'sqlite',
-      dataDir: folder,
-      upstreams: 'stub',
-      escrowPackage: chain.modulesPackage,
-      escrowConfig: chain.escrow.config,
-      logLevel: 'silent',
-    }),
-  })
-})
-
-afterAll(async () => {
-  await gateway?.stop()
-  await chain?.stop()
-  if (folder) rmSync(folder, { recursive: true, force: true })
-})
+const chain = useTestLedger({ beforeAll, afterAll })
+// On the test ledger (read once it has started), with the escrow it deploys.
+const gateway = useTestGateway(() => ({
+  config: {
+    ledgerUrl: chain.url,
+    operatorKey: chain.createTestWallet({ usdc: '1', sui: '10' }).getSecretKey(),
+    challengeSecrets: 'a-test-secret-of-at-least-thirty-two-bytes',
+    store: 'sqlite',
+    upstreams: 'stub',
+    escrowPackage: chain.modulesPackage,
+    escrowConfig: chain.escrow.config,
+  },
+}))
 
 const post = (path: string, body: unknown) =>
   fetch(`${gateway.url}${path}`, {
@@ -84,12 +64,17 @@ describe('the /v1/jobs routes', () => {
       '/v1/jobs/fund',
       await signed(
         buyer,
-        Escrow.buildFund({ client, package: pkg, sender: buyer.toSuiAddress(), terms }),
+        Escrow.buildFund({
+          client: chain.client,
+          package: pkg,
+          sender: buyer.toSuiAddress(),
+          terms,
+        }),
       ),
     )
     expect(fund.status).toBe(201)
     const { jobId } = (await fund.json()) as { jobId: string }
-    const job = await Escrow.readJob(client, jobId, { package: pkg })
+    const job = await Escrow.readJob(chain.client, jobId, { package: pkg })
     if (!job) throw new Error('no job')
     expect((await (await fetch(`${gateway.url}/v1/jobs/${jobId}`)).json()).state).toBe('funded')
 
@@ -98,7 +83,12 @@ describe('the /v1/jobs routes', () => {
       `/v1/jobs/${jobId}/release`,
       await signed(
         stranger,
-        Escrow.buildRelease({ client, package: pkg, sender: stranger.toSuiAddress(), job }),
+        Escrow.buildRelease({
+          client: chain.client,
+          package: pkg,
+          sender: stranger.toSuiAddress(),
+          job,
+        }),
       ),
     )
     expect(byStranger.status).toBe(409)
@@ -111,7 +101,12 @@ describe('the /v1/jobs routes', () => {
     // A release transaction posted on the refund route, or on another job's path: 400, not relayed.
     const release = await signed(
       buyer,
-      Escrow.buildRelease({ client, package: pkg, sender: buyer.toSuiAddress(), job }),
+      Escrow.buildRelease({
+        client: chain.client,
+        package: pkg,
+        sender: buyer.toSuiAddress(),
+        job,
+      }),
     )
     expect((await post(`/v1/jobs/${jobId}/refund`, release)).status).toBe(400)
     expect((await post(`/v1/jobs/0x${'ab'.repeat(32)}/release`, release)).status).toBe(400)
@@ -120,7 +115,7 @@ describe('the /v1/jobs routes', () => {
     expect((await post('/v1/jobs', { seller: 'nope', amount: '1', description: 'x' })).status).toBe(
       400,
     )
-    const after = await Escrow.readJob(client, jobId, { package: pkg })
+    const after = await Escrow.readJob(chain.client, jobId, { package: pkg })
     expect(after?.state).toBe('funded')
   })
 
@@ -169,7 +164,12 @@ describe('the /v1/jobs routes', () => {
       '/v1/jobs/fund',
       await signed(
         buyer,
-        Escrow.buildFund({ client, package: pkg, sender: buyer.toSuiAddress(), terms: self }),
+        Escrow.buildFund({
+          client: chain.client,
+          package: pkg,
+          sender: buyer.toSuiAddress(),
+          terms: self,
+        }),
       ),
     )
     const selfId = ((await selfFund.json()) as { jobId: string }).jobId
@@ -190,7 +190,12 @@ describe('the /v1/jobs routes', () => {
       '/v1/jobs/fund',
       await signed(
         buyer,
-        Escrow.buildFund({ client, package: pkg, sender: buyer.toSuiAddress(), terms }),
+        Escrow.buildFund({
+          client: chain.client,
+          package: pkg,
+          sender: buyer.toSuiAddress(),
+          terms,
+        }),
       ),
     )
     const jobId = ((await funded.json()) as { jobId: string }).jobId
@@ -321,8 +326,7 @@ describe('tollgate job … round trip through the gateway', { timeout: 600_000 }
         paidToSeller: '1.900001',
         paidFee: '0.100000',
       })
-      const balance = async (owner: string) =>
-        BigInt((await client.core.getBalance({ owner, coinType: chain.usdcType })).balance.balance)
+      const balance = (owner: string) => chain.usdcBalance(owner)
       expect(await balance(seller)).toBe(1_900_001n)
       expect(await balance(buyer)).toBe(5_000_000n - 2_000_001n)
       expect(

@@ -11,7 +11,7 @@ import { createAdaptorServer } from '@hono/node-server'
 import type { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
 import { toBase58 } from '@mysten/sui/utils'
 import { createLedger, type Ledger } from 'tollgate'
-import { MAINNET_USDC_TYPE, type StartedLedger, startLedger } from 'tollgate/testing'
+import { MAINNET_USDC_TYPE, useTestLedger } from 'tollgate/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type GatewayDatabase, openDatabase } from '../db/database.js'
 import {
@@ -22,7 +22,7 @@ import {
 } from './activity.js'
 import { createMarketplaceStore, type MarketplaceStore } from './store.js'
 
-let chain: StartedLedger
+const chain = useTestLedger({ beforeAll, afterAll })
 let ledger: Ledger
 let database: GatewayDatabase
 let store: MarketplaceStore
@@ -36,7 +36,6 @@ const gatewayPayTo = `0x${'5c'.repeat(32)}`
 type Item = { source: string; digest: string; seller: string; buyer: string; amount: string }
 
 beforeAll(async () => {
-  chain = await startLedger({ latencyMs: 0 })
   ledger = createLedger({ url: chain.url })
   database = await openDatabase({ kind: 'sqlite', file: ':memory:' })
   store = createMarketplaceStore(database.db)
@@ -70,7 +69,6 @@ afterAll(async () => {
   ;(server as import('node:http').Server | undefined)?.closeAllConnections()
   await new Promise((resolve) => server?.close(resolve))
   await database?.close()
-  await chain?.stop()
 })
 
 /** `buyer` pays `amount` base units of USDC to `to`; resolves with the digest. */

@@ -6,26 +6,21 @@
  * the catalog page in headless Chromium with its state; a payment settled through the gateway, and
  * one made directly to a listed seller and reported, appear in the page's feed without a reload.
  */
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { existsSync, mkdirSync } from 'node:fs'
 import { join } from 'node:path'
-import { SuiGrpcClient } from '@mysten/sui/grpc'
 import type { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
 import { type Browser, chromium, type Page } from 'playwright-core'
 import { createPayingFetch, paymentOf } from 'tollgate/client'
-import type { StartedLedger } from 'tollgate/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { registerAgent } from '../../conformance/fixtures/agent.js'
-import type { RunningSeller } from '../../conformance/fixtures/sellers.js'
-import { parseConfig } from '../config.js'
-import { type RunningGateway, startGateway } from '../server/server.js'
 import {
   type AdapterName,
   adapterNames,
-  postJson,
-  startAdapterSeller,
-  submitListing,
-} from './testHelpers.js'
+  type RunningSeller,
+  startSeller,
+} from '../../conformance/fixtures/sellers.js'
+import { useTestGateway } from '../server/testHelpers.js'
+import { postJson, submitListing } from './testHelpers.js'
 
 /** Debian's chromium (apt-get install chromium), or CHROMIUM_PATH. */
 const executablePath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
@@ -48,49 +43,38 @@ type Seller = {
 describe.skipIf(!haveChromium)(
   `a seller per adapter, listed end to end and seen in headless Chromium (${executablePath})`,
   () => {
-    let gateway: RunningGateway
-    let emulator: StartedLedger
-    let folder: string
+    const gateway = useTestGateway({
+      config: {
+        challengeSecrets: 'a-test-secret-of-at-least-thirty-two-bytes',
+        store: 'sqlite',
+        upstreams: 'stub',
+        // The sellers listen on 127.0.0.1; private addresses are off unless set.
+        listingAllowPrivateNetwork: true,
+      },
+    })
     let browser: Browser
     const sellers: Seller[] = []
 
     beforeAll(async () => {
-      folder = mkdtempSync(join(tmpdir(), 'tollgate-listing-'))
       // The local stack: the gateway starts its own ledger emulator; listing probes may reach
       // 127.0.0.1 on it, and gate a reads the emulator's agent registry.
-      gateway = await startGateway({
-        config: parseConfig({
-          port: 0,
-          challengeSecrets: 'a-test-secret-of-at-least-thirty-two-bytes',
-          store: 'sqlite',
-          dataDir: folder,
-          upstreams: 'stub',
-          emulatorLatencyMs: 0,
-          logLevel: 'silent',
-          // The sellers listen on 127.0.0.1; private addresses are off unless set.
-          listingAllowPrivateNetwork: true,
-        }),
-      })
-      emulator = gateway.emulator as StartedLedger
       browser = await chromium.launch({ executablePath, headless: true, args: ['--no-sandbox'] })
     })
 
     afterAll(async () => {
       await browser?.close()
       for (const seller of sellers) await seller.running.close()
-      await gateway?.stop()
-      if (folder) rmSync(folder, { recursive: true, force: true })
     })
 
     it('lists each seller: agent registered, prepare, sign, submit', async () => {
-      const client = new SuiGrpcClient({ network: 'mainnet', baseUrl: emulator.url })
+      const client = gateway.ledgerClient
       for (const adapter of adapterNames) {
-        const agent = emulator.createTestWallet({ usdc: '0' })
-        await registerAgent(client, agent, emulator.modulesPackage, `seller-${adapter}`)
-        const running = await startAdapterSeller(adapter, {
-          payTo: agent.toSuiAddress(),
-          ledgerUrl: emulator.url,
-        })
+        const agent = gateway.emulator.createTestWallet({ usdc: '0' })
+        await registerAgent(client, agent, gateway.emulator.modulesPackage, `seller-${adapter}`)
+        const running = await startSeller(
+          { ledgerUrl: gateway.emulator.url, wallet: agent.toSuiAddress() },
+          { adapter },
+        )
         const answer = await submitListing(`${gateway.url}/v1/agent`, agent, {
           url: running.url,
           name: `Answer by ${adapter}`,
@@ -188,8 +172,8 @@ describe.skipIf(!haveChromium)(
         ;(window as unknown as { sameDocument: boolean }).sameDocument = true
       })
       const before = await page.locator('#feed li').count()
-      const buyer = emulator.createTestWallet({ usdc: '1', sui: '1' })
-      const pay = createPayingFetch({ signer: buyer, ledger: emulator.url, limits: false })
+      const buyer = gateway.emulator.createTestWallet({ usdc: '1', sui: '1' })
+      const pay = createPayingFetch({ signer: buyer, ledger: gateway.emulator.url, limits: false })
       const newest = async (digest: string) => {
         await page.waitForFunction(
           (d) => document.querySelector('#feed li')?.getAttribute('data-digest') === d,

@@ -5,21 +5,17 @@
  * too, with a start-up warning when on beyond loopback. Real HTTP on loopback, the ledger emulator.
  */
 import { randomBytes } from 'node:crypto'
-import { mkdtempSync, rmSync } from 'node:fs'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { createAdaptorServer } from '@hono/node-server'
-import { SuiGrpcClient } from '@mysten/sui/grpc'
 import type { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
 import fc from 'fast-check'
-import { MAINNET_USDC_TYPE, type StartedLedger, startLedger } from 'tollgate/testing'
+import { MAINNET_USDC_TYPE, useTestLedger } from 'tollgate/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { registerAgent } from '../../conformance/fixtures/agent.js'
-import { parseConfig } from '../config.js'
 import { type GatewayDatabase, openDatabase } from '../db/database.js'
-import { privateProbesWarning, type RunningGateway, startGateway } from '../server/server.js'
+import { privateProbesWarning } from '../server/server.js'
+import { useTestGateway } from '../server/testHelpers.js'
 import { marketplaceRoutes } from './routes.js'
 import { createMutationSigner } from './signing.js'
 import { createMarketplaceStore } from './store.js'
@@ -53,8 +49,7 @@ const listingOf = (url: string) => ({
 })
 
 describe('the listing routes, with private addresses allowed (an operator who set it)', () => {
-  let chain: StartedLedger
-  let client: SuiGrpcClient
+  const chain = useTestLedger({ beforeAll, afterAll })
   let agent: Ed25519Keypair
   let database: GatewayDatabase
   let server: ReturnType<typeof createAdaptorServer>
@@ -62,17 +57,15 @@ describe('the listing routes, with private addresses allowed (an operator who se
   let internal: Internal
 
   beforeAll(async () => {
-    chain = await startLedger({ latencyMs: 0 })
-    client = new SuiGrpcClient({ network: 'mainnet', baseUrl: chain.url })
     agent = chain.createTestWallet({ usdc: '0' })
-    await registerAgent(client, agent, chain.modulesPackage)
+    await registerAgent(chain.client, agent, chain.modulesPackage)
     database = await openDatabase({ kind: 'sqlite', file: ':memory:' })
     const store = createMarketplaceStore(database.db)
     const routes = marketplaceRoutes({
       store,
       signer: createMutationSigner({ store }),
       gates: {
-        client,
+        client: chain.client,
         registryPackage: chain.modulesPackage,
         network: 'sui:mainnet',
         usdc: MAINNET_USDC_TYPE,
@@ -89,7 +82,6 @@ describe('the listing routes, with private addresses allowed (an operator who se
     await internal?.close()
     await new Promise((resolve) => server?.close(resolve))
     await database?.close()
-    await chain?.stop()
   })
 
   it('probes nothing for a key with no agent identity record (gate a), and says so', async () => {
@@ -167,37 +159,30 @@ describe('the listing routes, with private addresses allowed (an operator who se
 })
 
 describe('the gateway on its embedded local stack, with no setting', () => {
-  let gateway: RunningGateway
-  let folder: string
   let internal: Internal
   const warnings: Record<string, unknown>[] = []
+  const logger = {
+    info() {},
+    debug() {},
+    error() {},
+    warn(object: Record<string, unknown>) {
+      warnings.push(object)
+    },
+  }
+  // Logged at the default level (`info`), so that a warning would be seen.
+  const gateway = useTestGateway({ config: { logLevel: 'info' }, logger })
 
   beforeAll(async () => {
-    folder = mkdtempSync(join(tmpdir(), 'tollgate-probe-safety-'))
-    const logger = {
-      info() {},
-      debug() {},
-      error() {},
-      warn(object: Record<string, unknown>) {
-        warnings.push(object)
-      },
-    }
-    gateway = await startGateway({
-      config: parseConfig({ port: 0, dataDir: folder, emulatorLatencyMs: 0 }),
-      logger,
-    })
     internal = await startInternal()
-  }, 60_000)
+  })
 
   afterAll(async () => {
     await internal?.close()
-    await gateway?.stop()
-    if (folder) rmSync(folder, { recursive: true, force: true })
   })
 
   it('does not let a registered agent probe loopback', async () => {
-    const emulator = gateway.emulator as StartedLedger
-    const client = new SuiGrpcClient({ network: 'mainnet', baseUrl: emulator.url })
+    const emulator = gateway.emulator
+    const client = gateway.ledgerClient
     const agent = emulator.createTestWallet({ usdc: '0' })
     await registerAgent(client, agent, emulator.modulesPackage)
     const answer = await submitListing(`${gateway.url}/v1/agent`, agent, listingOf(internal.url))

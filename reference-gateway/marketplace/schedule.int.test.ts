@@ -7,13 +7,12 @@
  */
 import type { AddressInfo } from 'node:net'
 import { serve } from '@hono/node-server'
-import { SuiGrpcClient } from '@mysten/sui/grpc'
 import type { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
 import { Hono } from 'hono'
 import { createLedger, createMemoryStore } from 'tollgate'
 import { registerAgent } from 'tollgate/conformance'
 import { paywall, type TollgateEnv } from 'tollgate/hono'
-import { MAINNET_USDC_TYPE, type StartedLedger, startLedger } from 'tollgate/testing'
+import { MAINNET_USDC_TYPE, useTestLedger } from 'tollgate/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type GatewayDatabase, openDatabase } from '../db/database.js'
 import { createReprober } from './reprobe.js'
@@ -21,8 +20,7 @@ import { type ReprobeSchedule, startReprobeSchedule } from './schedule.js'
 import { searchServices, servicesQuerySchema } from './services.js'
 import { createMarketplaceStore, type MarketplaceStore } from './store.js'
 
-let chain: StartedLedger
-let client: SuiGrpcClient
+const chain = useTestLedger({ beforeAll, afterAll })
 let agent: Ed25519Keypair
 let database: GatewayDatabase
 let store: MarketplaceStore
@@ -31,8 +29,6 @@ let seller: { url: string; close(): Promise<void> }
 let mode: 'broken' | 'cheap' | 'dear' = 'cheap'
 
 beforeAll(async () => {
-  chain = await startLedger({ latencyMs: 0 })
-  client = new SuiGrpcClient({ network: 'mainnet', baseUrl: chain.url })
   agent = chain.createTestWallet({ usdc: '0' })
   const registered = await registerAgent({
     ledger: createLedger({ url: chain.url }),
@@ -78,11 +74,10 @@ beforeAll(async () => {
 afterAll(async () => {
   await seller?.close()
   await database?.close()
-  await chain?.stop()
 })
 
 const gates = () => ({
-  client,
+  client: chain.client,
   registryPackage: chain.modulesPackage,
   network: 'sui:mainnet',
   usdc: MAINNET_USDC_TYPE,

@@ -6,21 +6,24 @@
  */
 import type { AddressInfo } from 'node:net'
 import { createAdaptorServer } from '@hono/node-server'
-import { SuiGrpcClient } from '@mysten/sui/grpc'
 import type { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
-import { MAINNET_USDC_TYPE, type StartedLedger, startLedger } from 'tollgate/testing'
+import { MAINNET_USDC_TYPE, useTestLedger } from 'tollgate/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { registerAgent } from '../../conformance/fixtures/agent.js'
-import { type RunningSeller, startSeller } from '../../conformance/fixtures/sellers.js'
+import {
+  type AdapterName,
+  adapterNames,
+  type RunningSeller,
+  startSeller,
+} from '../../conformance/fixtures/sellers.js'
 import { type GatewayDatabase, openDatabase } from '../db/database.js'
 import { createReprober, nextState } from './reprobe.js'
 import { marketplaceRoutes } from './routes.js'
 import { createMutationSigner } from './signing.js'
 import { createMarketplaceStore, type MarketplaceStore } from './store.js'
-import { type AdapterName, adapterNames, startAdapterSeller, submitListing } from './testHelpers.js'
+import { submitListing } from './testHelpers.js'
 
-let chain: StartedLedger
-let client: SuiGrpcClient
+const chain = useTestLedger({ beforeAll, afterAll })
 let agent: Ed25519Keypair
 let database: GatewayDatabase
 let store: MarketplaceStore
@@ -28,17 +31,15 @@ let server: ReturnType<typeof createAdaptorServer>
 let base: string
 
 beforeAll(async () => {
-  chain = await startLedger({ latencyMs: 0 })
-  client = new SuiGrpcClient({ network: 'mainnet', baseUrl: chain.url })
   agent = chain.createTestWallet({ usdc: '0' })
-  await registerAgent(client, agent, chain.modulesPackage)
+  await registerAgent(chain.client, agent, chain.modulesPackage)
   database = await openDatabase({ kind: 'sqlite', file: ':memory:' })
   store = createMarketplaceStore(database.db)
   const routes = marketplaceRoutes({
     store,
     signer: createMutationSigner({ store }),
     gates: {
-      client,
+      client: chain.client,
       registryPackage: chain.modulesPackage,
       network: 'sui:mainnet',
       usdc: MAINNET_USDC_TYPE,
@@ -54,7 +55,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await new Promise((resolve) => server?.close(resolve))
   await database?.close()
-  await chain?.stop()
 })
 
 /** Prepares, signs and submits `url` as `signer`. */
@@ -62,7 +62,7 @@ const submit = (url: string, signer: Ed25519Keypair, name = 'Answer') =>
   submitListing(base, signer, { url, name, description: 'Answers', tags: ['qa'] })
 
 const startWith = (adapter: AdapterName, payTo: string) =>
-  startAdapterSeller(adapter, { payTo, ledgerUrl: chain.url })
+  startSeller({ ledgerUrl: chain.url, wallet: payTo }, { adapter })
 
 describe.each(adapterNames)('a seller built with %s', (name) => {
   it('is listed after prepare, sign and submit', async () => {
@@ -204,7 +204,7 @@ describe('re-probes, with an injected clock', () => {
     const interval = 86_400_000
     let clock = 10_000_000
     const gates = {
-      client,
+      client: chain.client,
       registryPackage: chain.modulesPackage,
       network: 'sui:mainnet',
       usdc: MAINNET_USDC_TYPE,

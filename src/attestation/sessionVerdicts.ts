@@ -19,7 +19,7 @@
  */
 import { sha256 } from '@noble/hashes/sha2.js'
 import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js'
-import { Recent } from '../internal/recent.js'
+import { createRecent } from '../internal/recent.js'
 import { jcsBytes } from './digest.js'
 import type { PublishedTrustPolicy } from './gatewayDocuments.js'
 import type { QuoteVerdict, QuoteVerifier } from './quote.js'
@@ -82,10 +82,10 @@ const sha256Hex = (data: string | Uint8Array) =>
 
 /** The session checks of one receipt verifier under `policy` (see the module's description). */
 export function createSessionChecks(policy: InferenceReceiptPolicy): SessionChecks {
-  const verifiers = new Recent<string, Promise<QuoteVerifier | { error: string } | undefined>>(
-    rememberedPolicies,
-  )
-  const verdicts = new Recent<string, Remembered>(rememberedSessions)
+  const verifiers = createRecent<string, Promise<QuoteVerifier | { error: string } | undefined>>({
+    max: rememberedPolicies,
+  })
+  const verdicts = createRecent<string, Remembered>({ max: rememberedSessions })
 
   async function quoteVerifierOf(published: PublishedTrustPolicy, policyKey: string) {
     const chosen = policy.quoteVerifier ?? publishedQuoteVerifier

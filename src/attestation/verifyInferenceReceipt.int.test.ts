@@ -12,14 +12,11 @@
  * report with one changed byte afresh, and a remembered verdict again once it no longer holds.
  */
 import { createHash } from 'node:crypto'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import { importJWK, SignJWT } from 'jose'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { parseConfig } from '../../reference-gateway/config.js'
-import { type RunningGateway, startGateway } from '../../reference-gateway/server/server.js'
+import { describe, expect, it } from 'vitest'
+import { useTestGateway } from '../../reference-gateway/server/testHelpers.js'
 import { createLedger } from '../ledger/ledger.js'
 import type { QuoteVerifier } from './quote.js'
 import { publishedQuoteVerifier } from './sessionVerdicts.js'
@@ -30,9 +27,13 @@ import {
   verifyInferenceReceipt,
 } from './verifyInferenceReceipt.js'
 
-const folder = mkdtempSync(join(tmpdir(), 'tollgate-verify-lib-'))
 const model = 'confidential/llama-3.3-70b'
-let gateway: RunningGateway
+const gateway = useTestGateway({
+  config: {
+    // The anchor worker runs only when asked (POST /v1/aci/anchor/{id}).
+    refundIntervalMs: 3_600_000,
+  },
+})
 
 /** A streamed confidential answer's receipt id, its anchor queued (not submitted yet). */
 async function answer(): Promise<string> {
@@ -61,25 +62,6 @@ async function anchorNow(id: string) {
   const anchored = await fetch(`${gateway.url}/v1/aci/anchor/${id}`, { method: 'POST' })
   expect(anchored.status).toBe(200)
 }
-
-beforeAll(async () => {
-  gateway = await startGateway({
-    config: parseConfig({
-      port: 0,
-      dataDir: folder,
-      emulatorLatencyMs: 0,
-      logLevel: 'silent',
-      // The anchor worker runs only when asked (POST /v1/aci/anchor/{id}).
-      refundIntervalMs: 3_600_000,
-    }),
-  })
-}, 60_000)
-
-afterAll(async () => {
-  await gateway?.stop()
-  rmSync(folder, { recursive: true, force: true })
-})
-
 describe('verifyInferenceReceipt', { timeout: 60_000 }, () => {
   it('verifies a streamed confidential answer at every step, through the injected fetch', async () => {
     const id = await answer()
@@ -122,7 +104,7 @@ describe('verifyInferenceReceipt', { timeout: 60_000 }, () => {
   it('fails at the anchor when the gateway receipt is swapped for another it signed', async () => {
     const id = await answer()
     await anchorNow(id)
-    const db = new Database(join(folder, 'gateway.db'), { readonly: true })
+    const db = new Database(join(gateway.dataDir, 'gateway.db'), { readonly: true })
     const key = db.prepare('SELECT kid, private_jwk FROM aci_signing_keys ORDER BY kid').get() as {
       kid: string
       private_jwk: string
@@ -159,7 +141,7 @@ describe('verifyInferenceReceipt', { timeout: 60_000 }, () => {
 
   it('fails at the anchor when one byte of the anchored gateway receipt hash changed', async () => {
     const id = await answer()
-    const db = new Database(join(folder, 'gateway.db'))
+    const db = new Database(join(gateway.dataDir, 'gateway.db'))
     const { hash } = db
       .prepare('SELECT gateway_receipt_hash AS hash FROM aci_anchors WHERE receipt_id = ?')
       .get(id) as { hash: string }

@@ -5,24 +5,15 @@
  */
 import { execFile } from 'node:child_process'
 import { promisify } from 'node:util'
-import { SuiGrpcClient } from '@mysten/sui/grpc'
 import { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
 import { Transaction } from '@mysten/sui/transactions'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type StartedLedger, startLedger } from '../testing/ledger/index.js'
+import { useTestLedger } from '../testing/index.js'
 import { coinRefs } from '../testing/ledger/testHelpers.js'
 import { linesOf, runCli } from './testHelpers.js'
 
 const run = promisify(execFile)
-let chain: StartedLedger
-
-beforeAll(async () => {
-  chain = await startLedger({ latencyMs: 0 })
-})
-
-afterAll(async () => {
-  await chain?.stop()
-})
+const chain = useTestLedger({ beforeAll, afterAll })
 
 async function tollgate(...args: string[]) {
   const env = { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0' }
@@ -41,7 +32,7 @@ async function tollgate(...args: string[]) {
 
 describe('tollgate agent show', { timeout: 180_000 }, () => {
   it("shows a registered agent's record, and exits 1 for an address without one", async () => {
-    const client = new SuiGrpcClient({ network: 'mainnet', baseUrl: chain.url })
+    const client = chain.client
     const agent = chain.createTestWallet()
     const tx = new Transaction()
     tx.setSender(agent.toSuiAddress())

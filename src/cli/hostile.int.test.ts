@@ -18,7 +18,6 @@ import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
-import { SuiGrpcClient } from '@mysten/sui/grpc'
 import { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
 import { verifyPersonalMessageSignature } from '@mysten/sui/verify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -26,10 +25,10 @@ import { mutationMessage } from '../../reference-gateway/marketplace/signing.js'
 import { paymentRequiredResponse } from '../challenge.js'
 import { reviewMessage } from '../escrow/review.js'
 import { termsHash } from '../escrow/terms.js'
-import { type StartedLedger, startLedger } from '../testing/index.js'
+import { useTestLedger } from '../testing/index.js'
 
 const run = promisify(execFile)
-let chain: StartedLedger
+const chain = useTestLedger({ beforeAll, afterAll })
 let hostile: Server
 let hostileUrl: string
 let home: string
@@ -83,7 +82,6 @@ const routes: Record<string, Handler> = {
 }
 
 beforeAll(async () => {
-  chain = await startLedger({ latencyMs: 0 })
   home = mkdtempSync(join(tmpdir(), 'tollgate-hostile-'))
   hostile = createServer(async (req, res) => {
     let body = ''
@@ -100,7 +98,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await new Promise((resolve) => hostile?.close(resolve))
-  await chain?.stop()
   if (home) rmSync(home, { recursive: true, force: true })
 })
 
@@ -129,7 +126,7 @@ async function tollgate(...args: string[]): Promise<Result> {
 }
 
 async function usdc(owner: string): Promise<bigint> {
-  const client = new SuiGrpcClient({ network: 'mainnet', baseUrl: chain.url })
+  const client = chain.client
   const { balance } = await client.core.getBalance({ owner, coinType: chain.usdcType })
   return BigInt(balance.balance)
 }

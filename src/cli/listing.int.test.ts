@@ -7,27 +7,19 @@
  */
 import { execFile } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
-import { serve } from '@hono/node-server'
 import type { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
-import { Hono } from 'hono'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { paywall, type TollgateEnv } from '../../adapters/hono.js'
-import { parseConfig } from '../../reference-gateway/config.js'
-import { type RunningGateway, startGateway } from '../../reference-gateway/server/server.js'
-import { createMemoryStore } from '../stores/memory.js'
-import type { StartedLedger } from '../testing/index.js'
+import { type RunningSeller, startSeller } from '../../conformance/fixtures/sellers.js'
+import { useTestGateway } from '../../reference-gateway/server/testHelpers.js'
 
 const run = promisify(execFile)
 const folder = mkdtempSync(join(tmpdir(), 'tollgate-listing-'))
-let gateway: RunningGateway
-let emulator: StartedLedger
 let agent: Ed25519Keypair
-let seller: { url: string; close(): Promise<void> }
-let broken: { url: string; close(): Promise<void> }
+let seller: RunningSeller
+let broken: RunningSeller
 
 async function tollgate(...args: string[]) {
   const env = {
@@ -50,54 +42,22 @@ async function tollgate(...args: string[]) {
   }
 }
 
-async function listen(fetch: (request: Request) => Response | Promise<Response>) {
-  const http = serve({ port: 0, hostname: '127.0.0.1', fetch })
-  await new Promise((resolve) => http.once('listening', resolve))
-  return {
-    url: `http://127.0.0.1:${(http.address() as AddressInfo).port}/v1/answer`,
-    close: () => new Promise<void>((resolve) => http.close(() => resolve())),
-  }
-}
+const gateway = useTestGateway({
+  // The seller listens on 127.0.0.1; private addresses are off unless set.
+  config: { listingAllowPrivateNetwork: true },
+})
 
 beforeAll(async () => {
-  gateway = await startGateway({
-    config: parseConfig({
-      port: 0,
-      dataDir: join(folder, 'gateway'),
-      emulatorLatencyMs: 0,
-      logLevel: 'silent',
-      // The seller listens on 127.0.0.1; private addresses are off unless set.
-      listingAllowPrivateNetwork: true,
-    }),
-  })
-  emulator = gateway.emulator as StartedLedger
-  agent = emulator.createTestWallet({ usdc: '0', sui: '1' })
-  const paid = paywall({
-    routes: { 'POST /v1/answer': { price: '0.02', maxTimeoutSeconds: 2 } },
-    payTo: agent.toSuiAddress(),
-    ledger: emulator.url,
-    store: createMemoryStore(),
-    secrets: 'listing-cli-seller-secret-of-32-bytes-or-more',
-  })
-  const app = new Hono<TollgateEnv>()
-  app.use(paid)
-  app.post('/v1/answer', (c) => c.json({ answer: 42 }))
-  const running = await listen((request) => app.fetch(request))
-  seller = {
-    url: running.url,
-    async close() {
-      await paid.close()
-      await running.close()
-    },
-  }
+  agent = gateway.emulator.createTestWallet({ usdc: '0', sui: '1' })
+  const env = { ledgerUrl: gateway.emulator.url, wallet: agent.toSuiAddress() }
+  seller = await startSeller(env, { adapter: 'hono' })
   // Answers without asking to be paid: gate b fails.
-  broken = await listen(() => Response.json({ answer: 42 }))
+  broken = await startSeller(env, { wrap: () => async () => Response.json({ answer: 42 }) })
 }, 120_000)
 
 afterAll(async () => {
   await seller?.close()
   await broken?.close()
-  await gateway?.stop()
   rmSync(folder, { recursive: true, force: true })
 })
 
@@ -110,9 +70,9 @@ describe('tollgate listing', { timeout: 240_000 }, () => {
       '--name',
       'cli-seller',
       '--ledger',
-      emulator.url,
+      gateway.emulator.url,
       '--registry-package',
-      emulator.modulesPackage,
+      gateway.emulator.modulesPackage,
       '--json',
     )
     expect(registered.code, registered.stderr).toBe(0)

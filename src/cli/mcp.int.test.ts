@@ -13,34 +13,23 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { loadConfig } from '../../reference-gateway/config.js'
-import { type RunningGateway, startGateway } from '../../reference-gateway/server/server.js'
-import type { StartedLedger } from '../testing/ledger/index.js'
+import { useTestGateway } from '../../reference-gateway/server/testHelpers.js'
 import { createWalletFile } from './walletFiles.js'
 
-let gateway: RunningGateway
+const gateway = useTestGateway()
 let home: string
-let dataDir: string
 
 beforeAll(async () => {
-  dataDir = mkdtempSync(join(tmpdir(), 'tollgate-mcp-cli-'))
   home = mkdtempSync(join(tmpdir(), 'tollgate-mcp-home-'))
-  gateway = await startGateway({
-    config: loadConfig({
-      env: {},
-      overrides: { port: 0, dataDir, emulatorLatencyMs: 0, logLevel: 'silent' },
-    }),
-  })
 })
 
 afterAll(async () => {
-  await gateway?.stop()
-  for (const dir of [dataDir, home]) if (dir) rmSync(dir, { recursive: true, force: true })
+  if (home) rmSync(home, { recursive: true, force: true })
 })
 
 describe('tollgate mcp over stdio', { timeout: 180_000 }, () => {
   it('lists the catalog, pays a tool, and refuses past the session budget', async () => {
-    const emulator = gateway.emulator as StartedLedger
+    const emulator = gateway.emulator
     const { address } = await createWalletFile({ home })
     emulator.faucet({ address, usdc: '1', sui: '1' })
     const transport = new StdioClientTransport({
@@ -133,7 +122,7 @@ describe('tollgate mcp over stdio', { timeout: 180_000 }, () => {
   })
 
   it('serves streamable HTTP on loopback with --http: one session budget per MCP session', async () => {
-    const emulator = gateway.emulator as StartedLedger
+    const emulator = gateway.emulator
     const httpHome = mkdtempSync(join(tmpdir(), 'tollgate-mcp-home-'))
     const { address } = await createWalletFile({ home: httpHome })
     emulator.faucet({ address, usdc: '1', sui: '1' })

@@ -8,21 +8,16 @@ import { type AddressInfo, createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type Sellers, startSellers } from '../client/testHelpers.js'
+import { beforeAll, describe, expect, it } from 'vitest'
+import { useSellers } from '../client/testHelpers.js'
 
 const run = promisify(execFile)
-let sellers: Sellers
+const sellers = useSellers()
 let home: string
 const outputs: string[] = []
 
 beforeAll(async () => {
-  sellers = await startSellers()
   home = mkdtempSync(join(tmpdir(), 'tollgate-cli-'))
-})
-
-afterAll(async () => {
-  await sellers?.stop()
 })
 
 /** A loopback port nothing listens on (bound, then closed). */

@@ -15,13 +15,17 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import Database from 'better-sqlite3'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { parseConfig } from '../../reference-gateway/config.js'
-import { type RunningGateway, startGateway } from '../../reference-gateway/server/server.js'
+import { useTestGateway } from '../../reference-gateway/server/testHelpers.js'
 
 const cli = fileURLToPath(new URL('../cli.ts', import.meta.url))
 const folder = mkdtempSync(join(tmpdir(), 'tollgate-verify-'))
 const model = 'confidential/llama-3.3-70b'
-let gateway: RunningGateway
+const gateway = useTestGateway({
+  config: {
+    // The anchor worker runs only when asked (POST /v1/aci/anchor/{id}): a test decides when.
+    refundIntervalMs: 3_600_000,
+  },
+})
 let receiptId: string
 let keyId: string
 let callId: string
@@ -45,16 +49,6 @@ async function answer(
 }
 
 beforeAll(async () => {
-  gateway = await startGateway({
-    config: parseConfig({
-      port: 0,
-      dataDir: folder,
-      emulatorLatencyMs: 0,
-      logLevel: 'silent',
-      // The anchor worker runs only when asked (POST /v1/aci/anchor/{id}): a test decides when.
-      refundIntervalMs: 3_600_000,
-    }),
-  })
   const first = await answer()
   receiptId = first.id
   keyId = first.keyId
@@ -65,7 +59,6 @@ beforeAll(async () => {
 }, 60_000)
 
 afterAll(async () => {
-  await gateway?.stop()
   rmSync(folder, { recursive: true, force: true })
 })
 
@@ -95,7 +88,7 @@ async function tampered(
   change: (value: string) => string,
   check: () => Promise<void>,
 ) {
-  const db = new Database(join(folder, 'gateway.db'))
+  const db = new Database(join(gateway.dataDir, 'gateway.db'))
   const [table, key] = column === 'digest' ? ['aci_anchors', 'receipt_id'] : ['aci_receipts', 'id']
   const { value } = db
     .prepare(`SELECT ${column} AS value FROM ${table} WHERE ${key} = ?`)

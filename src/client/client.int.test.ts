@@ -7,7 +7,7 @@ import { mkdtempSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { hasCode, PaymentError } from '../errors.js'
 import { createLedger } from '../ledger/index.js'
 import { WORMHOLE_USDC_TYPE } from '../testing/index.js'
@@ -15,17 +15,9 @@ import { decodeXPayment } from '../x402.js'
 import { decodePaymentSignature } from '../x402v2.js'
 import { createPayingFetch, type PayingFetchOptions, paymentOf } from './fetch.js'
 import { dayMs } from './limits.js'
-import { type Sellers, startSellers } from './testHelpers.js'
+import { useSellers } from './testHelpers.js'
 
-let sellers: Sellers
-
-beforeAll(async () => {
-  sellers = await startSellers()
-})
-
-afterAll(async () => {
-  await sellers?.stop()
-})
+const sellers = useSellers()
 
 const spendingFile = () => join(mkdtempSync(join(tmpdir(), 'tollgate-client-')), 'spending.json')
 

@@ -13,10 +13,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildChallenge } from '../challenge.js'
 import { isPaymentError } from '../errors.js'
 import { createLedger } from '../ledger/index.js'
-import { type StartedLedger, startLedger, WORMHOLE_USDC_TYPE } from '../testing/index.js'
+import { useTestLedger, WORMHOLE_USDC_TYPE } from '../testing/index.js'
 import { createPayingFetch } from './fetch.js'
 
-let chain: StartedLedger
+const chain = useTestLedger({ beforeAll, afterAll })
 let server: Server
 let base: string
 /** Headers and body of the next 402. */
@@ -28,7 +28,6 @@ const attacker = `0x${'ee'.repeat(32)}`
 const seller = `0x${'5e'.repeat(32)}`
 
 beforeAll(async () => {
-  chain = await startLedger({ latencyMs: 0 })
   server = createServer((req, res) => {
     const h = req.headers
     if (h['x-payment'] || h['payment-signature'] || /Payment /i.test(h.authorization ?? '')) {
@@ -45,7 +44,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await new Promise((resolve) => server?.close(resolve))
-  await chain?.stop()
 })
 
 /** A 402: the body of `cheap`, the headers named in `from` taken from `dear`. */

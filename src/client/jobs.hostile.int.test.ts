@@ -12,12 +12,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { paymentRequiredResponse } from '../challenge.js'
 import { isPaymentError } from '../errors.js'
 import type { EscrowTerms } from '../escrow/terms.js'
-import { type EscrowBench, startEscrowBench } from '../escrow/testHelpers.js'
+import { useEscrowBench } from '../escrow/testHelpers.js'
 import { WORMHOLE_USDC_TYPE } from '../testing/index.js'
 import { createPayingFetch } from './fetch.js'
 import { createJobClient, type MoveSubmitter, type SigningMove } from './jobs.js'
 
-let bench: EscrowBench
+const bench = useEscrowBench({ checkEachTest: false })
 let server: Server
 let base: string
 /** What the hostile server sends as the escrow terms of the next 402. */
@@ -26,7 +26,6 @@ let offered: EscrowTerms
 const received: string[] = []
 
 beforeAll(async () => {
-  bench = await startEscrowBench(500n)
   server = createServer(async (req, res) => {
     received.push(`${req.method} ${req.url}`)
     for await (const _ of req) {
@@ -58,7 +57,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await new Promise((resolve) => server?.close(resolve))
-  await bench?.ledger.stop()
 })
 
 /** Asks the hostile server for a job and returns its `ESCROW_REQUIRED` refusal. */

@@ -7,20 +7,12 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import OpenAI from 'openai'
 import type { ChatCompletion } from 'openai/resources/chat/completions'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { hasCode } from '../errors.js'
 import { createPayingFetch, paymentOf } from './fetch.js'
-import { type Sellers, startSellers } from './testHelpers.js'
+import { useSellers } from './testHelpers.js'
 
-let sellers: Sellers
-
-beforeAll(async () => {
-  sellers = await startSellers()
-})
-
-afterAll(async () => {
-  await sellers?.stop()
-})
+const sellers = useSellers()
 
 function openaiWith(options: { maxPrice?: string; prefer?: 'x402' | 'mpp' } = {}) {
   const buyer = sellers.chain.createTestWallet({ usdc: '1', into: 'addressBalance' })

@@ -7,20 +7,12 @@
  * pending 402s; balances are read from the ledger emulator.
  */
 import type { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { isPaymentError } from '../errors.js'
 import { createPayingFetch, paymentOf } from './fetch.js'
-import { type Sellers, startSellers } from './testHelpers.js'
+import { useSellers } from './testHelpers.js'
 
-let sellers: Sellers
-
-beforeAll(async () => {
-  sellers = await startSellers()
-})
-
-afterAll(async () => {
-  await sellers?.stop()
-})
+const sellers = useSellers()
 
 const price = 20_000n
 

@@ -4,40 +4,16 @@
  * payment; the paying fetch re-sends the same payment once (such an answer may come from a proxy in front),
  * and the seller's 402 now says the call failed and the payment is refunded.
  */
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { parseConfig } from '../../reference-gateway/config.js'
-import { type RunningGateway, startGateway } from '../../reference-gateway/server/server.js'
+import { describe, expect, it } from 'vitest'
+import { useTestGateway } from '../../reference-gateway/server/testHelpers.js'
 import { createLedger } from '../ledger/index.js'
-import type { StartedLedger } from '../testing/index.js'
 import { createPayingFetch, isPaymentError, type PaymentError } from './index.js'
 
-let gateway: RunningGateway
-let folder: string
-
-beforeAll(async () => {
-  folder = mkdtempSync(join(tmpdir(), 'tollgate-refunded-'))
-  gateway = await startGateway({
-    config: parseConfig({
-      port: 0,
-      dataDir: folder,
-      emulatorLatencyMs: 0,
-      refundIntervalMs: 100,
-      logLevel: 'silent',
-    }),
-  })
-})
-
-afterAll(async () => {
-  await gateway?.stop()
-  if (folder) rmSync(folder, { recursive: true, force: true })
-})
+const gateway = useTestGateway({ config: { refundIntervalMs: 100 } })
 
 describe('a paid call that failed and was refunded', () => {
   it('is reported as refunded, with the refund transaction, and the money is back', async () => {
-    const emulator = gateway.emulator as StartedLedger
+    const emulator = gateway.emulator
     const buyer = emulator.createTestWallet({ usdc: '1', sui: '1' })
     const ledger = createLedger({ url: emulator.url })
     const usdcOf = async () =>

@@ -11,6 +11,7 @@
 import type { AddressInfo } from 'node:net'
 import { serve } from '@hono/node-server'
 import { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
+import { afterAll, beforeAll } from 'vitest'
 import { z } from 'zod'
 import { paymentRequiredResponse } from '../challenge.js'
 import { createPaywall } from '../engine/paywall.js'
@@ -20,7 +21,7 @@ import { nodeFetch } from '../internal/nodeFetch.js'
 import { createLedger } from '../ledger/index.js'
 import { parseAmount } from '../money.js'
 import { createMemoryStore } from '../stores/memory.js'
-import { type StartedLedger, startLedger, WORMHOLE_USDC_TYPE } from '../testing/index.js'
+import { type StartedLedger, useTestLedger, WORMHOLE_USDC_TYPE } from '../testing/index.js'
 
 /** The running sellers. */
 export type Sellers = {
@@ -42,7 +43,6 @@ export type Sellers = {
   /** Moves the sellers' clock (challenge expiry) by `ms`. */
   skew(ms: number): void
   usdcOf(address: string): Promise<bigint>
-  stop(): Promise<void>
 }
 
 const secret = 'a-challenge-secret-of-at-least-32-bytes!'
@@ -120,9 +120,48 @@ const credentialOf = (request: Request) =>
     ? request.headers.get('authorization')
     : null)
 
-/** Starts the ledger emulator and the sellers on 127.0.0.1. */
-export async function startSellers(): Promise<Sellers> {
-  const chain = await startLedger()
+/**
+ * Starts a test ledger and the sellers on 127.0.0.1 before the file's tests and stops them after;
+ * the handle is readable from `beforeAll` on.
+ */
+export function useSellers(): Sellers {
+  const chain = useTestLedger({ beforeAll, afterAll })
+  let started: { sellers: Sellers; close(): Promise<void> } | undefined
+  beforeAll(async () => {
+    started = await startSellers(chain.ledger)
+  })
+  afterAll(async () => {
+    await started?.close()
+  })
+  const running = () => {
+    if (!started) throw new Error('useSellers: the sellers are readable from beforeAll on')
+    return started.sellers
+  }
+  return {
+    get chain() {
+      return running().chain
+    },
+    get base() {
+      return running().base
+    },
+    get payTo() {
+      return running().payTo
+    },
+    get calls() {
+      return running().calls
+    },
+    get seen() {
+      return running().seen
+    },
+    skew: (ms) => running().skew(ms),
+    usdcOf: (address) => running().usdcOf(address),
+  }
+}
+
+/** Starts the sellers on 127.0.0.1, paid on `chain`. */
+async function startSellers(
+  chain: StartedLedger,
+): Promise<{ sellers: Sellers; close(): Promise<void> }> {
   const payTo = new Ed25519Keypair().toSuiAddress()
   let skew = 0
   const common = {
@@ -264,7 +303,7 @@ export async function startSellers(): Promise<Sellers> {
   })
   await new Promise((resolve) => server.once('listening', resolve))
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
-  return {
+  const sellers: Sellers = {
     chain,
     base,
     payTo,
@@ -276,9 +315,6 @@ export async function startSellers(): Promise<Sellers> {
     async usdcOf(address) {
       return (await common.ledger.getBalance(address, chain.usdcType)).total
     },
-    async stop() {
-      await new Promise((resolve) => server.close(resolve))
-      await chain.stop()
-    },
   }
+  return { sellers, close: () => new Promise<void>((resolve) => server.close(() => resolve())) }
 }

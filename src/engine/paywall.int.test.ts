@@ -2,21 +2,15 @@
  * The paywall end to end: a real HTTP server on loopback, the ledger emulator driven by the real
  * SuiGrpcClient, real keys and signatures, and the memory store.
  */
-import type { AddressInfo } from 'node:net'
-import { serve } from '@hono/node-server'
-import { SuiGrpcClient } from '@mysten/sui/grpc'
 import { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
 import { Transaction } from '@mysten/sui/transactions'
 import { fromBase64, toBase64 } from '@mysten/sui/utils'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { z } from 'zod'
 import { transactionDigest } from '../internal/transactionData.js'
-import { createLedger } from '../ledger/index.js'
 import { decodeReceipt, parseChallenge, serializeCredential } from '../mpp.js'
 import { signProof } from '../proof.js'
-import { createMemoryStore } from '../stores/memory.js'
-import type { PaymentStore } from '../stores/types.js'
-import { type StartedLedger, startLedger, WORMHOLE_USDC_TYPE } from '../testing/index.js'
+import { useTestLedger, WORMHOLE_USDC_TYPE } from '../testing/index.js'
 import { SUI_TYPE } from '../testing/ledger/state.js'
 import { coinRefs } from '../testing/ledger/testHelpers.js'
 import {
@@ -32,16 +26,11 @@ import {
   parsePaymentRequired,
   x402Headers,
 } from '../x402.js'
-import { createPaywall } from './paywall.js'
-import type { PaidRoute, Paywall } from './types.js'
+import { useTestPaywall } from './testHelpers.js'
+import type { PaidRoute } from './types.js'
 
 const secret = 'a-challenge-secret-of-at-least-32-bytes!'
-let chain: StartedLedger
-let client: SuiGrpcClient
-let store: PaymentStore
-let paywall: Paywall
-let base: string
-let close: () => void
+const chain = useTestLedger({ beforeAll, afterAll })
 let clock = Date.now()
 const seller = new Ed25519Keypair().toSuiAddress()
 const stranger = new Ed25519Keypair().toSuiAddress()
@@ -60,56 +49,38 @@ let hold = { entered: () => {}, released: Promise.resolve() }
 /** What `commit()` returned in `/hold-manual`, once released. */
 const commits: boolean[] = []
 
-beforeAll(async () => {
-  chain = await startLedger()
-  client = new SuiGrpcClient({ network: 'mainnet', baseUrl: chain.url })
-  store = createMemoryStore()
-  paywall = createPaywall({
-    payTo: seller,
-    ledger: createLedger({ url: chain.url }),
-    store,
-    secrets: [secret],
-    now: () => clock,
-  })
-  const handlers = Object.fromEntries(
-    Object.entries(routes).map(([path, route]) => [
-      path,
-      paywall.protect(route, async (_request, paid) => {
-        calls++
-        if (path === '/boom') throw new Error('upstream failed')
-        if (path === '/hold' || path === '/hold-manual') {
-          hold.entered()
-          await hold.released
-        }
-        if (path === '/hold-manual') {
-          const started = paid.commit()
-          commits.push(started)
-          if (!started) return new Response(null, { status: 499 })
-        }
-        return Response.json({ ok: true, path, body: paid.body ?? null })
-      }),
-    ]),
-  )
-  const server = serve({
-    port: 0,
-    hostname: '127.0.0.1',
-    fetch: (request) => {
+const served = useTestPaywall(
+  chain,
+  { payTo: seller, secrets: [secret], now: () => clock },
+  (paywall) => {
+    const handlers = Object.fromEntries(
+      Object.entries(routes).map(([path, route]) => [
+        path,
+        paywall.protect(route, async (_request, paid) => {
+          calls++
+          if (path === '/boom') throw new Error('upstream failed')
+          if (path === '/hold' || path === '/hold-manual') {
+            hold.entered()
+            await hold.released
+          }
+          if (path === '/hold-manual') {
+            const started = paid.commit()
+            commits.push(started)
+            if (!started) return new Response(null, { status: 499 })
+          }
+          return Response.json({ ok: true, path, body: paid.body ?? null })
+        }),
+      ]),
+    )
+    return (request: Request) => {
       const handler = handlers[new URL(request.url).pathname]
       return handler ? handler(request) : new Response('not found', { status: 404 })
-    },
-  })
-  await new Promise((resolve) => server.once('listening', resolve))
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
-  close = () => server.close()
-})
-
-afterAll(async () => {
-  close?.()
-  await chain?.stop()
-})
+    }
+  },
+)
 
 async function challengeFor(path: string, init: RequestInit = {}) {
-  const response = await fetch(base + path, { method: 'POST', ...init })
+  const response = await fetch(served.base + path, { method: 'POST', ...init })
   expect(response.status).toBe(402)
   const body = parsePaymentRequired(await response.json())
   const mpp = parseChallenge(response.headers.get('www-authenticate') ?? '')
@@ -124,7 +95,7 @@ async function payX402(
   options: TestPaymentOptions & { body?: string } = {},
 ) {
   const { requirement } = await challengeFor(path, bodyInit(options.body))
-  const header = await x402PaymentHeader(client, payer, requirement, options)
+  const header = await x402PaymentHeader(chain.client, payer, requirement, options)
   return { header, response: await postWith(path, { [x402Headers.payment]: header }, options.body) }
 }
 
@@ -134,7 +105,7 @@ function bodyInit(body: string | undefined): RequestInit {
 
 function postWith(path: string, headers: Record<string, string>, body?: string) {
   const init = bodyInit(body)
-  return fetch(base + path, {
+  return fetch(served.base + path, {
     method: 'POST',
     ...init,
     headers: { ...(init.headers as Record<string, string>), ...headers },
@@ -146,10 +117,7 @@ async function codeOf(response: Response): Promise<string | undefined> {
   return ((await response.json()) as { code?: string }).code
 }
 
-async function usdcOf(address: string): Promise<bigint> {
-  const { balance } = await client.core.getBalance({ owner: address, coinType: chain.usdcType })
-  return BigInt(balance.balance)
-}
+const usdcOf = (address: string) => chain.usdcBalance(address)
 
 describe('paywall over the ledger emulator', () => {
   it('answers an unpaid request with one 402 in both dialects', async () => {
@@ -160,7 +128,7 @@ describe('paywall over the ledger emulator', () => {
       network: 'sui:mainnet',
       maxAmountRequired: '20000',
       payTo: seller,
-      resource: `${base}/paid`,
+      resource: `${served.base}/paid`,
     })
     expect(mpp.id).toBe(requirement.extra?.challengeId)
   })
@@ -181,9 +149,9 @@ describe('paywall over the ledger emulator', () => {
       payer: payer.toSuiAddress(),
     })
     expect(await usdcOf(seller)).toBe(before + 20_000n)
-    const onChain = await client.core.getTransaction({ digest: receipt.transaction })
+    const onChain = await chain.client.core.getTransaction({ digest: receipt.transaction })
     expect(onChain.$kind).toBe('Transaction')
-    expect((await store.get(receipt.transaction))?.state).toBe('served')
+    expect((await served.store.get(receipt.transaction))?.state).toBe('served')
 
     const replay = await postWith('/paid', { [x402Headers.payment]: header })
     expect(await codeOf(replay)).toBe('replay')
@@ -193,7 +161,7 @@ describe('paywall over the ledger emulator', () => {
   it('serves an MPP payment: the buyer submits, sends digest and proof', async () => {
     const payer = chain.createTestWallet({ usdc: '1' })
     const { mpp } = await challengeFor('/paid')
-    const { authorization, digest } = await mppAuthorization(client, payer, mpp)
+    const { authorization, digest } = await mppAuthorization(chain.client, payer, mpp)
     const response = await postWith('/paid', { authorization })
     expect(response.status).toBe(200)
     const receipt = decodeReceipt(response.headers.get('payment-receipt') ?? '')
@@ -205,11 +173,11 @@ describe('paywall over the ledger emulator', () => {
   it('refuses an MPP digest presented with someone else’s proof, and one that paid someone else', async () => {
     const payer = chain.createTestWallet({ usdc: '1' })
     const { mpp } = await challengeFor('/paid')
-    const thief = await mppAuthorization(client, payer, mpp, { prover: new Ed25519Keypair() })
+    const thief = await mppAuthorization(chain.client, payer, mpp, { prover: new Ed25519Keypair() })
     expect(await codeOf(await postWith('/paid', { authorization: thief.authorization }))).toBe(
       'signer_mismatch',
     )
-    const wrong = await mppAuthorization(client, payer, mpp, { to: stranger })
+    const wrong = await mppAuthorization(chain.client, payer, mpp, { to: stranger })
     expect(await codeOf(await postWith('/paid', { authorization: wrong.authorization }))).toBe(
       'wrong_recipient',
     )
@@ -240,7 +208,7 @@ describe('paywall over the ledger emulator', () => {
   it('rejects a bad signature and a signature by someone other than the sender', async () => {
     const payer = chain.createTestWallet({ usdc: '1' })
     const { requirement } = await challengeFor('/paid')
-    const payment = await signTestPayment(client, payer, {
+    const payment = await signTestPayment(chain.client, payer, {
       to: seller,
       amount: 20_000n,
       coinType: chain.usdcType,
@@ -327,7 +295,7 @@ describe('paywall over the ledger emulator', () => {
   })
 
   it('validates the body before any payment: 400 names the field, nothing charged', async () => {
-    const response = await fetch(`${base}/echo`, {
+    const response = await fetch(`${served.base}/echo`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', [x402Headers.payment]: 'not even base64!' },
       body: JSON.stringify({ text: 42 }),
@@ -345,8 +313,8 @@ describe('paywall over the ledger emulator', () => {
     const sender = payer.toSuiAddress()
     const send = async (extra: (tx: Transaction) => void) => {
       const { requirement } = await challengeFor('/paid')
-      const [usdc] = await coinRefs(client, sender, chain.usdcType)
-      const gas = await coinRefs(client, sender, SUI_TYPE)
+      const [usdc] = await coinRefs(chain.client, sender, chain.usdcType)
+      const gas = await coinRefs(chain.client, sender, SUI_TYPE)
       const tx = new Transaction()
       tx.setSender(sender)
       tx.setGasPrice(1000)
@@ -396,7 +364,7 @@ describe('paywall over the ledger emulator', () => {
   /** Pays `path`, hangs up while its handler is held, releases it; the payment's record. */
   async function hangUpDuring(path: string, payer: Ed25519Keypair) {
     const { requirement } = await challengeFor(path)
-    const header = await x402PaymentHeader(client, payer, requirement)
+    const header = await x402PaymentHeader(chain.client, payer, requirement)
     let release!: () => void
     const entered = new Promise<void>((resolve) => {
       hold = {
@@ -407,7 +375,7 @@ describe('paywall over the ledger emulator', () => {
       }
     })
     const buyer = new AbortController()
-    const call = fetch(`${base}${path}`, {
+    const call = fetch(`${served.base}${path}`, {
       method: 'POST',
       headers: { [x402Headers.payment]: header },
       signal: buyer.signal,
@@ -417,14 +385,14 @@ describe('paywall over the ledger emulator', () => {
     await expect(call).rejects.toThrow()
     const digest = transactionDigest(fromBase64(decodeXPayment(header).payload.transaction))
     for (let i = 0; i < 200; i++) {
-      const state = (await store.get(digest))?.state
+      const state = (await served.store.get(digest))?.state
       if (state !== 'settled' && state !== undefined) break
       await new Promise((resolve) => setTimeout(resolve, 25))
     }
-    const atHangUp = await store.get(digest)
+    const atHangUp = await served.store.get(digest)
     release()
     await new Promise((resolve) => setTimeout(resolve, 100))
-    return { atHangUp, later: await store.get(digest) }
+    return { atHangUp, later: await served.store.get(digest) }
   }
 
   it('serves a buyer who hangs up while the handler runs: its work had started (protect, request.signal)', async () => {
@@ -451,7 +419,7 @@ describe('paywall over the ledger emulator', () => {
     const payer = chain.createTestWallet({ usdc: '1' })
     const { response } = await payX402('/boom', payer)
     expect(response.status).toBe(500)
-    const due = await store.listRefundsDue()
+    const due = await served.store.listRefundsDue()
     expect(due.map((r) => r.settlement?.payer)).toContain(payer.toSuiAddress())
   })
 })
@@ -461,11 +429,11 @@ describe('attacks the paywall holds against', () => {
     const payer = chain.createTestWallet({ usdc: '1' })
     const before = calls
     const { requirement, mpp } = await challengeFor('/paid')
-    const header = await x402PaymentHeader(client, payer, requirement)
+    const header = await x402PaymentHeader(chain.client, payer, requirement)
     expect(await codeOf(await postWith('/dear', { [x402Headers.payment]: header }))).toBe(
       'invalid_challenge',
     )
-    const { authorization } = await mppAuthorization(client, payer, mpp)
+    const { authorization } = await mppAuthorization(chain.client, payer, mpp)
     expect(await codeOf(await postWith('/dear', { authorization }))).toBe('invalid_challenge')
     expect(calls).toBe(before)
   })
@@ -490,7 +458,7 @@ describe('attacks the paywall holds against', () => {
     for (const forged of ['forged', `${real.slice(0, -2)}AA`, real.split('').reverse().join('')]) {
       const x402 = await payX402('/paid', payer, { challengeId: forged })
       expect(await codeOf(x402.response)).toBe('invalid_challenge')
-      const { authorization } = await mppAuthorization(client, payer, { ...mpp, id: forged })
+      const { authorization } = await mppAuthorization(chain.client, payer, { ...mpp, id: forged })
       expect(await codeOf(await postWith('/paid', { authorization }))).toBe('invalid_challenge')
     }
     expect(calls).toBe(before)

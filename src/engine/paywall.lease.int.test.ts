@@ -10,7 +10,6 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { SuiGrpcClient } from '@mysten/sui/grpc'
 import { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createLedger } from '../ledger/index.js'
@@ -18,7 +17,7 @@ import { uniqueName } from '../stores/contract.js'
 import { createMemoryStore } from '../stores/memory.js'
 import { createSqliteStore } from '../stores/sqlite.js'
 import type { PaymentStore, StoreOptions } from '../stores/types.js'
-import { type StartedLedger, startLedger } from '../testing/index.js'
+import { useTestLedger } from '../testing/index.js'
 import { signTestPayment } from '../testing/payments.js'
 import { encodeXPayment, parsePaymentRequired, x402Headers } from '../x402.js'
 import { createPaywall } from './paywall.js'
@@ -27,17 +26,7 @@ import type { PaywallEvent } from './types.js'
 const secret = 'a-challenge-secret-of-at-least-32-bytes!'
 /** The serve lease of these tests, in ms of the injected clock (renewed every 200 real ms). */
 const serveLeaseMs = 600
-let chain: StartedLedger
-let client: SuiGrpcClient
-
-beforeAll(async () => {
-  chain = await startLedger()
-  client = new SuiGrpcClient({ network: 'mainnet', baseUrl: chain.url })
-})
-
-afterAll(async () => {
-  await chain?.stop()
-})
+const chain = useTestLedger({ beforeAll, afterAll })
 
 type StoreKind = {
   name: string
@@ -151,7 +140,7 @@ describe.each(kinds)('the serve lease of a long paid call ($name store)', (kind)
       }
       const requirement = await challenge()
       const payer = chain.createTestWallet({ usdc: '1' })
-      const signed = await signTestPayment(client, payer, {
+      const signed = await signTestPayment(chain.client, payer, {
         to: requirement.payTo,
         amount: BigInt(requirement.maxAmountRequired),
         coinType: requirement.asset,
@@ -258,7 +247,7 @@ describe.each(kinds)('the serve lease of a long paid call ($name store)', (kind)
       const unpaid = await onA(new Request(url, { method: 'POST' }))
       const requirement = parsePaymentRequired(await unpaid.json()).accepts[0]!
       const payer = chain.createTestWallet({ usdc: '1' })
-      const signed = await signTestPayment(client, payer, {
+      const signed = await signTestPayment(chain.client, payer, {
         to: requirement.payTo,
         amount: BigInt(requirement.maxAmountRequired),
         coinType: requirement.asset,

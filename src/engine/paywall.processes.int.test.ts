@@ -7,12 +7,11 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { SuiGrpcClient } from '@mysten/sui/grpc'
 import { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { serviceUrl, uniqueName } from '../stores/contract.js'
 import type { SellerConfig } from '../testing/fixtures/seller.js'
-import { type StartedLedger, startLedger } from '../testing/index.js'
+import { useTestLedger } from '../testing/index.js'
 import { x402PaymentHeader } from '../testing/payments.js'
 import { parsePaymentRequired, x402Headers } from '../x402.js'
 
@@ -22,26 +21,23 @@ const databaseUrl = serviceUrl('DATABASE_URL')
 const publicBaseUrl = 'http://seller.test'
 const secret = 'one-secret-shared-by-every-seller-process'
 
-let chain: StartedLedger
-let client: SuiGrpcClient
+const chain = useTestLedger({ beforeAll, afterAll }, { latencyMs: 30 })
 let folder: string
 const children = new Set<ChildProcess>()
 
 beforeAll(async () => {
-  chain = await startLedger({ latencyMs: 30 })
-  client = new SuiGrpcClient({ network: 'mainnet', baseUrl: chain.url })
   folder = mkdtempSync(join(tmpdir(), 'tollgate-sellers-'))
 })
 
 afterAll(async () => {
   for (const child of children) child.kill('SIGKILL')
-  await chain?.stop()
   rmSync(folder, { recursive: true, force: true })
 })
 
 type Seller = { port: number; child: ChildProcess; exited: Promise<number | null> }
 
-function startSeller(
+/** Spawns a seller in a process of its own (`testing/fixtures/seller.ts`), paid on the test ledger. */
+function spawnSeller(
   config: Omit<SellerConfig, 'ledgerUrl' | 'secret' | 'publicBaseUrl'>,
 ): Promise<Seller> {
   const full: SellerConfig = { ...config, ledgerUrl: chain.url, secret, publicBaseUrl }
@@ -89,13 +85,10 @@ function post(seller: Seller, path: string, headers: Record<string, string> = {}
 async function paymentFor(seller: Seller, payer: Ed25519Keypair, path = '/paid') {
   const challenge = await post(seller, path)
   const requirement = parsePaymentRequired(await challenge.json()).accepts[0]!
-  return { [x402Headers.payment]: await x402PaymentHeader(client, payer, requirement) }
+  return { [x402Headers.payment]: await x402PaymentHeader(chain.client, payer, requirement) }
 }
 
-async function usdc(address: string): Promise<bigint> {
-  const { balance } = await client.core.getBalance({ owner: address, coinType: chain.usdcType })
-  return BigInt(balance.balance)
-}
+const usdc = (address: string) => chain.usdcBalance(address)
 
 async function codes(responses: Response[]): Promise<Record<string, number>> {
   const counts: Record<string, number> = {}
@@ -137,7 +130,7 @@ describe('replay under load across processes', () => {
         const store = c.store()!
         const seller = new Ed25519Keypair().toSuiAddress()
         const sellers = await Promise.all(
-          Array.from({ length: c.processes }, () => startSeller({ payTo: seller, store })),
+          Array.from({ length: c.processes }, () => spawnSeller({ payTo: seller, store })),
         )
         try {
           const payer = chain.createTestWallet({ usdc: '1' })
@@ -176,14 +169,14 @@ describe('crashes (SIGKILL) lose nothing and charge once', () => {
     async (crashAt, _when, paidBeforeRestart) => {
       const store: SellerConfig['store'] = { kind: 'sqlite', file: join(folder, `${crashAt}.db`) }
       const seller = new Ed25519Keypair().toSuiAddress()
-      const doomed = await startSeller({ payTo: seller, store, storeOptions: leases, crashAt })
+      const doomed = await spawnSeller({ payTo: seller, store, storeOptions: leases, crashAt })
       const payer = chain.createTestWallet({ usdc: '1' })
       const headers = await paymentFor(doomed, payer)
       await expect(post(doomed, '/paid', headers)).rejects.toThrow()
       expect(await doomed.exited).toBe(null) // killed by its own crash point
       expect(await usdc(seller)).toBe(paidBeforeRestart)
 
-      const next = await startSeller({ payTo: seller, store, storeOptions: leases })
+      const next = await spawnSeller({ payTo: seller, store, storeOptions: leases })
       try {
         await new Promise((r) => setTimeout(r, 400)) // the dead process's lease runs out
         const again = await post(next, '/paid', headers)
@@ -205,7 +198,7 @@ describe('crashes (SIGKILL) lose nothing and charge once', () => {
       const seller = sellerKey.toSuiAddress()
       chain.faucet({ address: seller, sui: '1', usdc: '0' })
       const operatorKey = sellerKey.getSecretKey()
-      const doomed = await startSeller({
+      const doomed = await spawnSeller({
         payTo: seller,
         store,
         operatorKey,
@@ -221,7 +214,7 @@ describe('crashes (SIGKILL) lose nothing and charge once', () => {
         expect(await usdc(payer.toSuiAddress())).toBe(start - 20_000n) // recorded, never submitted
       }
 
-      const next = await startSeller({ payTo: seller, store, operatorKey, refundEveryMs: 50 })
+      const next = await spawnSeller({ payTo: seller, store, operatorKey, refundEveryMs: 50 })
       try {
         await expect.poll(() => usdc(payer.toSuiAddress()), { timeout: 10_000 }).toBe(start)
         await new Promise((r) => setTimeout(r, 300)) // more refund runs: nothing more is paid
@@ -264,8 +257,8 @@ describe('a process killed (SIGKILL) with paid calls in flight', () => {
         }
         // A serves slowly and dies mid-call; B shares its store (another process, or A restarted).
         const [doomed, next] = await Promise.all([
-          startSeller({ ...common, slowMs: 600_000 }),
-          startSeller({ ...common, slowMs: 0 }),
+          spawnSeller({ ...common, slowMs: 600_000 }),
+          spawnSeller({ ...common, slowMs: 0 }),
         ])
         try {
           const buyers = await Promise.all(
@@ -366,7 +359,7 @@ describe('ledger faults', () => {
       file: join(folder, `${uniqueName('fault')}.db`),
     }
     const seller = new Ed25519Keypair().toSuiAddress()
-    const s = await startSeller({ payTo: seller, store, ledgerTimeoutMs: 1_000 })
+    const s = await spawnSeller({ payTo: seller, store, ledgerTimeoutMs: 1_000 })
     try {
       const payer = chain.createTestWallet({ usdc: '1' })
       const headers = await paymentFor(s, payer)

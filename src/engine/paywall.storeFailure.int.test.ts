@@ -10,7 +10,6 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { SuiGrpcClient } from '@mysten/sui/grpc'
 import { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
 import Database from 'better-sqlite3'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -19,24 +18,14 @@ import { createLedger } from '../ledger/index.js'
 import { uniqueName } from '../stores/contract.js'
 import { createSqliteStore } from '../stores/sqlite.js'
 import type { PaymentStore } from '../stores/types.js'
-import { type StartedLedger, startLedger } from '../testing/index.js'
+import { useTestLedger } from '../testing/index.js'
 import { signTestPayment } from '../testing/payments.js'
 import { encodeXPayment, parsePaymentRequired, x402Headers } from '../x402.js'
 import { createPaywall } from './paywall.js'
 import type { PaywallEvent, PaywallOptions } from './types.js'
 
 const secret = 'a-challenge-secret-of-at-least-32-bytes!'
-let chain: StartedLedger
-let client: SuiGrpcClient
-
-beforeAll(async () => {
-  chain = await startLedger()
-  client = new SuiGrpcClient({ network: 'mainnet', baseUrl: chain.url })
-})
-
-afterAll(async () => {
-  await chain?.stop()
-})
+const chain = useTestLedger({ beforeAll, afterAll })
 
 /** A store on fresh storage, and how to break it. */
 type Opened = {
@@ -198,7 +187,7 @@ async function setUp(store: PaymentStore, extra: Partial<PaywallOptions> = {}) {
   const unpaid = await handler(new Request(url, { method: 'POST' }))
   expect(unpaid.status).toBe(402)
   const requirement = parsePaymentRequired(await unpaid.json()).accepts[0]!
-  const signed = await signTestPayment(client, chain.createTestWallet({ usdc: '1' }), {
+  const signed = await signTestPayment(chain.client, chain.createTestWallet({ usdc: '1' }), {
     to: requirement.payTo,
     amount: BigInt(requirement.maxAmountRequired),
     coinType: requirement.asset,

@@ -13,7 +13,7 @@ import { type ChallengePieces, resourceUrl } from '../challenge.js'
 import { PaymentError } from '../errors.js'
 import { alignedExpiry, keyRing, type MacKey } from '../internal/challengeId.js'
 import { assembleChallenge } from '../internal/challenges.js'
-import { Recent } from '../internal/recent.js'
+import { createRecent, type Recent } from '../internal/recent.js'
 import { type PreparedTerms, prepareTerms, type RouteTerms } from '../internal/terms.js'
 import { methodsFor } from '../methods/index.js'
 import { parseAmount } from '../money.js'
@@ -76,7 +76,7 @@ export type Preparation = {
 /** Prepares an engine's options; see the module's description. */
 export function createPreparation(options: PaywallOptions): Preparation {
   const routes = new WeakMap<PaidRoute, PreparedRoute>()
-  const resources = new Recent<string, string>(remembered, longestUrl)
+  const resources = createRecent<string, string>({ max: remembered, maxKeyLength: longestUrl })
   const keys = keyRing(options.secrets)
   /** The paywall's methods (the default of every route). */
   const methods = routeMethods(options.methods ?? methodsFor(options.offer))
@@ -107,7 +107,7 @@ export function createPreparation(options: PaywallOptions): Preparation {
       methods: route.methods === undefined ? methods : routeMethods(route.methods),
       limit: route.maxBodyBytes ?? options.maxBodyBytes ?? defaultMaxBodyBytes,
       base,
-      byResource: new Recent(remembered),
+      byResource: createRecent({ max: remembered }),
     }
   }
 

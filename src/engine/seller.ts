@@ -8,7 +8,7 @@
 import { defaultMaxBodyBytes } from '../body.js'
 import type { ChallengeSecret } from '../challenge.js'
 import { ledgerClaimResolver } from '../claimResolver.js'
-import { Recent } from '../internal/recent.js'
+import { createRecent, type Recent } from '../internal/recent.js'
 import { createLeaseSweeper } from '../leaseSweeper.js'
 import { createLedger } from '../ledger/index.js'
 import { createRefunder } from '../refunds.js'
@@ -102,14 +102,16 @@ export function createSellerPaywall(
    * Methods come from clients: at most 32 spellings are remembered, 4 096 URLs of up to 256
    * characters each.
    */
-  const matches = new Recent<string, Recent<string, PaidRoute | null>>(32)
+  const matches = createRecent<string, Recent<string, PaidRoute | null>>({ max: 32 })
   return {
     engine,
     routes,
     refunder,
     sweeper,
     match(method, rawUrl) {
-      const byUrl = matches.get(method) ?? matches.remember(method, new Recent(4096, 256))
+      const byUrl =
+        matches.get(method) ??
+        matches.remember(method, createRecent({ max: 4096, maxKeyLength: 256 }))
       // `null` is a remembered "unpriced": only `undefined` means not seen.
       let found = byUrl.get(rawUrl)
       if (found === undefined)

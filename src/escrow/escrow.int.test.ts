@@ -1,6 +1,6 @@
 import type { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
 import { Transaction } from '@mysten/sui/transactions'
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { EscrowAbort } from '../testing/ledger/escrow.js'
 import { structOf } from '../testing/ledger/signatures.js'
 import { readEscrowConfig } from './job.js'
@@ -14,16 +14,9 @@ import {
 } from './moves.js'
 import type { EscrowTerms } from './terms.js'
 import { deliveryHash } from './terms.js'
-import { type EscrowBench, type MoveResult, startEscrowBench } from './testHelpers.js'
+import { type MoveResult, useEscrowBench } from './testHelpers.js'
 
-let bench: EscrowBench
-beforeAll(async () => {
-  bench = await startEscrowBench(500n)
-})
-afterEach(() => {
-  expect(bench.violations.splice(0), 'money was created or destroyed').toEqual([])
-})
-afterAll(() => bench.ledger.stop())
+const bench = useEscrowBench()
 
 const pkg = () => bench.ledger.modulesPackage
 const HASH = deliveryHash('the translated document')
@@ -321,84 +314,82 @@ describe('refund', () => {
 })
 
 describe('the fee rate is fixed at funding', () => {
+  // A bench of its own, whose fee rate this test changes.
+  const local = useEscrowBench({ feeBps: 250n, checkEachTest: false })
+
   it('a job funded at 250 bps keeps 250 after the admin sets 500; a new job gets 500', async () => {
-    const local = await startEscrowBench(250n)
-    try {
-      const admin = local.admin
-      const buyer = local.ledger.createTestWallet({ usdc: '5' })
-      const seller = local.ledger.createTestWallet({ usdc: '0' })
-      const fundIt = async (feeBps: number) =>
-        local.exec(
-          buyer,
-          buildFund({
-            client: local.client,
-            package: local.ledger.modulesPackage,
-            sender: buyer.toSuiAddress(),
-            terms: { ...local.terms(seller.toSuiAddress(), 1_000_000n), feeBps },
-          }),
-        )
-      const old = await fundIt(250)
-      expect(old.status).toBe('ok')
-      const { objects } = await local.client.core.listOwnedObjects({
-        owner: admin.toSuiAddress(),
-        type: `${local.ledger.modulesPackage}::escrow::AdminCap`,
-      })
-      const cap = objects[0]
-      if (!cap) throw new Error('no AdminCap')
-      const setFee = (signer: Ed25519Keypair) =>
-        local.exec(
-          signer,
-          buildSetFee({
-            client: local.client,
-            package: local.ledger.modulesPackage,
-            sender: signer.toSuiAddress(),
-            adminCap: cap,
-            config: local.ledger.escrow.config,
-            feeBps: 500,
-          }),
-        )
-      // Nobody but the holder of the AdminCap can use it: the ledger refuses the transaction.
-      await expect(setFee(buyer)).rejects.toThrow(/not owned by/)
-      expect((await setFee(admin)).status).toBe('ok')
-      expect((await readEscrowConfig(local.client, local.ledger.escrow.config)).feeBps).toBe(500n)
-      // A buyer still holding the old 402's terms (250) is stopped: nothing locked.
-      expect(await fundIt(250)).toMatchObject({
-        status: 'aborted',
-        code: Number(EscrowAbort.feeChanged),
-      })
-      const fresh = await fundIt(500)
-      const oldJob = await local.job((old as { jobId: string }).jobId)
-      const newJob = await local.job((fresh as { jobId: string }).jobId)
-      expect(oldJob?.feeBps).toBe(250n)
-      expect(newJob?.feeBps).toBe(500n)
-      // Released after the change, the old job still pays 2.5 %.
-      const pkgId = local.ledger.modulesPackage
-      for (const [job, fee] of [
-        [oldJob, 25_000n],
-        [newJob, 50_000n],
-      ] as const) {
-        if (!job) throw new Error('no job')
-        const before = await local.usdc(local.treasury)
-        await local.exec(
-          seller,
-          buildDeliver({
-            client: local.client,
-            package: pkgId,
-            sender: seller.toSuiAddress(),
-            job,
-            deliveryHash: HASH,
-          }),
-        )
-        await local.exec(
-          buyer,
-          buildRelease({ client: local.client, package: pkgId, sender: buyer.toSuiAddress(), job }),
-        )
-        expect((await local.usdc(local.treasury)) - before).toBe(fee)
-      }
-      expect(local.violations).toEqual([])
-    } finally {
-      await local.ledger.stop()
+    const admin = local.admin
+    const buyer = local.ledger.createTestWallet({ usdc: '5' })
+    const seller = local.ledger.createTestWallet({ usdc: '0' })
+    const fundIt = async (feeBps: number) =>
+      local.exec(
+        buyer,
+        buildFund({
+          client: local.client,
+          package: local.ledger.modulesPackage,
+          sender: buyer.toSuiAddress(),
+          terms: { ...local.terms(seller.toSuiAddress(), 1_000_000n), feeBps },
+        }),
+      )
+    const old = await fundIt(250)
+    expect(old.status).toBe('ok')
+    const { objects } = await local.client.core.listOwnedObjects({
+      owner: admin.toSuiAddress(),
+      type: `${local.ledger.modulesPackage}::escrow::AdminCap`,
+    })
+    const cap = objects[0]
+    if (!cap) throw new Error('no AdminCap')
+    const setFee = (signer: Ed25519Keypair) =>
+      local.exec(
+        signer,
+        buildSetFee({
+          client: local.client,
+          package: local.ledger.modulesPackage,
+          sender: signer.toSuiAddress(),
+          adminCap: cap,
+          config: local.ledger.escrow.config,
+          feeBps: 500,
+        }),
+      )
+    // Nobody but the holder of the AdminCap can use it: the ledger refuses the transaction.
+    await expect(setFee(buyer)).rejects.toThrow(/not owned by/)
+    expect((await setFee(admin)).status).toBe('ok')
+    expect((await readEscrowConfig(local.client, local.ledger.escrow.config)).feeBps).toBe(500n)
+    // A buyer still holding the old 402's terms (250) is stopped: nothing locked.
+    expect(await fundIt(250)).toMatchObject({
+      status: 'aborted',
+      code: Number(EscrowAbort.feeChanged),
+    })
+    const fresh = await fundIt(500)
+    const oldJob = await local.job((old as { jobId: string }).jobId)
+    const newJob = await local.job((fresh as { jobId: string }).jobId)
+    expect(oldJob?.feeBps).toBe(250n)
+    expect(newJob?.feeBps).toBe(500n)
+    // Released after the change, the old job still pays 2.5 %.
+    const pkgId = local.ledger.modulesPackage
+    for (const [job, fee] of [
+      [oldJob, 25_000n],
+      [newJob, 50_000n],
+    ] as const) {
+      if (!job) throw new Error('no job')
+      const before = await local.usdc(local.treasury)
+      await local.exec(
+        seller,
+        buildDeliver({
+          client: local.client,
+          package: pkgId,
+          sender: seller.toSuiAddress(),
+          job,
+          deliveryHash: HASH,
+        }),
+      )
+      await local.exec(
+        buyer,
+        buildRelease({ client: local.client, package: pkgId, sender: buyer.toSuiAddress(), job }),
+      )
+      expect((await local.usdc(local.treasury)) - before).toBe(fee)
     }
+    expect(local.violations).toEqual([])
   })
 })
 

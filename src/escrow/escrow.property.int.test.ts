@@ -1,20 +1,13 @@
 import type { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
 import fc from 'fast-check'
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { EscrowAbort } from '../testing/ledger/escrow.js'
 import type { EscrowJob } from './job.js'
 import { buildDeliver, buildFund, buildRefund, buildReject, buildRelease } from './moves.js'
 import { deliveryHash } from './terms.js'
-import { type EscrowBench, startEscrowBench } from './testHelpers.js'
+import { useEscrowBench } from './testHelpers.js'
 
-let bench: EscrowBench
-beforeAll(async () => {
-  bench = await startEscrowBench(500n)
-})
-afterEach(() => {
-  expect(bench.violations.splice(0), 'money was created or destroyed').toEqual([])
-})
-afterAll(() => bench.ledger.stop())
+const bench = useEscrowBench()
 
 type Who = 'buyer' | 'seller' | 'stranger'
 type Move = { kind: 'deliver' | 'release' | 'reject' | 'refund'; who: Who; advanceMs: number }

@@ -3,16 +3,16 @@ import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { serve } from '@hono/node-server'
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createPayingFetch } from '../client/fetch.js'
 import { createJobClient } from '../client/jobs.js'
 import { createWalletLimits } from '../client/limits.js'
 import { isPaymentError, type PaymentError } from '../errors.js'
 import { createEscrowSeller } from './seller.js'
 import { deliveryHash } from './terms.js'
-import { type EscrowBench, startEscrowBench } from './testHelpers.js'
+import { type EscrowBench, useEscrowBench } from './testHelpers.js'
 
-let bench: EscrowBench
+const bench = useEscrowBench()
 let base: string
 let close: () => void
 const sellerKey = {
@@ -20,7 +20,6 @@ const sellerKey = {
 }
 
 beforeAll(async () => {
-  bench = await startEscrowBench(500n)
   const signer = bench.ledger.createTestWallet({ usdc: '0' })
   sellerKey.current = signer
   const seller = createEscrowSeller({
@@ -42,9 +41,6 @@ beforeAll(async () => {
   await new Promise((resolve) => server.once('listening', resolve))
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
   close = () => server.close()
-})
-afterEach(() => {
-  expect(bench.violations.splice(0), 'money was created or destroyed').toEqual([])
 })
 afterAll(async () => {
   close?.()

@@ -7,6 +7,7 @@
 import { SuiGrpcClient } from '@mysten/sui/grpc'
 import { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
 import type { Transaction } from '@mysten/sui/transactions'
+import { afterAll, afterEach, beforeAll, expect } from 'vitest'
 import { type StartedLedger, startLedger } from '../testing/index.js'
 import { checkSupply } from '../testing/ledger/supply.js'
 import { readJob } from './job.js'
@@ -42,8 +43,68 @@ export type EscrowBench = {
   usdc(address: string): Promise<bigint>
 }
 
+/** Options of {@link useEscrowBench}. */
+export type EscrowBenchOptions = {
+  /** The escrow's fee rate at genesis, in basis points. Default 500. */
+  feeBps?: bigint
+  /** Whether each test ends by asserting that no money was created or destroyed. Default true. */
+  checkEachTest?: boolean
+}
+
+/**
+ * Starts a bench before the tests of the enclosing file or `describe` and stops its ledger after
+ * them; with `checkEachTest`, each test ends by asserting the bench's conservation. The handle is
+ * readable from `beforeAll` on.
+ */
+export function useEscrowBench(options: EscrowBenchOptions = {}): EscrowBench {
+  const { feeBps = 500n, checkEachTest = true } = options
+  let started: EscrowBench | undefined
+  beforeAll(async () => {
+    started = await startEscrowBench(feeBps)
+  })
+  if (checkEachTest) {
+    afterEach(() => {
+      expect(running().violations.splice(0), 'money was created or destroyed').toEqual([])
+    })
+  }
+  afterAll(async () => {
+    await started?.ledger.stop()
+  })
+  const running = () => {
+    if (!started) throw new Error('useEscrowBench: the bench is readable from beforeAll on')
+    return started
+  }
+  return {
+    get ledger() {
+      return running().ledger
+    },
+    get client() {
+      return running().client
+    },
+    get admin() {
+      return running().admin
+    },
+    get treasury() {
+      return running().treasury
+    },
+    get clock() {
+      return running().clock
+    },
+    get violations() {
+      return running().violations
+    },
+    get pinned() {
+      return running().pinned
+    },
+    exec: (signer, tx) => running().exec(signer, tx),
+    terms: (seller, amount, extra) => running().terms(seller, amount, extra),
+    job: (id) => running().job(id),
+    usdc: (address) => running().usdc(address),
+  }
+}
+
 /** Starts the bench (stop with `bench.ledger.stop()`). */
-export async function startEscrowBench(feeBps = 500n): Promise<EscrowBench> {
+async function startEscrowBench(feeBps = 500n): Promise<EscrowBench> {
   const clock = { now: Date.now() }
   const admin = Ed25519Keypair.generate()
   const treasury = Ed25519Keypair.generate().toSuiAddress()

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest'
-import { Recent } from './recent.js'
+import { createRecent } from './recent.js'
 
-describe('Recent', () => {
+describe('createRecent', () => {
   it('answers what it remembered and drops the oldest entry when full', () => {
-    const recent = new Recent<string, number>(2)
+    const recent = createRecent<string, number>({ max: 2 })
     expect(recent.remember('a', 1)).toBe(1)
     recent.remember('b', 2)
     recent.remember('c', 3)
@@ -15,7 +15,7 @@ describe('Recent', () => {
   })
 
   it('does not keep keys over the length limit, but still hands the value back', () => {
-    const recent = new Recent<string, string>(10, 3)
+    const recent = createRecent<string, string>({ max: 10, maxKeyLength: 3 })
     expect(recent.remember('long', 'x')).toBe('x')
     expect(recent.get('long')).toBeUndefined()
     expect(recent.size).toBe(0)

@@ -7,35 +7,38 @@
  */
 
 /** A bounded map; see the module's description. */
-export class Recent<K, V> {
-  readonly #entries = new Map<K, V>()
-  readonly #max: number
-  readonly #maxKeyLength: number
-
-  /**
-   * @param max - entries kept at most.
-   * @param maxKeyLength - string keys longer than this are not kept (default: no limit).
-   */
-  constructor(max: number, maxKeyLength = Number.POSITIVE_INFINITY) {
-    this.#max = max
-    this.#maxKeyLength = maxKeyLength
-  }
-
-  get(key: K): V | undefined {
-    return this.#entries.get(key)
-  }
-
+export type Recent<K, V> = {
+  get(key: K): V | undefined
   /** Keeps `value` under `key` (making room by dropping the oldest entry) and returns it. */
-  remember(key: K, value: V): V {
-    if (typeof key === 'string' && key.length > this.#maxKeyLength) return value
-    if (this.#entries.size >= this.#max && !this.#entries.has(key)) {
-      this.#entries.delete(this.#entries.keys().next().value as K)
-    }
-    this.#entries.set(key, value)
-    return value
-  }
+  remember(key: K, value: V): V
+  /** How many entries are kept. */
+  readonly size: number
+}
 
-  get size(): number {
-    return this.#entries.size
+/** Options of {@link createRecent}. */
+export type RecentOptions = {
+  /** Entries kept at most. */
+  max: number
+  /** String keys longer than this are not kept. Default: no limit. */
+  maxKeyLength?: number
+}
+
+/** Creates an empty {@link Recent} map. */
+export function createRecent<K, V>(options: RecentOptions): Recent<K, V> {
+  const { max, maxKeyLength = Number.POSITIVE_INFINITY } = options
+  const entries = new Map<K, V>()
+  return {
+    get: (key) => entries.get(key),
+    remember(key, value) {
+      if (typeof key === 'string' && key.length > maxKeyLength) return value
+      if (entries.size >= max && !entries.has(key)) {
+        entries.delete(entries.keys().next().value as K)
+      }
+      entries.set(key, value)
+      return value
+    },
+    get size() {
+      return entries.size
+    },
   }
 }

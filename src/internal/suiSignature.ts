@@ -12,7 +12,7 @@
 import { fromBase64, normalizeSuiAddress, toHex } from '@mysten/sui/utils'
 import { verifyTransactionSignature } from '@mysten/sui/verify'
 import { blake2b } from '@noble/hashes/blake2.js'
-import { Recent } from './recent.js'
+import { createRecent, type Recent } from './recent.js'
 
 /** The outcome of checking one serialized signature over transaction bytes. */
 export type SignerCheck =
@@ -30,7 +30,7 @@ export type ImportedKeys = Recent<string, Promise<CryptoKey>>
 
 /** A bounded store of imported keys for {@link verifyTransactionSigner}. */
 export function importedKeys(max = 10_000): ImportedKeys {
-  return new Recent(max)
+  return createRecent({ max })
 }
 
 /** The raw 32-byte key as a WebCrypto verification key (remembered in `keys` when given). */

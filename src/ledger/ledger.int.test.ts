@@ -1,28 +1,20 @@
-import { SuiGrpcClient } from '@mysten/sui/grpc'
 import { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
 import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from 'vitest'
 import { transactionDigest } from '../internal/suiSignature.js'
 import type { RefundLedger } from '../refunds.js'
 import type { SettlementLedger } from '../settle.js'
-import { type StartedLedger, startLedger } from '../testing/index.js'
+import { useTestLedger } from '../testing/index.js'
 import { buildCoinTransfer } from '../testing/ledger/testHelpers.js'
 import { createLedger } from './index.js'
 import type { Ledger } from './types.js'
 
-let emulator: StartedLedger
-let client: SuiGrpcClient
-
-beforeAll(async () => {
-  emulator = await startLedger()
-  client = new SuiGrpcClient({ network: 'mainnet', baseUrl: emulator.url })
-})
-afterAll(() => emulator.stop())
+const emulator = useTestLedger({ beforeAll, afterAll })
 
 async function signedPayment(amount = 20_000n) {
   const buyer = emulator.createTestWallet({ usdc: '1' })
   const seller = Ed25519Keypair.generate().toSuiAddress()
   const bytes = await buildCoinTransfer({
-    client,
+    client: emulator.client,
     payer: buyer,
     to: seller,
     amount,
@@ -75,7 +67,7 @@ describe('createLedger over the emulator URL', () => {
     const ledger = createLedger({ url: emulator.url })
     const buyer = emulator.createTestWallet({ usdc: '0.01' })
     const bytes = await buildCoinTransfer({
-      client,
+      client: emulator.client,
       payer: buyer,
       to: '0x1',
       amount: 50_000n,

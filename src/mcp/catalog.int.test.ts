@@ -7,56 +7,33 @@
  * the per-call maximum refuse them with the client's codes, nothing paid; a seller on loopback is
  * not called unless private sellers are allowed; a model that needs a key is listed only with one.
  */
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js'
-import { SuiGrpcClient } from '@mysten/sui/grpc'
 import type { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { registerAgent } from '../../conformance/fixtures/agent.js'
-import type { RunningSeller } from '../../conformance/fixtures/sellers.js'
-import { loadConfig } from '../../reference-gateway/config.js'
-import {
-  startAdapterSeller,
-  submitListing,
-} from '../../reference-gateway/marketplace/testHelpers.js'
-import { type RunningGateway, startGateway } from '../../reference-gateway/server/server.js'
-import type { StartedLedger } from '../testing/ledger/index.js'
+import { type RunningSeller, startSeller } from '../../conformance/fixtures/sellers.js'
+import { submitListing } from '../../reference-gateway/marketplace/testHelpers.js'
+import { useTestGateway } from '../../reference-gateway/server/testHelpers.js'
 import { createGatewayMcp, type GatewayMcpOptions } from './server.js'
 
-let gateway: RunningGateway
-let emulator: StartedLedger
-let ledger: SuiGrpcClient
-let dataDir: string
+const gateway = useTestGateway({
+  config: {
+    // The seller listens on 127.0.0.1; private addresses are off unless set.
+    listingAllowPrivateNetwork: true,
+  },
+})
 let seller: RunningSeller
 let agent: Ed25519Keypair
 
 beforeAll(async () => {
-  dataDir = mkdtempSync(join(tmpdir(), 'tollgate-mcp-catalog-'))
-  gateway = await startGateway({
-    config: loadConfig({
-      env: {},
-      overrides: {
-        port: 0,
-        dataDir,
-        emulatorLatencyMs: 0,
-        logLevel: 'silent',
-        // The seller listens on 127.0.0.1; private addresses are off unless set.
-        listingAllowPrivateNetwork: true,
-      },
-    }),
-  })
-  emulator = gateway.emulator as StartedLedger
-  ledger = new SuiGrpcClient({ network: 'mainnet', baseUrl: emulator.url })
-  agent = emulator.createTestWallet({ usdc: '0', sui: '1' })
-  await registerAgent(ledger, agent, emulator.modulesPackage, 'mcp-seller')
-  seller = await startAdapterSeller('hono', {
-    payTo: agent.toSuiAddress(),
-    ledgerUrl: emulator.url,
-    price: '0.03',
-  })
+  agent = gateway.emulator.createTestWallet({ usdc: '0', sui: '1' })
+  await registerAgent(gateway.ledgerClient, agent, gateway.emulator.modulesPackage, 'mcp-seller')
+  seller = await startSeller(
+    { ledgerUrl: gateway.emulator.url, wallet: agent.toSuiAddress() },
+    { adapter: 'hono', price: '0.03' },
+  )
   const listed = await submitListing(`${gateway.url}/v1/agent`, agent, {
     url: seller.url,
     name: 'Answer oracle',
@@ -74,22 +51,17 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await seller?.close()
-  await gateway?.stop()
-  if (dataDir) rmSync(dataDir, { recursive: true, force: true })
 })
 
-const balanceOf = async (address: string) =>
-  BigInt(
-    (await ledger.core.getBalance({ owner: address, coinType: emulator.usdcType })).balance.balance,
-  )
+const balanceOf = (address: string) => gateway.usdcBalance(address)
 
 let wallets = 0
 async function connect(payer: Ed25519Keypair, options: Partial<GatewayMcpOptions> = {}) {
   const mcp = await createGatewayMcp({
     gateway: gateway.url,
     signer: payer,
-    ledger: emulator.url,
-    limits: { file: join(dataDir, `spending-${wallets++}.json`) },
+    ledger: gateway.emulator.url,
+    limits: { file: join(gateway.dataDir, `spending-${wallets++}.json`) },
     allowPrivateSellers: true,
     ...options,
   })
@@ -119,7 +91,9 @@ async function sellerToolName(client: Client): Promise<string> {
 
 describe('tollgate mcp: listed sellers and the inference API as paid tools', () => {
   it('lists the seller endpoint and the keyless model with schema, seller and price', async () => {
-    const { client, mcp } = await connect(emulator.createTestWallet({ usdc: '1', sui: '1' }))
+    const { client, mcp } = await connect(
+      gateway.emulator.createTestWallet({ usdc: '1', sui: '1' }),
+    )
     expect(mcp.warnings).toEqual([])
     const { tools } = await client.listTools()
     const names = tools.map((tool) => tool.name)
@@ -154,7 +128,7 @@ describe('tollgate mcp: listed sellers and the inference API as paid tools', () 
   })
 
   it('pays the seller directly and the chat through the gateway, counted per tool', async () => {
-    const payer = emulator.createTestWallet({ usdc: '1', sui: '1' })
+    const payer = gateway.emulator.createTestWallet({ usdc: '1', sui: '1' })
     const start = await balanceOf(payer.toSuiAddress())
     const sellerStart = await balanceOf(agent.toSuiAddress())
     const { client } = await connect(payer, { maxPrice: '0.05', sessionBudget: '1' })
@@ -168,7 +142,7 @@ describe('tollgate mcp: listed sellers and the inference API as paid tools', () 
       body: { answer: 42 },
       payment: { amount: '0.030000', payTo: agent.toSuiAddress() },
     })
-    const tx = await ledger.core.getTransaction({ digest: paid.payment.digest })
+    const tx = await gateway.ledgerClient.core.getTransaction({ digest: paid.payment.digest })
     expect(tx.Transaction?.digest ?? tx.FailedTransaction?.digest).toBe(paid.payment.digest)
     expect(await balanceOf(agent.toSuiAddress())).toBe(sellerStart + 30_000n)
 
@@ -189,7 +163,7 @@ describe('tollgate mcp: listed sellers and the inference API as paid tools', () 
   })
 
   it('the session budget refuses both over the limit with LIMIT_PER_SESSION, nothing paid', async () => {
-    const payer = emulator.createTestWallet({ usdc: '1', sui: '1' })
+    const payer = gateway.emulator.createTestWallet({ usdc: '1', sui: '1' })
     const { client } = await connect(payer, { sessionBudget: '0.04' })
     const name = await sellerToolName(client)
     expect((await client.callTool({ name, arguments: question })).isError).toBe(false)
@@ -206,7 +180,7 @@ describe('tollgate mcp: listed sellers and the inference API as paid tools', () 
   })
 
   it('the per-call maximum refuses both with PRICE_ABOVE_MAX, nothing paid', async () => {
-    const payer = emulator.createTestWallet({ usdc: '1', sui: '1' })
+    const payer = gateway.emulator.createTestWallet({ usdc: '1', sui: '1' })
     const start = await balanceOf(payer.toSuiAddress())
     const { client } = await connect(payer, { maxPrice: '0.02' })
     for (const call of [
@@ -220,7 +194,7 @@ describe('tollgate mcp: listed sellers and the inference API as paid tools', () 
   })
 
   it('does not call a seller on a private address unless allowed, nothing paid', async () => {
-    const payer = emulator.createTestWallet({ usdc: '1', sui: '1' })
+    const payer = gateway.emulator.createTestWallet({ usdc: '1', sui: '1' })
     const start = await balanceOf(payer.toSuiAddress())
     const { client } = await connect(payer, { allowPrivateSellers: false })
     const refused = await client.callTool({
@@ -233,7 +207,7 @@ describe('tollgate mcp: listed sellers and the inference API as paid tools', () 
   })
 
   it('lists a model that needs a key only with one; a refused key costs nothing', async () => {
-    const payer = emulator.createTestWallet({ usdc: '1', sui: '1' })
+    const payer = gateway.emulator.createTestWallet({ usdc: '1', sui: '1' })
     const apiKey = 'tg_not-a-real-key-of-this-gateway'
     const { client } = await connect(payer, { apiKey, sessionBudget: '1' })
     const { tools } = await client.listTools()

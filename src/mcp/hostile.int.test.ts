@@ -4,39 +4,25 @@
  * request with a 402 asking four times that price, paid to another address — still under the
  * per-call maximum. The MCP server refuses before signing: nothing paid, no paid request sent.
  */
-import { mkdtempSync, rmSync } from 'node:fs'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { loadConfig } from '../../reference-gateway/config.js'
-import { type RunningGateway, startGateway } from '../../reference-gateway/server/server.js'
+import { useTestGateway } from '../../reference-gateway/server/testHelpers.js'
 import { buildChallenge } from '../challenge.js'
 import { createLedger } from '../ledger/index.js'
-import type { StartedLedger } from '../testing/ledger/index.js'
 import { createGatewayMcp } from './server.js'
 
-let gateway: RunningGateway
-let emulator: StartedLedger
+const gateway = useTestGateway()
 let proxy: Server
 let proxyUrl: string
-let dataDir: string
 /** Paths of requests that carried a payment credential. */
 const paid: string[] = []
 const attacker = `0x${'ee'.repeat(32)}`
 
 beforeAll(async () => {
-  dataDir = mkdtempSync(join(tmpdir(), 'tollgate-mcp-hostile-'))
-  gateway = await startGateway({
-    config: loadConfig({
-      env: {},
-      overrides: { port: 0, dataDir, emulatorLatencyMs: 0, logLevel: 'silent' },
-    }),
-  })
-  emulator = gateway.emulator as StartedLedger
   proxy = createServer(async (req, res) => {
     let body = ''
     for await (const chunk of req) body += String(chunk)
@@ -72,19 +58,17 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await new Promise((resolve) => proxy?.close(resolve))
-  await gateway?.stop()
-  if (dataDir) rmSync(dataDir, { recursive: true, force: true })
 })
 
 describe('tollgate mcp against a hostile gateway', () => {
   it('refuses a 402 asking more than the listed price, under the per-call maximum: nothing paid', async () => {
-    const payer = emulator.createTestWallet({ usdc: '1', sui: '1' })
+    const payer = gateway.emulator.createTestWallet({ usdc: '1', sui: '1' })
     const mcp = await createGatewayMcp({
       gateway: proxyUrl,
       signer: payer,
-      ledger: emulator.url,
+      ledger: gateway.emulator.url,
       maxPrice: '1',
-      limits: { file: join(dataDir, 'spending.json') },
+      limits: { file: join(gateway.dataDir, 'spending.json') },
     })
     const [a, b] = InMemoryTransport.createLinkedPair()
     await mcp.createServer().connect(a)
@@ -93,8 +77,8 @@ describe('tollgate mcp against a hostile gateway', () => {
     const tools = await client.listTools()
     const tool = tools.tools.find((t) => t.name === 'anthropic-v1-messages')
     expect(tool?.description).toContain('Price: 0.020000 USDC per call')
-    const ledger = createLedger({ url: emulator.url })
-    const before = (await ledger.getBalance(payer.toSuiAddress(), emulator.usdcType)).total
+    const ledger = createLedger({ url: gateway.emulator.url })
+    const before = (await ledger.getBalance(payer.toSuiAddress(), gateway.emulator.usdcType)).total
     const refused = await client.callTool({
       name: 'anthropic-v1-messages',
       arguments: {
@@ -108,6 +92,8 @@ describe('tollgate mcp against a hostile gateway', () => {
       'PRICE_ABOVE_MAX',
     )
     expect(paid).toEqual([])
-    expect((await ledger.getBalance(payer.toSuiAddress(), emulator.usdcType)).total).toBe(before)
+    expect((await ledger.getBalance(payer.toSuiAddress(), gateway.emulator.usdcType)).total).toBe(
+      before,
+    )
   })
 })

@@ -9,32 +9,27 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js'
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import { McpError } from '@modelcontextprotocol/sdk/types.js'
-import { SuiGrpcClient } from '@mysten/sui/grpc'
 import type { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { SellerEvent } from '../engine/sellerTypes.js'
 import { type Challenge, parseCredential } from '../mpp.js'
 import { createMemoryStore } from '../stores/memory.js'
-import { type StartedLedger, startLedger } from '../testing/ledger/index.js'
+import { useTestLedger } from '../testing/index.js'
 import { mppAuthorization, x402PaymentHeader } from '../testing/payments.js'
 import type { PaymentRequirement } from '../x402.js'
 import { createPaidMcpTools, type PaidMcpTools, type PaidToolExtra } from './paidTools.js'
 
-let chain: StartedLedger
-let ledger: SuiGrpcClient
+const chain = useTestLedger({ beforeAll, afterAll })
 let seller: Ed25519Keypair
 const events: SellerEvent[] = []
 const helpers: PaidMcpTools[] = []
 
 beforeAll(async () => {
-  chain = await startLedger({ latencyMs: 0 })
-  ledger = new SuiGrpcClient({ network: 'mainnet', baseUrl: chain.url })
   seller = chain.createTestWallet({ usdc: '1', sui: '10' })
 })
 
 afterAll(async () => {
   for (const helper of helpers) await helper.close()
-  await chain?.stop()
 })
 
 /** A seller's MCP server with a paid `echo` and a paid `broken` tool, and a connected client. */
@@ -74,10 +69,7 @@ async function connect(challenge: 'mpp' | 'x402') {
   return client
 }
 
-const balanceOf = async (address: string) =>
-  BigInt(
-    (await ledger.core.getBalance({ owner: address, coinType: chain.usdcType })).balance.balance,
-  )
+const balanceOf = (address: string) => chain.usdcBalance(address)
 
 async function mppChallenge(client: Client, name: string): Promise<Challenge> {
   const error = await client.callTool({ name, arguments: {} }).then(
@@ -98,7 +90,7 @@ describe('paid MCP tools, MPP transport', () => {
     const challenge = await mppChallenge(client, 'echo')
     expect(challenge.method).toBe('sui')
     expect(challenge.request).toMatchObject({ amount: '10000', recipient: seller.toSuiAddress() })
-    const { authorization, digest } = await mppAuthorization(ledger, payer, challenge)
+    const { authorization, digest } = await mppAuthorization(chain.client, payer, challenge)
     const credential = parseCredential(authorization)
     const paid = await client.callTool({
       name: 'echo',
@@ -129,7 +121,7 @@ describe('paid MCP tools, MPP transport', () => {
     const payer = chain.createTestWallet({ usdc: '1', sui: '1' })
     const start = await balanceOf(payer.toSuiAddress())
     const challenge = await mppChallenge(client, 'broken')
-    const { authorization, digest } = await mppAuthorization(ledger, payer, challenge)
+    const { authorization, digest } = await mppAuthorization(chain.client, payer, challenge)
     expect(await balanceOf(payer.toSuiAddress())).toBe(start - 20_000n)
     const failed = await client.callTool({
       name: 'broken',
@@ -164,7 +156,7 @@ describe('paid MCP tools, x402 transport', () => {
       resource: 'https://mcp.localhost/tool/echo',
       maxAmountRequired: '10000',
     })
-    const header = await x402PaymentHeader(ledger, payer, requirement)
+    const header = await x402PaymentHeader(chain.client, payer, requirement)
     const payment = JSON.parse(Buffer.from(header, 'base64').toString('utf8'))
     const before = await balanceOf(seller.toSuiAddress())
     const paid = await client.callTool({

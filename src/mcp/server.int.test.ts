@@ -8,41 +8,16 @@
  * once for the server's lifetime), the simulated enclave's test root refused unless the server
  * allows it (`allowTestRoot`).
  */
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js'
-import { SuiGrpcClient } from '@mysten/sui/grpc'
 import type { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import pkg from '../../package.json' with { type: 'json' }
-import { loadConfig } from '../../reference-gateway/config.js'
-import { type RunningGateway, startGateway } from '../../reference-gateway/server/server.js'
-import type { StartedLedger } from '../testing/ledger/index.js'
+import { useTestGateway } from '../../reference-gateway/server/testHelpers.js'
 import { createGatewayMcp, type GatewayMcpOptions } from './server.js'
 
-let gateway: RunningGateway
-let emulator: StartedLedger
-let ledger: SuiGrpcClient
-let dataDir: string
-
-beforeAll(async () => {
-  dataDir = mkdtempSync(join(tmpdir(), 'tollgate-mcp-'))
-  gateway = await startGateway({
-    config: loadConfig({
-      env: {},
-      overrides: { port: 0, dataDir, emulatorLatencyMs: 0, logLevel: 'silent' },
-    }),
-  })
-  emulator = gateway.emulator as StartedLedger
-  ledger = new SuiGrpcClient({ network: 'mainnet', baseUrl: emulator.url })
-})
-
-afterAll(async () => {
-  await gateway?.stop()
-  if (dataDir) rmSync(dataDir, { recursive: true, force: true })
-})
+const gateway = useTestGateway()
 
 const chat = {
   model: 'claude-sonnet-4-5',
@@ -50,18 +25,15 @@ const chat = {
   messages: [{ role: 'user', content: 'hi' }],
 }
 
-const balanceOf = async (address: string) =>
-  BigInt(
-    (await ledger.core.getBalance({ owner: address, coinType: emulator.usdcType })).balance.balance,
-  )
+const balanceOf = (address: string) => gateway.usdcBalance(address)
 
 let wallets = 0
 async function connect(payer: Ed25519Keypair, options: Partial<GatewayMcpOptions> = {}) {
   const mcp = await createGatewayMcp({
     gateway: gateway.url,
     signer: payer,
-    ledger: emulator.url,
-    limits: { file: join(dataDir, `spending-${wallets++}.json`) },
+    ledger: gateway.emulator.url,
+    limits: { file: join(gateway.dataDir, `spending-${wallets++}.json`) },
     ...options,
   })
   const [a, b] = InMemoryTransport.createLinkedPair()
@@ -75,7 +47,7 @@ type ErrorContent = { error: { code: string; message: string } }
 
 describe('tollgate mcp: a gateway catalog as paid tools', () => {
   it('lists one tool per endpoint with its request schema and price, and the wallet tools', async () => {
-    const { client } = await connect(emulator.createTestWallet({ usdc: '1', sui: '1' }))
+    const { client } = await connect(gateway.emulator.createTestWallet({ usdc: '1', sui: '1' }))
     expect(client.getServerVersion()).toEqual({ name: 'tollgate', version: pkg.version })
     const { tools } = await client.listTools()
     const messages = tools.find((tool) => tool.name === 'anthropic-v1-messages')
@@ -108,7 +80,7 @@ describe('tollgate mcp: a gateway catalog as paid tools', () => {
   })
 
   it('calls a paid tool end to end: settled on the local ledger, counted per tool', async () => {
-    const payer = emulator.createTestWallet({ usdc: '1', sui: '1' })
+    const payer = gateway.emulator.createTestWallet({ usdc: '1', sui: '1' })
     const start = await balanceOf(payer.toSuiAddress())
     const { client } = await connect(payer, { maxPrice: '0.05', sessionBudget: '1' })
     const result = await client.callTool({ name: 'anthropic-v1-messages', arguments: chat })
@@ -119,7 +91,7 @@ describe('tollgate mcp: a gateway catalog as paid tools', () => {
     }
     expect(paid.status).toBe(200)
     expect(paid.payment.amount).toBe('0.020000')
-    const tx = await ledger.core.getTransaction({ digest: paid.payment.digest })
+    const tx = await gateway.ledgerClient.core.getTransaction({ digest: paid.payment.digest })
     expect(tx.Transaction?.digest ?? tx.FailedTransaction?.digest).toBe(paid.payment.digest)
     expect(await balanceOf(payer.toSuiAddress())).toBe(start - 20_000n)
 
@@ -136,7 +108,7 @@ describe('tollgate mcp: a gateway catalog as paid tools', () => {
   })
 
   it('the session budget refuses an over-budget call with LIMIT_PER_SESSION, nothing paid', async () => {
-    const payer = emulator.createTestWallet({ usdc: '1', sui: '1' })
+    const payer = gateway.emulator.createTestWallet({ usdc: '1', sui: '1' })
     const { client } = await connect(payer, { sessionBudget: '0.03' })
     expect(
       (await client.callTool({ name: 'anthropic-v1-messages', arguments: chat })).isError,
@@ -149,7 +121,7 @@ describe('tollgate mcp: a gateway catalog as paid tools', () => {
   })
 
   it('the daily budget refuses with LIMIT_PER_DAY, nothing paid', async () => {
-    const payer = emulator.createTestWallet({ usdc: '1', sui: '1' })
+    const payer = gateway.emulator.createTestWallet({ usdc: '1', sui: '1' })
     const start = await balanceOf(payer.toSuiAddress())
     const { client } = await connect(payer, { dayBudget: '0.01' })
     const refused = await client.callTool({ name: 'anthropic-v1-messages', arguments: chat })
@@ -158,8 +130,8 @@ describe('tollgate mcp: a gateway catalog as paid tools', () => {
   })
 
   it('keeps the daily budget across a restart: the spends in the wallet record count', async () => {
-    const payer = emulator.createTestWallet({ usdc: '1', sui: '1' })
-    const limits = { file: join(dataDir, 'spending-restart.json') }
+    const payer = gateway.emulator.createTestWallet({ usdc: '1', sui: '1' })
+    const limits = { file: join(gateway.dataDir, 'spending-restart.json') }
     const first = await connect(payer, { dayBudget: '0.03', limits })
     const paid = await first.client.callTool({ name: 'anthropic-v1-messages', arguments: chat })
     expect(paid.isError).toBe(false)
@@ -182,7 +154,7 @@ describe('tollgate mcp: a gateway catalog as paid tools', () => {
       gateway: gateway.url,
       signer: undefined,
       noWalletHint: 'No wallet: run tollgate wallet new.',
-      ledger: emulator.url,
+      ledger: gateway.emulator.url,
       limits: false,
     })
     const [a, b] = InMemoryTransport.createLinkedPair()
@@ -203,7 +175,7 @@ describe('tollgate mcp: a gateway catalog as paid tools', () => {
   })
 
   it('the per-call maximum refuses a dearer tool with PRICE_ABOVE_MAX, nothing paid', async () => {
-    const payer = emulator.createTestWallet({ usdc: '1', sui: '1' })
+    const payer = gateway.emulator.createTestWallet({ usdc: '1', sui: '1' })
     const start = await balanceOf(payer.toSuiAddress())
     const { client } = await connect(payer, { maxPrice: '0.01' })
     const refused = await client.callTool({ name: 'anthropic-v1-messages', arguments: chat })
@@ -228,7 +200,7 @@ describe('tollgate mcp: a gateway catalog as paid tools', () => {
     expect(
       (await fetch(`${gateway.url}/v1/aci/anchor/${receiptId}`, { method: 'POST' })).status,
     ).toBe(200)
-    const payer = emulator.createTestWallet({ usdc: '1', sui: '1' })
+    const payer = gateway.emulator.createTestWallet({ usdc: '1', sui: '1' })
     const start = await balanceOf(payer.toSuiAddress())
     // The simulated enclave's quote chains to a test root: refused unless the server allows it.
     const strict = (

@@ -71,6 +71,11 @@ export {
   type TransactionRecord,
   WORMHOLE_USDC_TYPE,
 } from './ledger/state.js'
+export {
+  type TestHooks,
+  type TestLedger,
+  useTestLedger,
+} from './ledger/testLedger.js'
 export type { Rejection } from './ledger/validate.js'
 export {
   mppAuthorization,

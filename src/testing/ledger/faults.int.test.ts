@@ -1,31 +1,23 @@
-import type { SuiGrpcClient } from '@mysten/sui/grpc'
 import { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
 import { Transaction } from '@mysten/sui/transactions'
 import { describe, expect, it } from 'vitest'
 import { transactionDigest } from '../../internal/suiSignature.js'
-import type { StartedLedger } from './index.js'
 import { SUI_TYPE } from './state.js'
 import { buildCoinTransfer, coinRefs } from './testHelpers.js'
-import { usdcBalanceOf, useTestLedger } from './testSetup.js'
+import { usdcBalanceOf, useCheckedLedger } from './testSetup.js'
 
-let ledger: StartedLedger
-let client: SuiGrpcClient
+const ledger = useCheckedLedger()
 
-useTestLedger((started, c) => {
-  ledger = started
-  client = c
-})
+const usdcOf = (address: string) => usdcBalanceOf(ledger, address)
 
 const include = { balanceChanges: true, effects: true, events: true } as const
-
-const usdcOf = (address: string) => usdcBalanceOf(client, ledger, address)
 
 describe('faults and faucet', () => {
   it('lost response after commit: the client errors, yet finds the transaction by digest', async () => {
     const buyer = ledger.createTestWallet({ usdc: '1' })
     const seller = Ed25519Keypair.generate().toSuiAddress()
     const bytes = await buildCoinTransfer({
-      client,
+      client: ledger.client,
       payer: buyer,
       to: seller,
       amount: 40_000n,
@@ -33,12 +25,12 @@ describe('faults and faucet', () => {
     })
     ledger.faults.loseNextResponses = 1
     await expect(
-      client.core.executeTransaction({
+      ledger.client.core.executeTransaction({
         transaction: bytes,
         signatures: [(await buyer.signTransaction(bytes)).signature],
       }),
     ).rejects.toThrow()
-    const found = await client.core.getTransaction({
+    const found = await ledger.client.core.getTransaction({
       digest: transactionDigest(bytes),
       include: { balanceChanges: true },
     })
@@ -52,7 +44,7 @@ describe('faults and faucet', () => {
   it('fail-next and unavailable faults answer UNAVAILABLE and execute nothing', async () => {
     const buyer = ledger.createTestWallet({ usdc: '1' })
     const bytes = await buildCoinTransfer({
-      client,
+      client: ledger.client,
       payer: buyer,
       to: '0x2',
       amount: 10_000n,
@@ -61,15 +53,17 @@ describe('faults and faucet', () => {
     const { signature } = await buyer.signTransaction(bytes)
     ledger.faults.failNextExecutions = 1
     await expect(
-      client.core.executeTransaction({ transaction: bytes, signatures: [signature] }),
+      ledger.client.core.executeTransaction({ transaction: bytes, signatures: [signature] }),
     ).rejects.toMatchObject({ code: 'UNAVAILABLE' })
     await expect(
-      client.core.getTransaction({ digest: transactionDigest(bytes) }),
+      ledger.client.core.getTransaction({ digest: transactionDigest(bytes) }),
     ).rejects.toMatchObject({ reason: 'notFound' })
     ledger.faults.unavailable = true
-    await expect(client.core.getReferenceGasPrice()).rejects.toMatchObject({ code: 'UNAVAILABLE' })
+    await expect(ledger.client.core.getReferenceGasPrice()).rejects.toMatchObject({
+      code: 'UNAVAILABLE',
+    })
     ledger.faults.unavailable = false
-    const result = await client.core.executeTransaction({
+    const result = await ledger.client.core.executeTransaction({
       transaction: bytes,
       signatures: [signature],
     })
@@ -103,15 +97,17 @@ describe('faults and faucet', () => {
 
   it('lists balances and owned coins, and reads objects by id', async () => {
     const wallet = ledger.createTestWallet({ usdc: '3', sui: '2' })
-    const { balances } = await client.core.listBalances({ owner: wallet.toSuiAddress() })
+    const { balances } = await ledger.client.core.listBalances({ owner: wallet.toSuiAddress() })
     expect(balances.map((b) => [b.coinType, b.balance]).sort()).toEqual(
       [
         [ledger.usdcType, '3000000'],
         [SUI_TYPE, '2000000000'],
       ].sort(),
     )
-    const [coin] = await coinRefs(client, wallet.toSuiAddress(), ledger.usdcType)
-    const { objects } = await client.core.getObjects({ objectIds: [coin!.objectId, '0x123'] })
+    const [coin] = await coinRefs(ledger.client, wallet.toSuiAddress(), ledger.usdcType)
+    const { objects } = await ledger.client.core.getObjects({
+      objectIds: [coin!.objectId, '0x123'],
+    })
     expect(objects[0]).toMatchObject({
       objectId: coin!.objectId,
       version: coin!.version,
@@ -147,7 +143,7 @@ describe('transactions built with the SDK intents', () => {
       arguments: [funds, tx.pure.address(seller)],
     })
     const bytes = await tx.build({ assumeSufficientAddressBalances: true })
-    const result = await client.core.executeTransaction({
+    const result = await ledger.client.core.executeTransaction({
       transaction: bytes,
       signatures: [(await buyer.signTransaction(bytes)).signature],
       include,

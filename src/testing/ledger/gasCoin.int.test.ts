@@ -5,22 +5,14 @@
  * is never passed twice; a transferred gas coin really changes hands. The supply invariant of
  * `useTestLedger` checks after every transaction that no SUI was minted.
  */
-import type { SuiGrpcClient } from '@mysten/sui/grpc'
 import { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
 import { Transaction } from '@mysten/sui/transactions'
 import { describe, expect, it } from 'vitest'
-import type { StartedLedger } from './index.js'
 import { addressBalanceOf, coinsOf, SUI_TYPE } from './state.js'
 import { coinRefs } from './testHelpers.js'
-import { useTestLedger } from './testSetup.js'
+import { useCheckedLedger } from './testSetup.js'
 
-let ledger: StartedLedger
-let client: SuiGrpcClient
-
-useTestLedger((started, c) => {
-  ledger = started
-  client = c
-})
+const ledger = useCheckedLedger()
 
 const include = { balanceChanges: true, effects: true } as const
 const gasBudget = 10_000_000n
@@ -38,7 +30,7 @@ function parties() {
 /** Builds a coin-gas transaction with `build`, signs and executes it. */
 async function run(payer: Ed25519Keypair, build: (tx: Transaction, other: object) => void) {
   const sender = payer.toSuiAddress()
-  const [gas, other] = await coinRefs(client, sender, SUI_TYPE)
+  const [gas, other] = await coinRefs(ledger.client, sender, SUI_TYPE)
   const tx = new Transaction()
   tx.setSender(sender)
   tx.setGasPrice(1000)
@@ -50,7 +42,7 @@ async function run(payer: Ed25519Keypair, build: (tx: Transaction, other: object
   )
   const bytes = await tx.build()
   const { signature } = await payer.signTransaction(bytes)
-  const result = await client.core.executeTransaction({
+  const result = await ledger.client.core.executeTransaction({
     transaction: bytes,
     signatures: [signature],
     include,
@@ -185,8 +177,8 @@ describe('values passed to a Move call', () => {
   it('a coin of another type may not be joined: coin::join<SUI>(gas, USDC coin) fails', async () => {
     const payer = ledger.createTestWallet({ usdc: '1', sui: '1' })
     const sender = payer.toSuiAddress()
-    const [gas] = await coinRefs(client, sender, SUI_TYPE)
-    const [usdc] = await coinRefs(client, sender, ledger.usdcType)
+    const [gas] = await coinRefs(ledger.client, sender, SUI_TYPE)
+    const [usdc] = await coinRefs(ledger.client, sender, ledger.usdcType)
     const tx = new Transaction()
     tx.setSender(sender)
     tx.setGasPrice(1000)
@@ -198,7 +190,7 @@ describe('values passed to a Move call', () => {
       arguments: [tx.gas, tx.objectRef(usdc!)],
     })
     const bytes = await tx.build()
-    const result = await client.core.executeTransaction({
+    const result = await ledger.client.core.executeTransaction({
       transaction: bytes,
       signatures: [(await payer.signTransaction(bytes)).signature],
       include,

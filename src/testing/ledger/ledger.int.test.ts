@@ -1,48 +1,42 @@
 import { SuiGrpcClient } from '@mysten/sui/grpc'
 import { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
 import { Transaction } from '@mysten/sui/transactions'
-import { describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { transactionDigest } from '../../internal/suiSignature.js'
-import { type StartedLedger, startLedger } from './index.js'
 import { SUI_TYPE, WORMHOLE_USDC_TYPE } from './state.js'
 import { buildCoinTransfer, buildGaslessTransfer, coinRefs, sumByType } from './testHelpers.js'
-import { usdcBalanceOf, useTestLedger } from './testSetup.js'
+import { useTestLedger } from './testLedger.js'
+import { usdcBalanceOf, useCheckedLedger } from './testSetup.js'
 
-let ledger: StartedLedger
-let client: SuiGrpcClient
+const ledger = useCheckedLedger()
 
-useTestLedger((started, c) => {
-  ledger = started
-  client = c
-})
+const usdcOf = (address: string) => usdcBalanceOf(ledger, address)
 
 const include = { balanceChanges: true, effects: true, events: true } as const
 
-const usdcOf = (address: string) => usdcBalanceOf(client, ledger, address)
-
 describe('transaction forms through SuiGrpcClient', () => {
   it('answers the mainnet chain id and USDC type by default', async () => {
-    expect((await client.core.getChainIdentifier()).chainIdentifier).toBe(
+    expect((await ledger.client.core.getChainIdentifier()).chainIdentifier).toBe(
       '4btiuiMPvEENsttpZC7CZ53DruC3MAgfznDbASZ7DR6S',
     )
     expect(ledger.usdcType).toBe(
       '0xdba34672e30cb065b1f93e3ab55318768fd6fef66c15942c9f7cb846e2f900e7::usdc::USDC',
     )
-    expect((await client.core.getReferenceGasPrice()).referenceGasPrice).toBe('1000')
+    expect((await ledger.client.core.getReferenceGasPrice()).referenceGasPrice).toBe('1000')
   })
 
   it('executes a coin-form USDC payment: balance changes sum to zero for USDC and to minus gas for SUI', async () => {
     const buyer = ledger.createTestWallet({ usdc: '1' })
     const seller = Ed25519Keypair.generate().toSuiAddress()
     const bytes = await buildCoinTransfer({
-      client,
+      client: ledger.client,
       payer: buyer,
       to: seller,
       amount: 20_000n,
       coinType: ledger.usdcType,
     })
     const { signature } = await buyer.signTransaction(bytes)
-    const result = await client.core.executeTransaction({
+    const result = await ledger.client.core.executeTransaction({
       transaction: bytes,
       signatures: [signature],
       include,
@@ -81,7 +75,7 @@ describe('transaction forms through SuiGrpcClient', () => {
       chainId: ledger.chainId,
     })
     const { signature } = await buyer.signTransaction(bytes)
-    const result = await client.core.executeTransaction({
+    const result = await ledger.client.core.executeTransaction({
       transaction: bytes,
       signatures: [signature],
       include,
@@ -96,7 +90,7 @@ describe('transaction forms through SuiGrpcClient', () => {
       addressBalance: '20000',
     })
     expect(
-      (await client.core.listCoins({ owner: seller, coinType: ledger.usdcType })).objects,
+      (await ledger.client.core.listCoins({ owner: seller, coinType: ledger.usdcType })).objects,
     ).toHaveLength(0)
   })
 
@@ -104,7 +98,7 @@ describe('transaction forms through SuiGrpcClient', () => {
     const buyer = ledger.createTestWallet({ usdc: '1', sui: '0' })
     const sponsor = ledger.createTestWallet({ usdc: '0', sui: '1' })
     const bytes = await buildCoinTransfer({
-      client,
+      client: ledger.client,
       payer: buyer,
       sponsor,
       to: sponsor.toSuiAddress(),
@@ -115,7 +109,11 @@ describe('transaction forms through SuiGrpcClient', () => {
       (await buyer.signTransaction(bytes)).signature,
       (await sponsor.signTransaction(bytes)).signature,
     ]
-    const result = await client.core.executeTransaction({ transaction: bytes, signatures, include })
+    const result = await ledger.client.core.executeTransaction({
+      transaction: bytes,
+      signatures,
+      include,
+    })
     expect(result.$kind).toBe('Transaction')
     const changes = result.Transaction!.balanceChanges
     expect(sumByType(changes).get(ledger.usdcType)).toBe(0n)
@@ -134,13 +132,13 @@ describe('transaction forms through SuiGrpcClient', () => {
     })
     const seller = Ed25519Keypair.generate().toSuiAddress()
     const bytes = await buildCoinTransfer({
-      client,
+      client: ledger.client,
       payer: buyer,
       to: seller,
       amount: 20_000n,
       coinType: WORMHOLE_USDC_TYPE,
     })
-    const result = await client.core.executeTransaction({
+    const result = await ledger.client.core.executeTransaction({
       transaction: bytes,
       signatures: [(await buyer.signTransaction(bytes)).signature],
       include,
@@ -153,15 +151,15 @@ describe('transaction forms through SuiGrpcClient', () => {
   it('fails a transaction atomically: nothing changes but gas', async () => {
     const buyer = ledger.createTestWallet({ usdc: '0.05' })
     const seller = Ed25519Keypair.generate().toSuiAddress()
-    const before = await coinRefs(client, buyer.toSuiAddress(), ledger.usdcType)
+    const before = await coinRefs(ledger.client, buyer.toSuiAddress(), ledger.usdcType)
     const bytes = await buildCoinTransfer({
-      client,
+      client: ledger.client,
       payer: buyer,
       to: seller,
       amount: 60_000n,
       coinType: ledger.usdcType,
     })
-    const result = await client.core.executeTransaction({
+    const result = await ledger.client.core.executeTransaction({
       transaction: bytes,
       signatures: [(await buyer.signTransaction(bytes)).signature],
       include,
@@ -174,7 +172,7 @@ describe('transaction forms through SuiGrpcClient', () => {
         (c) => c.coinType === SUI_TYPE && BigInt(c.amount) < 0n,
       ),
     ).toBe(true)
-    expect(await coinRefs(client, buyer.toSuiAddress(), ledger.usdcType)).toEqual(before)
+    expect(await coinRefs(ledger.client, buyer.toSuiAddress(), ledger.usdcType)).toEqual(before)
     expect((await usdcOf(seller)).balance).toBe('0')
   })
 })
@@ -184,7 +182,7 @@ describe('idempotence', () => {
     const buyer = ledger.createTestWallet({ usdc: '1' })
     const seller = Ed25519Keypair.generate().toSuiAddress()
     const bytes = await buildCoinTransfer({
-      client,
+      client: ledger.client,
       payer: buyer,
       to: seller,
       amount: 30_000n,
@@ -193,7 +191,11 @@ describe('idempotence', () => {
     const { signature } = await buyer.signTransaction(bytes)
     const results = await Promise.all(
       Array.from({ length: 10 }, () =>
-        client.core.executeTransaction({ transaction: bytes, signatures: [signature], include }),
+        ledger.client.core.executeTransaction({
+          transaction: bytes,
+          signatures: [signature],
+          include,
+        }),
       ),
     )
     const digests = new Set(results.map((r) => r.Transaction?.digest))
@@ -210,19 +212,19 @@ describe('idempotence', () => {
     const buyer = ledger.createTestWallet({ usdc: '1' })
     const seller = Ed25519Keypair.generate().toSuiAddress()
     const bytes = await buildCoinTransfer({
-      client,
+      client: ledger.client,
       payer: buyer,
       to: seller,
       amount: 30_000n,
       coinType: ledger.usdcType,
     })
     const { signature } = await buyer.signTransaction(bytes)
-    const first = await client.core.executeTransaction({
+    const first = await ledger.client.core.executeTransaction({
       transaction: bytes,
       signatures: [signature],
       include,
     })
-    const again = await client.core.executeTransaction({
+    const again = await ledger.client.core.executeTransaction({
       transaction: bytes,
       signatures: [signature],
       include,
@@ -237,54 +239,54 @@ describe('reading transactions', () => {
   it('finds executed digests with getTransaction and waitForTransaction', async () => {
     const buyer = ledger.createTestWallet({ usdc: '1' })
     const bytes = await buildCoinTransfer({
-      client,
+      client: ledger.client,
       payer: buyer,
       to: buyer.toSuiAddress(),
       amount: 10_000n,
       coinType: ledger.usdcType,
     })
-    const executed = await client.core.executeTransaction({
+    const executed = await ledger.client.core.executeTransaction({
       transaction: bytes,
       signatures: [(await buyer.signTransaction(bytes)).signature],
     })
     const digest = executed.Transaction!.digest
-    const got = await client.core.getTransaction({
+    const got = await ledger.client.core.getTransaction({
       digest,
       include: { balanceChanges: true, transaction: true },
     })
     expect(got.Transaction?.digest).toBe(digest)
     expect(got.Transaction?.transaction.sender).toBe(buyer.toSuiAddress())
-    const waited = await client.core.waitForTransaction({ digest, timeout: 2_000 })
+    const waited = await ledger.client.core.waitForTransaction({ digest, timeout: 2_000 })
     expect(waited.Transaction?.digest).toBe(digest)
   })
 
   it('answers NOT_FOUND for unknown digests, and waitForTransaction times out', async () => {
     const digest = transactionDigest(
       await buildCoinTransfer({
-        client,
+        client: ledger.client,
         payer: ledger.createTestWallet(),
         to: '0x1',
         amount: 1n,
         coinType: ledger.usdcType,
       }),
     )
-    await expect(client.core.getTransaction({ digest })).rejects.toMatchObject({
+    await expect(ledger.client.core.getTransaction({ digest })).rejects.toMatchObject({
       reason: 'notFound',
     })
-    await expect(client.core.waitForTransaction({ digest, timeout: 400 })).rejects.toThrow()
+    await expect(ledger.client.core.waitForTransaction({ digest, timeout: 400 })).rejects.toThrow()
   })
 
   it('simulates without changing anything', async () => {
     const buyer = ledger.createTestWallet({ usdc: '1' })
     const seller = Ed25519Keypair.generate().toSuiAddress()
     const bytes = await buildCoinTransfer({
-      client,
+      client: ledger.client,
       payer: buyer,
       to: seller,
       amount: 10_000n,
       coinType: ledger.usdcType,
     })
-    const simulated = await client.core.simulateTransaction({
+    const simulated = await ledger.client.core.simulateTransaction({
       transaction: bytes,
       include: { balanceChanges: true },
     })
@@ -295,12 +297,14 @@ describe('reading transactions', () => {
     })
     expect((await usdcOf(seller)).balance).toBe('0')
     await expect(
-      client.core.getTransaction({ digest: transactionDigest(bytes) }),
+      ledger.client.core.getTransaction({ digest: transactionDigest(bytes) }),
     ).rejects.toMatchObject({ reason: 'notFound' })
   })
 
   it('answers UNIMPLEMENTED for methods it does not serve, without hanging', async () => {
-    await expect(client.movePackageService.getPackage({ packageId: '0x2' })).rejects.toMatchObject({
+    await expect(
+      ledger.client.movePackageService.getPackage({ packageId: '0x2' }),
+    ).rejects.toMatchObject({
       code: 'UNIMPLEMENTED',
     })
   })
@@ -321,7 +325,7 @@ describe('gas from the address balance, and epochs', () => {
     const buyer = ledger.createTestWallet({ usdc: '1', sui: '0' })
     ledger.faucet({ address: buyer.toSuiAddress(), usdc: '0', sui: '1', into: 'addressBalance' })
     const seller = Ed25519Keypair.generate().toSuiAddress()
-    const [coin] = await coinRefs(client, buyer.toSuiAddress(), ledger.usdcType)
+    const [coin] = await coinRefs(ledger.client, buyer.toSuiAddress(), ledger.usdcType)
     const tx = new Transaction()
     tx.setSender(buyer.toSuiAddress())
     tx.setGasPrice(1000)
@@ -340,7 +344,7 @@ describe('gas from the address balance, and epochs', () => {
     const [paid] = tx.splitCoins(tx.objectRef(coin!), [tx.pure.u64(20_000)])
     tx.transferObjects([paid!], tx.pure.address(seller))
     const bytes = await tx.build()
-    const result = await client.core.executeTransaction({
+    const result = await ledger.client.core.executeTransaction({
       transaction: bytes,
       signatures: [(await buyer.signTransaction(bytes)).signature],
       include,
@@ -349,19 +353,17 @@ describe('gas from the address balance, and epochs', () => {
     expect(result.Transaction!.effects.gasObject).toBeNull()
     const sui = result.Transaction!.balanceChanges.filter((c) => c.coinType === SUI_TYPE)
     expect(sui).toHaveLength(1)
-    const after = await client.core.getBalance({ owner: buyer.toSuiAddress() })
+    const after = await ledger.client.core.getBalance({ owner: buyer.toSuiAddress() })
     expect(BigInt(after.balance.addressBalance)).toBe(1_000_000_000n + BigInt(sui[0]!.amount))
   })
 
-  it('advances epochs on a timer, and reports them to the SDK', async () => {
-    const timed = await startLedger({ epochDurationMs: 50 })
-    try {
-      const timedClient = new SuiGrpcClient({ network: 'mainnet', baseUrl: timed.url })
+  describe('with an epoch timer', () => {
+    const timed = useTestLedger({ beforeAll, afterAll }, { epochDurationMs: 50 })
+
+    it('advances epochs on a timer, and reports them to the SDK', async () => {
       await new Promise((resolve) => setTimeout(resolve, 250))
-      const { systemState } = await timedClient.core.getCurrentSystemState()
+      const { systemState } = await timed.client.core.getCurrentSystemState()
       expect(Number(systemState.epoch)).toBeGreaterThanOrEqual(2)
-    } finally {
-      await timed.stop()
-    }
+    })
   })
 })

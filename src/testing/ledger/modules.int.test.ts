@@ -1,29 +1,21 @@
-import type { SuiGrpcClient } from '@mysten/sui/grpc'
 import type { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
 import { Transaction } from '@mysten/sui/transactions'
 import { describe, expect, it } from 'vitest'
-import type { StartedLedger } from './index.js'
 import { structOf } from './signatures.js'
 import { coinRefs } from './testHelpers.js'
-import { useTestLedger } from './testSetup.js'
+import { useCheckedLedger } from './testSetup.js'
 
-let ledger: StartedLedger
-let client: SuiGrpcClient
-
-useTestLedger((started, c) => {
-  ledger = started
-  client = c
-})
+const ledger = useCheckedLedger()
 
 async function call(signer: Ed25519Keypair, build: (tx: Transaction) => void) {
   const tx = new Transaction()
   tx.setSender(signer.toSuiAddress())
   tx.setGasPrice(1000)
   tx.setGasBudget(10_000_000)
-  tx.setGasPayment(await coinRefs(client, signer.toSuiAddress(), '0x2::sui::SUI'))
+  tx.setGasPayment(await coinRefs(ledger.client, signer.toSuiAddress(), '0x2::sui::SUI'))
   build(tx)
   const bytes = await tx.build()
-  return client.core.executeTransaction({
+  return ledger.client.core.executeTransaction({
     transaction: bytes,
     signatures: [(await signer.signTransaction(bytes)).signature],
     include: { events: true, effects: true },
@@ -53,7 +45,7 @@ describe('agent identity registry', () => {
     const type = `${ledger.modulesPackage}::agent_registry::AgentRecord`
     const lookUp = async () =>
       (
-        await client.core.listOwnedObjects({
+        await ledger.client.core.listOwnedObjects({
           owner: agent.toSuiAddress(),
           type,
           include: { json: true },
@@ -108,7 +100,7 @@ describe('receipt anchor', () => {
       anchored_by: operator.toSuiAddress(),
     })
     expect(Number(event?.json?.anchored_at_ms)).toBeGreaterThanOrEqual(before)
-    const fetched = await client.core.getTransaction({
+    const fetched = await ledger.client.core.getTransaction({
       digest: result.Transaction!.digest,
       include: { events: true },
     })

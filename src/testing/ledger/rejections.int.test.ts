@@ -1,25 +1,18 @@
-import { SuiGrpcClient } from '@mysten/sui/grpc'
 import { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
 import { Transaction } from '@mysten/sui/transactions'
 import { fromBase64, toBase64 } from '@mysten/sui/utils'
-import { describe, expect, it } from 'vitest'
-import { type StartedLedger, startLedger } from './index.js'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { WORMHOLE_USDC_TYPE } from './state.js'
 import { buildCoinTransfer, buildGaslessTransfer, coinRefs } from './testHelpers.js'
-import { useTestLedger } from './testSetup.js'
+import { useTestLedger } from './testLedger.js'
+import { useCheckedLedger } from './testSetup.js'
 
-let ledger: StartedLedger
-let client: SuiGrpcClient
-
-useTestLedger((started, c) => {
-  ledger = started
-  client = c
-})
+const ledger = useCheckedLedger()
 
 /** Submits and expects a rejection (gRPC error, nothing executed) whose message matches. */
 async function expectRejected(bytes: Uint8Array, signatures: string[], message: RegExp) {
   await expect(
-    client.core.executeTransaction({ transaction: bytes, signatures }),
+    ledger.client.core.executeTransaction({ transaction: bytes, signatures }),
   ).rejects.toMatchObject({
     code: 'INVALID_ARGUMENT',
     message: expect.stringMatching(message),
@@ -28,7 +21,7 @@ async function expectRejected(bytes: Uint8Array, signatures: string[], message: 
 
 async function usdcTransfer(payer: Ed25519Keypair, amount = 20_000n) {
   return buildCoinTransfer({
-    client,
+    client: ledger.client,
     payer,
     to: Ed25519Keypair.generate().toSuiAddress(),
     amount,
@@ -56,7 +49,7 @@ describe('signatures', () => {
     const buyer = ledger.createTestWallet({ sui: '0' })
     const sponsor = ledger.createTestWallet({ usdc: '0' })
     const bytes = await buildCoinTransfer({
-      client,
+      client: ledger.client,
       payer: buyer,
       sponsor,
       to: sponsor.toSuiAddress(),
@@ -74,7 +67,7 @@ describe('signatures', () => {
     const buyer = ledger.createTestWallet({ sui: '0' })
     const sponsor = ledger.createTestWallet({ usdc: '0' })
     const bytes = await buildCoinTransfer({
-      client,
+      client: ledger.client,
       payer: buyer,
       sponsor,
       to: sponsor.toSuiAddress(),
@@ -92,18 +85,18 @@ describe('signatures', () => {
 describe('objects', () => {
   it('rejects a stale object version', async () => {
     const buyer = ledger.createTestWallet()
-    const [coin] = await coinRefs(client, buyer.toSuiAddress(), ledger.usdcType)
+    const [coin] = await coinRefs(ledger.client, buyer.toSuiAddress(), ledger.usdcType)
     const first = await usdcTransfer(buyer)
     expect(
       (
-        await client.core.executeTransaction({
+        await ledger.client.core.executeTransaction({
           transaction: first,
           signatures: [(await buyer.signTransaction(first)).signature],
         })
       ).$kind,
     ).toBe('Transaction')
     const stale = await buildCoinTransfer({
-      client,
+      client: ledger.client,
       payer: buyer,
       to: '0x1',
       amount: 10_000n,
@@ -119,10 +112,10 @@ describe('objects', () => {
 
   it('executes only the first of two different transactions spending one coin (double spend)', async () => {
     const buyer = ledger.createTestWallet()
-    const [coin] = await coinRefs(client, buyer.toSuiAddress(), ledger.usdcType)
-    const gas = await coinRefs(client, buyer.toSuiAddress(), '0x2::sui::SUI')
+    const [coin] = await coinRefs(ledger.client, buyer.toSuiAddress(), ledger.usdcType)
+    const gas = await coinRefs(ledger.client, buyer.toSuiAddress(), '0x2::sui::SUI')
     const a = await buildCoinTransfer({
-      client,
+      client: ledger.client,
       payer: buyer,
       to: '0xa',
       amount: 10_000n,
@@ -131,7 +124,7 @@ describe('objects', () => {
       gas,
     })
     const b = await buildCoinTransfer({
-      client,
+      client: ledger.client,
       payer: buyer,
       to: '0xb',
       amount: 10_000n,
@@ -144,8 +137,8 @@ describe('objects', () => {
       (await buyer.signTransaction(b)).signature,
     ]
     const results = await Promise.allSettled([
-      client.core.executeTransaction({ transaction: a, signatures: [sa] }),
-      client.core.executeTransaction({ transaction: b, signatures: [sb] }),
+      ledger.client.core.executeTransaction({ transaction: a, signatures: [sa] }),
+      ledger.client.core.executeTransaction({ transaction: b, signatures: [sb] }),
     ])
     expect(results.map((r) => r.status).sort()).toEqual(['fulfilled', 'rejected'])
     const rejected = results.find((r) => r.status === 'rejected') as PromiseRejectedResult
@@ -155,7 +148,7 @@ describe('objects', () => {
   it('fails (not rejects) a payment larger than the coin, charging gas only', async () => {
     const buyer = ledger.createTestWallet({ usdc: '0.01' })
     const bytes = await usdcTransfer(buyer, 20_000n)
-    const result = await client.core.executeTransaction({
+    const result = await ledger.client.core.executeTransaction({
       transaction: bytes,
       signatures: [(await buyer.signTransaction(bytes)).signature],
     })
@@ -177,30 +170,27 @@ describe('objects', () => {
 })
 
 describe('expiration and chain', () => {
+  // A ledger of its own, whose epochs this file's other tests do not see move.
+  const own = useTestLedger({ beforeAll, afterAll })
+
   it('rejects an expired ValidDuring', async () => {
-    const own = await startLedger()
-    const ownClient = new SuiGrpcClient({ network: 'mainnet', baseUrl: own.url })
-    try {
-      const buyer = own.createTestWallet({ into: 'addressBalance', sui: '0' })
-      const bytes = await buildGaslessTransfer({
-        payer: buyer,
-        to: '0x1',
-        amount: 20_000n,
-        coinType: own.usdcType,
-        chainId: own.chainId,
-        epoch: 0n,
-      })
-      own.advanceEpoch()
-      own.advanceEpoch()
-      await expect(
-        ownClient.core.executeTransaction({
-          transaction: bytes,
-          signatures: [(await buyer.signTransaction(bytes)).signature],
-        }),
-      ).rejects.toMatchObject({ code: 'INVALID_ARGUMENT', message: 'Transaction Expired' })
-    } finally {
-      await own.stop()
-    }
+    const buyer = own.createTestWallet({ into: 'addressBalance', sui: '0' })
+    const bytes = await buildGaslessTransfer({
+      payer: buyer,
+      to: '0x1',
+      amount: 20_000n,
+      coinType: own.usdcType,
+      chainId: own.chainId,
+      epoch: 0n,
+    })
+    own.advanceEpoch()
+    own.advanceEpoch()
+    await expect(
+      own.client.core.executeTransaction({
+        transaction: bytes,
+        signatures: [(await buyer.signTransaction(bytes)).signature],
+      }),
+    ).rejects.toMatchObject({ code: 'INVALID_ARGUMENT', message: 'Transaction Expired' })
   })
 
   it('rejects a transaction for another chain', async () => {
@@ -255,7 +245,7 @@ describe('gasless rules', () => {
     const all = await gasless({ fund: '0.015', amount: 15_000n })
     expect(
       (
-        await client.core.executeTransaction({
+        await ledger.client.core.executeTransaction({
           transaction: all.bytes,
           signatures: [all.signature],
         })
@@ -329,7 +319,7 @@ describe('gasless rules', () => {
 describe('Move calls', () => {
   it('aborts a call to a function the ledger does not have, as Move would, charging gas', async () => {
     const buyer = ledger.createTestWallet()
-    const gas = await coinRefs(client, buyer.toSuiAddress(), '0x2::sui::SUI')
+    const gas = await coinRefs(ledger.client, buyer.toSuiAddress(), '0x2::sui::SUI')
     const tx = new Transaction()
     tx.setSender(buyer.toSuiAddress())
     tx.setGasPrice(1000)
@@ -337,7 +327,7 @@ describe('Move calls', () => {
     tx.setGasPayment(gas)
     tx.moveCall({ target: '0x1234::nothing::here', arguments: [] })
     const bytes = await tx.build()
-    const result = await client.core.executeTransaction({
+    const result = await ledger.client.core.executeTransaction({
       transaction: bytes,
       signatures: [(await buyer.signTransaction(bytes)).signature],
       include: { balanceChanges: true },

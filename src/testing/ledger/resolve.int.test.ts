@@ -1,23 +1,15 @@
-import type { SuiGrpcClient } from '@mysten/sui/grpc'
 import { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
 import { coinWithBalance, Transaction } from '@mysten/sui/transactions'
 import { describe, expect, it } from 'vitest'
-import type { StartedLedger } from './index.js'
 import { SUI_TYPE } from './state.js'
 import { coinRefs, sumByType } from './testHelpers.js'
-import { useTestLedger } from './testSetup.js'
+import { useCheckedLedger } from './testSetup.js'
 
-let ledger: StartedLedger
-let client: SuiGrpcClient
-
-useTestLedger((started, c) => {
-  ledger = started
-  client = c
-})
+const ledger = useCheckedLedger()
 
 async function run(tx: Transaction, signer: Ed25519Keypair) {
-  const bytes = await tx.build({ client })
-  return client.core.executeTransaction({
+  const bytes = await tx.build({ client: ledger.client })
+  return ledger.client.core.executeTransaction({
     transaction: bytes,
     signatures: [(await signer.signTransaction(bytes)).signature],
     include: { balanceChanges: true, transaction: true },
@@ -28,7 +20,7 @@ describe('building with the client (server-side resolution through SimulateTrans
   it('resolves object ids, gas price, gas coins and the budget of a coin-form payment', async () => {
     const buyer = ledger.createTestWallet({ usdc: '1' })
     const seller = Ed25519Keypair.generate().toSuiAddress()
-    const [coin] = await coinRefs(client, buyer.toSuiAddress(), ledger.usdcType)
+    const [coin] = await coinRefs(ledger.client, buyer.toSuiAddress(), ledger.usdcType)
     const tx = new Transaction()
     tx.setSender(buyer.toSuiAddress())
     const [paid] = tx.splitCoins(tx.object(coin!.objectId), [20_000])
@@ -58,17 +50,18 @@ describe('building with the client (server-side resolution through SimulateTrans
     expect(sums.get(ledger.usdcType)).toBe(0n)
     expect(sums.get(SUI_TYPE)! < 0n).toBe(true)
     expect(
-      (await client.core.getBalance({ owner: seller, coinType: ledger.usdcType })).balance.balance,
+      (await ledger.client.core.getBalance({ owner: seller, coinType: ledger.usdcType })).balance
+        .balance,
     ).toBe('30000')
   })
 
   it('surfaces a failing resolution as a simulation error', async () => {
     const buyer = ledger.createTestWallet({ usdc: '0.01' })
-    const [coin] = await coinRefs(client, buyer.toSuiAddress(), ledger.usdcType)
+    const [coin] = await coinRefs(ledger.client, buyer.toSuiAddress(), ledger.usdcType)
     const tx = new Transaction()
     tx.setSender(buyer.toSuiAddress())
     const [paid] = tx.splitCoins(tx.object(coin!.objectId), [20_000])
     tx.transferObjects([paid!], '0x1')
-    await expect(tx.build({ client })).rejects.toThrow(/less than 20000/)
+    await expect(tx.build({ client: ledger.client })).rejects.toThrow(/less than 20000/)
   })
 })
