@@ -163,4 +163,26 @@ describe('tollgate listing', { timeout: 240_000 }, () => {
     expect(other.code).toBe(1)
     expect(JSON.parse(other.stdout)).toMatchObject({ ok: false, code: 'listing_not_found' })
   })
+
+  it('names an answer that is not a JSON object, with one line and exit code 1', async () => {
+    const { createServer } = await import('node:http')
+    const bodies = ['[1, 2, 3]', '"text"', 'not json']
+    const server = createServer((_request, response) => {
+      response.writeHead(200, { 'content-type': 'application/json' })
+      response.end(bodies.shift() ?? '{}')
+    })
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    const address = server.address()
+    const url = `http://127.0.0.1:${typeof address === 'object' && address !== null ? address.port : 0}`
+    try {
+      for (let i = 0; i < 3; i++) {
+        const answer = await tollgate('listing', 'status', agent.toSuiAddress(), '--gateway', url)
+        expect(answer.code).toBe(1)
+        expect(answer.stderr).toMatch(/answered 200 with a body that is not a JSON object/)
+        expect(answer.stderr.trim().split('\n')).toHaveLength(1)
+      }
+    } finally {
+      server.close()
+    }
+  })
 })
