@@ -8,7 +8,7 @@ import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { createTestTdxPlatform } from '../../src/testing/enclave/index.js'
 import { parseConfig } from '../config.js'
-import { createHoldBack } from './confidentialStream.js'
+import { createHoldBack, modelOf } from './confidentialStream.js'
 import { confidentialPrefixProblems, type ModelConfig, modelConfigSchema } from './models.js'
 
 const platform = createTestTdxPlatform({ tcbStatus: 'UpToDate' })
@@ -167,5 +167,17 @@ describe('the [DONE] hold-back', () => {
         },
       ),
     )
+  })
+})
+
+describe('modelOf', () => {
+  it('reads the model an answer names, up to 256 characters, and nothing else', () => {
+    expect(modelOf('{"model":"m-1","choices":[]}')).toBe('m-1')
+    expect(modelOf(new TextEncoder().encode(`{"model":"${'m'.repeat(256)}"}`))).toHaveLength(256)
+    // A longer name is not read as a model name.
+    expect(modelOf(`{"model":"${'m'.repeat(257)}"}`)).toBeUndefined()
+    expect(modelOf('{"model":7}')).toBeUndefined()
+    expect(modelOf('[1]')).toBeUndefined()
+    expect(modelOf('not json')).toBeUndefined()
   })
 })
