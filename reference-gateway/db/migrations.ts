@@ -5,7 +5,8 @@
  *
  * @module
  */
-import { type Kysely, type Migration, type MigrationProvider, sql } from 'kysely'
+import { type Kysely, type Migration, type MigrationProvider, SqliteAdapter, sql } from 'kysely'
+import { searchTextOf } from '../marketplace/searchWords.js'
 
 /** The migrations by name; names sort in the order they apply. */
 export const migrations: Readonly<Record<string, Migration>> = {
@@ -361,6 +362,64 @@ export const migrations: Readonly<Record<string, Migration>> = {
       await db.schema.dropTable('console_nonces').execute()
       await db.schema.dropIndex('inference_keys_owner').execute()
       await db.schema.alterTable('inference_keys').dropColumn('owner').execute()
+    },
+  },
+  '2026_11_27_018_marketplace_search': {
+    async up(db: Kysely<unknown>) {
+      // Catalog search by words (searchWords.ts): each listing's distinct words, kept beside it
+      // and indexed — an FTS5 table on SQLite (kept in step by triggers), a GIN index over the
+      // 'simple' text search configuration (no stemming) on PostgreSQL.
+      await db.schema
+        .alterTable('marketplace_listings')
+        .addColumn('search_text', 'text', (c) => c.notNull().defaultTo(''))
+        .execute()
+      const rows = await sql<{
+        id: string
+        name: string
+        description: string
+        tags: string
+        url: string
+      }>`
+        SELECT id, name, description, tags, url FROM marketplace_listings`.execute(db)
+      for (const row of rows.rows) {
+        const tags = JSON.parse(row.tags) as string[]
+        await sql`UPDATE marketplace_listings SET search_text = ${searchTextOf({ ...row, tags })} WHERE id = ${row.id}`.execute(
+          db,
+        )
+      }
+      if (db.getExecutor().adapter instanceof SqliteAdapter) {
+        await sql`CREATE VIRTUAL TABLE marketplace_listings_fts USING fts5(id UNINDEXED, search_text, tokenize = 'unicode61 remove_diacritics 0')`.execute(
+          db,
+        )
+        await sql`INSERT INTO marketplace_listings_fts (id, search_text) SELECT id, search_text FROM marketplace_listings`.execute(
+          db,
+        )
+        await sql`CREATE TRIGGER marketplace_listings_fts_insert AFTER INSERT ON marketplace_listings BEGIN
+  INSERT INTO marketplace_listings_fts (id, search_text) VALUES (new.id, new.search_text);
+END`.execute(db)
+        await sql`CREATE TRIGGER marketplace_listings_fts_update AFTER UPDATE OF search_text ON marketplace_listings BEGIN
+  DELETE FROM marketplace_listings_fts WHERE id = old.id;
+  INSERT INTO marketplace_listings_fts (id, search_text) VALUES (new.id, new.search_text);
+END`.execute(db)
+        await sql`CREATE TRIGGER marketplace_listings_fts_delete AFTER DELETE ON marketplace_listings BEGIN
+  DELETE FROM marketplace_listings_fts WHERE id = old.id;
+END`.execute(db)
+      } else {
+        await sql`CREATE INDEX marketplace_listings_search ON marketplace_listings USING gin (to_tsvector('simple', search_text))`.execute(
+          db,
+        )
+      }
+    },
+    async down(db: Kysely<unknown>) {
+      if (db.getExecutor().adapter instanceof SqliteAdapter) {
+        await sql`DROP TRIGGER marketplace_listings_fts_insert`.execute(db)
+        await sql`DROP TRIGGER marketplace_listings_fts_update`.execute(db)
+        await sql`DROP TRIGGER marketplace_listings_fts_delete`.execute(db)
+        await sql`DROP TABLE marketplace_listings_fts`.execute(db)
+      } else {
+        await sql`DROP INDEX marketplace_listings_search`.execute(db)
+      }
+      await db.schema.alterTable('marketplace_listings').dropColumn('search_text').execute()
     },
   },
 }

@@ -87,6 +87,8 @@ export type ListingTable = {
   updated_at: string
   /** JSON Schema of the request body, as JSON text; null when the seller gave none. */
   input_schema: ColumnType<string | null, string | null | undefined, string | null>
+  /** The listing's distinct search words, space-separated (`searchWords.ts`); indexed. */
+  search_text: ColumnType<string, string | undefined, string>
 }
 
 /** `marketplace_probes`: every probe of a listing and its outcome. */

@@ -17,6 +17,7 @@ import { isValidSuiAddress, normalizeSuiAddress } from '@mysten/sui/utils'
 import { formatAmount, SellerText } from 'tollgate'
 import { z } from 'zod'
 import type { Catalog } from '../catalog/catalog.js'
+import { matchesWords, maxQueryWords, wordsOf } from '../marketplace/searchWords.js'
 import type { Listing, MarketplaceStore } from '../marketplace/store.js'
 import { x402Manifest } from './manifest.js'
 import type { DiscoveryOptions } from './options.js'
@@ -101,16 +102,18 @@ const filters = {
 /** The query of `GET /discovery/resources`. */
 export const resourcesQuerySchema = z.object(filters).strict()
 
-/** The query of `GET /discovery/search`: words that must all appear (any case), and the filters. */
+/**
+ * The query of `GET /discovery/search`: words that must each begin a word of a resource's name,
+ * description, tags or URL (any case; `searchWords.ts`), and the filters.
+ */
 export const searchQuerySchema = z
   .object({
     ...filters,
     query: z
       .string()
-      .trim()
-      .min(1)
       .max(200)
-      .transform((q) => q.toLowerCase().split(/\s+/).slice(0, 8)),
+      .transform((q) => wordsOf(q).slice(0, maxQueryWords))
+      .refine((words) => words.length > 0, { message: 'the query has no words' }),
   })
   .strict()
 
@@ -249,10 +252,10 @@ const matches = (r: BazaarResource, q: Filters): boolean => {
   if (q.network !== undefined && offer.network !== q.network) return false
   if (q.payTo !== undefined && normalizeSuiAddress(offer.payTo) !== q.payTo) return false
   if (q.query === undefined) return true
-  const text = [r.metadata.name, r.metadata.description, ...r.metadata.tags, r.resource]
-    .join('\n')
-    .toLowerCase()
-  return q.query.every((word) => text.includes(word))
+  const words = [r.metadata.name, r.metadata.description, ...r.metadata.tags, r.resource].flatMap(
+    wordsOf,
+  )
+  return matchesWords(words, q.query)
 }
 
 /**
@@ -278,7 +281,7 @@ export async function discoverResources(
   }
   const mine = own.filter((r) => matches(r, query))
   const head = mine.slice(query.offset, query.offset + query.limit)
-  const { listings, total } = await store.searchListings({
+  const { listings, total, totalCapped } = await store.searchListings({
     state: 'listed',
     network: query.network,
     payTo: query.payTo,
@@ -289,6 +292,10 @@ export async function discoverResources(
   return {
     x402Version: 1,
     items: [...head, ...listings.map(listingResource)],
-    pagination: { ...page, total: mine.length + total },
+    pagination: {
+      ...page,
+      total: mine.length + total,
+      ...(totalCapped ? { totalCapped: true as const } : {}),
+    },
   }
 }

@@ -193,18 +193,29 @@ describe('GET /discovery/search', () => {
     expect(both.json.items.map((i) => i.metadata.id)).toHaveLength(1)
   })
 
-  it('takes % and _ literally', async () => {
-    const percent = await get('/discovery/search?query=100%25')
-    expect(percent.json.items.map((i) => i.metadata.name)).toEqual([
+  it('matches word beginnings, not inner substrings; punctuation separates words', async () => {
+    // The rule of searchWords.ts, changed on purpose from substrings: `weath` begins "weather",
+    // `eather` begins no word.
+    const prefix = await get('/discovery/search?query=weath&limit=100')
+    expect(prefix.json.items.map((i) => i.resource)).toContain('https://seller-0.example/v1/call')
+    expect((await get('/discovery/search?query=eather')).json.items).toEqual([])
+    // `100%` is the word `100`: the listing named "Percent_literal 100%" has it.
+    const percent = await get('/discovery/search?query=100%25&limit=100')
+    expect(percent.json.items.map((i) => i.metadata.name)).toContain(
       `seller's name: "Percent_literal 100%"`,
-    ])
-    expect((await get('/discovery/search?query=per_ent')).json.items).toEqual([])
-    expect((await get('/discovery/search?query=%25%25%25')).json.items).toEqual([])
+    )
+    // `per_ent` is the words `per` and `ent`: no word of that listing begins with `ent`.
+    const split = await get('/discovery/search?query=per_ent&limit=100')
+    expect(split.json.items.map((i) => i.metadata.name)).not.toContain(
+      `seller's name: "Percent_literal 100%"`,
+    )
   })
 
   it('needs a query', async () => {
     expect((await get('/discovery/search')).status).toBe(400)
     expect((await get('/discovery/search?query=%20')).status).toBe(400)
+    // Punctuation only: no word to look for.
+    expect((await get('/discovery/search?query=%25%25%25')).status).toBe(400)
   })
 })
 

@@ -105,7 +105,14 @@ export async function searchServices(
   own: readonly ServiceItem[],
   store: MarketplaceStore,
   query: z.infer<typeof servicesQuerySchema>,
-): Promise<{ items: ServiceItem[]; total: number; limit: number; offset: number }> {
+): Promise<{
+  items: ServiceItem[]
+  total: number
+  /** Present when more listings match than are counted (`total` then counts up to the cap). */
+  totalCapped?: true
+  limit: number
+  offset: number
+}> {
   const mine = own.filter(
     (i) =>
       (query.tag === undefined || i.tags.includes(query.tag)) &&
@@ -114,7 +121,7 @@ export async function searchServices(
       (query.seller === undefined || i.seller === query.seller),
   )
   const head = mine.slice(query.offset, query.offset + query.limit)
-  const { listings, total } = await store.searchListings({
+  const { listings, total, totalCapped } = await store.searchListings({
     state: 'listed',
     tag: query.tag,
     network: query.network,
@@ -126,6 +133,7 @@ export async function searchServices(
   return {
     items: [...head, ...listings.map(listingItem)],
     total: mine.length + total,
+    ...(totalCapped ? { totalCapped: true as const } : {}),
     limit: query.limit,
     offset: query.offset,
   }

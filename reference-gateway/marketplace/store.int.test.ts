@@ -119,7 +119,7 @@ for (const engine of engines) {
       expect(second.listings.map((l) => l.url)).toEqual(['https://b.example/x'])
     })
 
-    it('searches by words in any case (% and _ literal), by payTo, and keeps input schemas', async () => {
+    it('searches by words in any case (punctuation separates words), by payTo, and keeps input schemas', async () => {
       const schema = { type: 'object', properties: { city: { type: 'string' } } }
       await store.putListing(
         listing({
@@ -147,6 +147,35 @@ for (const engine of engines) {
       const [stored] = (await store.searchListings({ ...page, payTo: other })).listings
       expect(stored?.inputSchema).toEqual(schema)
       expect((await store.listingsOf(seller))[0]?.inputSchema).toBeNull()
+    })
+
+    it('matches the beginnings of words, the same on every engine: no stemming, accents kept, updates indexed', async () => {
+      const created = await store.putListing(
+        listing({
+          seller: other,
+          url: 'https://rule.example/v2/translate',
+          name: 'Übersetzung café',
+          description: 'Translating documents',
+          tags: ['language'],
+          payTo: other,
+        }),
+        new Date(8_000),
+      )
+      const page = { limit: 10, offset: 0, state: 'listed' as const }
+      const found = async (words: string[]) =>
+        (await store.searchListings({ ...page, words })).listings.map((l) => l.url)
+      const url = ['https://rule.example/v2/translate']
+      expect(await found(['transl'])).toEqual(url)
+      expect(await found(['TRANSLATING'])).toEqual(url)
+      // An inner substring is not a word beginning; a stem is not the word.
+      expect(await found(['lating'])).toEqual([])
+      expect(await found(['translates'])).toEqual([])
+      expect(await found(['über', 'caf'])).toEqual(url)
+      expect(await found(['uber'])).toEqual([])
+      expect(await found(['v2', 'rule'])).toEqual(url)
+      await store.updateListing(created.id, { description: 'Summaries' }, new Date(9_000))
+      expect(await found(['translating'])).toEqual([])
+      expect(await found(['summar'])).toEqual(url)
     })
 
     it('finds due listings and keeps probes newest first', async () => {

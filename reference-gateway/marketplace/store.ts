@@ -6,9 +6,13 @@
  * @module
  */
 import { randomBytes } from 'node:crypto'
-import { type Kysely, type Selectable, sql } from 'kysely'
+import { type Kysely, type Selectable, SqliteAdapter, sql } from 'kysely'
 import { toBigint } from '../db/database.js'
 import type { GatewaySchema, ListingState, ListingTable, ProbeTable } from '../db/schema.js'
+import { maxQueryWords, searchTextOf, wordsOf } from './searchWords.js'
+
+/** The largest total a search counts (more matches are reported as this many, capped). */
+export const maxTotal = 1000
 
 /** A seller listing as the marketplace uses it. */
 export type Listing = {
@@ -115,11 +119,20 @@ export type MarketplaceStore = {
     seller?: string | undefined
     payTo?: string | undefined
     maxPrice?: bigint | undefined
-    /** Words that must each appear in the name, description, tags or URL (any case). */
+    /**
+     * Words that must each begin a word of the name, description, tags or URL (any case; see
+     * `searchWords.ts`).
+     */
     words?: readonly string[] | undefined
     limit: number
     offset: number
-  }): Promise<{ listings: Listing[]; total: number }>
+  }): Promise<{
+    listings: Listing[]
+    /** How many match, counted up to {@link maxTotal}. */
+    total: number
+    /** True when more than {@link maxTotal} match (`total` is then the cap). */
+    totalCapped: boolean
+  }>
   /** Changes a listing's descriptive fields; false when it does not exist. */
   updateListing(id: string, update: ListingUpdate, at: Date): Promise<boolean>
   /**
@@ -192,6 +205,7 @@ const fromProbeRow = (r: Selectable<ProbeTable>): ProbeRecord => ({
  * ```
  */
 export function createMarketplaceStore(db: Kysely<GatewaySchema>): MarketplaceStore {
+  const sqlite = db.getExecutor().adapter instanceof SqliteAdapter
   return {
     async issueNonce(n) {
       const outstanding = await db
@@ -263,6 +277,7 @@ export function createMarketplaceStore(db: Kysely<GatewaySchema>): MarketplaceSt
         name: l.name,
         description: l.description,
         tags: JSON.stringify(l.tags),
+        search_text: searchTextOf(l),
         network: l.network,
         asset: l.asset,
         price: l.price,
@@ -323,13 +338,18 @@ export function createMarketplaceStore(db: Kysely<GatewaySchema>): MarketplaceSt
       // Tags are a JSON array of [a-z0-9-] words: the quoted word matches exactly one element.
       if (q.tag !== undefined) query = query.where('tags', 'like', `%${JSON.stringify(q.tag)}%`)
       if (q.payTo !== undefined) query = query.where('pay_to', '=', q.payTo)
-      for (const word of q.words ?? []) {
-        const pattern = `%${word.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`
-        const like = (column: 'name' | 'description' | 'tags' | 'url') =>
-          sql<boolean>`lower(${sql.ref(column)}) like ${pattern} escape '\\'`
-        query = query.where((eb) =>
-          eb.or([like('name'), like('description'), like('tags'), like('url')]),
-        )
+      // Each word begins a word of the listing (searchWords.ts), through the store's text index.
+      const words = (q.words ?? []).flatMap(wordsOf).slice(0, maxQueryWords)
+      if (words.length > 0) {
+        query = sqlite
+          ? query.where(
+              'id',
+              'in',
+              sql<string>`(SELECT id FROM marketplace_listings_fts WHERE marketplace_listings_fts MATCH ${words.map((w) => `"${w}"*`).join(' AND ')})`,
+            )
+          : query.where(
+              sql<boolean>`to_tsvector('simple', search_text) @@ to_tsquery('simple', ${words.map((w) => `${w}:*`).join(' & ')})`,
+            )
       }
       const [rows, count] = await Promise.all([
         query
@@ -340,23 +360,49 @@ export function createMarketplaceStore(db: Kysely<GatewaySchema>): MarketplaceSt
           .limit(q.limit)
           .offset(q.offset)
           .execute(),
-        query.select((eb) => eb.fn.countAll<number | string | bigint>().as('n')).executeTakeFirst(),
+        // Counted up to the cap only: a total never costs a scan of every matching row.
+        db
+          .selectFrom(
+            query
+              .select(sql<number>`1`.as('one'))
+              .limit(maxTotal + 1)
+              .as('matching'),
+          )
+          .select((eb) => eb.fn.countAll<number | string | bigint>().as('n'))
+          .executeTakeFirst(),
       ])
-      return { listings: rows.map(fromListingRow), total: Number(count?.n ?? 0) }
+      const counted = Number(count?.n ?? 0)
+      return {
+        listings: rows.map(fromListingRow),
+        total: Math.min(counted, maxTotal),
+        totalCapped: counted > maxTotal,
+      }
     },
 
     async updateListing(id, update, at) {
-      const result = await db
-        .updateTable('marketplace_listings')
-        .set({
-          ...(update.name !== undefined ? { name: update.name } : {}),
-          ...(update.description !== undefined ? { description: update.description } : {}),
-          ...(update.tags !== undefined ? { tags: JSON.stringify(update.tags) } : {}),
-          updated_at: at.toISOString(),
-        })
-        .where('id', '=', id)
-        .executeTakeFirst()
-      return result.numUpdatedRows === 1n
+      return db.transaction().execute(async (tx) => {
+        const row = await tx
+          .selectFrom('marketplace_listings')
+          .select(['name', 'description', 'tags', 'url'])
+          .where('id', '=', id)
+          .executeTakeFirst()
+        if (row === undefined) return false
+        const name = update.name ?? row.name
+        const description = update.description ?? row.description
+        const tags = update.tags ?? (JSON.parse(row.tags) as string[])
+        const result = await tx
+          .updateTable('marketplace_listings')
+          .set({
+            name,
+            description,
+            tags: JSON.stringify(tags),
+            search_text: searchTextOf({ name, description, tags, url: row.url }),
+            updated_at: at.toISOString(),
+          })
+          .where('id', '=', id)
+          .executeTakeFirst()
+        return result.numUpdatedRows === 1n
+      })
     },
 
     async setListingState(id, change, at) {
