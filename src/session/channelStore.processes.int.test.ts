@@ -18,7 +18,7 @@ const run = promisify(execFile)
 const worker = fileURLToPath(new URL('./testing/holdWorker.ts', import.meta.url))
 const databaseUrl = serviceUrl('DATABASE_URL')
 const redisUrl = serviceUrl('REDIS_URL')
-const closers: (() => Promise<unknown> | void)[] = []
+const closers: (() => unknown)[] = []
 afterAll(async () => {
   for (const close of closers) await close()
 })
