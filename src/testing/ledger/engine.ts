@@ -8,6 +8,7 @@
 import { readFileSync, renameSync, writeFileSync } from 'node:fs'
 import { normalizeStructTag, normalizeSuiAddress } from '@mysten/sui/utils'
 import { transactionDigest } from '../../internal/suiSignature.js'
+import { ensureChannelGenesis } from './channel.js'
 import { ensureClockObject } from './clock.js'
 import { type EscrowGenesis, ensureEscrowGenesis } from './escrowAdmin.js'
 import { executeAccepted } from './execute.js'
@@ -95,6 +96,7 @@ export function createEngine(options: EngineOptions = {}): LedgerEngine {
   const modulesPackage = normalizeSuiAddress(options.modulesPackage ?? DEFAULT_MODULES_PACKAGE)
   ensureClockObject(state)
   ensureEscrowGenesis(state, modulesPackage, options.escrow)
+  ensureChannelGenesis(state, modulesPackage)
   const functions: ReadonlyMap<string, NativeFunction> = functionTable({
     [modulesPackage]: projectFunctions(modulesPackage, { usdcType: state.usdcType }),
   })
