@@ -55,7 +55,6 @@ export const sessionRequestSchema = z.object({
   }),
 })
 
-
 /** What a channel is opened with: everything its id and its checks depend on. */
 export const channelDescriptorSchema = z.object({
   payer: suiAddressSchema,
@@ -69,7 +68,6 @@ export const channelDescriptorSchema = z.object({
   signerPublicKey: hex(32),
   gracePeriodMs: z.number().int().min(900_000).max(2_592_000_000),
 })
-
 
 /** A raw Ed25519 voucher signature: `0x` + 128 hex. */
 const voucherSignatureSchema = hex(64)
@@ -112,7 +110,6 @@ export const sessionPayloadSchema = z.union([
   z.object({ action: z.literal('close'), ...channelFields, ...voucherFields }),
 ])
 
-
 /** The fields of a session's `Payment-Receipt` (and of the SSE `payment-receipt` event). */
 export const sessionReceiptSchema = z.object({
   method: z.literal('sui'),
@@ -133,7 +130,6 @@ export const sessionReceiptSchema = z.object({
     .optional(),
 })
 
-
 /** The data of the SSE `payment-need-voucher` event. */
 export const needVoucherSchema = z.object({
   channelId: suiAddressSchema,
@@ -142,7 +138,6 @@ export const needVoucherSchema = z.object({
   acceptedCumulative: sessionAmountSchema,
   deposit: sessionAmountSchema,
 })
-
 
 /** The problem types of sessions, with their HTTP status (mppx's names). */
 export const sessionProblems = {
