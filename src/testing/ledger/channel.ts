@@ -36,6 +36,7 @@ import {
 export const MIN_GRACE_MS = 900_000n
 const U64_MAX = 2n ** 64n - 1n
 const ZERO_ADDRESS = normalizeSuiAddress('0x0')
+const min = (a: bigint, b: bigint) => (a < b ? a : b)
 
 /**
  * The `channel` module's abort codes (stable; named in `signatures.ts`), e.g. to assert on a
@@ -328,7 +329,8 @@ export function channelFunctions(pkg: string): Record<string, NativeFunction> {
       emit(ctx, 'CloseRequested', {
         channel_id: fields.id,
         requested_at_ms: now,
-        grace_end_ms: now + BigInt(fields.grace_ms),
+        // Saturates at the largest u64, as the Move module does.
+        grace_end_ms: min(now + BigInt(fields.grace_ms), U64_MAX),
       })
       return []
     }),
