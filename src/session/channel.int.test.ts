@@ -424,9 +424,10 @@ describe('channel::request_close, channel::withdraw and channel::top_up', () => 
       ).status,
     ).toBe('ok')
     expect(await withdraw(channel)).toEqual(aborted(ChannelAbort.graceNotOver))
-    ledger.advanceClock(Number(MIN_GRACE_MS) - 60_000 - 1_000)
+    // The ledger's clock also follows the wall clock: a margin of 10 s.
+    ledger.advanceClock(Number(MIN_GRACE_MS) - 60_000 - 10_000)
     expect(await withdraw(channel)).toEqual(aborted(ChannelAbort.graceNotOver))
-    ledger.advanceClock(1_000)
+    ledger.advanceClock(10_000)
     expect(await withdraw(channel, p.payee)).toEqual(aborted(ChannelAbort.notPayer))
     const before = await usdc(payer)
     expect(await withdraw(channel)).toMatchObject({
@@ -438,11 +439,18 @@ describe('channel::request_close, channel::withdraw and channel::top_up', () => 
     expect(await withdraw(channel)).toEqual(aborted(ChannelAbort.closed))
   })
 
-  it('refunds the whole deposit when nothing was settled', async () => {
+  it('refunds the whole deposit when nothing was settled (the clock moved over HTTP)', async () => {
     const channel = await open(p, { deposit: 1_500_000n })
     const before = await usdc(p.payer.toSuiAddress())
     expect((await requestClose(channel)).status).toBe('ok')
-    ledger.advanceClock(Number(MIN_GRACE_MS))
+    const move = (body: unknown) =>
+      fetch(`${ledger.url}/clock`, { method: 'POST', body: JSON.stringify(body) })
+    expect((await move({ advanceMs: -1 })).status).toBe(400)
+    // The ledger's clock also follows the wall clock: a margin of 10 s.
+    expect((await move({ advanceMs: Number(MIN_GRACE_MS) - 10_000 })).status).toBe(200)
+    expect(await withdraw(channel)).toEqual(aborted(ChannelAbort.graceNotOver))
+    const answer = await move({ advanceMs: 10_000 })
+    expect((await answer.json()) as unknown).toEqual({ nowMs: expect.any(Number) })
     expect((await withdraw(channel)).status).toBe('ok')
     expect(await usdc(p.payer.toSuiAddress())).toBe(before + 1_500_000n)
   })

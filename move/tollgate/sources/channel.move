@@ -253,19 +253,15 @@ public fun settle<T>(
         channel.settled < capture && capture <= cumulative_amount && capture <= channel.deposited,
         EBAD_AMOUNT,
     );
+    let channel_id = object::id(channel);
     assert!(
-        valid_voucher(&channel.signer, object::id(channel), cumulative_amount, &signature),
+        valid_voucher(&channel.signer, channel_id, cumulative_amount, &signature),
         EBAD_SIGNATURE,
     );
     let amount = capture - channel.settled;
     channel.settled = capture;
     pay(channel.escrow.split(amount), channel.payee);
-    event::emit(Settled {
-        channel_id: object::id(channel),
-        cumulative_amount,
-        amount,
-        settled: capture,
-    });
+    event::emit(Settled { channel_id, cumulative_amount, amount, settled: capture });
 }
 
 /// The payee (or its operator) closes: `capture - settled` to the payee, the rest to the payer.
@@ -284,9 +280,10 @@ public fun close<T>(
         channel.settled <= capture && capture <= cumulative_amount && capture <= channel.deposited,
         EBAD_AMOUNT,
     );
+    let channel_id = object::id(channel);
     if (capture > channel.settled) {
         assert!(
-            valid_voucher(&channel.signer, object::id(channel), cumulative_amount, &signature),
+            valid_voucher(&channel.signer, channel_id, cumulative_amount, &signature),
             EBAD_SIGNATURE,
         );
     };

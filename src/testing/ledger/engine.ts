@@ -79,6 +79,13 @@ export type LedgerEngine = {
   }): StoredObject | undefined
   /** Starts the next epoch. */
   advanceEpoch(): void
+  /**
+   * Moves the clock Move calls read (`&Clock`) forward by `ms` from then on, e.g. past a channel's
+   * grace period; returns the new time. Not kept in the snapshot file.
+   *
+   * @throws {RangeError} for a negative or fractional `ms`.
+   */
+  advanceClock(ms: number): number
   /** Writes the snapshot file now (no-op without `stateFile`); changes are otherwise written within 200 ms. */
   save(): void
 }
@@ -101,6 +108,9 @@ export function createEngine(options: EngineOptions = {}): LedgerEngine {
     [modulesPackage]: projectFunctions(modulesPackage, { usdcType: state.usdcType }),
   })
   const inFlight = new Map<string, Promise<Submission>>()
+  // The clock Move calls read: the caller's (or the wall clock) plus what tests moved it by.
+  let clockOffsetMs = 0
+  const now = () => (options.now ?? Date.now)() + clockOffsetMs
 
   const saveNow = () => {
     if (timer) clearTimeout(timer)
@@ -149,7 +159,7 @@ export function createEngine(options: EngineOptions = {}): LedgerEngine {
       signatures,
       functions,
       dryRun,
-      ...(options.now ? { nowMs: options.now() } : {}),
+      nowMs: now(),
     })
     if (!('digest' in result)) return result
     if (!dryRun) {
@@ -208,6 +218,13 @@ export function createEngine(options: EngineOptions = {}): LedgerEngine {
       save()
       options.onCommit?.({ kind: 'mint', coinType: type, amount }, state)
       return object
+    },
+    advanceClock(ms) {
+      if (!Number.isSafeInteger(ms) || ms < 0) {
+        throw new RangeError('advanceClock takes a whole number of ms, 0 or more')
+      }
+      clockOffsetMs += ms
+      return now()
     },
     advanceEpoch() {
       state.epoch += 1n

@@ -45,7 +45,8 @@ export type StartedLedger = {
   advanceEpoch(): void
   /**
    * Moves the ledger's clock (what `&Clock` reads) forward by `ms`, e.g. past a channel's grace
-   * period. In-process only: nothing on the network can move it. Returns the new time.
+   * period; returns the new time. From another process: `POST {url}/clock` with
+   * `{ "advanceMs": n }` (the server answers on 127.0.0.1 only).
    */
   advanceClock(ms: number): number
   /** The engine, for assertions on state in tests. */
@@ -66,11 +67,7 @@ export type StartedLedger = {
  * await ledger.stop()
  */
 export async function startLedger(options: StartLedgerOptions = {}): Promise<StartedLedger> {
-  // The clock Move calls read: the caller's (or the wall clock) plus what tests moved it by.
-  let clockOffsetMs = 0
-  const base = options.now ?? Date.now
-  const now = () => base() + clockOffsetMs
-  const engine = createEngine({ ...options, now })
+  const engine = createEngine(options)
   const server = await startServer({
     engine,
     ...(options.port === undefined ? {} : { port: options.port }),
@@ -99,13 +96,7 @@ export async function startLedger(options: StartLedgerOptions = {}): Promise<Sta
       return keypair
     },
     advanceEpoch: () => engine.advanceEpoch(),
-    advanceClock(ms) {
-      if (!Number.isSafeInteger(ms) || ms < 0) {
-        throw new RangeError('advanceClock takes a whole number of ms, 0 or more')
-      }
-      clockOffsetMs += ms
-      return now()
-    },
+    advanceClock: (ms) => engine.advanceClock(ms),
     engine,
     async stop() {
       if (timer) clearInterval(timer)
