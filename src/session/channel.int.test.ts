@@ -360,6 +360,28 @@ describe('channel::settle and channel::close', () => {
     )
   })
 
+  it('refuses a channel passed by immutable reference', async () => {
+    const fresh = await open(p)
+    const tx = moveTransaction({ ...common(p.payee), gasBudget: 10_000_000n }).then((t) => {
+      t.moveCall({
+        target: `${ledger.modulesPackage}::channel::close`,
+        typeArguments: [ledger.usdcType],
+        arguments: [
+          t.sharedObjectRef({
+            objectId: fresh.id,
+            initialSharedVersion: fresh.initialSharedVersion,
+            mutable: false,
+          }),
+          t.pure.u64(0n),
+          t.pure.u64(0n),
+          t.pure.vector('u8', []),
+        ],
+      })
+      return t
+    })
+    expect(await exec(p.payee, tx)).toEqual(aborted(ChannelAbort.readOnly))
+  })
+
   it('closes with nothing more to pay without a voucher, and refuses a capture below settled', async () => {
     const fresh = await open(p)
     const v = await p.sign(fresh.id, 100_000n)
