@@ -13,7 +13,7 @@
  *
  * @module
  */
-import { normalizeStructTag, normalizeSuiAddress, toHex } from '@mysten/sui/utils'
+import { fromHex, normalizeStructTag, normalizeSuiAddress, toHex } from '@mysten/sui/utils'
 import { channelIdOf, verifyVoucher } from '../../session/voucher.js'
 import { declaredNative, eventBcs } from './bind.js'
 import { hashId } from './escrow.js'
@@ -182,7 +182,7 @@ export function channelFunctions(pkg: string): Record<string, NativeFunction> {
     signature: Uint8Array,
   ) => {
     const voucher = { channelId: value.object.objectId, cumulativeAmount: cumulative, signature }
-    if (!verifyVoucher(voucher, Uint8Array.from(Buffer.from(fields.signer, 'hex')))) {
+    if (!verifyVoucher(voucher, fromHex(fields.signer))) {
       stop(fn, ChannelAbort.badSignature, 'the voucher is not signed by the channel signer')
     }
   }
