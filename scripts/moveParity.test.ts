@@ -2,7 +2,7 @@ import type { ClientWithCoreApi } from '@mysten/sui/client'
 import { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
 import type { Transaction } from '@mysten/sui/transactions'
 import { normalizeSuiAddress } from '@mysten/sui/utils'
-import { Escrow, type Ledger, type MoveCallArgument } from 'tollgate'
+import { Escrow, type Ledger, type MoveCallArgument, Session } from 'tollgate'
 import { registerAgent } from 'tollgate/conformance'
 import { moduleAborts, moduleFunctions, moduleStructs, passedParameters } from 'tollgate/testing'
 import { describe, expect, it } from 'vitest'
@@ -21,7 +21,7 @@ describe('the Move package and the emulator', () => {
     expect(compareInterfaces(declared, move)).toEqual([])
     // The comparison saw every module: nothing agrees by both sides being empty.
     expect(new Set(move.functions.map((f) => f.module))).toEqual(
-      new Set(['agent_registry', 'receipt_anchor', 'escrow']),
+      new Set(['agent_registry', 'receipt_anchor', 'escrow', 'channel']),
     )
     expect(move.aborts).toHaveLength(moduleAborts.length)
   })
@@ -76,7 +76,7 @@ const base = { client: stubClient, package: pkg, sender: normalizeSuiAddress('0x
 function expectedKind(type: string): string {
   if (type === '&Clock') return 'clock'
   if (type.startsWith('&')) return 'object'
-  if (type.startsWith('Coin<')) return 'result'
+  if (type.startsWith('Coin<') || type.startsWith('Balance<')) return 'result'
   return 'pure'
 }
 
@@ -137,6 +137,48 @@ describe('the escrow transaction builders', () => {
     )
     for (const { target, kinds } of built) {
       const signature = escrowFunctions.find((f) => `escrow::${f.name}` === target)
+      if (!signature) throw new Error(`no declared ${target}`)
+      expect({ target, kinds }).toEqual({
+        target,
+        kinds: passedParameters(signature).map((p) => expectedKind(p.type)),
+      })
+    }
+  })
+})
+
+describe('the session channel transaction builders', () => {
+  it('pass the arguments the declared signatures name, in order and by kind', async () => {
+    const usdc = `${normalizeSuiAddress('0xdc')}::usdc::USDC`
+    const channel = { ...job, coinType: usdc }
+    const voucher = {
+      channelId: channel.id,
+      cumulativeAmount: 900n,
+      signature: new Uint8Array(64).fill(7),
+    }
+    const built = [
+      await Session.buildOpen({
+        ...base,
+        registry: normalizeSuiAddress('0x7e9'),
+        registryInitialSharedVersion: '3',
+        coinType: usdc,
+        deposit: 1000n,
+        payee: normalizeSuiAddress('0x5e'),
+        salt: new Uint8Array(32).fill(1),
+        signerPublicKey: new Uint8Array(32).fill(2),
+        graceMs: 900_000n,
+      }),
+      await Session.buildTopUp({ ...base, channel, amount: 500n }),
+      await Session.buildSettle({ ...base, channel, voucher, capture: 800n }),
+      await Session.buildClose({ ...base, channel, voucher, capture: 900n }),
+      await Session.buildRequestClose({ ...base, channel }),
+      await Session.buildWithdraw({ ...base, channel }),
+    ].map(argumentKinds)
+    const channelFunctions = moduleFunctions.filter((f) => f.module === 'channel')
+    expect(built.map((b) => b.target).sort()).toEqual(
+      channelFunctions.map((f) => `channel::${f.name}`).sort(),
+    )
+    for (const { target, kinds } of built) {
+      const signature = channelFunctions.find((f) => `channel::${f.name}` === target)
       if (!signature) throw new Error(`no declared ${target}`)
       expect({ target, kinds }).toEqual({
         target,

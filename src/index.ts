@@ -84,6 +84,8 @@ export {
 export * as Routes from './routes.js'
 /** Text written by a listed seller, one line, capped, quoted and labelled as the seller's. */
 export * as SellerText from './sellerText.js'
+/** MPP sessions on Sui: vouchers and the payment channel's transaction builders. */
+export * as Session from './session/index.js'
 /** Settle-then-verify for both dialects, against a ledger. */
 export * as Settle from './settle.js'
 export { type SignerKeyResult, signerFromSecretKey } from './signerKey.js'

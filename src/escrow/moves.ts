@@ -7,16 +7,15 @@
  * @module
  */
 import type { ClientWithCoreApi } from '@mysten/sui/client'
-import { Transaction, type TransactionResult } from '@mysten/sui/transactions'
+import type { Transaction } from '@mysten/sui/transactions'
 import { fromHex, normalizeStructTag, normalizeSuiAddress } from '@mysten/sui/utils'
 import { PaymentError } from '../errors.js'
+import { moveTransaction, takeFunds } from '../internal/moveTx.js'
 import { type EscrowJob, readEscrowConfig } from './job.js'
 import type { EscrowTerms } from './terms.js'
 
-const SUI = normalizeStructTag('0x2::sui::SUI')
 /** Gas budget of an escrow move (0.01 SUI). */
 export const escrowGasBudget = 10_000_000n
-const MAX_COINS = 100
 
 /** What every builder needs: the client, the package, and who signs. */
 export type MoveOptions = {
@@ -32,30 +31,8 @@ export type MoveOptions = {
 /** A job as a transaction argument: its id and initial shared version (from {@link readJob}). */
 export type JobRef = Pick<EscrowJob, 'id' | 'initialSharedVersion'>
 
-async function base(options: MoveOptions): Promise<Transaction> {
-  const sender = normalizeSuiAddress(options.sender)
-  const budget = options.gasBudget ?? escrowGasBudget
-  const [{ referenceGasPrice }, gas] = await Promise.all([
-    options.client.core.getReferenceGasPrice(),
-    options.client.core.listCoins({ owner: sender, coinType: SUI, limit: MAX_COINS }),
-  ])
-  const coins = gas.objects.map((c) => ({
-    objectId: c.objectId,
-    version: c.version,
-    digest: c.digest,
-  }))
-  const total = gas.objects.reduce((sum, c) => sum + BigInt(c.balance), 0n)
-  if (total < budget) {
-    throw new PaymentError('INSUFFICIENT_BALANCE', 'Not enough SUI in coins for gas.', {
-      details: { needed: budget.toString() },
-    })
-  }
-  const tx = new Transaction()
-  tx.setSender(sender)
-  tx.setGasPrice(BigInt(referenceGasPrice))
-  tx.setGasBudget(budget)
-  tx.setGasPayment(coins)
-  return tx
+function base(options: MoveOptions): Promise<Transaction> {
+  return moveTransaction({ ...options, gasBudget: options.gasBudget ?? escrowGasBudget })
 }
 
 function jobArg(tx: Transaction, job: JobRef) {
@@ -92,44 +69,7 @@ export async function buildFund(
   const amount = BigInt(terms.amount)
   const asset = normalizeStructTag(terms.asset)
   const tx = await base(options)
-  const sender = normalizeSuiAddress(options.sender)
-  const { objects } = await options.client.core.listCoins({
-    owner: sender,
-    coinType: asset,
-    limit: MAX_COINS,
-  })
-  const sorted = [...objects].sort((a, b) => (BigInt(b.balance) > BigInt(a.balance) ? 1 : -1))
-  const picked: typeof objects = []
-  let total = 0n
-  for (const coin of sorted) {
-    if (total >= amount) break
-    picked.push(coin)
-    total += BigInt(coin.balance)
-  }
-  // The split's one coin, or the coin redeemed from the address balance.
-  let payment: ReturnType<typeof firstResult>
-  if (total >= amount) {
-    const [first, ...rest] = picked.map((c) =>
-      tx.objectRef({ objectId: c.objectId, version: c.version, digest: c.digest }),
-    )
-    if (!first) throw new PaymentError('INSUFFICIENT_BALANCE', 'No USDC coins.')
-    if (rest.length > 0) tx.mergeCoins(first, rest)
-    payment = firstResult(tx.splitCoins(first, [tx.pure.u64(amount)]))
-  } else {
-    const { balance } = await options.client.core.getBalance({ owner: sender, coinType: asset })
-    if (BigInt(balance.addressBalance) < amount) {
-      throw new PaymentError('INSUFFICIENT_BALANCE', 'Not enough USDC to fund the job.', {
-        details: { needed: amount.toString() },
-      })
-    }
-    payment = firstResult(
-      tx.moveCall({
-        target: '0x2::coin::redeem_funds',
-        typeArguments: [asset],
-        arguments: [tx.withdrawal({ amount, type: asset })],
-      }),
-    )
-  }
+  const payment = await takeFunds(tx, { ...options, asset, amount, as: 'coin' })
   tx.moveCall({
     target: `${normalizeSuiAddress(options.package)}::escrow::fund`,
     arguments: [
@@ -252,11 +192,4 @@ async function configVersion(
 ): Promise<string> {
   if (options.configInitialSharedVersion !== undefined) return options.configInitialSharedVersion
   return (await readEscrowConfig(options.client, config)).initialSharedVersion
-}
-
-/** The first value a command returns (a split's coin, a redeemed coin), as its `NestedResult`. */
-function firstResult(result: TransactionResult) {
-  const [first] = result
-  if (first === undefined) throw new TypeError('the command returns no value')
-  return first
 }

@@ -19,6 +19,7 @@ export {
   type TestGpuAttestation,
   type TestTdxPlatform,
 } from './enclave/index.js'
+export { ChannelAbort, MIN_GRACE_MS } from './ledger/channel.js'
 export {
   createEngine,
   type EngineOptions,

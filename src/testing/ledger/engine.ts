@@ -8,6 +8,7 @@
 import { readFileSync, renameSync, writeFileSync } from 'node:fs'
 import { normalizeStructTag, normalizeSuiAddress } from '@mysten/sui/utils'
 import { transactionDigest } from '../../internal/suiSignature.js'
+import { ensureChannelGenesis } from './channel.js'
 import { ensureClockObject } from './clock.js'
 import { type EscrowGenesis, ensureEscrowGenesis } from './escrowAdmin.js'
 import { executeAccepted } from './execute.js'
@@ -78,6 +79,13 @@ export type LedgerEngine = {
   }): StoredObject | undefined
   /** Starts the next epoch. */
   advanceEpoch(): void
+  /**
+   * Moves the clock Move calls read (`&Clock`) forward by `ms` from then on, e.g. past a channel's
+   * grace period; returns the new time. Not kept in the snapshot file.
+   *
+   * @throws {RangeError} for a negative or fractional `ms`.
+   */
+  advanceClock(ms: number): number
   /** Writes the snapshot file now (no-op without `stateFile`); changes are otherwise written within 200 ms. */
   save(): void
 }
@@ -95,10 +103,14 @@ export function createEngine(options: EngineOptions = {}): LedgerEngine {
   const modulesPackage = normalizeSuiAddress(options.modulesPackage ?? DEFAULT_MODULES_PACKAGE)
   ensureClockObject(state)
   ensureEscrowGenesis(state, modulesPackage, options.escrow)
+  ensureChannelGenesis(state, modulesPackage)
   const functions: ReadonlyMap<string, NativeFunction> = functionTable({
     [modulesPackage]: projectFunctions(modulesPackage, { usdcType: state.usdcType }),
   })
   const inFlight = new Map<string, Promise<Submission>>()
+  // The clock Move calls read: the caller's (or the wall clock) plus what tests moved it by.
+  let clockOffsetMs = 0
+  const now = () => (options.now ?? Date.now)() + clockOffsetMs
 
   const saveNow = () => {
     if (timer) clearTimeout(timer)
@@ -147,7 +159,7 @@ export function createEngine(options: EngineOptions = {}): LedgerEngine {
       signatures,
       functions,
       dryRun,
-      ...(options.now ? { nowMs: options.now() } : {}),
+      nowMs: now(),
     })
     if (!('digest' in result)) return result
     if (!dryRun) {
@@ -206,6 +218,13 @@ export function createEngine(options: EngineOptions = {}): LedgerEngine {
       save()
       options.onCommit?.({ kind: 'mint', coinType: type, amount }, state)
       return object
+    },
+    advanceClock(ms) {
+      if (!Number.isSafeInteger(ms) || ms < 0) {
+        throw new RangeError('advanceClock takes a whole number of ms, 0 or more')
+      }
+      clockOffsetMs += ms
+      return now()
     },
     advanceEpoch() {
       state.epoch += 1n

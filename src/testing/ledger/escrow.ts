@@ -10,7 +10,6 @@
  * @module
  */
 import { createHash } from 'node:crypto'
-import { bcs } from '@mysten/sui/bcs'
 import { normalizeStructTag, normalizeSuiAddress, toHex } from '@mysten/sui/utils'
 import { declaredNative, eventBcs } from './bind.js'
 import { escrowAbortCodes } from './signatures.js'
@@ -22,6 +21,7 @@ import {
   type NativeFunction,
   type ObjectValue,
   readAddress,
+  readBytes,
   readString,
   readU64,
   type Value,
@@ -59,16 +59,6 @@ export function hashId(text: string): string {
 /** The fee of a release: `floor(amount × bps / 10 000)`; the seller gets the rest. */
 export function escrowFee(amount: bigint, feeBps: bigint): bigint {
   return (amount * feeBps) / BPS
-}
-
-function readBytes(value: Value | undefined, command: number): Uint8Array {
-  if (value?.kind !== 'pure')
-    fail(ErrorKind.commandArgumentError, 'expected a pure vector<u8>', command)
-  try {
-    return bcs.vector(bcs.u8()).parse(value.bytes) as unknown as Uint8Array
-  } catch {
-    fail(ErrorKind.commandArgumentError, 'invalid vector<u8> argument', command)
-  }
 }
 
 /** The native functions of the `escrow` module, keyed `escrow::function`. */

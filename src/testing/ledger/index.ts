@@ -5,6 +5,7 @@
  * @module
  */
 import { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
+import { channelRegistryId } from './channel.js'
 import { createEngine, type EngineOptions, type LedgerEngine } from './engine.js'
 import { escrowAdminCapId, escrowConfigId } from './escrowAdmin.js'
 import { type FaucetRequest, type FaucetResult, runFaucet } from './faucet.js'
@@ -33,6 +34,8 @@ export type StartedLedger = {
   modulesPackage: string
   /** Escrow: the shared `EscrowConfig` object's id (fee rate, treasury) and the `AdminCap`'s id. */
   escrow: { config: string; adminCap: string }
+  /** Session channels: the shared `Registry` object channel ids are derived under. */
+  channel: { registry: string }
   /** Mutable fault switches, read on every request. */
   faults: Faults
   /** Mints test USDC and SUI to an address (see `POST {url}/faucet`). */
@@ -40,6 +43,12 @@ export type StartedLedger = {
   /** A fresh Ed25519 keypair funded by the faucet (default 10 USDC and 1 SUI as coins). */
   createTestWallet(funding?: Omit<FaucetRequest, 'address'>): Ed25519Keypair
   advanceEpoch(): void
+  /**
+   * Moves the ledger's clock (what `&Clock` reads) forward by `ms`, e.g. past a channel's grace
+   * period; returns the new time. From another process: `POST {url}/clock` with
+   * `{ "advanceMs": n }` (the server answers on 127.0.0.1 only).
+   */
+  advanceClock(ms: number): number
   /** The engine, for assertions on state in tests. */
   engine: LedgerEngine
   stop(): Promise<void>
@@ -78,6 +87,7 @@ export async function startLedger(options: StartLedgerOptions = {}): Promise<Sta
       config: escrowConfigId(engine.modulesPackage),
       adminCap: escrowAdminCapId(engine.modulesPackage),
     },
+    channel: { registry: channelRegistryId(engine.modulesPackage) },
     faults: server.faults,
     faucet: (request) => runFaucet(engine, request),
     createTestWallet(funding = {}) {
@@ -86,6 +96,7 @@ export async function startLedger(options: StartLedgerOptions = {}): Promise<Sta
       return keypair
     },
     advanceEpoch: () => engine.advanceEpoch(),
+    advanceClock: (ms) => engine.advanceClock(ms),
     engine,
     async stop() {
       if (timer) clearInterval(timer)

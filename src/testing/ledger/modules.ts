@@ -1,12 +1,13 @@
 /**
  * Native handlers for the project's own Move package (`move/tollgate`), bound to the call signatures
- * declared in `signatures.ts` (see docs/ledger-modules.md): the agent identity registry, the receipt anchor and escrow jobs
- * (in `escrow.ts`).
+ * declared in `signatures.ts` (see docs/ledger-modules.md): the agent identity registry, the receipt anchor, escrow jobs
+ * (in `escrow.ts`) and session channels (in `channel.ts`).
  *
  * @module
  */
 import { normalizeSuiAddress } from '@mysten/sui/utils'
 import { declaredNative, eventBcs } from './bind.js'
+import { channelFunctions } from './channel.js'
 import { escrowFunctions, hashId } from './escrow.js'
 import { escrowAdminFunctions } from './escrowAdmin.js'
 import { ETOO_LONG_FIELD } from './signatures.js'
@@ -101,5 +102,6 @@ export function projectFunctions(
     ]),
     ...escrowFunctions(pkg, { usdcType: options.usdcType ?? MAINNET_USDC_TYPE }),
     ...escrowAdminFunctions(pkg),
+    ...channelFunctions(pkg),
   }
 }

@@ -204,6 +204,8 @@ export function runProgrammable(input: RunInput): RunOutcome {
         records.push(record)
         return record.objectId ?? ''
       },
+      exists: (objectId) =>
+        input.objects.has(objectId) || records.some((r) => r.objectId === objectId),
       findRecord: (owner, type) =>
         [...input.objects.values()].find(
           (o) => o.type === type && o.owner.kind === 'address' && o.owner.address === owner,

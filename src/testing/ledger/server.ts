@@ -1,11 +1,12 @@
 /**
- * The gRPC-web server of the local ledger on node:http (loopback, HTTP/1.1), with the faucet
- * endpoint, settlement latency and fault injection.
+ * The gRPC-web server of the local ledger on node:http (loopback, HTTP/1.1), with the faucet and
+ * clock endpoints, settlement latency and fault injection.
  *
  * @module
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { z } from 'zod'
 import {
   contentTypeOf,
   decodeRequest,
@@ -19,6 +20,15 @@ import { FaucetRequestSchema, runFaucet } from './faucet.js'
 import { executedTransactionProto, fieldsOf } from './proto.js'
 import { createHandlers, GrpcError, methodTypes } from './services.js'
 import { GrpcCode } from './validate.js'
+
+/** The body of `POST /clock`: how far to move the ledger's clock forward (up to 10 years). */
+const ClockRequestSchema = z.strictObject({
+  advanceMs: z
+    .number()
+    .int()
+    .min(0)
+    .max(10 * 365 * 86_400_000),
+})
 
 /** Faults to inject; change them at any time through `faults`. */
 export type Faults = {
@@ -175,6 +185,25 @@ export async function startServer(options: ServerOptions): Promise<LedgerServer>
     }
   }
 
+  const clock = async (req: IncomingMessage, res: ServerResponse) => {
+    const json = (status: number, value: unknown) => {
+      const body = Buffer.from(JSON.stringify(value))
+      res.writeHead(status, {
+        'content-type': 'application/json',
+        'content-length': String(body.length),
+      })
+      res.end(body)
+    }
+    try {
+      const body = await readBody(req, 1024)
+      const parsed = ClockRequestSchema.safeParse(JSON.parse(body.toString('utf8') || '{}'))
+      if (!parsed.success) return json(400, { error: 'invalid clock request' })
+      return json(200, { nowMs: engine.advanceClock(parsed.data.advanceMs) })
+    } catch {
+      return json(400, { error: 'invalid clock request' })
+    }
+  }
+
   const server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0] ?? '/'
     if (req.method === 'OPTIONS') {
@@ -182,6 +211,7 @@ export async function startServer(options: ServerOptions): Promise<LedgerServer>
       return res.end()
     }
     if (req.method === 'POST' && path === '/faucet') return void faucet(req, res)
+    if (req.method === 'POST' && path === '/clock') return void clock(req, res)
     if (req.method === 'POST' && path.startsWith('/sui.')) return void grpc(req, res, path.slice(1))
     if (req.method === 'GET' && (path === '/' || path === '/health')) {
       res.writeHead(200, { 'content-type': 'application/json' })

@@ -7,7 +7,7 @@
  *
  * Types are written as in the Move source (`&mut EscrowJob`, `Coin<USDC>`, `vector<u8>`).
  * Parameters of type `&TxContext` / `&mut TxContext` are supplied by the runtime, not by the
- * transaction. The session channel (issue 31) will add its module's rows here.
+ * transaction.
  *
  * This module holds data only (no import): the core's `escrowAborts` is built from it; the
  * handlers bind arguments and encode events with it through `bind.ts`.
@@ -26,11 +26,14 @@ export type MoveFunctionSignature = {
   readonly parameters: readonly MoveField[]
 }
 
-/** A struct of one of the package's modules: an object (`key`) or an event (`copy, drop`). */
+/**
+ * A struct of one of the package's modules: an object (`key`), an event (`copy, drop`, emitted) or
+ * a value (`copy, drop`: a key or a signed message, never emitted).
+ */
 export type MoveStructSignature = {
   readonly module: string
   readonly name: string
-  readonly kind: 'object' | 'event'
+  readonly kind: 'object' | 'event' | 'value'
   readonly abilities: readonly string[]
   readonly fields: readonly MoveField[]
 }
@@ -46,6 +49,7 @@ export type MoveAbortCode = {
 
 const p = (name: string, type: string): MoveField => ({ name, type })
 const CLOCK = p('clock', '&Clock')
+const CHANNEL = p('channel', '&mut Channel<T>')
 
 /** Every public function of the package, by module. */
 export const moduleFunctions: readonly MoveFunctionSignature[] = [
@@ -125,6 +129,63 @@ export const moduleFunctions: readonly MoveFunctionSignature[] = [
     name: 'set_fee',
     typeParameters: [],
     parameters: [p('cap', '&AdminCap'), p('config', '&mut EscrowConfig'), p('fee_bps', 'u64')],
+  },
+  {
+    module: 'channel',
+    name: 'open',
+    typeParameters: ['T'],
+    parameters: [
+      p('registry', '&mut Registry'),
+      p('payee', 'address'),
+      p('operator', 'address'),
+      p('salt', 'vector<u8>'),
+      p('signer', 'vector<u8>'),
+      p('grace_ms', 'u64'),
+      p('funds', 'Balance<T>'),
+      p('ctx', '&mut TxContext'),
+    ],
+  },
+  {
+    module: 'channel',
+    name: 'top_up',
+    typeParameters: ['T'],
+    parameters: [CHANNEL, p('funds', 'Balance<T>'), p('ctx', '&TxContext')],
+  },
+  {
+    module: 'channel',
+    name: 'settle',
+    typeParameters: ['T'],
+    parameters: [
+      CHANNEL,
+      p('cumulative_amount', 'u64'),
+      p('capture', 'u64'),
+      p('signature', 'vector<u8>'),
+      p('ctx', '&TxContext'),
+    ],
+  },
+  {
+    module: 'channel',
+    name: 'close',
+    typeParameters: ['T'],
+    parameters: [
+      CHANNEL,
+      p('cumulative_amount', 'u64'),
+      p('capture', 'u64'),
+      p('signature', 'vector<u8>'),
+      p('ctx', '&TxContext'),
+    ],
+  },
+  {
+    module: 'channel',
+    name: 'request_close',
+    typeParameters: ['T'],
+    parameters: [CHANNEL, CLOCK, p('ctx', '&TxContext')],
+  },
+  {
+    module: 'channel',
+    name: 'withdraw',
+    typeParameters: ['T'],
+    parameters: [CHANNEL, CLOCK, p('ctx', '&TxContext')],
   },
 ]
 
@@ -254,6 +315,108 @@ export const moduleStructs: readonly MoveStructSignature[] = [
     abilities: EVENT,
     fields: [p('old_bps', 'u64'), p('new_bps', 'u64')],
   },
+  {
+    module: 'channel',
+    name: 'Registry',
+    kind: 'object',
+    abilities: ['key'],
+    fields: [p('id', 'UID')],
+  },
+  {
+    module: 'channel',
+    name: 'ChannelKey',
+    kind: 'value',
+    abilities: ['copy', 'drop', 'store'],
+    fields: [p('payer', 'address'), p('payee', 'address'), p('salt', 'vector<u8>')],
+  },
+  {
+    module: 'channel',
+    name: 'Channel',
+    kind: 'object',
+    abilities: ['key'],
+    fields: [
+      p('id', 'UID'),
+      p('payer', 'address'),
+      p('payee', 'address'),
+      p('operator', 'address'),
+      p('signer', 'vector<u8>'),
+      p('escrow', 'Balance<T>'),
+      p('deposited', 'u64'),
+      p('settled', 'u64'),
+      p('close_requested_ms', 'u64'),
+      p('grace_ms', 'u64'),
+      p('closed', 'bool'),
+    ],
+  },
+  {
+    module: 'channel',
+    name: 'VoucherMsg',
+    kind: 'value',
+    abilities: EVENT,
+    fields: [p('domain', 'vector<u8>'), p('channel_id', 'ID'), p('cumulative_amount', 'u64')],
+  },
+  {
+    module: 'channel',
+    name: 'ChannelOpened',
+    kind: 'event',
+    abilities: EVENT,
+    fields: [
+      p('channel_id', 'ID'),
+      p('payer', 'address'),
+      p('payee', 'address'),
+      p('operator', 'address'),
+      p('coin_type', 'String'),
+      p('deposit', 'u64'),
+      p('grace_ms', 'u64'),
+    ],
+  },
+  {
+    module: 'channel',
+    name: 'ToppedUp',
+    kind: 'event',
+    abilities: EVENT,
+    fields: [p('channel_id', 'ID'), p('amount', 'u64'), p('deposited', 'u64')],
+  },
+  {
+    module: 'channel',
+    name: 'Settled',
+    kind: 'event',
+    abilities: EVENT,
+    fields: [
+      p('channel_id', 'ID'),
+      p('cumulative_amount', 'u64'),
+      p('amount', 'u64'),
+      p('settled', 'u64'),
+    ],
+  },
+  {
+    module: 'channel',
+    name: 'CloseRequested',
+    kind: 'event',
+    abilities: EVENT,
+    fields: [p('channel_id', 'ID'), p('requested_at_ms', 'u64'), p('grace_end_ms', 'u64')],
+  },
+  {
+    module: 'channel',
+    name: 'CloseRequestCancelled',
+    kind: 'event',
+    abilities: EVENT,
+    fields: [p('channel_id', 'ID')],
+  },
+  {
+    module: 'channel',
+    name: 'ChannelClosed',
+    kind: 'event',
+    abilities: EVENT,
+    fields: [p('channel_id', 'ID'), p('settled', 'u64'), p('paid', 'u64'), p('refunded', 'u64')],
+  },
+  {
+    module: 'channel',
+    name: 'Withdrawn',
+    kind: 'event',
+    abilities: EVENT,
+    fields: [p('channel_id', 'ID'), p('refunded', 'u64')],
+  },
 ]
 
 /** The escrow module's abort codes, keyed by the emulator's name for them. */
@@ -321,6 +484,64 @@ export const escrowAbortCodes = {
   },
 } as const satisfies Record<string, { name: string; code: bigint; when: string }>
 
+/** The channel module's abort codes, keyed by the emulator's name for them. */
+export const channelAbortCodes = {
+  notPayer: {
+    name: 'ENOT_PAYER',
+    code: 1n,
+    when: 'top_up, request_close or withdraw by anyone but the payer',
+  },
+  notPayee: {
+    name: 'ENOT_PAYEE',
+    code: 2n,
+    when: 'settle or close by anyone but the payee (or its operator)',
+  },
+  closed: { name: 'ECLOSED', code: 3n, when: 'any move on a closed channel' },
+  badPayee: { name: 'EBAD_PAYEE', code: 4n, when: 'open with the payee @0x0' },
+  badSalt: { name: 'EBAD_SALT', code: 5n, when: 'open with a salt that is not 32 bytes' },
+  badSigner: {
+    name: 'EBAD_SIGNER',
+    code: 6n,
+    when: 'open with a signer key that is not 32 bytes',
+  },
+  graceTooShort: {
+    name: 'EGRACE_TOO_SHORT',
+    code: 7n,
+    when: 'open with a grace period under 15 minutes',
+  },
+  zeroAmount: { name: 'EZERO_AMOUNT', code: 8n, when: 'open or top_up with no funds' },
+  badAmount: {
+    name: 'EBAD_AMOUNT',
+    code: 9n,
+    when: 'settle or close with a capture out of range (above the voucher or the deposit, or below what is settled)',
+  },
+  badSignature: {
+    name: 'EBAD_SIGNATURE',
+    code: 10n,
+    when: "a voucher signature that is not the channel signer's over this channel and amount",
+  },
+  noCloseRequest: {
+    name: 'ENO_CLOSE_REQUEST',
+    code: 11n,
+    when: 'withdraw without a pending close request',
+  },
+  graceNotOver: {
+    name: 'EGRACE_NOT_OVER',
+    code: 12n,
+    when: 'withdraw before the grace period has passed',
+  },
+  alreadyOpened: {
+    name: 'EALREADY_OPENED',
+    code: 13n,
+    when: 'open with the key of a channel that exists (open or closed)',
+  },
+  readOnly: {
+    name: 'EREAD_ONLY',
+    code: 14n,
+    when: 'a channel or the registry passed by immutable reference',
+  },
+} as const satisfies Record<string, { name: string; code: bigint; when: string }>
+
 /** The abort code of a string argument over 1024 bytes in `agent_registry` and `receipt_anchor`. */
 export const ETOO_LONG_FIELD = 1n
 
@@ -339,6 +560,7 @@ export const moduleAborts: readonly MoveAbortCode[] = [
     when: 'a string argument over 1024 bytes',
   },
   ...Object.values(escrowAbortCodes).map((a) => ({ module: 'escrow', ...a })),
+  ...Object.values(channelAbortCodes).map((a) => ({ module: 'channel', ...a })),
 ]
 
 /** The declared signature of `module::name`; throws when the table has none (a programming error). */

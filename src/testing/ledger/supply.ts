@@ -1,10 +1,11 @@
 /**
  * The ledger's conservation invariant, for its tests (not exported): per coin type, what exists
- * (coin objects plus address balances, plus the USDC escrow jobs hold) changes only by a mint (the faucet), and SUI also by the gas
+ * (coin objects plus address balances, plus what escrow jobs and session channels hold) changes only by a mint (the faucet), and SUI also by the gas
  * a transaction is charged. A transaction that moves money around can never create or destroy it.
  *
  * @module
  */
+import { channelEscrow } from './channel.js'
 import type { LedgerChange } from './engine.js'
 import { type LedgerState, SUI_TYPE } from './state.js'
 
@@ -19,6 +20,9 @@ export function holdings(state: LedgerState): Map<string, bigint> {
     if (object.type.endsWith('::escrow::EscrowJob') && typeof locked === 'string') {
       add(state.usdcType, BigInt(locked))
     }
+    // A session channel's deposit not yet paid out or refunded.
+    const held = channelEscrow(object)
+    if (held) add(held.coinType, held.amount)
   }
   for (const [key, amount] of state.addressBalances) add(key.split('|')[1] ?? '', amount)
   return out

@@ -108,6 +108,8 @@ export type CallContext = {
     fields: Record<string, unknown>
   }): string
   findRecord(owner: string, type: string): StoredObject | undefined
+  /** Whether an object with this id exists, or was written earlier in this transaction. */
+  exists(objectId: string): boolean
 }
 
 /** A Move function implemented natively. */
@@ -140,6 +142,16 @@ export function readString(value: Value | undefined, command: number): string {
     return bcs.string().parse(bytes)
   } catch {
     fail(ErrorKind.commandArgumentError, 'invalid string argument', command)
+  }
+}
+
+/** Reads a `vector<u8>` pure argument. */
+export function readBytes(value: Value | undefined, command: number): Uint8Array {
+  const bytes = pureBytes(value, 'vector<u8>', command)
+  try {
+    return Uint8Array.from(bcs.vector(bcs.u8()).parse(bytes))
+  } catch {
+    fail(ErrorKind.commandArgumentError, 'invalid vector<u8> argument', command)
   }
 }
 
