@@ -12,7 +12,7 @@ import { beforeAll, describe, expect, it } from 'vitest'
 import { moveTransaction } from '../internal/moveTx.js'
 import { ChannelAbort, MIN_GRACE_MS } from '../testing/ledger/channel.js'
 import type { StartedLedger } from '../testing/ledger/index.js'
-import { usdcBalanceOf, useTestLedger } from '../testing/ledger/testSetup.js'
+import { useCheckedLedger } from '../testing/ledger/testSetup.js'
 import {
   buildClose,
   buildOpen,
@@ -28,9 +28,10 @@ import { channelIdOf, signVoucher, type Voucher } from './voucher.js'
 
 let ledger: StartedLedger
 let client: SuiGrpcClient
-useTestLedger((l, c) => {
-  ledger = l
-  client = c
+const checked = useCheckedLedger()
+beforeAll(() => {
+  ledger = checked.ledger
+  client = checked.client
 })
 
 type Outcome =
@@ -65,8 +66,7 @@ async function exec(signer: Ed25519Keypair, txOrPromise: Promise<Transaction>): 
 }
 
 const aborted = (code: bigint) => ({ status: 'aborted', code: Number(code), module: 'channel' })
-const usdc = async (address: string) =>
-  BigInt((await usdcBalanceOf(client, ledger, address)).balance)
+const usdc = async (address: string) => checked.usdcBalance(address)
 
 /** A payer with USDC and SUI coins, a payee with SUI for gas, a session key. */
 type Parties = {

@@ -9,10 +9,10 @@ import type { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
 import type { Transaction } from '@mysten/sui/transactions'
 import { ed25519 } from '@noble/curves/ed25519.js'
 import fc from 'fast-check'
-import { describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { ChannelAbort, MIN_GRACE_MS } from '../testing/ledger/channel.js'
 import type { StartedLedger } from '../testing/ledger/index.js'
-import { usdcBalanceOf, useTestLedger } from '../testing/ledger/testSetup.js'
+import { useCheckedLedger } from '../testing/ledger/testSetup.js'
 import {
   buildClose,
   buildOpen,
@@ -26,9 +26,10 @@ import { channelIdOf, signVoucher, type Voucher } from './voucher.js'
 
 let ledger: StartedLedger
 let client: SuiGrpcClient
-useTestLedger((l, c) => {
-  ledger = l
-  client = c
+const checked = useCheckedLedger()
+beforeAll(() => {
+  ledger = checked.ledger
+  client = checked.client
 })
 
 type Who = 'payer' | 'payee' | 'stranger'
@@ -109,8 +110,7 @@ async function exec(signer: Ed25519Keypair, tx: Promise<Transaction>) {
   return error?.$kind === 'MoveAbort' ? BigInt(error.MoveAbort.abortCode) : undefined
 }
 
-const usdc = async (address: string) =>
-  BigInt((await usdcBalanceOf(client, ledger, address)).balance)
+const usdc = async (address: string) => checked.usdcBalance(address)
 
 describe('channel property: random moves by random parties', () => {
   it('follows the rules, pays the payee at most the highest voucher, and returns the rest', async () => {

@@ -94,6 +94,10 @@ export function useTestLedger(hooks: TestHooks, options: StartLedgerOptions = {}
     get engine() {
       return ledger().engine
     },
+    get channel() {
+      return ledger().channel
+    },
+    advanceClock: (ms) => ledger().advanceClock(ms),
     faucet: (request) => ledger().faucet(request),
     createTestWallet: (funding) => ledger().createTestWallet(funding),
     advanceEpoch: () => ledger().advanceEpoch(),
