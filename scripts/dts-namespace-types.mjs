@@ -30,7 +30,8 @@ function bindings(list) {
 
 const typeDeclaration = (text, name) =>
   new RegExp(
-    `^(?:export )?(?:declare )?(?:type|interface) ${name.replace(/\$/g, '\\$')}\\b`,
+    // Not \b: `$` is not a word character, so `x402v2\b` would match `x402v2$1_Foo`.
+    `^(?:export )?(?:declare )?(?:type|interface) ${name.replace(/\$/g, '\\$')}(?![\\w$])`,
     'm',
   ).test(text)
 const genericDeclaration = (text, name) =>

@@ -75,7 +75,7 @@ function mppOffer(challenge: Challenge): MppChargeOffer | undefined {
 }
 
 /** MPP `charge` (method `sui`): `WWW-Authenticate` / `Authorization: Payment` / `Payment-Receipt`. */
-export const mppCharge: PaymentMethod<MppChargeOffer> = {
+export const mppCharge: PaymentMethod = {
   name: 'mppCharge',
   dialect: 'mpp',
   buyerSubmits: true,
@@ -162,8 +162,13 @@ export const mppCharge: PaymentMethod<MppChargeOffer> = {
       }
     },
     escrowTerms: (offer) =>
-      (offer.challenge.request.methodDetails as Record<string, unknown> | undefined)?.escrow,
-    async pay(offer, { bytes, signature, digest }, { signer, ledger }) {
+      (
+        (offer as MppChargeOffer).challenge.request.methodDetails as
+          | Record<string, unknown>
+          | undefined
+      )?.escrow,
+    async pay(given, { bytes, signature, digest }, { signer, ledger }) {
+      const offer = given as MppChargeOffer
       const outcome = await ledger.execute(bytes, [signature])
       if (outcome.status === 'rejected') {
         return {

@@ -20,8 +20,6 @@ import { type StartedLedger, startLedger } from 'tollgate/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { z } from 'zod'
 
-type ToyOffer = Methods.MethodOffer & { method: 'toy' }
-
 const offerSchema = z.object({
   id: z.string().max(128),
   amount: z.string().regex(/^[0-9]{1,39}$/),
@@ -45,7 +43,7 @@ function parse64<T>(schema: z.ZodType<T>, value: string): T {
 }
 
 /** The toy method: both halves, one object. */
-const toy: Methods.PaymentMethod<ToyOffer> = {
+const toy: Methods.PaymentMethod = {
   name: 'toy',
   dialect: 'x402',
   buyerSubmits: false,

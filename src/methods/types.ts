@@ -115,8 +115,8 @@ export type ChallengeResponse = {
 }
 
 /** Offers a method read from a 402, and what it could not read (with the reason). */
-export type ReadOffers<O extends MethodOffer = MethodOffer> = {
-  readonly offers: readonly O[]
+export type ReadOffers = {
+  readonly offers: readonly MethodOffer[]
   readonly unreadable: readonly string[]
 }
 
@@ -143,20 +143,27 @@ export type MethodPayment =
   /** Not paid; `moneyMayHaveMoved` is false only when nothing can have moved. */
   | { readonly status: 'failed'; readonly error: PaymentError; readonly moneyMayHaveMoved: boolean }
 
-/** The client half of a payment method. */
-export type MethodClient<O extends MethodOffer = MethodOffer> = {
+/**
+ * The client half of a payment method. It is given only the offers it read itself (the client
+ * finds an offer's method by `offer.method`), so it may narrow them to its own offer type.
+ */
+export type MethodClient = {
   /** Reads this method's offers from a 402; never throws. */
-  read(response: ChallengeResponse): ReadOffers<O>
+  read(response: ChallengeResponse): ReadOffers
   /** The name of an offer in messages (`x402 v2`). */
   readonly label: string
   /** Among offers of one dialect, lower is chosen first (x402 version 2 before version 1). */
   readonly rank: number
   /** Why an offer of this method cannot be answered, beyond the common checks; undefined when it can. */
-  unanswerable?(offer: O): string | undefined
+  unanswerable?(offer: MethodOffer): string | undefined
   /** The offer's raw escrow terms (validate before use), when it demands escrow. */
-  escrowTerms(offer: O): unknown
+  escrowTerms(offer: MethodOffer): unknown
   /** Turns the signed transfer into what the retried request carries (submitting it, if it must). */
-  pay(offer: O, transfer: SignedTransfer, context: MethodPayContext): Promise<MethodPayment>
+  pay(
+    offer: MethodOffer,
+    transfer: SignedTransfer,
+    context: MethodPayContext,
+  ): Promise<MethodPayment>
   /** The seller's receipt in a paid answer, decoded; undefined when absent or unreadable. */
   receipt(response: Response): unknown
 }
@@ -165,7 +172,7 @@ export type MethodClient<O extends MethodOffer = MethodOffer> = {
  * A payment method: a name, its dialect (which side submits the transaction, recorded with the
  * payment), and both halves. The built-in ones: `Methods.x402v1`, `Methods.x402v2`, `Methods.mppCharge`.
  */
-export type PaymentMethod<O extends MethodOffer = MethodOffer> = {
+export type PaymentMethod = {
   /** Unique among the methods of a seller or client, e.g. `x402v1`. */
   readonly name: string
   /** `x402`: the seller submits the buyer's signed transaction; `mpp`: the buyer submitted it. */
@@ -178,5 +185,5 @@ export type PaymentMethod<O extends MethodOffer = MethodOffer> = {
    */
   readonly buyerSubmits: boolean
   readonly server: MethodServer
-  readonly client: MethodClient<O>
+  readonly client: MethodClient
 }

@@ -68,7 +68,7 @@ export function reasonOf(error: unknown): string {
 }
 
 /** x402 version 1: `X-PAYMENT`, the body envelope, `X-PAYMENT-RESPONSE`. */
-export const x402v1: PaymentMethod<X402V1Offer> = {
+export const x402v1: PaymentMethod = {
   name: 'x402v1',
   dialect: 'x402',
   buyerSubmits: false,
@@ -144,7 +144,7 @@ export const x402v1: PaymentMethod<X402V1Offer> = {
       }
     },
     unanswerable: (offer) => (offer.challengeId === undefined ? 'no challengeId' : undefined),
-    escrowTerms: (offer) => offer.requirement.extra?.escrow,
+    escrowTerms: (offer) => (offer as X402V1Offer).requirement.extra?.escrow,
     async pay(offer, { bytes, signature }) {
       const header = encodeXPayment({
         network: offer.network,

@@ -65,7 +65,7 @@ function explainPaymentRequired(plain: string, code: string): string {
 }
 
 /** x402 version 2: `PAYMENT-REQUIRED`, `PAYMENT-SIGNATURE`, `PAYMENT-RESPONSE`. */
-export const x402v2: PaymentMethod<X402V2Offer> = {
+export const x402v2: PaymentMethod = {
   name: 'x402v2',
   dialect: 'x402',
   buyerSubmits: false,
@@ -132,8 +132,9 @@ export const x402v2: PaymentMethod<X402V2Offer> = {
       }
     },
     unanswerable: (offer) => (offer.challengeId === undefined ? 'no challengeId' : undefined),
-    escrowTerms: (offer) => offer.requirement.extra?.escrow,
-    async pay(offer, { bytes, signature }) {
+    escrowTerms: (offer) => (offer as X402V2Offer).requirement.extra?.escrow,
+    async pay(given, { bytes, signature }) {
+      const offer = given as X402V2Offer
       const header = encodePaymentSignature({
         x402Version: 2,
         resource: offer.resource,

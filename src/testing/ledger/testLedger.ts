@@ -48,14 +48,16 @@ export type TestLedger = Omit<StartedLedger, 'stop'> & {
  * @returns a handle whose properties are readable from `beforeAll` on.
  * @example
  * ```ts
+ * import assert from 'node:assert/strict'
+ * import { after, before, it } from 'node:test'
  * import { useTestLedger } from 'tollgate/testing'
- * import { afterAll, beforeAll, expect, it } from 'vitest'
  *
- * const chain = useTestLedger({ beforeAll, afterAll })
+ * // vitest or jest: useTestLedger({ beforeAll, afterAll })
+ * const chain = useTestLedger({ beforeAll: before, afterAll: after })
  *
  * it('funds a buyer', async () => {
  *   const buyer = chain.createTestWallet({ usdc: '5' })
- *   expect(await chain.usdcBalance(buyer.toSuiAddress())).toBe(5_000_000n)
+ *   assert.equal(await chain.usdcBalance(buyer.toSuiAddress()), 5_000_000n)
  * })
  * ```
  */
