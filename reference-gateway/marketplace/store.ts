@@ -348,7 +348,7 @@ export function createMarketplaceStore(db: Kysely<GatewaySchema>): MarketplaceSt
               sql<string>`(SELECT id FROM marketplace_listings_fts WHERE marketplace_listings_fts MATCH ${words.map((w) => `"${w}"*`).join(' AND ')})`,
             )
           : query.where(
-              sql<boolean>`to_tsvector('simple', search_text) @@ to_tsquery('simple', ${words.map((w) => `${w}:*`).join(' & ')})`,
+              sql<boolean>`search_vector @@ to_tsquery('simple', ${words.map((w) => `${w}:*`).join(' & ')})`,
             )
       }
       const [rows, count] = await Promise.all([
