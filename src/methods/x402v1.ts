@@ -20,7 +20,7 @@ import {
   x402Headers,
   x402Version,
 } from '../x402.js'
-import type { MethodOffer, PaymentMethod } from './types.js'
+import type { MethodOffer, MethodServer, PaymentMethod } from './types.js'
 
 /** What the x402 offers of both versions share. */
 export type X402OfferFields = MethodOffer & {
@@ -67,6 +67,19 @@ export function reasonOf(error: unknown): string {
   return error instanceof PaymentError ? error.code : 'unreadable'
 }
 
+/**
+ * The success headers of an x402 method: the settlement response (`success`, the digest, the
+ * network, the payer) in `header`, on every served answer.
+ */
+export function x402SuccessHeaders(header: string): MethodServer['successHeaders'] {
+  return ({ digest, payer, network }) => {
+    const headers = {
+      [header]: encodeXPaymentResponse({ success: true, transaction: digest, network, payer }),
+    }
+    return () => headers
+  }
+}
+
 /** x402 version 1: `X-PAYMENT`, the body envelope, `X-PAYMENT-RESPONSE`. */
 export const x402v1: PaymentMethod = {
   name: 'x402v1',
@@ -111,17 +124,7 @@ export const x402v1: PaymentMethod = {
       if (verdict.status !== 'valid') return { status: 'rejected', error: verdict.error }
       return settleX402(payment.payload, settlement, context)
     },
-    successHeaders({ digest, payer, network }) {
-      const headers = {
-        [x402Headers.paymentResponse]: encodeXPaymentResponse({
-          success: true,
-          transaction: digest,
-          network,
-          payer,
-        }),
-      }
-      return () => headers
-    },
+    successHeaders: x402SuccessHeaders(x402Headers.paymentResponse),
   },
   client: {
     label: 'x402',

@@ -9,7 +9,7 @@
 import { toBase64 } from '@mysten/sui/utils'
 import { decodeBase64, encodeBase64 } from '../internal/base64.js'
 import { settleX402 } from '../settle.js'
-import { encodeXPaymentResponse, type PaymentRequirement } from '../x402.js'
+import type { PaymentRequirement } from '../x402.js'
 import {
   checkAccepted,
   decodePaymentRequiredV2,
@@ -23,7 +23,7 @@ import {
   x402V2Headers,
 } from '../x402v2.js'
 import type { PaymentMethod } from './types.js'
-import { reasonOf, type X402OfferFields, x402Offer } from './x402v1.js'
+import { reasonOf, type X402OfferFields, x402Offer, x402SuccessHeaders } from './x402v1.js'
 
 /** An x402 version 2 offer: from the `PAYMENT-REQUIRED` header; paid with `PAYMENT-SIGNATURE`. */
 export type X402V2Offer = X402OfferFields & {
@@ -106,17 +106,7 @@ export const x402v2: PaymentMethod = {
       if (verdict.status !== 'valid') return { status: 'rejected', error: verdict.error }
       return settleX402(payment.payload, settlement, context)
     },
-    successHeaders({ digest, payer, network }) {
-      const headers = {
-        [x402V2Headers.paymentResponse]: encodeXPaymentResponse({
-          success: true,
-          transaction: digest,
-          network,
-          payer,
-        }),
-      }
-      return () => headers
-    },
+    successHeaders: x402SuccessHeaders(x402V2Headers.paymentResponse),
   },
   client: {
     label: 'x402 v2',
