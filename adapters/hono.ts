@@ -172,6 +172,7 @@ export function paywall(options: HonoPaywallOptions): HonoPaywall {
     const bytes = new Uint8Array(await honoRequest.arrayBuffer())
     return {
       url: raw.url,
+      method: raw.method,
       headers: raw.headers,
       bodyBytes: bytes.byteLength === 0 ? undefined : bytes,
     }

@@ -150,6 +150,24 @@ export type EscrowErrorCode =
   /** A review the rules refuse: not the buyer, a self-purchase, refunded, not released (HTTP 403). */
   | 'review_refused'
 
+/**
+ * Codes of a session (MPP `intent="session"`, docs/protocol.md §7), each with the session problem
+ * type of the same name under `paymentauth.org/problems/session/`.
+ */
+export type SessionErrorCode =
+  /** The voucher's signature is not the channel's session key's. */
+  | 'voucher_invalid'
+  /** The channel's headroom does not cover the call: sign a higher voucher (`details.required`). */
+  | 'insufficient_balance'
+  /** A voucher above what the channel holds: top up first. */
+  | 'amount_exceeds_deposit'
+  /** A voucher raised by less than the seller's smallest step. */
+  | 'delta_too_small'
+  /** No such channel, or not one this seller can be paid through (HTTP 410). */
+  | 'channel_not_found'
+  /** The channel is closing or closed (HTTP 410). */
+  | 'channel_finalized'
+
 /** Codes of the seller marketplace (see docs/marketplace.md). */
 export type MarketplaceErrorCode =
   /** A catalog mutation whose signature or nonce does not hold, or by another address (HTTP 401). */
@@ -174,6 +192,7 @@ export type PaymentErrorCode =
   | ServiceErrorCode
   | EscrowErrorCode
   | MarketplaceErrorCode
+  | SessionErrorCode
 
 /** Default HTTP status of each code. */
 const statusOf: { readonly [K in PaymentErrorCode]: number } = {
@@ -238,6 +257,12 @@ const statusOf: { readonly [K in PaymentErrorCode]: number } = {
   listing_not_found: 404,
   listing_refused: 422,
   rate_limited: 429,
+  voucher_invalid: 402,
+  insufficient_balance: 402,
+  amount_exceeds_deposit: 402,
+  delta_too_small: 402,
+  channel_not_found: 410,
+  channel_finalized: 410,
 }
 
 /** The MPP problem types (`https://paymentauth.org/problems/<type>`). */
@@ -249,6 +274,12 @@ export type ProblemType =
   | 'malformed-credential'
   | 'invalid-challenge'
   | 'method-unsupported'
+  | 'session/invalid-signature'
+  | 'session/insufficient-balance'
+  | 'session/amount-exceeds-deposit'
+  | 'session/delta-too-small'
+  | 'session/channel-not-found'
+  | 'session/channel-finalized'
 
 /** Base URI of the MPP problem types. */
 export const problemTypeBase = 'https://paymentauth.org/problems/'
@@ -286,6 +317,18 @@ export function problemTypeOf(code: PaymentErrorCode): ProblemType {
     case 'unsupported_network':
     case 'requirements_mismatch':
       return 'verification-failed'
+    case 'voucher_invalid':
+      return 'session/invalid-signature'
+    case 'insufficient_balance':
+      return 'session/insufficient-balance'
+    case 'amount_exceeds_deposit':
+      return 'session/amount-exceeds-deposit'
+    case 'delta_too_small':
+      return 'session/delta-too-small'
+    case 'channel_not_found':
+      return 'session/channel-not-found'
+    case 'channel_finalized':
+      return 'session/channel-finalized'
     default:
       return 'payment-required'
   }
@@ -385,6 +428,18 @@ function titleOf(type: ProblemType): string {
       return 'Invalid Challenge'
     case 'method-unsupported':
       return 'Method Unsupported'
+    case 'session/invalid-signature':
+      return 'Invalid Signature'
+    case 'session/insufficient-balance':
+      return 'Insufficient Balance'
+    case 'session/amount-exceeds-deposit':
+      return 'Amount Exceeds Deposit'
+    case 'session/delta-too-small':
+      return 'Delta Too Small'
+    case 'session/channel-not-found':
+      return 'Channel Not Found'
+    case 'session/channel-finalized':
+      return 'Channel Finalized'
   }
 }
 

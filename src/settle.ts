@@ -54,12 +54,38 @@ export type Settled = {
    * call runs); `undefined` when the store did not say.
    */
   lease?: Date | undefined
+  /**
+   * The method keeps this payment's books itself (a session: a hold on a channel, committed when
+   * served, released when not); absent for a payment recorded by its digest in the payment store.
+   */
+  books?: PaymentBooks | undefined
+}
+
+/**
+ * The books of a payment its method keeps itself (see {@link Settled.books}): what the engine calls
+ * instead of the payment store's `served` / `oweRefund`, and the paid answer's success headers.
+ */
+export type PaymentBooks = {
+  /** Records the call served; false when the record was gone (it lapsed). */
+  served(): Promise<boolean>
+  /** Records the call failed (nothing is spent for it); false when the record was gone. */
+  failed(reason: string): Promise<boolean>
+  /** The paid answer's success headers for `status`, replacing the method's `successHeaders`. */
+  headersFor(status: number): Readonly<Record<string, string>>
 }
 
 /** The result of settling one credential. */
 export type SettlementResult =
   | Settled
   | { status: 'rejected'; error: PaymentError; digest?: string | undefined }
+  /**
+   * A management action, done: answered with `status` (204) and `headers` (its receipt); the
+   * handler does not run and nothing is charged for a call.
+   */
+  | {
+      status: 'answered'
+      answer: { readonly status: number; readonly headers: Readonly<Record<string, string>> }
+    }
   | {
       status: 'pending'
       digest: string

@@ -21,7 +21,7 @@ import { notTaken, type Presented, presentedPayment } from './methods.js'
 import { type PaidContext, paidDecision } from './paid.js'
 import type { Preparation, PreparedRoute, ResourceTerms } from './prepared.js'
 import type { EngineRequest } from './requestView.js'
-import { invalidBody, refusedAnswer, tooLarge } from './respond.js'
+import { invalidBody, managementAnswer, refusedAnswer, tooLarge } from './respond.js'
 import type { Decision, PaidRoute, PaymentInfo, PaywallEvent, PaywallOptions } from './types.js'
 
 /** The engine's decision function; see the module's description. */
@@ -65,7 +65,12 @@ export function createDecide(context: DecideContext): Decide {
   ): Promise<Decision> {
     const resource = prepared.resource(request)
     const at = prepared.terms(r, resource)
-    const read = await readBody(request, r.route.body, r.limit)
+    const bare = isBare(request)
+    // A bare request to a method that answers management actions is not a call: no body to check.
+    const read =
+      bare && presented?.enabled === true && presented.method.server.answersBare === true
+        ? ({ status: 'ok', body: undefined } as const)
+        : await readBody(request, r.route.body, r.limit)
     if (read.status === 'too_large') return tooLarge(read.limit)
     if (read.status === 'invalid') {
       emit({ type: 'invalid_body', resource, field: read.field })
@@ -79,7 +84,7 @@ export function createDecide(context: DecideContext): Decide {
     let result: SettlementResult
     try {
       result = presented.enabled
-        ? await settle(presented, at.terms)
+        ? await settle(presented, at.terms, bare)
         : { status: 'rejected', error: notTaken(method, r.methods) }
     } catch (error) {
       if (!isPaymentError(error)) throw error
@@ -89,6 +94,10 @@ export function createDecide(context: DecideContext): Decide {
     if (result.status === 'rejected') {
       emit({ type: 'rejected', resource, dialect: method.dialect, code: result.error.code })
       return refused(r, at, result.error)
+    }
+    if (result.status === 'answered') {
+      emit({ type: 'answered', resource, method: method.name, status: result.answer.status })
+      return managementAnswer(result.answer)
     }
     if (result.status === 'pending') {
       emit({ type: 'pending', resource, digest: result.digest })
@@ -113,6 +122,7 @@ export function createDecide(context: DecideContext): Decide {
       at.terms.network,
       result.lease,
       context,
+      result.books,
     )
   }
 
@@ -129,6 +139,7 @@ export function createDecide(context: DecideContext): Decide {
   function settle(
     presented: Presented,
     p: PreparedTerms,
+    bare: boolean,
   ): Promise<SettlementResult> | SettlementResult {
     const now = context.now()
     const input: MethodSettleInput = {
@@ -138,13 +149,29 @@ export function createDecide(context: DecideContext): Decide {
         network: p.network,
         resource: p.resource,
       },
-      checkChallenge: (id, expires) => checkChallengeId(p, prepared.keys, id, now, expires),
+      checkChallenge: (id, expires, binding) =>
+        checkChallengeId(p, prepared.keys, id, now, expires, binding),
       context: settleContext,
+      bare,
     }
     return presented.method.server.settle(presented.credential, input)
   }
 
   return decide
+}
+
+/**
+ * Whether a request is bare: `HEAD`, or a `POST` with neither body nor query (how a buyer sends a
+ * management action, such as a session's top-up or a voucher asked for mid-stream).
+ */
+function isBare(request: EngineRequest): boolean {
+  const method = request.method
+  if (method === 'HEAD') return true
+  if (method !== 'POST' || request.url.includes('?')) return false
+  const length = request.headers.get('content-length')
+  return (
+    request.headers.get('transfer-encoding') === null && (length === null || length.trim() === '0')
+  )
 }
 
 /** Observes without letting an observer break payments. */

@@ -19,8 +19,8 @@ export type RouteMethods = {
   readonly enabled: readonly PaymentMethod[]
   /**
    * Every known method in the order its credential is looked for: methods whose buyer has already
-   * moved money first (ignoring such a credential would keep money spent), then the others, each
-   * group in the order given.
+   * moved money first (ignoring such a credential would keep money spent), then the others; in
+   * each group the seller's own methods first, then the built-in ones, each in the order given.
    */
   readonly lookup: readonly { readonly method: PaymentMethod; readonly enabled: boolean }[]
 }
@@ -45,7 +45,14 @@ export function routeMethods(enabled: readonly PaymentMethod[]): RouteMethods {
   if (names.size !== enabled.length) {
     throw new PaymentError('invalid_config', 'Two payment methods of one route share a name.')
   }
-  const known = [...enabled, ...builtInMethods.filter((m) => !names.has(m.name))]
+  // A method of the seller's own is asked before the built-in ones: it may claim a credential a
+  // built-in method would also take (a session's `Payment` credential is also MPP's).
+  const builtIn = new Set<PaymentMethod>(builtInMethods)
+  const known = [
+    ...enabled.filter((m) => !builtIn.has(m)),
+    ...enabled.filter((m) => builtIn.has(m)),
+    ...builtInMethods.filter((m) => !names.has(m.name)),
+  ]
   const lookup = [
     ...known.filter((m) => m.buyerSubmits),
     ...known.filter((m) => !m.buyerSubmits),

@@ -8,6 +8,7 @@
  */
 import { hasCode } from '../errors.js'
 import type { PaymentMethod } from '../methods/types.js'
+import type { PaymentBooks } from '../settle.js'
 import type { PaymentStore } from '../stores/types.js'
 import type { CallOutcome, PaidDecision, PaidRoute, PaymentInfo, PaywallEvent } from './types.js'
 
@@ -75,14 +76,17 @@ export function paidDecision(
   network: string,
   lease: Date | undefined,
   context: PaidContext,
+  books?: PaymentBooks | undefined,
 ): PaidDecision {
   const { store, emit, now } = context
-  const headersFor = method.server.successHeaders({
-    digest: payment.digest,
-    payer: payment.payer,
-    network,
-    at: now(),
-  })
+  const headersFor =
+    books?.headersFor ??
+    method.server.successHeaders({
+      digest: payment.digest,
+      payer: payment.payer,
+      network,
+      at: now(),
+    })
   const failed = route.failedStatuses
   // Whether the paid work has started: from then on a hang-up is served, never refunded.
   let committed = false
@@ -119,12 +123,11 @@ export function paidDecision(
       completion ??= (async () => {
         stopLease()
         if (!isFailure(outcome)) {
-          const served = await store.served(payment.digest)
-          emit(
-            served.status === 'applied'
-              ? { type: 'served', payment }
-              : { type: 'lease_lost', payment },
-          )
+          const applied =
+            books === undefined
+              ? (await store.served(payment.digest)).status === 'applied'
+              : await books.served()
+          emit(applied ? { type: 'served', payment } : { type: 'lease_lost', payment })
           return 'served' as const
         }
         const reason =
@@ -133,13 +136,13 @@ export function paidDecision(
             : 'error' in outcome
               ? 'the handler failed'
               : 'the buyer hung up before the work started'
-        const owed = await store.oweRefund(payment.digest, reason)
-        emit(
-          owed.status === 'applied'
-            ? { type: 'refund_due', payment, reason }
-            : { type: 'lease_lost', payment },
-        )
-        void context.refunder?.runOnce().catch(() => {})
+        const owed =
+          books === undefined
+            ? (await store.oweRefund(payment.digest, reason)).status === 'applied'
+            : await books.failed(reason)
+        emit(owed ? { type: 'refund_due', payment, reason } : { type: 'lease_lost', payment })
+        // A method's own books give back at once (a session's hold); nothing for the worker.
+        if (books === undefined) void context.refunder?.runOnce().catch(() => {})
         return 'refund_due' as const
       })().catch((error: unknown) => {
         if (hasCode(error, 'store_error'))

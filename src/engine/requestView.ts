@@ -16,6 +16,8 @@ export type HeaderLookup = { get(name: string): string | null }
 export type RequestView = {
   /** Absolute URL: scheme, host and the request target as received. */
   readonly url: string
+  /** The HTTP method, upper case (absent: not known to the adapter). */
+  readonly method?: string | undefined
   readonly headers: HeaderLookup
   /** The body, read once by the adapter (undefined: no body, or not read because not needed). */
   readonly bodyBytes: Uint8Array | undefined

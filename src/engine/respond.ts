@@ -90,6 +90,14 @@ export function refusedAnswer(
   })
 }
 
+/** A management action's answer (a session's top-up or close: 204 and its receipt, no body). */
+export function managementAnswer(given: {
+  readonly status: number
+  readonly headers: Readonly<Record<string, string>>
+}): Answer {
+  return answer({ status: given.status, headers: given.headers, body: '' })
+}
+
 /** The problem document of a paid call whose handler threw (500; the payment is refunded). */
 export function failedCallResponse(): Response {
   const error = new PaymentError(

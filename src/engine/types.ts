@@ -166,6 +166,8 @@ export type PaywallEvent =
   | { type: 'rejected'; resource: string; dialect: PaymentDialect; code: string }
   | { type: 'pending'; resource: string; digest: string }
   | { type: 'settled'; resource: string; payment: PaymentInfo }
+  /** A management action (a session's top-up, voucher or close) answered without the handler. */
+  | { type: 'answered'; resource: string; method: string; status: number }
   | { type: 'served'; payment: PaymentInfo }
   | { type: 'refund_due'; payment: PaymentInfo; reason: string }
   /**

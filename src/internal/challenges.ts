@@ -23,9 +23,28 @@ import {
 } from './challengeId.js'
 import type { PreparedTerms } from './terms.js'
 
+/**
+ * What a challenge id binds besides the route's terms: the MPP intent and `request`. Every method of
+ * one 402 shares the `charge` binding (the default); a method whose challenge has another intent
+ * (a session) binds its own.
+ */
+export type ChallengeBinding = { readonly intent: string; readonly request: string }
+
 /** The HMAC input of a challenge id (`mppx`'s order; `digest` is unused and empty). */
-function idInput(p: PreparedTerms, expires: string): string {
-  return `${p.realm}|sui|charge|${p.request}|${expires}||${p.opaque}`
+function idInput(p: PreparedTerms, expires: string, binding?: ChallengeBinding): string {
+  const intent = binding?.intent ?? 'charge'
+  const request = binding?.request ?? p.request
+  return `${p.realm}|sui|${intent}|${request}|${expires}||${p.opaque}`
+}
+
+/** The challenge id of `p` with `binding`, expiring at `expires` (RFC 3339), signed with `key`. */
+export function boundChallengeId(
+  p: PreparedTerms,
+  key: MacKey,
+  expires: string,
+  binding: ChallengeBinding,
+): string {
+  return idText(mac(key, idInput(p, expires, binding)))
 }
 
 /** The text of the 402's `detail`: the price, and how to pay in each method offered. */
@@ -74,7 +93,13 @@ export function assembleChallenge(
     body: {},
     headers: { 'Content-Type': 'application/json', 'Cache-Control': 'no-store' },
   }
-  const input = { terms: p, id, expires, expiresAt }
+  const input = {
+    terms: p,
+    id,
+    expires,
+    expiresAt,
+    idFor: (binding: ChallengeBinding) => boundChallengeId(p, key, expires, binding),
+  }
   for (const method of methods) parts = method.server.challenge(parts, input)
   const body = { ...parts.body, ...paymentRequiredProblem(detailOf(p, methods)) }
   return piecesOf(id, expiresAt, expires, { body, headers: parts.headers })
@@ -127,10 +152,12 @@ export function checkChallengeId(
   id: string,
   now: number,
   expires: string | undefined,
+  binding?: ChallengeBinding,
 ): ChallengeVerification {
   const given = idBytes(id)
   if (given === undefined) return invalid()
-  const matches = (text: string) => keys.some((key) => sameMac(mac(key, idInput(p, text)), given))
+  const matches = (text: string) =>
+    keys.some((key) => sameMac(mac(key, idInput(p, text, binding)), given))
   if (expires !== undefined) {
     const at = Date.parse(expires)
     if (expires.length > 64 || Number.isNaN(at) || !matches(expires)) return invalid()

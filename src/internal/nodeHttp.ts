@@ -68,6 +68,7 @@ export function nodeRequestView(
   const { headers } = request
   return {
     url: absoluteUrl(scheme, headers.host ?? (headers[':authority'] as string | undefined), rawUrl),
+    method: request.method,
     headers: nodeHeaders(headers),
     bodyBytes,
   }
@@ -83,7 +84,7 @@ export function nodeRequestViewAt(
   url: string,
   bodyBytes: Uint8Array | undefined,
 ): RequestView {
-  return { url, headers: nodeHeaders(request.headers), bodyBytes }
+  return { url, method: request.method, headers: nodeHeaders(request.headers), bodyBytes }
 }
 
 /**

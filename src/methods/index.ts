@@ -11,7 +11,9 @@ import type { PaymentMethod } from './types.js'
 import { x402v1 } from './x402v1.js'
 import { x402v2 } from './x402v2.js'
 
+export type { ChallengeBinding } from '../internal/challenges.js'
 export { type MppChargeOffer, mppCharge } from './mppCharge.js'
+export { createSessionMethod, type SessionMethodOptions } from './mppSession.js'
 export type {
   ChallengeInput,
   ChallengeParts,

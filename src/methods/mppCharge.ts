@@ -108,6 +108,9 @@ export const mppCharge: PaymentMethod = {
     },
     settle(credential, { terms, settlement, checkChallenge, context }) {
       const parsed = parseCredential(credential)
+      if (parsed.challenge.intent === 'session') {
+        throw new PaymentError('method_unsupported', 'This route does not take MPP sessions.')
+      }
       const payload = suiChargePayload(parsed)
       const { id, expires } = parsed.challenge
       const verdict = checkChallenge(id, expires)
@@ -152,6 +155,8 @@ export const mppCharge: PaymentMethod = {
         const offers: MppChargeOffer[] = []
         const unreadable: string[] = []
         for (const challenge of parseChallenges(value)) {
+          // A session challenge is the session method's to read (paid by vouchers, not a charge).
+          if (challenge.intent === 'session') continue
           const offer = mppOffer(challenge)
           if (offer) offers.push(offer)
           else unreadable.push('a sui charge request that is invalid')

@@ -14,6 +14,7 @@ import type { Signer } from '@mysten/sui/cryptography'
 import type { ChallengeVerification, PreparedTerms } from '../challenge.js'
 import type { HeaderLookup } from '../engine/requestView.js'
 import type { PaymentError, PaymentErrorCode } from '../errors.js'
+import type { ChallengeBinding } from '../internal/challenges.js'
 import type { Ledger } from '../ledger/index.js'
 import type { SettleContext, SettlementResult, SettlementTerms } from '../settle.js'
 import type { PaymentDialect } from '../stores/types.js'
@@ -35,6 +36,11 @@ export type ChallengeInput = {
   /** Its expiry, RFC 3339 (and `expiresAt`, Unix seconds). */
   readonly expires: string
   readonly expiresAt: number
+  /**
+   * The id of a challenge of this 402 that binds another MPP intent and `request` than the shared
+   * `charge` one (a session's challenge): same terms, same expiry.
+   */
+  idFor(binding: ChallengeBinding): string
 }
 
 /** What settling a credential needs, given by the engine. */
@@ -43,8 +49,20 @@ export type MethodSettleInput = {
   readonly terms: PreparedTerms
   /** The same terms as settlement checks them against the ledger's effects. */
   readonly settlement: SettlementTerms
-  /** Checks a presented challenge id (with the echoed expiry when the method carries one). */
-  checkChallenge(id: string, expires?: string | undefined): ChallengeVerification
+  /**
+   * Checks a presented challenge id (with the echoed expiry when the method carries one; with the
+   * intent and `request` it binds when not the shared `charge` ones: see {@link ChallengeInput.idFor}).
+   */
+  checkChallenge(
+    id: string,
+    expires?: string | undefined,
+    binding?: ChallengeBinding | undefined,
+  ): ChallengeVerification
+  /**
+   * Whether the request is a bare one (`HEAD`, or a `POST` with neither body nor query): a method
+   * that answers management actions ({@link MethodServer.answersBare}) answers it without the handler.
+   */
+  readonly bare: boolean
   /** The ledger, the store and the engine's settlement options. */
   readonly context: SettleContext
 }
@@ -69,6 +87,11 @@ export type MethodServer = {
   readonly how: string
   /** The refusal's code when a route that does not take this method is presented with it. */
   readonly unsupportedCode: PaymentErrorCode
+  /**
+   * True when the method answers bare requests itself (management actions, such as a session's
+   * top-up: see {@link MethodSettleInput.bare}): the route's body validator does not run for them.
+   */
+  readonly answersBare?: boolean | undefined
   /** Extra facts recorded on the payment (`x402Version: 2`). */
   readonly paymentInfo?: { readonly x402Version?: 2 | undefined } | undefined
   /**

@@ -110,7 +110,7 @@ describe.each(kinds)('$name channel store', (kind) => {
     expect(await store.get(`0x${'f'.repeat(64)}`)).toBeUndefined()
   })
 
-  it('accepts a voucher above the highest and within the deposit; equal is idempotent', async () => {
+  it('accepts a voucher above the highest and within the deposit; equal changes nothing', async () => {
     const { store } = kind.open()
     const channel = opened(1_000n)
     await store.track(channel)
@@ -119,7 +119,7 @@ describe.each(kinds)('$name channel store', (kind) => {
       channel: { highest: 400n, highestSignature: 'a' },
     })
     expect(await store.acceptVoucher(channel.channelId, 400n, 'b')).toMatchObject({
-      status: 'accepted',
+      status: 'same',
       channel: { highestSignature: 'a' },
     })
     expect((await store.acceptVoucher(channel.channelId, 300n, 'c')).status).toBe('stale')

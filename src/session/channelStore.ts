@@ -18,7 +18,7 @@
 import { PaymentError } from '../errors.js'
 
 /** The states of a channel as the seller sees it. */
-export type ChannelState = 'open' | 'closing' | 'closed'
+export type ChannelPhase = 'open' | 'closing' | 'closed'
 
 /** A channel: what the ledger says of it, and what the seller has accepted and served. */
 export type ChannelRecord = {
@@ -42,7 +42,7 @@ export type ChannelRecord = {
   readonly held: bigint
   /** Calls (or units) committed. */
   readonly units: bigint
-  readonly state: ChannelState
+  readonly state: ChannelPhase
 }
 
 /** A channel's facts from the ledger, to start tracking it. */
@@ -53,8 +53,10 @@ export type OpenedChannel = Pick<
 
 /** The outcome of {@link ChannelStore.acceptVoucher}. */
 export type VoucherAcceptance =
-  /** Stored as the highest (or equal to it: nothing changed). */
+  /** Stored as the highest: this call raised it (only one caller raises to any amount). */
   | { status: 'accepted'; channel: ChannelRecord }
+  /** Equal to the highest: nothing changed (a repeat; a call must not be paid with it again). */
+  | { status: 'same'; channel: ChannelRecord }
   /** Below the highest accepted: a stale voucher (the highest stands). */
   | { status: 'stale'; channel: ChannelRecord }
   /** Above the deposit: the buyer must top up first. */
@@ -79,7 +81,8 @@ export type ChannelStore = {
   get(channelId: string): Promise<ChannelRecord | undefined>
   /**
    * Accepts a voucher whose signature the caller verified against the channel's `signer`: stored
-   * when above the highest and within the deposit.
+   * when above the highest and within the deposit. Of several callers presenting the same amount,
+   * one gets `accepted` and the others `same`, in every process.
    */
   acceptVoucher(
     channelId: string,
@@ -100,7 +103,7 @@ export type ChannelStore = {
    */
   observe(
     channelId: string,
-    facts: { deposit?: bigint; settled?: bigint; state?: ChannelState },
+    facts: { deposit?: bigint; settled?: bigint; state?: ChannelPhase },
   ): Promise<ChannelRecord | undefined>
   close(): Promise<void>
 }
@@ -118,10 +121,10 @@ export function checkStoredAmount(amount: bigint, what: string): void {
   }
 }
 
-const stateOrder: Readonly<Record<ChannelState, number>> = { open: 0, closing: 1, closed: 2 }
+const stateOrder: Readonly<Record<ChannelPhase, number>> = { open: 0, closing: 1, closed: 2 }
 
 /** The state after observing `next` (a channel never goes back to an earlier state). */
-export function laterState(current: ChannelState, next: ChannelState | undefined): ChannelState {
+export function laterState(current: ChannelPhase, next: ChannelPhase | undefined): ChannelPhase {
   return next !== undefined && stateOrder[next] > stateOrder[current] ? next : current
 }
 
@@ -174,7 +177,7 @@ export function createMemoryChannelStore(): ChannelStore {
       if (channel.state !== 'open') return { status: 'not_open', channel }
       if (cumulativeAmount > channel.deposit) return { status: 'over_deposit', channel }
       if (cumulativeAmount < channel.highest) return { status: 'stale', channel }
-      if (cumulativeAmount === channel.highest) return { status: 'accepted', channel }
+      if (cumulativeAmount === channel.highest) return { status: 'same', channel }
       return {
         status: 'accepted',
         channel: put({ ...channel, highest: cumulativeAmount, highestSignature: signature }),

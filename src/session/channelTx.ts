@@ -12,9 +12,10 @@
  */
 import type { ClientWithCoreApi } from '@mysten/sui/client'
 import type { Transaction } from '@mysten/sui/transactions'
-import { normalizeStructTag, normalizeSuiAddress } from '@mysten/sui/utils'
+import { fromBase64, normalizeStructTag, normalizeSuiAddress, toHex } from '@mysten/sui/utils'
 import { z } from 'zod'
 import { PaymentError } from '../errors.js'
+import { isStrictBase64 } from '../internal/base64.js'
 import { moveTransaction, takeFunds } from '../internal/moveTx.js'
 import type { Voucher } from './voucher.js'
 
@@ -48,6 +49,8 @@ export type ChannelState = {
   payee: string
   /** Who may settle and close besides the payee; `0x0…0` for none. */
   operator: string
+  /** The session key that signs vouchers: its 32-byte Ed25519 public key, hex without `0x`. */
+  signer: string
   /** What the channel holds now: `deposited − settled` while open, 0 once closed. */
   escrow: bigint
   deposited: bigint
@@ -239,8 +242,26 @@ const u64 = z
   .transform((v) => BigInt(v))
 const balance = z.union([u64, z.object({ value: u64 }).transform((b) => b.value)])
 
+/**
+ * A `vector<u8>` as object JSON renders it: base64 (Sui's JSON of bytes), hex, or an array of
+ * numbers; returned as hex without `0x`.
+ */
+const bytesHex = z
+  .union([z.string().max(1024), z.array(z.number().int().min(0).max(255)).max(512)])
+  .transform((value, context) => {
+    if (Array.isArray(value)) return toHex(Uint8Array.from(value))
+    const hex = value.startsWith('0x') ? value.slice(2) : value
+    if (/^[0-9a-fA-F]*$/.test(hex) && hex.length % 2 === 0 && hex.length !== 44) {
+      return hex.toLowerCase()
+    }
+    if (isStrictBase64(value)) return toHex(fromBase64(value))
+    context.addIssue({ code: 'custom', message: 'not bytes' })
+    return z.NEVER
+  })
+
 const ChannelFieldsSchema = z.object({
   payer: z.string(),
+  signer: bytesHex,
   payee: z.string(),
   operator: z.string(),
   escrow: balance,
@@ -285,6 +306,7 @@ export async function readChannel(client: ClientWithCoreApi, id: string): Promis
     payer: normalizeSuiAddress(f.payer),
     payee: normalizeSuiAddress(f.payee),
     operator: normalizeSuiAddress(f.operator),
+    signer: f.signer,
     escrow: f.escrow,
     deposited: f.deposited,
     settled: f.settled,

@@ -1,9 +1,20 @@
 /**
- * MPP sessions on Sui: the vouchers, the channel's id, and the transaction builders of the
- * payment channel on the ledger (docs/protocol.md, "Sessions").
+ * MPP sessions on Sui: the vouchers, the channel's id, the transaction builders of the payment
+ * channel on the ledger, and the stores of a seller's channel books (docs/protocol.md, "Sessions").
+ * The seller's payment method is `Methods.createSessionMethod`.
  *
  * @module
  */
+
+export {
+  type ChannelPhase,
+  type ChannelRecord,
+  type ChannelStore,
+  createMemoryChannelStore,
+  type HoldResult,
+  type OpenedChannel,
+  type VoucherAcceptance,
+} from './channelStore.js'
 export {
   buildClose,
   buildOpen,
@@ -18,6 +29,14 @@ export {
   minGraceMs,
   readChannel,
 } from './channelTx.js'
+export { createRedisChannelStore, type RedisChannelStoreOptions } from './redisChannelStore.js'
+export {
+  type ChannelTables,
+  createPostgresChannelStore,
+  createSqliteChannelStore,
+  type PostgresChannelStoreOptions,
+  type SqliteChannelStoreOptions,
+} from './sqlChannelStore.js'
 export {
   type ChannelIdentity,
   channelIdOf,

@@ -10,8 +10,8 @@
 import { createHash } from 'node:crypto'
 import type { Redis } from 'ioredis'
 import {
+  type ChannelPhase,
   type ChannelRecord,
-  type ChannelState,
   type ChannelStore,
   checkStoredAmount,
   type HoldResult,
@@ -35,7 +35,7 @@ if c[1] ~= 'open' then return 'not_open' end
 if cmp(ARGV[1], c[2]) > 0 then return 'over_deposit' end
 local order = cmp(ARGV[1], c[3])
 if order < 0 then return 'stale' end
-if order == 0 then return 'accepted' end
+if order == 0 then return 'same' end
 if c[3] ~= ARGV[3] then return 'retry' end
 redis.call('HSET', KEYS[1], 'highest', ARGV[1], 'highest_signature', ARGV[2])
 redis.call('HINCRBY', KEYS[1], 'headroom', ARGV[4])
@@ -191,7 +191,7 @@ export function createRedisChannelStore(options: RedisChannelStoreOptions): Chan
       spent: BigInt(spent as string),
       held: BigInt(held as string),
       units: BigInt(units as string),
-      state: state as ChannelState,
+      state: state as ChannelPhase,
     }
   }
 

@@ -12,8 +12,8 @@ import type pg from 'pg'
 import { quoteIdentifier } from '../stores/internal/sql.js'
 import type { SqliteDatabase } from '../stores/sqlite.js'
 import {
+  type ChannelPhase,
   type ChannelRecord,
-  type ChannelState,
   type ChannelStore,
   checkStoredAmount,
   type HoldResult,
@@ -80,7 +80,7 @@ function recordOf(row: Record<string, unknown>): ChannelRecord {
     spent: BigInt(row.spent as bigint | string),
     held: BigInt(row.held as bigint | string),
     units: BigInt(row.units as bigint | string),
-    state: String(row.state) as ChannelState,
+    state: String(row.state) as ChannelPhase,
   }
 }
 
@@ -90,7 +90,7 @@ function refusal(channel: ChannelRecord | undefined, cumulative: bigint): Vouche
   if (channel.state !== 'open') return { status: 'not_open', channel }
   if (cumulative > channel.deposit) return { status: 'over_deposit', channel }
   if (cumulative < channel.highest) return { status: 'stale', channel }
-  return { status: 'accepted', channel }
+  return { status: 'same', channel }
 }
 
 function holdRefusal(channel: ChannelRecord | undefined, amount: bigint): HoldResult {

@@ -1,0 +1,299 @@
+/**
+ * The seller's MPP session method on the local ledger, through a real paywall on loopback: a buyer
+ * opens a channel (its own transaction, the first voucher signed inside the credential), pays calls
+ * with vouchers, is refused a repeated or lower voucher and a call its vouchers do not cover, tops
+ * up with a bare request (204), and the seller closes cooperatively, capturing what was spent —
+ * a failed call spent nothing. The ledger checks after every transaction that no money was created
+ * or destroyed.
+ */
+import { serve } from '@hono/node-server'
+import type { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
+import { toHex } from '@mysten/sui/utils'
+import { ed25519 } from '@noble/curves/ed25519.js'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createPaywall } from '../engine/paywall.js'
+import { createLedger } from '../ledger/index.js'
+import { type Challenge, decodeReceipt, parseChallenges, serializeCredential } from '../mpp.js'
+import { createMemoryChannelStore } from '../session/channelStore.js'
+import { buildOpen, buildTopUp, readChannel } from '../session/channelTx.js'
+import { channelIdOf, signVoucher } from '../session/voucher.js'
+import { createMemoryStore } from '../stores/memory.js'
+import { MIN_GRACE_MS } from '../testing/ledger/channel.js'
+import { useCheckedLedger } from '../testing/ledger/testSetup.js'
+import { builtInMethods } from './index.js'
+import { createSessionMethod } from './mppSession.js'
+
+const chain = useCheckedLedger()
+const channels = createMemoryChannelStore()
+let payee: Ed25519Keypair
+let base: string
+let close: () => void
+let served = 0
+
+beforeAll(async () => {
+  payee = chain.createTestWallet({ usdc: '0', sui: '1' })
+  const session = createSessionMethod({
+    client: chain.client,
+    signer: payee,
+    package: chain.modulesPackage,
+    registry: chain.channel.registry,
+    store: channels,
+    network: 'mainnet',
+  })
+  const paywall = createPaywall({
+    payTo: payee.toSuiAddress(),
+    ledger: createLedger({ url: chain.url }),
+    store: createMemoryStore(),
+    secrets: ['a-challenge-secret-of-at-least-32-bytes!'],
+    methods: [...builtInMethods, session],
+  })
+  const call = paywall.protect({ price: '0.01' }, () => {
+    served++
+    return Response.json({ ok: true })
+  })
+  const failing = paywall.protect({ price: '0.01' }, () => new Response('down', { status: 503 }))
+  const server = serve({
+    port: 0,
+    hostname: '127.0.0.1',
+    fetch: (request) => (new URL(request.url).pathname === '/failing' ? failing : call)(request),
+  })
+  await new Promise((resolve) => server.once('listening', resolve))
+  const address = server.address()
+  base = `http://127.0.0.1:${typeof address === 'object' && address !== null ? address.port : 0}`
+  close = () => server.close()
+})
+
+afterAll(() => close?.())
+
+/** The session challenge of a 402. */
+async function sessionChallenge(path = '/call'): Promise<Challenge> {
+  const response = await fetch(`${base}${path}`)
+  expect(response.status).toBe(402)
+  const found = parseChallenges(response.headers.get('www-authenticate') ?? '').find(
+    (c) => c.intent === 'session',
+  )
+  if (found === undefined) throw new Error('no session challenge')
+  return found
+}
+
+/** A buyer with a channel of `deposit` opened on the ledger, and what pays through it. */
+async function openChannel(deposit: bigint) {
+  const payer = chain.createTestWallet({ usdc: '5', sui: '1' })
+  const sessionKey = ed25519.utils.randomSecretKey()
+  const salt = crypto.getRandomValues(new Uint8Array(32))
+  const tx = await buildOpen({
+    client: chain.client,
+    package: chain.modulesPackage,
+    sender: payer.toSuiAddress(),
+    registry: chain.channel.registry,
+    coinType: chain.usdcType,
+    deposit,
+    payee: payee.toSuiAddress(),
+    salt,
+    signerPublicKey: ed25519.getPublicKey(sessionKey),
+    graceMs: MIN_GRACE_MS,
+  })
+  const bytes = await tx.build()
+  const { signature } = await payer.signTransaction(bytes)
+  const executed = await chain.client.core.executeTransaction({
+    transaction: bytes,
+    signatures: [signature],
+  })
+  if (executed.$kind !== 'Transaction') throw new Error('open failed')
+  const channelId = channelIdOf({
+    packageId: chain.modulesPackage,
+    registry: chain.channel.registry,
+    coinType: chain.usdcType,
+    payer: payer.toSuiAddress(),
+    payee: payee.toSuiAddress(),
+    salt,
+  })
+  const descriptor = {
+    payer: payer.toSuiAddress(),
+    payee: payee.toSuiAddress(),
+    operator: `0x${'0'.repeat(64)}`,
+    coinType: chain.usdcType,
+    salt: `0x${toHex(salt)}`,
+    signerPublicKey: `0x${toHex(ed25519.getPublicKey(sessionKey))}`,
+    gracePeriodMs: Number(MIN_GRACE_MS),
+  }
+  const voucher = async (amount: bigint) => {
+    const signed = await signVoucher(
+      { sign: (m) => ed25519.sign(m, sessionKey) },
+      channelId,
+      amount,
+    )
+    return { cumulativeAmount: amount.toString(), signature: `0x${toHex(signed.signature)}` }
+  }
+  const present = async (
+    payload: Record<string, unknown>,
+    init: RequestInit = {},
+    path = '/call',
+  ): Promise<Response> => {
+    const challenge = await sessionChallenge(path)
+    return fetch(`${base}${path}`, {
+      ...init,
+      headers: {
+        authorization: serializeCredential({
+          challenge,
+          payload: { channelId, descriptor, ...payload },
+        }),
+      },
+    })
+  }
+  return { payer, channelId, digest: executed.Transaction.digest, voucher, present }
+}
+
+const codeOf = async (response: Response) => ((await response.json()) as { code?: string }).code
+
+describe('MPP session (seller)', () => {
+  it('offers a session challenge beside the charge: per call, the package and registry named', async () => {
+    const challenge = await sessionChallenge()
+    expect(challenge).toMatchObject({ method: 'sui', intent: 'session' })
+    expect(challenge.request).toMatchObject({
+      amount: '10000',
+      unitType: 'request',
+      currency: chain.usdcType,
+      recipient: payee.toSuiAddress(),
+      methodDetails: { package: chain.modulesPackage, registry: chain.channel.registry },
+    })
+  })
+
+  it('serves calls paid by vouchers; refuses a repeated, a lower and an uncovered one; closes capturing what was spent', async () => {
+    const buyer = await openChannel(100_000n)
+    const servedBefore = served
+
+    // The open carries the first voucher, which pays the first call.
+    const first = await buyer.present({
+      action: 'open',
+      type: 'digest',
+      digest: buyer.digest,
+      ...(await buyer.voucher(10_000n)),
+    })
+    expect(first.status).toBe(200)
+    expect(decodeReceipt(first.headers.get('payment-receipt') ?? '')).toMatchObject({
+      intent: 'session',
+      channelId: buyer.channelId,
+      acceptedCumulative: '10000',
+      spent: '10000',
+      units: '1',
+    })
+
+    const second = await buyer.present({ action: 'voucher', ...(await buyer.voucher(20_000n)) })
+    expect(second.status).toBe(200)
+    // The same voucher again pays nothing; a lower one is refused.
+    const repeated = await buyer.present({ action: 'voucher', ...(await buyer.voucher(20_000n)) })
+    expect(repeated.status).toBe(402)
+    expect(await codeOf(repeated)).toBe('replay')
+    const lower = await buyer.present({ action: 'voucher', ...(await buyer.voucher(15_000n)) })
+    expect(await codeOf(lower)).toBe('replay')
+    // A voucher signed by another key is refused.
+    const forged = await buyer.present({
+      action: 'voucher',
+      cumulativeAmount: '30000',
+      signature: `0x${'ab'.repeat(64)}`,
+    })
+    expect(await codeOf(forged)).toBe('voucher_invalid')
+    // Above the deposit: top up first.
+    const over = await buyer.present({ action: 'voucher', ...(await buyer.voucher(200_000n)) })
+    expect(await codeOf(over)).toBe('amount_exceeds_deposit')
+    expect(served - servedBefore).toBe(2)
+
+    // A failed call holds its price, then gives it back: nothing spent for it.
+    const failed = await buyer.present(
+      { action: 'voucher', ...(await buyer.voucher(30_000n)) },
+      {},
+      '/failing',
+    )
+    expect(failed.status).toBe(503)
+    await expect.poll(async () => (await channels.get(buyer.channelId))?.held).toBe(0n)
+    expect(await channels.get(buyer.channelId)).toMatchObject({ spent: 20_000n, highest: 30_000n })
+
+    // The next call is covered by the headroom the failed call left: a raised voucher still pays.
+    const third = await buyer.present({ action: 'voucher', ...(await buyer.voucher(40_000n)) })
+    expect(third.status).toBe(200)
+    expect(await channels.get(buyer.channelId)).toMatchObject({ spent: 30_000n, units: 3n })
+
+    // Cooperative close on a bare request: 204, the seller captures what was spent, no more.
+    const payeeBefore = await chain.usdcBalance(payee.toSuiAddress())
+    const closed = await buyer.present(
+      { action: 'close', ...(await buyer.voucher(40_000n)) },
+      { method: 'POST' },
+    )
+    expect(closed.status).toBe(204)
+    const receipt = decodeReceipt(closed.headers.get('payment-receipt') ?? '')
+    expect(receipt).toMatchObject({ spent: '30000', channelId: buyer.channelId })
+    expect(typeof receipt.txHash).toBe('string')
+    const onChain = await readChannel(chain.client, buyer.channelId)
+    expect(onChain).toMatchObject({ closed: true, settled: 30_000n })
+    expect((await chain.usdcBalance(payee.toSuiAddress())) - payeeBefore).toBe(30_000n)
+    // The payer (funded with 5 USDC) spent the 30 000 served, and got the rest of the deposit back.
+    expect(await chain.usdcBalance(buyer.payer.toSuiAddress())).toBe(5_000_000n - 30_000n)
+
+    // A closed channel is gone: 410.
+    const after = await buyer.present({ action: 'voucher', ...(await buyer.voucher(50_000n)) })
+    expect(after.status).toBe(410)
+    expect(await codeOf(after)).toBe('channel_finalized')
+  })
+
+  it('asks for a higher voucher when the headroom does not cover a call, and takes a top-up on a bare request', async () => {
+    const buyer = await openChannel(10_000n)
+    const opened = await buyer.present(
+      { action: 'open', type: 'digest', digest: buyer.digest, ...(await buyer.voucher(5_000n)) },
+      { method: 'POST' },
+    )
+    // A bare open only records the voucher: 204, no call.
+    expect(opened.status).toBe(204)
+    const short = await buyer.present({ action: 'voucher', ...(await buyer.voucher(9_000n)) })
+    expect(short.status).toBe(402)
+    const problem = (await short.json()) as { code?: string; type?: string }
+    expect(problem.code).toBe('insufficient_balance')
+    expect(problem.type).toBe('https://paymentauth.org/problems/session/insufficient-balance')
+
+    const tx = await buildTopUp({
+      client: chain.client,
+      package: chain.modulesPackage,
+      sender: buyer.payer.toSuiAddress(),
+      channel: await readChannel(chain.client, buyer.channelId),
+      amount: 50_000n,
+    })
+    const bytes = await tx.build()
+    const { signature } = await buyer.payer.signTransaction(bytes)
+    const executed = await chain.client.core.executeTransaction({
+      transaction: bytes,
+      signatures: [signature],
+    })
+    if (executed.$kind !== 'Transaction') throw new Error('top-up failed')
+    const topUp = await buyer.present(
+      {
+        action: 'topUp',
+        type: 'digest',
+        digest: executed.Transaction.digest,
+        additionalDeposit: '50000',
+      },
+      { method: 'POST' },
+    )
+    expect(topUp.status).toBe(204)
+    expect(await channels.get(buyer.channelId)).toMatchObject({ deposit: 60_000n })
+    const paid = await buyer.present({ action: 'voucher', ...(await buyer.voucher(20_000n)) })
+    expect(paid.status).toBe(200)
+  })
+
+  it('refuses a channel whose descriptor is not the one on the ledger, and an unknown channel', async () => {
+    const buyer = await openChannel(10_000n)
+    const unknownSalt = await buyer.present({
+      action: 'voucher',
+      ...(await buyer.voucher(10_000n)),
+      descriptor: {
+        payer: buyer.payer.toSuiAddress(),
+        payee: payee.toSuiAddress(),
+        operator: `0x${'0'.repeat(64)}`,
+        coinType: chain.usdcType,
+        salt: `0x${'11'.repeat(32)}`,
+        signerPublicKey: `0x${'22'.repeat(32)}`,
+        gracePeriodMs: Number(MIN_GRACE_MS),
+      },
+    })
+    expect(await codeOf(unknownSalt)).toBe('invalid_payload')
+  })
+})

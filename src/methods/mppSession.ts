@@ -1,0 +1,513 @@
+/**
+ * MPP `session` with method `sui` as a payment method (docs/protocol.md §7): the 402 carries a
+ * second `Payment` challenge with `intent="session"` (price per unit); the buyer opens a payment
+ * channel on the ledger once, then pays each call with a voucher — a cumulative amount signed by
+ * the channel's session key — in `Authorization: Payment`. The seller keeps the channel's books in a
+ * {@link ChannelStore}: a call's voucher must raise the highest accepted one (a lower or repeated
+ * voucher is refused), is durable before the call runs, and the call's price is **held** out of the
+ * headroom, then committed into `spent` when the call is served or released when it fails or its
+ * buyer left before the work started. Management actions — a top-up, a cooperative close, a voucher
+ * on a bare request (`HEAD`, or a `POST` with neither body nor query) — are answered 204 with a
+ * receipt, without the handler.
+ *
+ * The seller settles and closes with its own key (the payee's, or the channel's operator's),
+ * through {@link createSessionMethod}'s `client`: a close captures what was spent, never more.
+ *
+ * @module
+ */
+import { randomUUID } from 'node:crypto'
+import type { ClientWithCoreApi } from '@mysten/sui/client'
+import type { Signer } from '@mysten/sui/cryptography'
+import { fromHex, normalizeStructTag, normalizeSuiAddress } from '@mysten/sui/utils'
+import { withRetries } from '../backoff.js'
+import type { PreparedTerms } from '../challenge.js'
+import { isPaymentError, PaymentError } from '../errors.js'
+import { findScheme } from '../internal/authParams.js'
+import {
+  type Credential,
+  encodeReceipt,
+  encodeRequest,
+  formatChallenge,
+  mppHeaders,
+  parseCredential,
+  paymentScheme,
+} from '../mpp.js'
+import type { ChannelRecord, ChannelStore } from '../session/channelStore.js'
+import { buildClose, type ChannelState, readChannel } from '../session/channelTx.js'
+import { channelIdOf, verifyVoucher } from '../session/voucher.js'
+import { sessionPayloadSchema } from '../session/wire.js'
+import type { PaymentBooks, SettlementResult } from '../settle.js'
+import type { MethodSettleInput, PaymentMethod } from './types.js'
+
+/** Options of {@link createSessionMethod}. */
+export type SessionMethodOptions = {
+  /** The ledger's client: channels are read, and closed, through it. */
+  readonly client: ClientWithCoreApi
+  /** The payee's key (or the channels' operator's): signs the close. Never logged. */
+  readonly signer: Signer
+  /** The package holding the `channel` module. */
+  readonly package: string
+  /** The shared `Registry` channel ids are derived under. */
+  readonly registry: string
+  /** Where the channels' books are kept (every process of the seller must share it). */
+  readonly store: ChannelStore
+  /** The network named in the challenge (`mainnet`, `testnet`, a local name). Default: the route's. */
+  readonly network?: string | undefined
+  /** The shortest grace period a channel may have, ms. Default (and at least) 900 000. */
+  readonly gracePeriodMs?: number | undefined
+  /** A deposit suggested to buyers, base units. */
+  readonly suggestedDeposit?: bigint | undefined
+  /** The smallest raise of a voucher taken, base units. Default: any raise. */
+  readonly minVoucherDelta?: bigint | undefined
+  /** How long a call's hold outlives a process that died while serving it, ms. Default 60 000. */
+  readonly holdLeaseMs?: number | undefined
+  /** Clock in ms. Default `Date.now`. */
+  readonly now?: (() => number) | undefined
+}
+
+const zeroAddress = normalizeSuiAddress('0x0')
+const minGrace = 900_000
+
+type SessionPayload = ReturnType<typeof sessionPayloadSchema.parse>
+
+const refuse = (error: PaymentError): SettlementResult => ({ status: 'rejected', error })
+
+/** Whether a credential is a session's (its echoed challenge's intent), without throwing. */
+function isSessionCredential(value: string): boolean {
+  try {
+    return parseCredential(value).challenge.intent === 'session'
+  } catch {
+    return false
+  }
+}
+
+/**
+ * The MPP `session` payment method of a seller; see the module's description. Offer it beside the
+ * others on the routes that take sessions (`methods: [...Methods.builtInMethods, session]`): a
+ * route's price is then the price of one call.
+ *
+ * @example
+ * ```ts
+ * const session = createSessionMethod({ client, signer, package: pkg, registry, store })
+ * const paywall = createPaywall({ ...options, methods: [...Methods.builtInMethods, session] })
+ * ```
+ */
+export function createSessionMethod(options: SessionMethodOptions): PaymentMethod {
+  const { client, signer, store } = options
+  const packageId = normalizeSuiAddress(options.package)
+  const registry = normalizeSuiAddress(options.registry)
+  const graceMs = options.gracePeriodMs ?? minGrace
+  if (!Number.isInteger(graceMs) || graceMs < minGrace) {
+    throw new PaymentError('invalid_config', 'A session grace period is at least 900000 ms.')
+  }
+  const holdLeaseMs = options.holdLeaseMs ?? 60_000
+  const now = options.now ?? Date.now
+  const seller = normalizeSuiAddress(signer.toSuiAddress())
+  const requests = new WeakMap<PreparedTerms, string>()
+
+  /** The session challenge's `request` for a route's terms (per unit: the route's price). */
+  function requestOf(terms: PreparedTerms): string {
+    let request = requests.get(terms)
+    if (request === undefined) {
+      request = encodeRequest({
+        amount: terms.amount,
+        unitType: 'request',
+        ...(options.suggestedDeposit === undefined
+          ? {}
+          : { suggestedDeposit: options.suggestedDeposit.toString() }),
+        currency: terms.asset,
+        recipient: terms.payTo,
+        methodDetails: {
+          network: options.network ?? terms.network.replace(/^sui:/, ''),
+          package: packageId,
+          registry,
+          gracePeriodMs: graceMs,
+          ...(options.minVoucherDelta === undefined
+            ? {}
+            : { minVoucherDelta: options.minVoucherDelta.toString() }),
+        },
+      })
+      requests.set(terms, request)
+    }
+    return request
+  }
+
+  /** The descriptor's facts against the route and the seller's policy; the id derived from them. */
+  function checkDescriptor(p: SessionPayload, terms: PreparedTerms): PaymentError | undefined {
+    const d = p.descriptor
+    const mismatch = (what: string) =>
+      new PaymentError('invalid_payload', `The channel's ${what} is not this route's.`)
+    if (normalizeSuiAddress(d.payee) !== normalizeSuiAddress(terms.payTo)) return mismatch('payee')
+    if (normalizeStructTag(d.coinType) !== normalizeStructTag(terms.asset)) return mismatch('coin')
+    const operator = normalizeSuiAddress(d.operator)
+    if (operator !== zeroAddress && operator !== seller) return mismatch('operator')
+    if (d.gracePeriodMs < graceMs) return mismatch('grace period')
+    const id = channelIdOf({
+      packageId,
+      registry,
+      coinType: d.coinType,
+      payer: d.payer,
+      payee: d.payee,
+      salt: fromHex(d.salt.slice(2)),
+    })
+    if (id !== normalizeSuiAddress(p.channelId)) {
+      return new PaymentError(
+        'invalid_payload',
+        'The channel id is not derived from its descriptor.',
+      )
+    }
+    return undefined
+  }
+
+  /** The channel on the ledger, checked against the descriptor (reads lag execution: retried). */
+  async function readOpened(p: SessionPayload): Promise<ChannelState | PaymentError> {
+    const read = await withRetries<ChannelState | undefined>(
+      async () => {
+        try {
+          return { retry: false, value: await readChannel(client, p.channelId) }
+        } catch {
+          return { retry: true, value: undefined }
+        }
+      },
+      { attempts: 5 },
+    )
+    const state = read.value
+    if (state === undefined) {
+      return new PaymentError('channel_not_found', 'No such channel on the ledger.')
+    }
+    const d = p.descriptor
+    const same =
+      state.payer === normalizeSuiAddress(d.payer) &&
+      state.payee === normalizeSuiAddress(d.payee) &&
+      state.operator === normalizeSuiAddress(d.operator) &&
+      state.signer === d.signerPublicKey.slice(2) &&
+      state.graceMs >= BigInt(graceMs) &&
+      normalizeStructTag(state.coinType) === normalizeStructTag(d.coinType)
+    if (!same) return new PaymentError('invalid_payload', 'The channel is not the one described.')
+    if (state.closed || state.closeRequestedMs > 0n) {
+      return new PaymentError('channel_finalized', 'The channel is closing or closed.')
+    }
+    return state
+  }
+
+  /** The channel's books, tracking it from the ledger when this seller has not seen it yet. */
+  async function channelOf(p: SessionPayload): Promise<ChannelRecord | PaymentError> {
+    const known = await store.get(normalizeSuiAddress(p.channelId))
+    if (known !== undefined) return known
+    const state = await readOpened(p)
+    if (isPaymentError(state)) return state
+    return store.track({
+      channelId: state.id,
+      payer: state.payer,
+      payee: state.payee,
+      coinType: state.coinType,
+      signer: state.signer,
+      deposit: state.deposited,
+      settled: state.settled,
+    })
+  }
+
+  /** Checks the voucher's signature and stores it when it raises the highest. */
+  async function takeVoucher(
+    channel: ChannelRecord,
+    amount: string,
+    signature: string,
+  ): Promise<{ raised: boolean; channel: ChannelRecord } | PaymentError> {
+    if (channel.state !== 'open') {
+      return new PaymentError('channel_finalized', 'The channel is closing or closed.')
+    }
+    const cumulative = BigInt(amount)
+    const signed = verifyVoucher(
+      {
+        channelId: channel.channelId,
+        cumulativeAmount: cumulative,
+        signature: fromHex(signature.slice(2)),
+      },
+      fromHex(channel.signer),
+    )
+    if (!signed) {
+      return new PaymentError('voucher_invalid', "The voucher is not signed by the channel's key.")
+    }
+    const delta = options.minVoucherDelta
+    if (
+      delta !== undefined &&
+      cumulative > channel.highest &&
+      cumulative - channel.highest < delta
+    ) {
+      return new PaymentError(
+        'delta_too_small',
+        `A voucher must raise the last by ${delta} at least.`,
+      )
+    }
+    const accepted = await store.acceptVoucher(channel.channelId, cumulative, signature.slice(2))
+    switch (accepted.status) {
+      case 'accepted':
+        return { raised: true, channel: accepted.channel }
+      case 'same':
+        return { raised: false, channel: accepted.channel }
+      case 'stale':
+        return new PaymentError('replay', 'The voucher is below one already accepted.', {
+          details: { acceptedCumulative: accepted.channel.highest.toString() },
+        })
+      case 'over_deposit':
+        return new PaymentError('amount_exceeds_deposit', 'The voucher is above the deposit.', {
+          details: { deposit: accepted.channel.deposit.toString() },
+        })
+      case 'not_open':
+        return new PaymentError('channel_finalized', 'The channel is closing or closed.')
+      case 'unknown':
+        return new PaymentError('channel_not_found', 'No such channel.')
+    }
+  }
+
+  /** The receipt of a session answer. */
+  function receipt(
+    challengeId: string,
+    channel: ChannelRecord,
+    extra: { spent?: bigint; units?: bigint; txHash?: string } = {},
+  ): Readonly<Record<string, string>> {
+    return {
+      [mppHeaders.paymentReceipt]: encodeReceipt({
+        method: 'sui',
+        intent: 'session',
+        status: 'success',
+        timestamp: new Date(now()).toISOString(),
+        reference: channel.channelId,
+        challengeId,
+        channelId: channel.channelId,
+        acceptedCumulative: channel.highest.toString(),
+        spent: (extra.spent ?? channel.spent).toString(),
+        units: (extra.units ?? channel.units).toString(),
+        ...(extra.txHash === undefined ? {} : { txHash: extra.txHash }),
+      }),
+    }
+  }
+
+  const answered = (headers: Readonly<Record<string, string>>): SettlementResult => ({
+    status: 'answered',
+    answer: { status: 204, headers },
+  })
+
+  /** A call paid from the channel: its price held now, committed when served, released if not. */
+  async function holdCall(
+    channel: ChannelRecord,
+    price: bigint,
+    challengeId: string,
+  ): Promise<SettlementResult> {
+    const holdId = randomUUID()
+    const held = await store.hold(channel.channelId, price, holdId, now() + holdLeaseMs)
+    if (held.status === 'insufficient') {
+      return refuse(
+        new PaymentError('insufficient_balance', "The channel's vouchers do not cover this call.", {
+          details: {
+            channelId: channel.channelId,
+            requiredCumulative: held.required.toString(),
+            acceptedCumulative: held.channel.highest.toString(),
+            deposit: held.channel.deposit.toString(),
+          },
+        }),
+      )
+    }
+    if (held.status === 'not_open') {
+      return refuse(new PaymentError('channel_finalized', 'The channel is closing or closed.'))
+    }
+    if (held.status === 'unknown') {
+      return refuse(new PaymentError('channel_not_found', 'No such channel.'))
+    }
+    // What the channel will have spent once this call is committed (calls in flight aside).
+    const after = receipt(challengeId, held.channel, {
+      spent: held.channel.spent + price,
+      units: held.channel.units + 1n,
+    })
+    const none = {}
+    const books: PaymentBooks = {
+      served: () => store.commit(holdId),
+      failed: () => store.release(holdId),
+      headersFor: (status) => (status < 200 || status > 299 ? none : after),
+    }
+    return {
+      status: 'settled',
+      digest: `${channel.channelId}/${holdId}`,
+      payer: channel.payer,
+      amount: price,
+      dialect: 'mpp',
+      resumed: false,
+      books,
+    }
+  }
+
+  /** A cooperative close: captures what was spent (never more), refunds the rest. */
+  async function close(
+    channel: ChannelRecord,
+    p: Extract<SessionPayload, { action: 'close' }>,
+    challengeId: string,
+  ): Promise<SettlementResult> {
+    const taken = await takeVoucher(channel, p.cumulativeAmount, p.signature)
+    if (isPaymentError(taken)) return refuse(taken)
+    const current = taken.channel
+    if (current.held > 0n) {
+      return refuse(
+        new PaymentError('settlement_pending', 'Calls on this channel are still running.', {
+          details: { channelId: current.channelId },
+        }),
+      )
+    }
+    // What was spent, or what is settled already if more (a settlement can never be undone).
+    let capture = current.spent
+    if (current.settled > capture) capture = current.settled
+    const state = await readChannel(client, current.channelId)
+    const tx = await buildClose({
+      client,
+      package: packageId,
+      sender: seller,
+      channel: state,
+      capture,
+      ...(capture > state.settled
+        ? {
+            voucher: {
+              channelId: current.channelId,
+              cumulativeAmount: current.highest,
+              signature: fromHex(current.highestSignature),
+            },
+          }
+        : {}),
+    })
+    const bytes = await tx.build({ client })
+    const { signature } = await signer.signTransaction(bytes)
+    const result = await client.core.executeTransaction({
+      transaction: bytes,
+      signatures: [signature],
+      include: { effects: true },
+    })
+    if (result.$kind !== 'Transaction') {
+      return refuse(
+        new PaymentError('settlement_failed', 'The ledger refused to close the channel.'),
+      )
+    }
+    const closed = await store.observe(current.channelId, { settled: capture, state: 'closed' })
+    return answered(receipt(challengeId, closed ?? current, { txHash: result.Transaction.digest }))
+  }
+
+  async function settle(credential: string, input: MethodSettleInput): Promise<SettlementResult> {
+    const { terms, checkChallenge, context, bare } = input
+    let parsed: Credential
+    try {
+      parsed = parseCredential(credential)
+    } catch (error) {
+      if (isPaymentError(error)) return refuse(error)
+      throw error
+    }
+    const { id, expires } = parsed.challenge
+    const verdict = checkChallenge(id, expires, { intent: 'session', request: requestOf(terms) })
+    if (verdict.status !== 'valid') return refuse(verdict.error)
+    const payload = sessionPayloadSchema.safeParse(parsed.payload)
+    if (!payload.success) {
+      return refuse(new PaymentError('invalid_payload', 'The session payload is not valid.'))
+    }
+    const p = payload.data
+    const wrong = checkDescriptor(p, terms)
+    if (wrong !== undefined) return refuse(wrong)
+
+    if ('type' in p && p.type === 'transaction') {
+      // The buyer's own signed transaction (an open or a top-up), executed by the seller; in any
+      // case the channel is read back from the ledger: the books follow what the ledger holds.
+      {
+        const outcome = await context.ledger.execute(
+          Buffer.from(p.transaction, 'base64'),
+          p.transactionSignatures,
+        )
+        if (outcome.status !== 'executed' || !outcome.transaction.success) {
+          return refuse(
+            new PaymentError('transaction_failed', "The channel's transaction did not execute."),
+          )
+        }
+      }
+    }
+    const channel = await channelOf(p)
+    if (isPaymentError(channel)) return refuse(channel)
+
+    switch (p.action) {
+      case 'topUp': {
+        const state = await readOpened(p)
+        if (isPaymentError(state)) return refuse(state)
+        const seen = await store.observe(channel.channelId, { deposit: state.deposited })
+        return answered(receipt(id, seen ?? channel))
+      }
+      case 'close':
+        return close(channel, p, id)
+      case 'open':
+      case 'voucher': {
+        const taken = await takeVoucher(channel, p.cumulativeAmount, p.signature)
+        if (isPaymentError(taken)) return refuse(taken)
+        if (bare) return answered(receipt(id, taken.channel))
+        // A call is paid by a voucher that raised the highest: a repeated one pays nothing again.
+        if (!taken.raised) {
+          return refuse(
+            new PaymentError('replay', 'This voucher was already used; sign a higher one.', {
+              details: { acceptedCumulative: taken.channel.highest.toString() },
+            }),
+          )
+        }
+        return holdCall(taken.channel, terms.price, id)
+      }
+    }
+  }
+
+  return {
+    name: 'mppSession',
+    dialect: 'mpp',
+    buyerSubmits: true,
+    server: {
+      label: 'MPP session',
+      how: 'Authorization: Payment (MPP session)',
+      unsupportedCode: 'method_unsupported',
+      answersBare: true,
+      classify(headers) {
+        const authorization = headers.get('authorization')
+        if (authorization === null) return undefined
+        const value = findScheme(authorization, paymentScheme)
+        return value !== undefined && isSessionCredential(value) ? value : undefined
+      },
+      challenge(parts, input) {
+        const request = requestOf(input.terms)
+        const mine = formatChallenge({
+          id: input.idFor({ intent: 'session', request }),
+          realm: input.terms.realm,
+          method: 'sui',
+          intent: 'session',
+          request,
+          ...(input.terms.description === '' ? {} : { description: input.terms.description }),
+          expires: input.expires,
+          opaque: input.terms.opaque,
+        })
+        const given = parts.headers[mppHeaders.wwwAuthenticate]
+        return {
+          ...parts,
+          headers: {
+            ...parts.headers,
+            [mppHeaders.wwwAuthenticate]: given === undefined ? mine : `${given}, ${mine}`,
+          },
+        }
+      },
+      settle,
+      successHeaders() {
+        // Every paid session call carries its books' headers (see `holdCall`).
+        return () => ({})
+      },
+    },
+    client: {
+      label: 'mpp session',
+      rank: 1,
+      read: () => ({ offers: [], unreadable: [] }),
+      escrowTerms: () => undefined,
+      async pay() {
+        return {
+          status: 'failed',
+          error: new PaymentError('DIALECT_UNSUPPORTED', 'Sessions are paid by a session client.'),
+          moneyMayHaveMoved: false,
+        }
+      },
+      receipt: () => undefined,
+    },
+  }
+}
