@@ -10,6 +10,11 @@ import { serve } from '@hono/node-server'
 import type { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
 import { toHex } from '@mysten/sui/utils'
 import { ed25519 } from '@noble/curves/ed25519.js'
+import {
+  Challenge as MppxChallenge,
+  Credential as MppxCredential,
+  Receipt as MppxReceipt,
+} from 'mppx'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createPaywall } from '../engine/paywall.js'
 import { createLedger } from '../ledger/index.js'
@@ -24,6 +29,7 @@ import { builtInMethods } from './index.js'
 import { createSessionMethod } from './mppSession.js'
 
 const chain = useCheckedLedger()
+const secret = 'a-challenge-secret-of-at-least-32-bytes!'
 const channels = createMemoryChannelStore()
 let payee: Ed25519Keypair
 let base: string
@@ -44,7 +50,7 @@ beforeAll(async () => {
     payTo: payee.toSuiAddress(),
     ledger: createLedger({ url: chain.url }),
     store: createMemoryStore(),
-    secrets: ['a-challenge-secret-of-at-least-32-bytes!'],
+    secrets: [secret],
     methods: [...builtInMethods, session],
   })
   const call = paywall.protect({ price: '0.01' }, () => {
@@ -129,15 +135,13 @@ async function openChannel(deposit: bigint) {
     payload: Record<string, unknown>,
     init: RequestInit = {},
     path = '/call',
+    serialize: typeof serializeCredential = serializeCredential,
   ): Promise<Response> => {
     const challenge = await sessionChallenge(path)
     return fetch(`${base}${path}`, {
       ...init,
       headers: {
-        authorization: serializeCredential({
-          challenge,
-          payload: { channelId, descriptor, ...payload },
-        }),
+        authorization: serialize({ challenge, payload: { channelId, descriptor, ...payload } }),
       },
     })
   }
@@ -295,5 +299,49 @@ describe('MPP session (seller)', () => {
       },
     })
     expect(await codeOf(unknownSalt)).toBe('invalid_payload')
+  })
+
+  it("speaks mppx's wire: its codecs read and re-write our session challenge, credential and receipt", async () => {
+    const response = await fetch(`${base}/call`)
+    const theirs = MppxChallenge.fromResponseList(response).find((c) => c.intent === 'session')
+    if (theirs === undefined) throw new Error('mppx found no session challenge')
+    const ours = await sessionChallenge()
+    expect(theirs.request).toEqual(ours.request)
+    // The id binds intent "session" and the session request exactly as mppx computes it.
+    expect(MppxChallenge.verify(theirs, { secretKey: secret })).toBe(true)
+    expect(MppxChallenge.verify({ ...theirs, intent: 'charge' }, { secretKey: secret })).toBe(false)
+
+    // A credential serialised by mppx pays a call; ours parses with mppx, payload intact.
+    const buyer = await openChannel(50_000n)
+    const paid = await buyer.present(
+      { action: 'open', type: 'digest', digest: buyer.digest, ...(await buyer.voucher(10_000n)) },
+      {},
+      '/call',
+      (credential) =>
+        MppxCredential.serialize(
+          MppxCredential.from({
+            challenge: credential.challenge as Parameters<
+              typeof MppxCredential.from
+            >[0]['challenge'],
+            payload: credential.payload,
+          }),
+        ),
+    )
+    expect(paid.status).toBe(200)
+    const payload = {
+      action: 'voucher',
+      channelId: buyer.channelId,
+      ...(await buyer.voucher(20_000n)),
+    }
+    const back = MppxCredential.deserialize(serializeCredential({ challenge: ours, payload }))
+    expect(back.payload).toEqual(payload)
+    expect(MppxChallenge.verify(back.challenge, { secretKey: secret })).toBe(true)
+
+    // The receipt: mppx reads every field, and what it writes back reads the same with ours.
+    const header = paid.headers.get('payment-receipt') ?? ''
+    const read = MppxReceipt.deserialize(header)
+    expect(read).toEqual(decodeReceipt(header))
+    expect(read).toMatchObject({ method: 'sui', intent: 'session', channelId: buyer.channelId })
+    expect(decodeReceipt(MppxReceipt.serialize(read))).toEqual(decodeReceipt(header))
   })
 })
