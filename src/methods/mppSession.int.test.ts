@@ -250,8 +250,14 @@ describe('MPP session (seller)', () => {
     expect(opened.status).toBe(204)
     const short = await buyer.present({ action: 'voucher', ...(await buyer.voucher(9_000n)) })
     expect(short.status).toBe(402)
-    const problem = (await short.json()) as { code?: string; type?: string }
-    expect(problem.code).toBe('insufficient_balance')
+    const problem = (await short.json()) as Record<string, unknown>
+    expect(problem).toMatchObject({
+      code: 'insufficient_balance',
+      channelId: buyer.channelId,
+      requiredCumulative: '10000',
+      acceptedCumulative: '9000',
+      deposit: '10000',
+    })
     expect(problem.type).toBe('https://paymentauth.org/problems/session/insufficient-balance')
 
     const tx = await buildTopUp({

@@ -70,6 +70,9 @@ const minGrace = 900_000
 
 type SessionPayload = ReturnType<typeof sessionPayloadSchema.parse>
 
+/** The details of a session refusal a 402 carries as members. */
+const sessionMembers = ['channelId', 'requiredCumulative', 'acceptedCumulative', 'deposit'] as const
+
 const refuse = (error: PaymentError): SettlementResult => ({ status: 'rejected', error })
 
 /** Whether a credential is a session's (its echoed challenge's intent), without throwing. */
@@ -488,6 +491,17 @@ export function createSessionMethod(options: SessionMethodOptions): PaymentMetho
             [mppHeaders.wwwAuthenticate]: given === undefined ? mine : `${given}, ${mine}`,
           },
         }
+      },
+      explain(parts, error) {
+        // What a buyer needs to answer a session refusal: the amounts, as mppx's problem members.
+        const members: Record<string, unknown> = {}
+        for (const name of sessionMembers) {
+          const value = error.details[name]
+          if (typeof value === 'string') members[name] = value
+        }
+        return Object.keys(members).length === 0
+          ? parts
+          : { ...parts, body: { ...parts.body, ...members } }
       },
       settle,
       successHeaders() {
