@@ -1,10 +1,17 @@
 /**
  * `tollgate/client`: the buyer. A `fetch` that pays HTTP 402s in USDC on Sui (x402 and MPP), with
- * a per-call price cap and wallet limits that survive restarts.
+ * a per-call price cap and wallet limits that survive restarts; and a session `fetch` that pays
+ * calls with vouchers over a payment channel (`createSessionFetch`).
  *
  * @module
  */
 export { hasCode, isPaymentError, PaymentError, type PaymentErrorCode } from '../errors.js'
+export {
+  type ChannelBook,
+  type ChannelEntry,
+  channelBookFileName,
+  createChannelBook,
+} from './channelBook.js'
 export {
   type ChallengeEvent,
   type ClientLogger,
@@ -53,3 +60,10 @@ export {
   usdcTypeOf,
   type X402OfferFields,
 } from './select.js'
+export {
+  createSessionFetch,
+  type PinnedChannels,
+  type SessionClose,
+  type SessionFetch,
+  type SessionFetchOptions,
+} from './sessions.js'

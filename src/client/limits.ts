@@ -77,6 +77,8 @@ export type Reservation = {
   settle(digest: string): Promise<void>
   /** Removes the spend: only when it is certain that no money moved. */
   release(): Promise<void>
+  /** Lowers the spend to `amount` when part of it came back (a session's deposit at close). */
+  keep(amount: bigint): Promise<void>
 }
 
 /** The limits of one wallet. */
@@ -97,6 +99,11 @@ export type WalletLimits = {
     /** Recorded with the spend: who made it (`mcp:<tool>`). */
     label?: string | undefined
   }): Promise<Reservation>
+  /**
+   * Lowers the recorded spend `id` to `amount` (never raises it): what a session's close gave
+   * back of its deposit is restored to the limits. A spend that fell out of the window is gone.
+   */
+  keep(id: string, amount: bigint): Promise<void>
   /** What was spent in the last 24 hours (base units). */
   spentToday(): Promise<bigint>
   /** The spends of the last 24 hours, oldest first. */
@@ -175,6 +182,9 @@ export function createWalletLimits(options: WalletLimitsOptions = {}): WalletLim
     })
   }
 
+  const keep = (id: string, amount: bigint) =>
+    update(id, (s) => (amount < BigInt(s.amount) ? { ...s, amount: amount.toString() } : s))
+
   return {
     perTransaction,
     perDay,
@@ -212,9 +222,11 @@ export function createWalletLimits(options: WalletLimitsOptions = {}): WalletLim
           amount,
           settle: (digest) => update(id, (s) => ({ ...s, digest })),
           release: () => update(id, () => undefined),
+          keep: (kept) => keep(id, kept),
         }
       })
     },
+    keep,
     async spentToday() {
       return sum(windowOf(await locked(load)))
     },

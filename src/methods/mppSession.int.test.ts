@@ -1,12 +1,3 @@
-/**
- * The seller's MPP session method on the local ledger, through a real paywall on loopback: a buyer
- * opens a channel (its own transaction, the first voucher signed inside the credential), pays calls
- * with vouchers, is refused a repeated or lower voucher and a call its vouchers do not cover, tops
- * up with a bare request (204), and the seller closes cooperatively, capturing what was spent —
- * a failed call spent nothing. The ledger checks after every transaction that no money was created
- * or destroyed.
- */
-import { serve } from '@hono/node-server'
 import type { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
 import { toHex } from '@mysten/sui/utils'
 import { ed25519 } from '@noble/curves/ed25519.js'
@@ -15,61 +6,24 @@ import {
   Credential as MppxCredential,
   Receipt as MppxReceipt,
 } from 'mppx'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createPaywall } from '../engine/paywall.js'
-import { createLedger } from '../ledger/index.js'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { type Challenge, decodeReceipt, parseChallenges, serializeCredential } from '../mpp.js'
-import { createMemoryChannelStore } from '../session/channelStore.js'
+import type { ChannelStore } from '../session/channelStore.js'
 import { buildOpen, buildTopUp, readChannel } from '../session/channelTx.js'
+import { sessionSellerSecret, useSessionSeller } from '../session/testing/sessionSeller.js'
 import { channelIdOf, signVoucher } from '../session/voucher.js'
-import { createMemoryStore } from '../stores/memory.js'
 import { MIN_GRACE_MS } from '../testing/ledger/channel.js'
 import { useCheckedLedger } from '../testing/ledger/testSetup.js'
-import { builtInMethods } from './index.js'
-import { createSessionMethod } from './mppSession.js'
 
 const chain = useCheckedLedger()
-const secret = 'a-challenge-secret-of-at-least-32-bytes!'
-const channels = createMemoryChannelStore()
+const seller = useSessionSeller(chain)
+const secret = sessionSellerSecret
 let payee: Ed25519Keypair
 let base: string
-let close: () => void
-let served = 0
-
-beforeAll(async () => {
-  payee = chain.createTestWallet({ usdc: '0', sui: '1' })
-  const session = createSessionMethod({
-    client: chain.client,
-    signer: payee,
-    package: chain.modulesPackage,
-    registry: chain.channel.registry,
-    store: channels,
-    network: 'mainnet',
-  })
-  const paywall = createPaywall({
-    payTo: payee.toSuiAddress(),
-    ledger: createLedger({ url: chain.url }),
-    store: createMemoryStore(),
-    secrets: [secret],
-    methods: [...builtInMethods, session],
-  })
-  const call = paywall.protect({ price: '0.01' }, () => {
-    served++
-    return Response.json({ ok: true })
-  })
-  const failing = paywall.protect({ price: '0.01' }, () => new Response('down', { status: 503 }))
-  const server = serve({
-    port: 0,
-    hostname: '127.0.0.1',
-    fetch: (request) => (new URL(request.url).pathname === '/failing' ? failing : call)(request),
-  })
-  await new Promise((resolve) => server.once('listening', resolve))
-  const address = server.address()
-  base = `http://127.0.0.1:${typeof address === 'object' && address !== null ? address.port : 0}`
-  close = () => server.close()
+let channels: ChannelStore
+beforeAll(() => {
+  ;({ payee, base, channels } = seller)
 })
-
-afterAll(() => close?.())
 
 /** The session challenge of a 402. */
 async function sessionChallenge(path = '/call'): Promise<Challenge> {
@@ -165,7 +119,7 @@ describe('MPP session (seller)', () => {
 
   it('serves calls paid by vouchers; refuses a repeated, a lower and an uncovered one; closes capturing what was spent', async () => {
     const buyer = await openChannel(100_000n)
-    const servedBefore = served
+    const servedBefore = seller.served
 
     // The open carries the first voucher, which pays the first call.
     const first = await buyer.present({
@@ -201,7 +155,7 @@ describe('MPP session (seller)', () => {
     // Above the deposit: top up first.
     const over = await buyer.present({ action: 'voucher', ...(await buyer.voucher(200_000n)) })
     expect(await codeOf(over)).toBe('amount_exceeds_deposit')
-    expect(served - servedBefore).toBe(2)
+    expect(seller.served - servedBefore).toBe(2)
 
     // A failed call holds its price, then gives it back: nothing spent for it.
     const failed = await buyer.present(

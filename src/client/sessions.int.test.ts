@@ -1,0 +1,103 @@
+/**
+ * The session buyer against a real seller on the local ledger: many calls over one channel with one
+ * ledger transaction (the open), the deposit counted against the wallet's limits when made and
+ * what comes back at close restored, a top-up when the deposit runs out, the book surviving a
+ * restart, and an offer on an unpinned package refused before anything is signed.
+ */
+import { mkdtemp } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { beforeAll, describe, expect, it } from 'vitest'
+import { readChannel } from '../session/channelTx.js'
+import { useSessionSeller } from '../session/testing/sessionSeller.js'
+import { useCheckedLedger } from '../testing/ledger/testSetup.js'
+import { createChannelBook } from './channelBook.js'
+import { createWalletLimits } from './limits.js'
+import { createSessionFetch, type SessionFetchOptions } from './sessions.js'
+
+const chain = useCheckedLedger()
+const seller = useSessionSeller(chain)
+let folder: string
+beforeAll(async () => {
+  folder = await mkdtemp(join(tmpdir(), 'tollgate-sessions-'))
+})
+
+function buyer(name: string, extra: Partial<SessionFetchOptions> = {}) {
+  const wallet = chain.createTestWallet({ usdc: '5', sui: '1' })
+  const book = createChannelBook(join(folder, `${name}.json`))
+  const limits = createWalletLimits({ file: join(folder, `${name}-spending.json`) })
+  const options: SessionFetchOptions = {
+    signer: wallet,
+    client: chain.client,
+    pinned: [
+      { network: 'mainnet', package: chain.modulesPackage, registry: chain.channel.registry },
+    ],
+    maxDeposit: 1_000_000n,
+    limits,
+    book,
+    ...extra,
+  }
+  return { wallet, book, limits, options, sessions: createSessionFetch(options) }
+}
+
+describe('createSessionFetch', () => {
+  it('pays many calls over one channel: one ledger transaction, the deposit counted, the rest restored at close', async () => {
+    const b = buyer('many')
+    const servedBefore = seller.served
+    for (let i = 0; i < 10; i++) {
+      const response = await b.sessions.fetch(`${seller.base}/call`)
+      expect(response.status).toBe(200)
+    }
+    expect(seller.served - servedBefore).toBe(10)
+    const [channel] = await b.sessions.list()
+    expect(channel).toMatchObject({ state: 'open', signed: '100000', spent: '100000' })
+    // The default deposit is 100 calls: counted against the wallet's limits when made.
+    expect(await b.limits.spentToday()).toBe(1_000_000n)
+    expect(await chain.usdcBalance(b.wallet.toSuiAddress())).toBe(5_000_000n - 1_000_000n)
+
+    const closed = await b.sessions.close(channel?.channelId ?? '')
+    expect(closed).toMatchObject({ spent: 100_000n, refunded: 900_000n })
+    expect(await chain.usdcBalance(b.wallet.toSuiAddress())).toBe(5_000_000n - 100_000n)
+    expect(await b.limits.spentToday()).toBe(100_000n)
+    expect((await b.sessions.list())[0]?.state).toBe('closed')
+  })
+
+  it('tops the channel up when its deposit runs out, within maxDeposit', async () => {
+    const b = buyer('topup', { deposit: (price) => price * 2n, maxDeposit: 40_000n })
+    for (let i = 0; i < 4; i++) {
+      expect((await b.sessions.fetch(`${seller.base}/call`)).status).toBe(200)
+    }
+    const [channel] = await b.sessions.list()
+    expect(channel).toMatchObject({ deposit: '40000', signed: '40000' })
+    expect((await readChannel(chain.client, channel?.channelId ?? '')).deposited).toBe(40_000n)
+    // Beyond maxDeposit: refused by the buyer, nothing signed.
+    await expect(b.sessions.fetch(`${seller.base}/call`)).rejects.toMatchObject({
+      code: 'LIMIT_PER_SESSION',
+    })
+    expect((await b.sessions.list())[0]?.signed).toBe('50000')
+  })
+
+  it('continues a channel after a restart from the book alone, and closes it', async () => {
+    const b = buyer('restart')
+    expect((await b.sessions.fetch(`${seller.base}/call`)).status).toBe(200)
+    const again = createSessionFetch({ ...b.options, book: createChannelBook(b.book.file) })
+    expect((await again.fetch(`${seller.base}/call`)).status).toBe(200)
+    const [channel] = await again.list()
+    expect(await again.list()).toHaveLength(1)
+    expect(channel).toMatchObject({ signed: '20000' })
+    expect(await again.close(channel?.channelId ?? '')).toMatchObject({ spent: 20_000n })
+  })
+
+  it('refuses an offer on a package it has not pinned before signing anything', async () => {
+    const b = buyer('unpinned', {
+      pinned: [
+        { network: 'mainnet', package: `0x${'5'.repeat(64)}`, registry: `0x${'6'.repeat(64)}` },
+      ],
+    })
+    await expect(b.sessions.fetch(`${seller.base}/call`)).rejects.toMatchObject({
+      code: 'terms_mismatch',
+    })
+    expect(await b.sessions.list()).toEqual([])
+    expect(await chain.usdcBalance(b.wallet.toSuiAddress())).toBe(5_000_000n)
+  })
+})

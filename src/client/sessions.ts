@@ -1,0 +1,472 @@
+/**
+ * `createSessionFetch()`: the buyer of MPP sessions (docs/protocol.md §7). A `fetch` that, when a
+ * seller's 402 offers a session on a package and registry the buyer pinned, opens a payment channel
+ * once (the wallet signs the open; the deposit counts against the wallet's limits when it is made)
+ * and then pays each call with a voucher signed by the channel's own session key — no ledger
+ * transaction per call. Vouchers are cumulative: each call signs what was signed before plus its
+ * price, recorded in the {@link ChannelBook} before it is sent. When the seller says the vouchers do
+ * not cover a call (`insufficient-balance`), the buyer signs the amount asked, within the deposit;
+ * beyond it, it tops up, within `maxDeposit`. `close` ends a channel cooperatively: the seller
+ * captures what was spent, the rest of the deposit comes back and is restored to the limits.
+ *
+ * Concurrent calls on one channel sign ahead by at most the prices of the calls in flight (each
+ * signs `signed + price` atomically); a voucher the seller took from a later call first is refused
+ * as stale (`replay`), and the call is paid again once with a fresh voucher.
+ *
+ * @module
+ */
+import type { ClientWithCoreApi } from '@mysten/sui/client'
+import type { Signer } from '@mysten/sui/cryptography'
+import { normalizeStructTag, normalizeSuiAddress, toHex } from '@mysten/sui/utils'
+import { ed25519 } from '@noble/curves/ed25519.js'
+import { z } from 'zod'
+import { PaymentError } from '../errors.js'
+import { formatAmount } from '../money.js'
+import {
+  type Challenge,
+  decodeReceipt,
+  mppHeaders,
+  parseChallenges,
+  serializeCredential,
+} from '../mpp.js'
+import { buildOpen, buildTopUp, readChannel } from '../session/channelTx.js'
+import { channelIdOf, signVoucher } from '../session/voucher.js'
+import { sessionRequestSchema } from '../session/wire.js'
+import { type ChannelBook, type ChannelEntry, createChannelBook } from './channelBook.js'
+import type { WalletLimits } from './limits.js'
+
+/** A channel package and registry the buyer trusts, for one network (the seller names its own). */
+export type PinnedChannels = {
+  readonly network: string
+  readonly package: string
+  readonly registry: string
+}
+
+/** Options of {@link createSessionFetch}. */
+export type SessionFetchOptions = {
+  /** The wallet: signs the transactions that open and top up a channel (never a voucher). */
+  readonly signer: Signer
+  /** The ledger's client: the channel is opened and topped up through it. */
+  readonly client: ClientWithCoreApi
+  /** The channel packages the buyer trusts; an offer naming another is refused before signing. */
+  readonly pinned: readonly PinnedChannels[]
+  /** Most one channel may hold, base units (the sum of its deposits). */
+  readonly maxDeposit: bigint
+  /** The deposit of a new channel: default the seller's suggestion, else 100 calls, within `maxDeposit`. */
+  readonly deposit?: ((price: bigint, suggested: bigint | undefined) => bigint) | undefined
+  /** Most one call (unit) may cost, base units. Default: no cap beyond `maxDeposit`. */
+  readonly maxPrice?: bigint | undefined
+  /** Counts each deposit when it is made; what a close gives back is restored. */
+  readonly limits?: WalletLimits | undefined
+  /** Where channels are kept. Default: `sessions.json` in the tollgate home. */
+  readonly book?: ChannelBook | undefined
+  readonly fetch?: typeof globalThis.fetch | undefined
+  /** Clock in ms. Default `Date.now`. */
+  readonly now?: (() => number) | undefined
+}
+
+/** What a close did. */
+export type SessionClose = {
+  readonly channelId: string
+  /** What the seller captured in all. */
+  readonly spent: bigint
+  /** What came back to the wallet. */
+  readonly refunded: bigint
+  readonly digest: string | undefined
+}
+
+/** The session buyer. */
+export type SessionFetch = {
+  /** A `fetch` that pays a session offer through a channel (other 402s are returned as they are). */
+  fetch(input: string | URL, init?: RequestInit): Promise<Response>
+  /** Closes a channel cooperatively at the seller it was opened with. */
+  close(channelId: string): Promise<SessionClose>
+  /** The channels in the book. */
+  list(): Promise<ChannelEntry[]>
+}
+
+const problemSchema = z.looseObject({
+  code: z.string().max(64).optional(),
+  requiredCumulative: z
+    .string()
+    .regex(/^[0-9]{1,20}$/)
+    .optional(),
+  acceptedCumulative: z
+    .string()
+    .regex(/^[0-9]{1,20}$/)
+    .optional(),
+})
+
+type SessionOffer = { challenge: Challenge; request: z.infer<typeof sessionRequestSchema> }
+
+/** The session offer of a 402, if any (untrusted: schema-checked). */
+function sessionOffer(response: Response): SessionOffer | undefined {
+  const header = response.headers.get(mppHeaders.wwwAuthenticate)
+  if (header === null) return undefined
+  try {
+    for (const challenge of parseChallenges(header)) {
+      if (challenge.method !== 'sui' || challenge.intent !== 'session') continue
+      const request = sessionRequestSchema.safeParse(challenge.request)
+      if (request.success) return { challenge, request: request.data }
+    }
+  } catch {
+    return undefined
+  }
+  return undefined
+}
+
+/**
+ * Creates the session buyer; see the module's description.
+ *
+ * @example
+ * ```ts
+ * const sessions = createSessionFetch({ signer: wallet, client, maxDeposit: 1_000_000n,
+ *   pinned: [{ network: 'mainnet', package: pkg, registry }] })
+ * const answer = await sessions.fetch('https://api.example.com/v1/quote')
+ * ```
+ */
+export function createSessionFetch(options: SessionFetchOptions): SessionFetch {
+  const { signer, client } = options
+  const book = options.book ?? createChannelBook()
+  const send = options.fetch ?? globalThis.fetch
+  const now = options.now ?? Date.now
+  const payer = normalizeSuiAddress(signer.toSuiAddress())
+
+  function checkOffer(offer: SessionOffer): void {
+    const { methodDetails, amount } = offer.request
+    const pinned = options.pinned.some(
+      (p) =>
+        p.network === methodDetails.network &&
+        normalizeSuiAddress(p.package) === normalizeSuiAddress(methodDetails.package) &&
+        normalizeSuiAddress(p.registry) === normalizeSuiAddress(methodDetails.registry),
+    )
+    if (!pinned) {
+      throw new PaymentError(
+        'terms_mismatch',
+        'The session offer names a channel package or registry this buyer has not pinned.',
+      )
+    }
+    const price = BigInt(amount)
+    if (options.maxPrice !== undefined && price > options.maxPrice) {
+      throw new PaymentError(
+        'PRICE_ABOVE_MAX',
+        `${formatAmount(price)} USDC per call is above the cap of ${formatAmount(options.maxPrice)} USDC.`,
+      )
+    }
+  }
+
+  /** An open channel of this buyer's to the offer's payee, on its package, or a new one. */
+  async function channelFor(url: string, offer: SessionOffer): Promise<ChannelEntry> {
+    const { request } = offer
+    const details = request.methodDetails
+    const found = (await book.list()).find(
+      (c) =>
+        c.state === 'open' &&
+        c.payer === payer &&
+        c.payee === normalizeSuiAddress(request.recipient) &&
+        normalizeStructTag(c.coinType) === normalizeStructTag(request.currency) &&
+        c.package === normalizeSuiAddress(details.package) &&
+        c.registry === normalizeSuiAddress(details.registry) &&
+        new URL(c.url).origin === new URL(url).origin,
+    )
+    return found ?? open(url, offer)
+  }
+
+  async function open(url: string, offer: SessionOffer): Promise<ChannelEntry> {
+    const { request } = offer
+    const details = request.methodDetails
+    const price = BigInt(request.amount)
+    const suggested =
+      request.suggestedDeposit === undefined ? undefined : BigInt(request.suggestedDeposit)
+    let deposit = options.deposit?.(price, suggested) ?? suggested ?? price * 100n
+    if (deposit > options.maxDeposit) deposit = options.maxDeposit
+    if (deposit < price) {
+      throw new PaymentError(
+        'LIMIT_PER_SESSION',
+        `A call costs ${formatAmount(price)} USDC, above the most a channel may hold (${formatAmount(options.maxDeposit)} USDC).`,
+      )
+    }
+    const reservation = await options.limits?.reserve({
+      amount: deposit,
+      resource: url,
+      label: 'session:open',
+    })
+    const sessionKey = ed25519.utils.randomSecretKey()
+    const salt = crypto.getRandomValues(new Uint8Array(32))
+    const channelId = channelIdOf({
+      packageId: details.package,
+      registry: details.registry,
+      coinType: request.currency,
+      payer,
+      payee: request.recipient,
+      salt,
+    })
+    const entry: ChannelEntry = {
+      channelId,
+      url,
+      payer,
+      payee: normalizeSuiAddress(request.recipient),
+      coinType: normalizeStructTag(request.currency),
+      package: normalizeSuiAddress(details.package),
+      registry: normalizeSuiAddress(details.registry),
+      network: details.network,
+      price: price.toString(),
+      salt: toHex(salt),
+      sessionKey: toHex(sessionKey),
+      gracePeriodMs: details.gracePeriodMs,
+      deposit: deposit.toString(),
+      signed: '0',
+      spent: '0',
+      state: 'opening',
+      ...(reservation === undefined ? {} : { reservation: reservation.id }),
+      openedAt: now(),
+    }
+    // Recorded before the deposit is signed: a crash from here on can still find the channel.
+    await book.put(entry)
+    const tx = await buildOpen({
+      client,
+      package: details.package,
+      sender: payer,
+      registry: details.registry,
+      coinType: request.currency,
+      deposit,
+      payee: request.recipient,
+      salt,
+      signerPublicKey: ed25519.getPublicKey(sessionKey),
+      graceMs: BigInt(details.gracePeriodMs),
+    })
+    const bytes = await tx.build({ client })
+    const { signature } = await signer.signTransaction(bytes)
+    const result = await client.core.executeTransaction({
+      transaction: bytes,
+      signatures: [signature],
+    })
+    if (result.$kind !== 'Transaction') {
+      await book.update(channelId, { state: 'closed' })
+      await reservation?.release()
+      throw new PaymentError('transaction_failed', 'The ledger refused to open the channel.')
+    }
+    await reservation?.settle(result.Transaction.digest)
+    const opened = await book.update(channelId, {
+      state: 'open',
+      openDigest: result.Transaction.digest,
+    })
+    return opened ?? entry
+  }
+
+  /** Tops a channel up by what takes its deposit to `needed` (at least), within `maxDeposit`. */
+  async function topUp(entry: ChannelEntry, needed: bigint): Promise<ChannelEntry> {
+    const deposit = BigInt(entry.deposit)
+    let target = deposit * 2n > needed ? deposit * 2n : needed
+    if (target > options.maxDeposit) target = options.maxDeposit
+    if (target < needed) {
+      throw new PaymentError(
+        'LIMIT_PER_SESSION',
+        `The channel would need ${formatAmount(needed)} USDC, above the most a channel may hold (${formatAmount(options.maxDeposit)} USDC).`,
+      )
+    }
+    const amount = target - deposit
+    const reservation = await options.limits?.reserve({
+      amount,
+      resource: entry.url,
+      label: 'session:top-up',
+    })
+    const tx = await buildTopUp({
+      client,
+      package: entry.package,
+      sender: payer,
+      channel: await readChannel(client, entry.channelId),
+      amount,
+    })
+    const bytes = await tx.build({ client })
+    const { signature } = await signer.signTransaction(bytes)
+    const result = await client.core.executeTransaction({
+      transaction: bytes,
+      signatures: [signature],
+    })
+    if (result.$kind !== 'Transaction') {
+      await reservation?.release()
+      throw new PaymentError('transaction_failed', 'The ledger refused the top-up.')
+    }
+    await reservation?.settle(result.Transaction.digest)
+    await present(
+      entry,
+      { method: 'POST' },
+      {
+        action: 'topUp',
+        type: 'digest',
+        digest: result.Transaction.digest,
+        additionalDeposit: amount.toString(),
+      },
+    )
+    return (await book.update(entry.channelId, { deposit: target.toString() })) ?? entry
+  }
+
+  /** The descriptor of a channel, as the seller checks it. */
+  const descriptorOf = (c: ChannelEntry) => ({
+    payer: c.payer,
+    payee: c.payee,
+    operator: normalizeSuiAddress('0x0'),
+    coinType: c.coinType,
+    salt: `0x${c.salt}`,
+    signerPublicKey: `0x${toHex(ed25519.getPublicKey(Uint8Array.from(Buffer.from(c.sessionKey, 'hex'))))}`,
+    gracePeriodMs: c.gracePeriodMs,
+  })
+
+  /** A voucher for `cumulative`, signed by the channel's session key. */
+  async function voucher(c: ChannelEntry, cumulative: bigint) {
+    const key = Uint8Array.from(Buffer.from(c.sessionKey, 'hex'))
+    const signed = await signVoucher({ sign: (m) => ed25519.sign(m, key) }, c.channelId, cumulative)
+    return { cumulativeAmount: cumulative.toString(), signature: `0x${toHex(signed.signature)}` }
+  }
+
+  /** Session offers by URL, reused until shortly before their challenge expires. */
+  const offers = new Map<string, SessionOffer>()
+  function cachedOffer(url: string): SessionOffer | undefined {
+    const offer = offers.get(url)
+    const expires = offer?.challenge.expires
+    if (offer === undefined || expires === undefined) return undefined
+    if (Date.parse(expires) - now() > 5_000) return offer
+    offers.delete(url)
+    return undefined
+  }
+  function remember(url: string, offer: SessionOffer): void {
+    if (offers.size >= 1_000) offers.delete(offers.keys().next().value as string)
+    offers.set(url, offer)
+  }
+
+  /** Sends `init` to the channel's URL (or `url`) with a session credential for `payload`. */
+  async function present(
+    c: ChannelEntry,
+    init: RequestInit,
+    payload: Record<string, unknown>,
+    url = c.url,
+  ): Promise<Response> {
+    let offer = cachedOffer(url)
+    if (offer === undefined) {
+      const first = await send(url, { ...init, method: init.method ?? 'GET' })
+      offer = first.status === 402 ? sessionOffer(first) : undefined
+      if (offer === undefined) {
+        throw new PaymentError('NO_PAYABLE_REQUIREMENT', 'The seller no longer offers a session.')
+      }
+      remember(url, offer)
+    }
+    const headers = new Headers(init.headers)
+    headers.set(
+      'authorization',
+      serializeCredential({
+        challenge: offer.challenge,
+        payload: { channelId: c.channelId, descriptor: descriptorOf(c), ...payload },
+      }),
+    )
+    const response = await send(url, { ...init, headers })
+    const fresh = response.status === 402 ? sessionOffer(response) : undefined
+    if (fresh !== undefined) remember(url, fresh)
+    return response
+  }
+
+  /** Pays one call on channel `c`, answering one refusal (a stale voucher, a short headroom). */
+  async function payCall(c: ChannelEntry, url: string, init: RequestInit): Promise<Response> {
+    const price = BigInt(c.price)
+    let entry = await book.sign(c.channelId, (signed) => signed + price)
+    let action =
+      entry.openDigest !== undefined && BigInt(entry.signed) === price ? 'open' : 'voucher'
+    for (let attempt = 0; ; attempt++) {
+      const payload = {
+        action,
+        ...(action === 'open' ? { type: 'digest', digest: entry.openDigest } : {}),
+        ...(await voucher(entry, BigInt(entry.signed))),
+      }
+      const response = await present(entry, init, payload, url)
+      const receipt = response.headers.get(mppHeaders.paymentReceipt)
+      if (receipt !== null) {
+        const spent = String(decodeReceipt(receipt).spent ?? '')
+        if (/^[0-9]{1,20}$/.test(spent)) await book.update(entry.channelId, { spent })
+      }
+      if (response.status !== 402 || attempt > 0) return response
+      const problem = problemSchema.safeParse(
+        await response
+          .clone()
+          .json()
+          .catch(() => ({})),
+      )
+      if (!problem.success) return response
+      const { code, requiredCumulative, acceptedCumulative } = problem.data
+      action = 'voucher'
+      if (code === 'insufficient_balance' && requiredCumulative !== undefined) {
+        const required = BigInt(requiredCumulative)
+        if (required > BigInt(entry.deposit)) entry = await topUp(entry, required)
+        entry = await book.sign(c.channelId, (signed) => (required > signed ? required : signed))
+        // Equal to what was just refused: raise it by one call so that it raises the highest.
+        if (BigInt(entry.signed) <= BigInt(acceptedCumulative ?? '0')) {
+          entry = await book.sign(c.channelId, (signed) => signed + price)
+        }
+      } else if (code === 'replay') {
+        const accepted = BigInt(acceptedCumulative ?? '0')
+        entry = await book.sign(
+          c.channelId,
+          (signed) => (signed > accepted ? signed : accepted) + price,
+        )
+      } else if (code === 'amount_exceeds_deposit') {
+        entry = await topUp(entry, BigInt(entry.signed))
+      } else {
+        return response
+      }
+    }
+  }
+
+  return {
+    async fetch(input, init = {}) {
+      const url = String(input)
+      // A live session offer for this URL is paid at once: one request per call.
+      let offer = cachedOffer(url)
+      if (offer === undefined) {
+        const first = await send(url, init)
+        if (first.status !== 402) return first
+        offer = sessionOffer(first)
+        if (offer === undefined) return first
+        remember(url, offer)
+      }
+      checkOffer(offer)
+      const channel = await channelFor(url, offer)
+      return payCall(channel, url, init)
+    },
+    async close(channelId) {
+      const entry = await book.get(channelId)
+      if (entry === undefined || entry.state !== 'open') {
+        throw new PaymentError(
+          'invalid_options',
+          'No open channel with that id in the session book.',
+        )
+      }
+      const response = await present(
+        entry,
+        { method: 'POST' },
+        {
+          action: 'close',
+          ...(await voucher(entry, BigInt(entry.signed))),
+        },
+      )
+      if (response.status !== 204) {
+        throw new PaymentError(
+          'PAYMENT_REJECTED',
+          `The seller answered the close with ${response.status}.`,
+        )
+      }
+      const receipt = decodeReceipt(response.headers.get(mppHeaders.paymentReceipt) ?? '')
+      const state = await readChannel(client, channelId)
+      const spent = state.settled
+      const refunded = state.deposited - spent
+      await book.update(channelId, { state: 'closed', spent: spent.toString() })
+      // What came back is no longer spent, for the wallet's limits.
+      if (entry.reservation !== undefined) await options.limits?.keep(entry.reservation, spent)
+      return {
+        channelId,
+        spent,
+        refunded,
+        digest: typeof receipt.txHash === 'string' ? receipt.txHash : undefined,
+      }
+    },
+    list: () => book.list(),
+  }
+}

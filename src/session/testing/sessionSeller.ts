@@ -1,0 +1,85 @@
+/**
+ * A seller taking MPP sessions on the local ledger, for tests: a paywall on loopback with the
+ * built-in methods and the session method, its channel books in memory. `/call` answers 200 and
+ * counts the calls it served; `/failing` answers 503 (a failed call: nothing is spent for it).
+ */
+import { serve } from '@hono/node-server'
+import type { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
+import { afterAll, beforeAll } from 'vitest'
+import { createPaywall } from '../../engine/paywall.js'
+import { createLedger } from '../../ledger/index.js'
+import { builtInMethods } from '../../methods/index.js'
+import { createSessionMethod } from '../../methods/mppSession.js'
+import { createMemoryStore } from '../../stores/memory.js'
+import type { TestLedger } from '../../testing/ledger/testLedger.js'
+import { type ChannelStore, createMemoryChannelStore } from '../channelStore.js'
+
+/** The running seller (readable from `beforeAll` on). */
+export type SessionSeller = {
+  readonly base: string
+  readonly payee: Ed25519Keypair
+  readonly channels: ChannelStore
+  /** The calls `/call` served. */
+  readonly served: number
+}
+
+/** The challenge secret of the seller's 402s. */
+export const sessionSellerSecret = 'a-challenge-secret-of-at-least-32-bytes!'
+
+/** Starts the seller before the file's tests (on `chain`) and stops it after them. */
+export function useSessionSeller(chain: TestLedger, price = '0.01'): SessionSeller {
+  let started: (Omit<SessionSeller, 'served'> & { close(): void }) | undefined
+  let served = 0
+  beforeAll(async () => {
+    const payee = chain.createTestWallet({ usdc: '0', sui: '1' })
+    const channels = createMemoryChannelStore()
+    const session = createSessionMethod({
+      client: chain.client,
+      signer: payee,
+      package: chain.modulesPackage,
+      registry: chain.channel.registry,
+      store: channels,
+      network: 'mainnet',
+    })
+    const paywall = createPaywall({
+      payTo: payee.toSuiAddress(),
+      ledger: createLedger({ url: chain.url }),
+      store: createMemoryStore(),
+      secrets: [sessionSellerSecret],
+      methods: [...builtInMethods, session],
+    })
+    const call = paywall.protect({ price }, () => {
+      served++
+      return Response.json({ ok: true, n: served })
+    })
+    const failing = paywall.protect({ price }, () => new Response('down', { status: 503 }))
+    const server = serve({
+      port: 0,
+      hostname: '127.0.0.1',
+      fetch: (request) => (new URL(request.url).pathname === '/failing' ? failing : call)(request),
+    })
+    await new Promise((resolve) => server.once('listening', resolve))
+    const address = server.address()
+    const port = typeof address === 'object' && address !== null ? address.port : 0
+    started = { base: `http://127.0.0.1:${port}`, payee, channels, close: () => server.close() }
+  })
+  afterAll(() => started?.close())
+  const running = () => {
+    if (started === undefined) throw new Error('useSessionSeller: readable from beforeAll on')
+    return started
+  }
+  return {
+    get base() {
+      return running().base
+    },
+    get payee() {
+      return running().payee
+    },
+    get channels() {
+      return running().channels
+    },
+    get served() {
+      return served
+    },
+  }
+}
