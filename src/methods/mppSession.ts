@@ -3,8 +3,9 @@
  * second `Payment` challenge with `intent="session"` (price per unit); the buyer opens a payment
  * channel on the ledger once, then pays each call with a voucher — a cumulative amount signed by
  * the channel's session key — in `Authorization: Payment`. The seller keeps the channel's books in a
- * {@link ChannelStore}: a call's voucher must raise the highest accepted one (a lower or repeated
- * voucher is refused), is durable before the call runs, and the call's price is **held** out of the
+ * {@link ChannelStore}: a call's voucher must carry an amount not used before (a repeated voucher
+ * pays nothing; the buyer signs a new amount for each call, and calls may arrive in any order), is
+ * durable before the call runs, and the call's price is **held** out of the
  * headroom, then committed into `spent` when the call is served or released when it fails or its
  * buyer left before the work started. Management actions — a top-up, a cooperative close, a voucher
  * on a bare request (`HEAD`, or a `POST` with neither body nor query) — are answered 204 with a
@@ -34,7 +35,8 @@ import {
 } from '../mpp.js'
 import type { ChannelRecord, ChannelStore } from '../session/channelStore.js'
 import { buildClose, type ChannelState, readChannel } from '../session/channelTx.js'
-import { channelIdOf, verifyVoucher } from '../session/voucher.js'
+import { channelIdOf } from '../session/voucher.js'
+import { createVoucherVerifier } from '../session/voucherKeys.js'
 import { sessionPayloadSchema } from '../session/wire.js'
 import type { PaymentBooks, SettlementResult } from '../settle.js'
 import type { MethodSettleInput, PaymentMethod } from './types.js'
@@ -107,6 +109,7 @@ export function createSessionMethod(options: SessionMethodOptions): PaymentMetho
   const now = options.now ?? Date.now
   const seller = normalizeSuiAddress(signer.toSuiAddress())
   const requests = new WeakMap<PreparedTerms, string>()
+  const vouchers = createVoucherVerifier()
 
   /** The session challenge's `request` for a route's terms (per unit: the route's price). */
   function requestOf(terms: PreparedTerms): string {
@@ -210,17 +213,17 @@ export function createSessionMethod(options: SessionMethodOptions): PaymentMetho
     })
   }
 
-  /** Checks the voucher's signature and stores it when it raises the highest. */
+  /** Checks the voucher's signature and records its amount as used (the highest kept). */
   async function takeVoucher(
     channel: ChannelRecord,
     amount: string,
     signature: string,
-  ): Promise<{ raised: boolean; channel: ChannelRecord } | PaymentError> {
+  ): Promise<{ fresh: boolean; channel: ChannelRecord } | PaymentError> {
     if (channel.state !== 'open') {
       return new PaymentError('channel_finalized', 'The channel is closing or closed.')
     }
     const cumulative = BigInt(amount)
-    const signed = verifyVoucher(
+    const signed = vouchers.verify(
       {
         channelId: channel.channelId,
         cumulativeAmount: cumulative,
@@ -245,13 +248,9 @@ export function createSessionMethod(options: SessionMethodOptions): PaymentMetho
     const accepted = await store.acceptVoucher(channel.channelId, cumulative, signature.slice(2))
     switch (accepted.status) {
       case 'accepted':
-        return { raised: true, channel: accepted.channel }
+        return { fresh: true, channel: accepted.channel }
       case 'same':
-        return { raised: false, channel: accepted.channel }
-      case 'stale':
-        return new PaymentError('replay', 'The voucher is below one already accepted.', {
-          details: { acceptedCumulative: accepted.channel.highest.toString() },
-        })
+        return { fresh: false, channel: accepted.channel }
       case 'over_deposit':
         return new PaymentError('amount_exceeds_deposit', 'The voucher is above the deposit.', {
           details: { deposit: accepted.channel.deposit.toString() },
@@ -443,8 +442,8 @@ export function createSessionMethod(options: SessionMethodOptions): PaymentMetho
         const taken = await takeVoucher(channel, p.cumulativeAmount, p.signature)
         if (isPaymentError(taken)) return refuse(taken)
         if (bare) return answered(receipt(id, taken.channel))
-        // A call is paid by a voucher that raised the highest: a repeated one pays nothing again.
-        if (!taken.raised) {
+        // A call is paid by a voucher amount not used before: a repeated one pays nothing again.
+        if (!taken.fresh) {
           return refuse(
             new PaymentError('replay', 'This voucher was already used; sign a higher one.', {
               details: { acceptedCumulative: taken.channel.highest.toString() },

@@ -53,7 +53,11 @@ if (databaseUrl !== undefined) {
   kinds.push({
     name: 'postgres',
     open() {
-      const tables = { channels: uniqueName('channels'), holds: uniqueName('holds') }
+      const tables = {
+        channels: uniqueName('channels'),
+        holds: uniqueName('holds'),
+        vouchers: uniqueName('vouchers'),
+      }
       const connect = () => {
         const pool = new pg.Pool({ connectionString: databaseUrl, max: 8 })
         pools.push(pool)
@@ -110,7 +114,7 @@ describe.each(kinds)('$name channel store', (kind) => {
     expect(await store.get(`0x${'f'.repeat(64)}`)).toBeUndefined()
   })
 
-  it('accepts a voucher above the highest and within the deposit; equal changes nothing', async () => {
+  it('accepts each voucher amount once, within the deposit, keeping the highest', async () => {
     const { store } = kind.open()
     const channel = opened(1_000n)
     await store.track(channel)
@@ -122,7 +126,12 @@ describe.each(kinds)('$name channel store', (kind) => {
       status: 'same',
       channel: { highestSignature: 'a' },
     })
-    expect((await store.acceptVoucher(channel.channelId, 300n, 'c')).status).toBe('stale')
+    // A new lower amount is taken (calls arrive in any order); the highest stands; a repeat is not.
+    expect(await store.acceptVoucher(channel.channelId, 300n, 'c')).toMatchObject({
+      status: 'accepted',
+      channel: { highest: 400n, highestSignature: 'a' },
+    })
+    expect((await store.acceptVoucher(channel.channelId, 300n, 'c')).status).toBe('same')
     expect((await store.acceptVoucher(channel.channelId, 1_001n, 'd')).status).toBe('over_deposit')
     expect((await store.acceptVoucher(`0x${'e'.repeat(64)}`, 1n, 'e')).status).toBe('unknown')
     expect((await store.get(channel.channelId))?.highest).toBe(400n)
@@ -208,13 +217,31 @@ describe.each(kinds)('$name channel store', (kind) => {
     expect(await other.get(channel.channelId)).toMatchObject({ spent: 70n, held: 0n, units: 10n })
   })
 
+  it('accepts one presenter of an amount, with many at once over two connections', async () => {
+    const { store, second } = kind.open()
+    const other = second()
+    const channel = opened(1_000n)
+    await store.track(channel)
+    const attempts = await Promise.all(
+      Array.from({ length: 40 }, (_, i) =>
+        (i % 2 === 0 ? store : other).acceptVoucher(channel.channelId, 100n + BigInt(i % 4), 'v'),
+      ),
+    )
+    // Four amounts, ten presenters each: exactly one accepted per amount.
+    expect(attempts.filter((a) => a.status === 'accepted')).toHaveLength(4)
+    expect(attempts.filter((a) => a.status === 'same')).toHaveLength(36)
+    expect((await other.get(channel.channelId))?.highest).toBe(103n)
+  })
+
   it('keeps amounts exact up to 2^63 − 1 (no rounding through floating point)', async () => {
     const { store } = kind.open()
     const top = 2n ** 63n - 1n
     const channel = opened(top)
     await store.track(channel)
     expect((await store.acceptVoucher(channel.channelId, top - 1n, 'v')).status).toBe('accepted')
-    expect((await store.acceptVoucher(channel.channelId, top - 2n, 'w')).status).toBe('stale')
+    expect((await store.acceptVoucher(channel.channelId, top - 2n, 'w')).status).toBe('accepted')
+    expect((await store.acceptVoucher(channel.channelId, top - 2n, 'w')).status).toBe('same')
+    expect((await store.get(channel.channelId))?.highest).toBe(top - 1n)
     const big = await store.hold(channel.channelId, top - 3n, randomUUID(), lease())
     expect(big.status).toBe('held')
     expect((await store.hold(channel.channelId, 2n, randomUUID(), lease())).status).toBe('held')

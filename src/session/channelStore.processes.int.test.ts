@@ -26,6 +26,7 @@ afterAll(async () => {
 const names = {
   channels: uniqueName('channels'),
   holds: uniqueName('holds'),
+  vouchers: uniqueName('vouchers'),
   keyPrefix: `${uniqueName('channels')}:`,
 }
 const channelId = `0x${'d'.repeat(64)}`

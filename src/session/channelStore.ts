@@ -2,9 +2,9 @@
  * What a seller knows of each session channel, kept where every process of the seller sees it,
  * and the rules that keep a session's money safe:
  *
- * - a voucher is accepted only above the highest one (equal is an idempotent success), never above
- *   the deposit, only while the channel is open — and it is durable before anything it pays for is
- *   served;
+ * - each voucher amount is accepted once (a repeat is `same`), never above the deposit, only while
+ *   the channel is open; the highest is kept with its signature (what settlement needs) — and it
+ *   is durable before anything it pays for is served;
  * - a call first **holds** its price out of the headroom (`highest − spent − held`), atomically, so
  *   that concurrent calls in any number of processes never spend more than the highest voucher;
  * - a served call **commits** its hold into `spent` before its bytes leave; a call that fails, or
@@ -53,12 +53,13 @@ export type OpenedChannel = Pick<
 
 /** The outcome of {@link ChannelStore.acceptVoucher}. */
 export type VoucherAcceptance =
-  /** Stored as the highest: this call raised it (only one caller raises to any amount). */
+  /**
+   * First seen: this amount is now used (only one caller, in any process, gets `accepted` for an
+   * amount); stored as the highest when above it.
+   */
   | { status: 'accepted'; channel: ChannelRecord }
-  /** Equal to the highest: nothing changed (a repeat; a call must not be paid with it again). */
+  /** This amount was accepted before: a repeat, which must not pay a second call. */
   | { status: 'same'; channel: ChannelRecord }
-  /** Below the highest accepted: a stale voucher (the highest stands). */
-  | { status: 'stale'; channel: ChannelRecord }
   /** Above the deposit: the buyer must top up first. */
   | { status: 'over_deposit'; channel: ChannelRecord }
   /** The channel is closing or closed: no voucher is accepted any more. */
@@ -80,9 +81,11 @@ export type ChannelStore = {
   /** The channel, or undefined when it is not tracked. */
   get(channelId: string): Promise<ChannelRecord | undefined>
   /**
-   * Accepts a voucher whose signature the caller verified against the channel's `signer`: stored
-   * when above the highest and within the deposit. Of several callers presenting the same amount,
-   * one gets `accepted` and the others `same`, in every process.
+   * Accepts a voucher whose signature the caller verified against the channel's `signer`, within
+   * the deposit: each amount is accepted once (the buyer signs a new amount for each call, so a
+   * voucher copied off the wire pays nothing), in any order — a call's voucher may arrive after a
+   * later call's — and the highest is kept with its signature. Of several callers presenting the
+   * same amount, one gets `accepted` and the others `same`, in every process.
    */
   acceptVoucher(
     channelId: string,
@@ -132,6 +135,7 @@ export function laterState(current: ChannelPhase, next: ChannelPhase | undefined
 export function createMemoryChannelStore(): ChannelStore {
   const channels = new Map<string, ChannelRecord>()
   const holds = new Map<string, { channelId: string; amount: bigint; leaseUntil: number }>()
+  const used = new Map<string, Set<bigint>>()
   const put = (channel: ChannelRecord) => {
     channels.set(channel.channelId, channel)
     return channel
@@ -176,8 +180,11 @@ export function createMemoryChannelStore(): ChannelStore {
       if (channel === undefined) return { status: 'unknown' }
       if (channel.state !== 'open') return { status: 'not_open', channel }
       if (cumulativeAmount > channel.deposit) return { status: 'over_deposit', channel }
-      if (cumulativeAmount < channel.highest) return { status: 'stale', channel }
-      if (cumulativeAmount === channel.highest) return { status: 'same', channel }
+      let amounts = used.get(channelId)
+      if (amounts === undefined) used.set(channelId, (amounts = new Set()))
+      if (amounts.has(cumulativeAmount)) return { status: 'same', channel }
+      amounts.add(cumulativeAmount)
+      if (cumulativeAmount <= channel.highest) return { status: 'accepted', channel }
       return {
         status: 'accepted',
         channel: put({ ...channel, highest: cumulativeAmount, highestSignature: signature }),

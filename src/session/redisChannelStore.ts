@@ -27,18 +27,21 @@ local function cmp(a, b)
 end
 `
 
-/** KEYS[1] channel. ARGV: cumulative, signature, expected highest, delta. */
+/**
+ * KEYS: channel, its set of accepted amounts. ARGV: cumulative, signature. The headroom grows by
+ * `cumulative − highest` as two exact integer additions.
+ */
 const acceptSource = `${compare}
 if redis.call('EXISTS', KEYS[1]) == 0 then return 'unknown' end
 local c = redis.call('HMGET', KEYS[1], 'state', 'deposit', 'highest')
 if c[1] ~= 'open' then return 'not_open' end
 if cmp(ARGV[1], c[2]) > 0 then return 'over_deposit' end
-local order = cmp(ARGV[1], c[3])
-if order < 0 then return 'stale' end
-if order == 0 then return 'same' end
-if c[3] ~= ARGV[3] then return 'retry' end
-redis.call('HSET', KEYS[1], 'highest', ARGV[1], 'highest_signature', ARGV[2])
-redis.call('HINCRBY', KEYS[1], 'headroom', ARGV[4])
+if redis.call('SADD', KEYS[2], ARGV[1]) == 0 then return 'same' end
+if cmp(ARGV[1], c[3]) > 0 then
+  redis.call('HSET', KEYS[1], 'highest', ARGV[1], 'highest_signature', ARGV[2])
+  redis.call('HINCRBY', KEYS[1], 'headroom', ARGV[1])
+  if c[3] ~= '0' then redis.call('HINCRBY', KEYS[1], 'headroom', '-' .. c[3]) end
+end
 return 'accepted'
 `
 
@@ -223,22 +226,13 @@ export function createRedisChannelStore(options: RedisChannelStoreOptions): Chan
     get,
     async acceptVoucher(channelId, cumulative, signature): Promise<VoucherAcceptance> {
       checkStoredAmount(cumulative, 'voucher amount')
-      for (;;) {
-        const current = await get(channelId)
-        if (current === undefined) return { status: 'unknown' }
-        const delta = cumulative > current.highest ? cumulative - current.highest : 0n
-        const status = String(
-          await run(
-            scripts.accept,
-            [`${channelPrefix}${channelId}`],
-            [cumulative.toString(), signature, current.highest.toString(), delta.toString()],
-          ),
-        )
-        if (status === 'retry') continue
-        const channel = (await get(channelId)) as ChannelRecord
-        if (status === 'unknown') return { status: 'unknown' }
-        return { status: status as Exclude<VoucherAcceptance['status'], 'unknown'>, channel }
-      }
+      const key = `${channelPrefix}${channelId}`
+      const status = String(
+        await run(scripts.accept, [key, `${key}:vouchers`], [cumulative.toString(), signature]),
+      )
+      if (status === 'unknown') return { status: 'unknown' }
+      const channel = (await get(channelId)) as ChannelRecord
+      return { status: status as Exclude<VoucherAcceptance['status'], 'unknown'>, channel }
     },
     async hold(channelId, amount, holdId, leaseUntil): Promise<HoldResult> {
       checkStoredAmount(amount, 'price')

@@ -26,13 +26,17 @@ export type ChannelTables = {
   channels?: string | undefined
   /** Default `tollgate_channel_holds`. */
   holds?: string | undefined
+  /** The voucher amounts accepted, one row each. Default `tollgate_channel_vouchers`. */
+  vouchers?: string | undefined
 }
 
 function names(tables: ChannelTables) {
   const channels = tables.channels ?? 'tollgate_channels'
   const holds = tables.holds ?? 'tollgate_channel_holds'
+  const vouchers = tables.vouchers ?? 'tollgate_channel_vouchers'
   return {
     channels: quoteIdentifier(channels, 'channels table'),
+    vouchers: quoteIdentifier(vouchers, 'vouchers table'),
     holds: quoteIdentifier(holds, 'holds table'),
     holdsIndex: quoteIdentifier(`${holds}_lease`, 'holds table'),
   }
@@ -63,6 +67,11 @@ function schema(t: ReturnType<typeof names>, bigint: string): string[] {
   lease_until ${bigint} NOT NULL
 )`,
     `CREATE INDEX IF NOT EXISTS ${t.holdsIndex} ON ${t.holds} (lease_until)`,
+    `CREATE TABLE IF NOT EXISTS ${t.vouchers} (
+  channel_id TEXT NOT NULL,
+  amount ${bigint} NOT NULL,
+  PRIMARY KEY (channel_id, amount)
+)`,
   ]
 }
 
@@ -89,7 +98,6 @@ function refusal(channel: ChannelRecord | undefined, cumulative: bigint): Vouche
   if (channel === undefined) return { status: 'unknown' }
   if (channel.state !== 'open') return { status: 'not_open', channel }
   if (cumulative > channel.deposit) return { status: 'over_deposit', channel }
-  if (cumulative < channel.highest) return { status: 'stale', channel }
   return { status: 'same', channel }
 }
 
@@ -167,13 +175,23 @@ export function createSqliteChannelStore(options: SqliteChannelStoreOptions): Ch
     },
     async acceptVoucher(channelId, cumulative, signature) {
       checkStoredAmount(cumulative, 'voucher amount')
-      const row = one(
-        `UPDATE ${t.channels} SET highest = @cumulative, highest_signature = @signature WHERE channel_id = @id AND state = 'open' AND @cumulative > highest AND @cumulative <= deposit RETURNING *`,
-        { cumulative, signature, id: channelId },
-      )
-      return row === undefined
-        ? refusal(select(channelId), cumulative)
-        : { status: 'accepted', channel: recordOf(row) }
+      return db
+        .transaction((): VoucherAcceptance => {
+          const channel = select(channelId)
+          if (channel?.state !== 'open' || cumulative > channel.deposit) {
+            return refusal(channel, cumulative)
+          }
+          const inserted = statement(
+            `INSERT INTO ${t.vouchers} (channel_id, amount) VALUES (?, ?) ON CONFLICT DO NOTHING`,
+          ).run(channelId, cumulative)
+          if (inserted.changes === 0) return { status: 'same', channel }
+          const row = one(
+            `UPDATE ${t.channels} SET highest = @cumulative, highest_signature = @signature WHERE channel_id = @id AND @cumulative > highest RETURNING *`,
+            { cumulative, signature, id: channelId },
+          )
+          return { status: 'accepted', channel: row === undefined ? channel : recordOf(row) }
+        })
+        .immediate()
     },
     async hold(channelId, amount, holdId, leaseUntil) {
       checkStoredAmount(amount, 'price')
@@ -285,13 +303,19 @@ FROM d WHERE c.channel_id = d.channel_id RETURNING c.channel_id`,
     get: select,
     async acceptVoucher(channelId, cumulative, signature) {
       checkStoredAmount(cumulative, 'voucher amount')
+      // One statement: the amount is claimed (once, in any process) only on an open channel
+      // within its deposit; then the highest is raised if the amount is above it.
       const [row] = await rows(
-        `UPDATE ${t.channels} SET highest = $1::bigint, highest_signature = $2 WHERE channel_id = $3 AND state = 'open' AND $1::bigint > highest AND $1::bigint <= deposit RETURNING *`,
+        `WITH c AS (SELECT channel_id FROM ${t.channels} WHERE channel_id = $3 AND state = 'open' AND $1::bigint <= deposit),
+ins AS (INSERT INTO ${t.vouchers} (channel_id, amount) SELECT channel_id, $1::bigint FROM c ON CONFLICT DO NOTHING RETURNING channel_id),
+up AS (UPDATE ${t.channels} SET highest = $1::bigint, highest_signature = $2 WHERE channel_id IN (SELECT channel_id FROM ins) AND $1::bigint > highest RETURNING channel_id)
+SELECT (SELECT count(*) FROM ins) AS inserted, (SELECT count(*) FROM up) AS raised`,
         [cumulative.toString(), signature, channelId],
       )
-      return row === undefined
-        ? refusal(await select(channelId), cumulative)
-        : { status: 'accepted', channel: recordOf(row) }
+      const channel = await select(channelId)
+      return Number(row?.inserted ?? 0) === 0 || channel === undefined
+        ? refusal(channel, cumulative)
+        : { status: 'accepted', channel }
     },
     async hold(channelId, amount, holdId, leaseUntil) {
       checkStoredAmount(amount, 'price')

@@ -11,7 +11,7 @@ import { createPostgresChannelStore } from '../sqlChannelStore.js'
 type Job = {
   kind: 'postgres' | 'redis'
   url: string
-  names: { channels: string; holds: string; keyPrefix: string }
+  names: { channels: string; holds: string; vouchers: string; keyPrefix: string }
   channelId: string
   price: string
   count: number
@@ -23,7 +23,12 @@ const pool =
 const redis = job.kind === 'redis' ? new Redis(job.url) : undefined
 const store =
   pool !== undefined
-    ? createPostgresChannelStore({ pool, channels: job.names.channels, holds: job.names.holds })
+    ? createPostgresChannelStore({
+        pool,
+        channels: job.names.channels,
+        holds: job.names.holds,
+        vouchers: job.names.vouchers,
+      })
     : createRedisChannelStore({ client: redis as Redis, keyPrefix: job.names.keyPrefix })
 
 const attempts = await Promise.all(
