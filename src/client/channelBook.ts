@@ -1,10 +1,10 @@
 /**
  * The buyer's book of session channels, kept with the wallet (`sessions.json` in
  * {@link tollgateHome}, written atomically, owner-only): for each channel, what opens it again after
- * a crash (its salt and session key, recorded **before** the deposit is signed), the deposit, and
- * the highest voucher signed (recorded **before** it is sent). A crash therefore never loses a
- * deposit — the channel can be found, closed or withdrawn — nor lets a voucher be signed twice for
- * different amounts.
+ * a crash (its salt and session key, recorded **before** the deposit is signed), the deposit, and a
+ * mark at or above every voucher amount signed (raised **before** a voucher above it is sent). A crash therefore never loses a
+ * deposit — the channel can be found, closed or withdrawn — nor lets an amount be signed again
+ * for another call after a restart.
  *
  * The session key is a hot key that can spend at most the channel's deposit; the wallet key signs
  * only the transactions that open and top up.
@@ -41,9 +41,9 @@ const entrySchema = z.object({
   sessionKey: hex32,
   gracePeriodMs: z.number().int().positive(),
   deposit: amount,
-  /** The highest cumulative amount signed. */
+  /** A mark at or above every cumulative amount signed (written ahead of them, in blocks). */
   signed: amount,
-  /** What the seller's last receipt said was spent. */
+  /** What the seller captured, once the channel is closed (0 before). */
   spent: amount,
   /** `opening`: recorded, the open not known to have executed; `closed`: done. */
   state: z.enum(['opening', 'open', 'closed']),
@@ -76,8 +76,10 @@ export type ChannelBook = {
 }
 
 /**
- * Opens the book in `file` (default `sessions.json` in {@link tollgateHome}). Writes within one
- * process are serialised; an unreadable file refuses every session rather than forgetting a deposit.
+ * Opens the book in `file` (default `sessions.json` in {@link tollgateHome}). The file is read once
+ * and every change written through before the call returns, serialised within the process: one
+ * process uses a book at a time. An unreadable file refuses every session rather than forgetting
+ * a deposit.
  */
 export function createChannelBook(file = join(tollgateHome(), channelBookFileName)): ChannelBook {
   let queue: Promise<unknown> = Promise.resolve()
@@ -86,7 +88,13 @@ export function createChannelBook(file = join(tollgateHome(), channelBookFileNam
     queue = run.catch(() => undefined)
     return run
   }
+  // Read once, then kept: every change is written through (one process per book at a time).
+  let cached: ChannelEntry[] | undefined
   async function load(): Promise<ChannelEntry[]> {
+    cached ??= await read()
+    return [...cached]
+  }
+  async function read(): Promise<ChannelEntry[]> {
     let text: string
     try {
       text = await readFile(file, 'utf8')
@@ -107,8 +115,10 @@ export function createChannelBook(file = join(tollgateHome(), channelBookFileNam
       { details: { file }, cause },
     )
   }
-  const save = (channels: ChannelEntry[]) =>
-    writeFileAtomic(file, `${JSON.stringify({ version: 1, channels }, null, 1)}\n`)
+  const save = async (channels: ChannelEntry[]) => {
+    await writeFileAtomic(file, `${JSON.stringify({ version: 1, channels })}\n`)
+    cached = channels
+  }
   async function change(
     channelId: string,
     next: (entry: ChannelEntry) => ChannelEntry,

@@ -50,7 +50,8 @@ describe('createSessionFetch', () => {
     }
     expect(seller.served - servedBefore).toBe(10)
     const [channel] = await b.sessions.list()
-    expect(channel).toMatchObject({ state: 'open', signed: '100000', spent: '100000' })
+    // The book's mark is written 32 calls ahead: at or above every amount signed.
+    expect(channel).toMatchObject({ state: 'open', signed: String(10_000 + 31 * 10_000) })
     // The default deposit is 100 calls: counted against the wallet's limits when made.
     expect(await b.limits.spentToday()).toBe(1_000_000n)
     expect(await chain.usdcBalance(b.wallet.toSuiAddress())).toBe(5_000_000n - 1_000_000n)
@@ -59,7 +60,7 @@ describe('createSessionFetch', () => {
     expect(closed).toMatchObject({ spent: 100_000n, refunded: 900_000n })
     expect(await chain.usdcBalance(b.wallet.toSuiAddress())).toBe(5_000_000n - 100_000n)
     expect(await b.limits.spentToday()).toBe(100_000n)
-    expect((await b.sessions.list())[0]?.state).toBe('closed')
+    expect((await b.sessions.list())[0]).toMatchObject({ state: 'closed', spent: '100000' })
   })
 
   it('tops the channel up when its deposit runs out, within maxDeposit', async () => {
@@ -84,7 +85,8 @@ describe('createSessionFetch', () => {
     expect((await again.fetch(`${seller.base}/call`)).status).toBe(200)
     const [channel] = await again.list()
     expect(await again.list()).toHaveLength(1)
-    expect(channel).toMatchObject({ signed: '20000' })
+    // After the restart, amounts resume above the mark (320 000), never below it.
+    expect(channel).toMatchObject({ signed: String(330_000 + 31 * 10_000) })
     expect(await again.close(channel?.channelId ?? '')).toMatchObject({ spent: 20_000n })
   })
 

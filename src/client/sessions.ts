@@ -3,15 +3,16 @@
  * seller's 402 offers a session on a package and registry the buyer pinned, opens a payment channel
  * once (the wallet signs the open; the deposit counts against the wallet's limits when it is made)
  * and then pays each call with a voucher signed by the channel's own session key — no ledger
- * transaction per call. Vouchers are cumulative: each call signs what was signed before plus its
- * price, recorded in the {@link ChannelBook} before it is sent. When the seller says the vouchers do
+ * transaction per call. Vouchers are cumulative: each call signs a new amount, what was signed
+ * before plus its price, covered by the {@link ChannelBook}'s mark before it is sent (the mark is
+ * written a block of calls ahead, so most calls write nothing). When the seller says the vouchers do
  * not cover a call (`insufficient-balance`), the buyer signs the amount asked, within the deposit;
  * beyond it, it tops up, within `maxDeposit`. `close` ends a channel cooperatively: the seller
  * captures what was spent, the rest of the deposit comes back and is restored to the limits.
  *
  * Concurrent calls on one channel sign ahead by at most the prices of the calls in flight (each
- * signs `signed + price` atomically); a voucher the seller took from a later call first is refused
- * as stale (`replay`), and the call is paid again once with a fresh voucher.
+ * takes `signed + price` atomically), and may reach the seller in any order: the seller takes each
+ * amount once.
  *
  * @module
  */
@@ -30,7 +31,8 @@ import {
   serializeCredential,
 } from '../mpp.js'
 import { buildOpen, buildTopUp, readChannel } from '../session/channelTx.js'
-import { channelIdOf, signVoucher } from '../session/voucher.js'
+import { channelIdOf, signVoucher, type VoucherSigner } from '../session/voucher.js'
+import { nativeVoucherSigner } from '../session/voucherKeys.js'
 import { sessionRequestSchema } from '../session/wire.js'
 import { type ChannelBook, type ChannelEntry, createChannelBook } from './channelBook.js'
 import type { WalletLimits } from './limits.js'
@@ -84,6 +86,12 @@ export type SessionFetch = {
   /** The channels in the book. */
   list(): Promise<ChannelEntry[]>
 }
+
+/** How many times a call is paid again after a refusal (a used voucher, a short headroom). */
+const maxRepays = 4
+
+/** How many calls' amounts the book's mark is written ahead (one write per block). */
+const markBlock = 32n
 
 const problemSchema = z.looseObject({
   code: z.string().max(64).optional(),
@@ -302,21 +310,32 @@ export function createSessionFetch(options: SessionFetchOptions): SessionFetch {
     return (await book.update(entry.channelId, { deposit: target.toString() })) ?? entry
   }
 
-  /** The descriptor of a channel, as the seller checks it. */
-  const descriptorOf = (c: ChannelEntry) => ({
-    payer: c.payer,
-    payee: c.payee,
-    operator: normalizeSuiAddress('0x0'),
-    coinType: c.coinType,
-    salt: `0x${c.salt}`,
-    signerPublicKey: `0x${toHex(ed25519.getPublicKey(Uint8Array.from(Buffer.from(c.sessionKey, 'hex'))))}`,
-    gracePeriodMs: c.gracePeriodMs,
-  })
+  /** Per channel: its descriptor as the seller checks it, and its session key's signer. */
+  const keys = new Map<string, { descriptor: Record<string, unknown>; signer: VoucherSigner }>()
+  function keysOf(c: ChannelEntry) {
+    let found = keys.get(c.channelId)
+    if (found === undefined) {
+      const secret = Uint8Array.from(Buffer.from(c.sessionKey, 'hex'))
+      found = {
+        descriptor: {
+          payer: c.payer,
+          payee: c.payee,
+          operator: normalizeSuiAddress('0x0'),
+          coinType: c.coinType,
+          salt: `0x${c.salt}`,
+          signerPublicKey: `0x${toHex(ed25519.getPublicKey(secret))}`,
+          gracePeriodMs: c.gracePeriodMs,
+        },
+        signer: nativeVoucherSigner(secret),
+      }
+      keys.set(c.channelId, found)
+    }
+    return found
+  }
 
   /** A voucher for `cumulative`, signed by the channel's session key. */
   async function voucher(c: ChannelEntry, cumulative: bigint) {
-    const key = Uint8Array.from(Buffer.from(c.sessionKey, 'hex'))
-    const signed = await signVoucher({ sign: (m) => ed25519.sign(m, key) }, c.channelId, cumulative)
+    const signed = await signVoucher(keysOf(c).signer, c.channelId, cumulative)
     return { cumulativeAmount: cumulative.toString(), signature: `0x${toHex(signed.signature)}` }
   }
 
@@ -356,7 +375,7 @@ export function createSessionFetch(options: SessionFetchOptions): SessionFetch {
       'authorization',
       serializeCredential({
         challenge: offer.challenge,
-        payload: { channelId: c.channelId, descriptor: descriptorOf(c), ...payload },
+        payload: { channelId: c.channelId, descriptor: keysOf(c).descriptor, ...payload },
       }),
     )
     const response = await send(url, { ...init, headers })
@@ -365,25 +384,49 @@ export function createSessionFetch(options: SessionFetchOptions): SessionFetch {
     return response
   }
 
-  /** Pays one call on channel `c`, answering one refusal (a stale voucher, a short headroom). */
-  async function payCall(c: ChannelEntry, url: string, init: RequestInit): Promise<Response> {
+  /** Per channel: the last amount signed by this process (after a restart, the book's mark). */
+  const counters = new Map<string, bigint>()
+
+  /**
+   * A new amount for a call on `c` (at least `atLeast`), never used before, and recorded before it
+   * is used: the book keeps a mark at or above every amount signed, written a block of calls ahead
+   * (one write per {@link markBlock} calls), so a restart resumes above it.
+   */
+  async function nextAmount(
+    c: ChannelEntry,
+    atLeast = 0n,
+  ): Promise<{ amount: bigint; first: boolean }> {
     const price = BigInt(c.price)
-    let entry = await book.sign(c.channelId, (signed) => signed + price)
-    let action =
-      entry.openDigest !== undefined && BigInt(entry.signed) === price ? 'open' : 'voucher'
+    const before = counters.get(c.channelId)
+    const current = before ?? BigInt(c.signed)
+    const amount = current + price > atLeast ? current + price : atLeast
+    counters.set(c.channelId, amount)
+    let mark = marks.get(c.channelId) ?? BigInt(c.signed)
+    if (amount > mark) {
+      const deposit = BigInt(c.deposit)
+      const ahead = amount + (markBlock - 1n) * price
+      const target = ahead <= deposit ? ahead : amount > deposit ? amount : deposit
+      const entry = await book.sign(c.channelId, () => target)
+      mark = BigInt(entry.signed)
+      marks.set(c.channelId, mark)
+    }
+    return { amount, first: before === undefined && current === 0n }
+  }
+  const marks = new Map<string, bigint>()
+
+  /** Pays one call on channel `c`, answering a refusal (a short headroom, a used voucher). */
+  async function payCall(c: ChannelEntry, url: string, init: RequestInit): Promise<Response> {
+    let entry = c
+    let { amount, first } = await nextAmount(entry)
+    let action = first && entry.openDigest !== undefined ? 'open' : 'voucher'
     for (let attempt = 0; ; attempt++) {
       const payload = {
         action,
         ...(action === 'open' ? { type: 'digest', digest: entry.openDigest } : {}),
-        ...(await voucher(entry, BigInt(entry.signed))),
+        ...(await voucher(entry, amount)),
       }
       const response = await present(entry, init, payload, url)
-      const receipt = response.headers.get(mppHeaders.paymentReceipt)
-      if (receipt !== null) {
-        const spent = String(decodeReceipt(receipt).spent ?? '')
-        if (/^[0-9]{1,20}$/.test(spent)) await book.update(entry.channelId, { spent })
-      }
-      if (response.status !== 402 || attempt > 0) return response
+      if (response.status !== 402 || attempt >= maxRepays) return response
       const problem = problemSchema.safeParse(
         await response
           .clone()
@@ -391,24 +434,17 @@ export function createSessionFetch(options: SessionFetchOptions): SessionFetch {
           .catch(() => ({})),
       )
       if (!problem.success) return response
-      const { code, requiredCumulative, acceptedCumulative } = problem.data
+      const { code, requiredCumulative } = problem.data
       action = 'voucher'
       if (code === 'insufficient_balance' && requiredCumulative !== undefined) {
         const required = BigInt(requiredCumulative)
         if (required > BigInt(entry.deposit)) entry = await topUp(entry, required)
-        entry = await book.sign(c.channelId, (signed) => (required > signed ? required : signed))
-        // Equal to what was just refused: raise it by one call so that it raises the highest.
-        if (BigInt(entry.signed) <= BigInt(acceptedCumulative ?? '0')) {
-          entry = await book.sign(c.channelId, (signed) => signed + price)
-        }
+        ;({ amount } = await nextAmount(entry, required))
       } else if (code === 'replay') {
-        const accepted = BigInt(acceptedCumulative ?? '0')
-        entry = await book.sign(
-          c.channelId,
-          (signed) => (signed > accepted ? signed : accepted) + price,
-        )
+        ;({ amount } = await nextAmount(entry))
       } else if (code === 'amount_exceeds_deposit') {
-        entry = await topUp(entry, BigInt(entry.signed))
+        entry = await topUp(entry, amount)
+        // Refused above the deposit, the amount was not used: it pays once the deposit covers it.
       } else {
         return response
       }
@@ -439,13 +475,13 @@ export function createSessionFetch(options: SessionFetchOptions): SessionFetch {
           'No open channel with that id in the session book.',
         )
       }
+      // The highest amount signed (at most the deposit): it covers everything spent.
+      const deposit = BigInt(entry.deposit)
+      const signed = counters.get(channelId) ?? BigInt(entry.signed)
       const response = await present(
         entry,
         { method: 'POST' },
-        {
-          action: 'close',
-          ...(await voucher(entry, BigInt(entry.signed))),
-        },
+        { action: 'close', ...(await voucher(entry, signed < deposit ? signed : deposit)) },
       )
       if (response.status !== 204) {
         throw new PaymentError(
