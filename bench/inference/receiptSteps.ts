@@ -14,11 +14,15 @@
  *   receipt signature, and the gateway receipt's JWS with and without importing its JWKS;
  * - the whole: the one-shot `verifyInferenceReceipt` (nothing known: the cold path), and a
  *   long-lived verifier's first receipt of a session after it verified a receipt of another
- *   session under the same published policy (a fresh verifier each round).
+ *   session under the same published policy (a fresh verifier each round); with
+ *   `BENCH_BASE=<another checkout>` also both wholes by that checkout's `src/`, in the same rounds
+ *   (a before/after that load changes during the run affect alike).
  *
  * Prints a markdown table (ms) and the load average.
  */
 import { loadavg } from 'node:os'
+import { join } from 'node:path'
+import { pathToFileURL } from 'node:url'
 import * as dcap from '@phala/dcap-qvl'
 import { createLocalJWKSet, type JSONWebKeySet, jwtVerify } from 'jose'
 import { Attestation, createLedger, type Ledger } from '../../src/index.js'
@@ -150,6 +154,39 @@ try {
   const jws = stored.gateway_receipt as string
   const { createHash, X509Certificate, createVerify, createPublicKey } = await import('node:crypto')
   const sha256 = (data: string | Uint8Array) => createHash('sha256').update(data).digest('hex')
+
+  /** The two whole checks, by the given copy of the package's attestation namespace. */
+  const wholes = (label: string, A: typeof Attestation): [string, () => unknown][] => [
+    [
+      `whole${label}: one-shot verifyInferenceReceipt (cold)`,
+      async () => {
+        const result = await A.verifyInferenceReceipt(id, { ...options, fetch: inMemory })
+        if (result.status !== 'verified') throw new Error(result.code)
+      },
+    ],
+    [
+      `whole${label}: first receipt of a session, verifier that has verified one of another session`,
+      async () => {
+        const verifier = A.createInferenceReceiptVerifier({ ...options, fetch: inMemory })
+        if ((await verifier.verify(id)).status !== 'verified') throw new Error('not verified')
+        const started = performance.now()
+        const result = await verifier.verify(other)
+        const ms = performance.now() - started
+        if (result.status !== 'verified') throw new Error(result.code)
+        if (result.steps[2]?.reused !== false) throw new Error('the session was known')
+        return ms
+      },
+    ],
+  ]
+  // Another checkout (its `src/`), timed in the same rounds: a before/after robust to load drift.
+  const base =
+    process.env.BENCH_BASE === undefined
+      ? undefined
+      : (
+          (await import(pathToFileURL(join(process.env.BENCH_BASE, 'src/index.ts')).href)) as {
+            Attestation: typeof Attestation
+          }
+        ).Attestation
 
   // Each step, as the cold path does it (the library's per-call work through its exported helpers).
   const steps: [string, () => unknown][] = [
@@ -286,26 +323,8 @@ try {
         return () => jwtVerify(jws, keys, { typ: 'tollgate-receipt+jwt', algorithms: ['EdDSA'] })
       })(),
     ],
-    [
-      'whole: one-shot verifyInferenceReceipt (cold)',
-      async () => {
-        const result = await Attestation.verifyInferenceReceipt(id, { ...options, fetch: inMemory })
-        if (result.status !== 'verified') throw new Error(result.code)
-      },
-    ],
-    [
-      'whole: first receipt of a session, verifier that has verified one of another session',
-      async () => {
-        const verifier = Attestation.createInferenceReceiptVerifier({ ...options, fetch: inMemory })
-        if ((await verifier.verify(id)).status !== 'verified') throw new Error('not verified')
-        const started = performance.now()
-        const result = await verifier.verify(other)
-        const ms = performance.now() - started
-        if (result.status !== 'verified') throw new Error(result.code)
-        if (result.steps[2]?.reused !== false) throw new Error('the session was known')
-        return ms
-      },
-    ],
+    ...wholes('', Attestation),
+    ...(base === undefined ? [] : wholes(' — BENCH_BASE', base)),
   ]
   for (let i = 0; i < warmRounds; i++) for (const [, run] of steps) await run()
   const times = steps.map(() => [] as number[])
