@@ -4,7 +4,7 @@
  * benchmark's gateway (`enclave.ts`, `model.ts`, `server.ts`; the confidential model attests before
  * every request, so two answers are of two sessions), gets two confidential answers anchored,
  * fetches every document the verifier reads once, then times, `BENCH_STEPS` rounds each (default
- * 200, after 30 warm-up rounds), the median of:
+ * 200, after 30 warm-up rounds; the steps' rounds first, then the wholes' own), the median of:
  *
  * - each step of the cold path on its own: reading the documents (JSON + schema), building the
  *   quote verifier of the published policy, the keys of the verifier's caches (sha256 of the
@@ -323,23 +323,29 @@ try {
         return () => jwtVerify(jws, keys, { typ: 'tollgate-receipt+jwt', algorithms: ['EdDSA'] })
       })(),
     ],
+  ]
+  // The wholes in rounds of their own, after the steps: each round runs every whole once, in turn.
+  const whole = [
     ...wholes('', Attestation),
     ...(base === undefined ? [] : wholes(' — BENCH_BASE', base)),
   ]
-  for (let i = 0; i < warmRounds; i++) for (const [, run] of steps) await run()
-  const times = steps.map(() => [] as number[])
-  for (let i = 0; i < rounds; i++) {
-    for (const [index, [, run]] of steps.entries()) {
-      const started = performance.now()
-      const own = await run()
-      // A step that times itself answers its own ms.
-      times[index]?.push(typeof own === 'number' ? own : performance.now() - started)
+  const timed = async (group: [string, () => unknown][]) => {
+    for (let i = 0; i < warmRounds; i++) for (const [, run] of group) await run()
+    const times = group.map(() => [] as number[])
+    for (let i = 0; i < rounds; i++) {
+      for (const [index, [, run]] of group.entries()) {
+        const started = performance.now()
+        const own = await run()
+        // A step that times itself answers its own ms.
+        times[index]?.push(typeof own === 'number' ? own : performance.now() - started)
+      }
     }
+    return group.map(([name], index) => `| ${name} | ${median(times[index] ?? []).toFixed(3)} |`)
   }
+  const lines = [...(await timed(steps)), ...(await timed(whole))]
   console.log(`| step (${rounds} rounds, median) | ms |`)
   console.log('| --- | --- |')
-  for (const [index, [name]] of steps.entries())
-    console.log(`| ${name} | ${median(times[index] ?? []).toFixed(3)} |`)
+  for (const line of lines) console.log(line)
   console.error(
     `load average at end: ${loadavg()
       .map((l) => l.toFixed(2))
