@@ -1,8 +1,8 @@
 /**
  * What a receipt verifier remembers about attested sessions, per verifier and bounded:
  *
- * - the quote verifier of each published trust policy, built once (parsing the collateral and
- *   loading the root CA is a large part of a check);
+ * - the quote verifier of each published trust policy, built once (its root CA parsed and its
+ *   DCAP library loaded once; the library itself redoes all its collateral checks for every quote);
  * - the verdict of each session's report that verified, under the sha256 of the report's JCS bytes,
  *   the nonce and the sha256 of the published policy, with the times it holds for. Every receipt of
  *   a session relies on the same report, so the quote is checked once per session.

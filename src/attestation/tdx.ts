@@ -100,6 +100,12 @@ type NodeBuffer = { from(bytes: Uint8Array): Uint8Array }
 const dcapModule = '@phala/dcap-qvl'
 const loadDcap = () => import(dcapModule) as Promise<Dcap>
 
+/**
+ * Hex SHA-256 of the DER of Intel's SGX root CA (dcap-qvl's `TRUSTED_ROOT_CA_DER`, which a test
+ * checks it against): a policy's root is recognised as Intel's without loading the library.
+ */
+const intelRootSha256 = '44a0196b2b99f889b8e149e95b807a350e7424964399e885a7cbb8ccfab674d3'
+
 /** Node's `Buffer` (the type dcap-qvl reads quotes as), or an error off Node. */
 function nodeBuffer(): NodeBuffer {
   const buffer = (globalThis as { Buffer?: NodeBuffer }).Buffer
@@ -162,16 +168,27 @@ function certificateDer(value: string | Uint8Array): Uint8Array {
  */
 export function tdxQuoteVerifier(options: TdxQuoteVerifierOptions): QuoteVerifier {
   const rootDer = options.rootCa === undefined ? undefined : certificateDer(options.rootCa)
+  // Loaded and built on the first quote, then kept with this verifier (its root never changes).
+  let built: Promise<InstanceType<Dcap['QuoteVerifier']>> | undefined
+  const dcapVerifier = () => {
+    built ??= loadDcap().then(({ QuoteVerifier: Dcap }) =>
+      rootDer
+        ? Dcap.newWithRootCa(nodeBuffer().from(rootDer) as Parameters<typeof Dcap.newWithRootCa>[0])
+        : Dcap.newProd(),
+    )
+    // A failed load is tried again on the next quote.
+    built.catch(() => {
+      built = undefined
+    })
+    return built
+  }
   return {
     teeType: TDX_TEE_TYPE,
     async verify(quote, verifyOptions): Promise<QuoteVerdict> {
       let tcbStatus: TcbStatus | undefined
       try {
-        const { QuoteVerifier: Dcap } = await loadDcap()
+        const verifier = await dcapVerifier()
         const Buffer = nodeBuffer()
-        const verifier = rootDer
-          ? Dcap.newWithRootCa(Buffer.from(rootDer) as Parameters<typeof Dcap.newWithRootCa>[0])
-          : Dcap.newProd()
         const collateral =
           typeof options.collateral === 'function'
             ? await options.collateral(quote)
@@ -237,27 +254,34 @@ export async function quoteVerifierOfPolicy(
 ): Promise<QuoteVerifier | { error: string }> {
   const parsed = TdxVerifierPolicySchema.safeParse(policy)
   if (!parsed.success) return { error: 'the quote verifier policy is not a TDX policy' }
-  const root = await rootOfPolicy(parsed.data)
+  const root = rootOfPolicy(parsed.data)
   if (root === undefined) return { error: 'the root CA is not a certificate' }
   if (pinnedRootSha256 !== undefined && root.sha256 !== pinnedRootSha256) {
     return { error: 'the root CA is not the pinned one' }
   }
-  return tdxQuoteVerifier({ rootCa: root.der, collateral: parsed.data.collateral })
+  // Intel's root, named or not, is the library's own (`newProd`).
+  return tdxQuoteVerifier({
+    rootCa: root.intel ? undefined : root.der,
+    collateral: parsed.data.collateral,
+  })
 }
 
-/** The root CA a TDX verifier policy names: its DER, its SHA-256 (hex) and whether it is Intel's. */
-type PolicyRoot = { der: Uint8Array; sha256: string; intel: boolean }
+/**
+ * The root CA a TDX verifier policy names: its DER (absent: Intel's, the library's own), its
+ * SHA-256 (hex) and whether it is Intel's.
+ */
+type PolicyRoot = { der: Uint8Array | undefined; sha256: string; intel: boolean }
 
-async function rootOfPolicy(policy: TdxVerifierPolicy): Promise<PolicyRoot | undefined> {
-  const intel = Uint8Array.from((await loadDcap()).constants.TRUSTED_ROOT_CA_DER)
+function rootOfPolicy(policy: TdxVerifierPolicy): PolicyRoot | undefined {
+  if (policy.root_ca === undefined) return { der: undefined, sha256: intelRootSha256, intel: true }
   let der: Uint8Array
   try {
-    der = policy.root_ca === undefined ? intel : certificateDer(policy.root_ca)
+    der = certificateDer(policy.root_ca)
   } catch {
     return undefined
   }
   const digest = bytesToHex(sha256(der))
-  return { der, sha256: digest, intel: digest === bytesToHex(sha256(intel)) }
+  return { der, sha256: digest, intel: digest === intelRootSha256 }
 }
 
 /**
@@ -271,6 +295,6 @@ export async function publishedRootOf(
 ): Promise<{ sha256: string; intel: boolean } | undefined> {
   const parsed = TdxVerifierPolicySchema.safeParse(policy)
   if (!parsed.success) return undefined
-  const root = await rootOfPolicy(parsed.data)
+  const root = rootOfPolicy(parsed.data)
   return root === undefined ? undefined : { sha256: root.sha256, intel: root.intel }
 }

@@ -407,4 +407,32 @@ describe('createInferenceReceiptVerifier', { timeout: 120_000 }, () => {
     expect(attestation(await verifier.verify(second))?.reused).toBe(true)
     expect([builds, quoteChecks]).toEqual([1, 5])
   })
+
+  it('imports the gateway’s JWKS once per document: another document is not served from it', async () => {
+    const id = await answer()
+    await anchorNow(id)
+    // The published JWKS, or the same key ids over another Ed25519 key (a swapped document).
+    let swap = false
+    const { generateKeyPair, exportJWK } = await import('jose')
+    const { publicKey } = await generateKeyPair('EdDSA', { crv: 'Ed25519' })
+    const otherKey = await exportJWK(publicKey)
+    const verifier = createInferenceReceiptVerifier({
+      inferenceUrl: gateway.url,
+      allowTestRoot: true,
+      fetch: async (input, init) => {
+        const response = await fetch(input, init)
+        if (!swap || !String(input).endsWith('/tollgate-receipt-keys.json')) return response
+        const jwks = (await response.json()) as { keys: Record<string, unknown>[] }
+        return Response.json({ keys: jwks.keys.map((key) => ({ ...key, ...otherKey })) })
+      },
+    })
+    const gatewayReceipt = (result: Awaited<ReturnType<typeof verifier.verify>>) =>
+      result.steps.find((s) => s.step === 'gateway_receipt')?.status
+    expect((await verifier.verify(id)).status).toBe('verified')
+    swap = true
+    const swapped = await verifier.verify(id)
+    expect(swapped).toMatchObject({ status: 'failed', code: 'gateway_signature_invalid' })
+    swap = false
+    expect(gatewayReceipt(await verifier.verify(id))).toBe('passed')
+  })
 })

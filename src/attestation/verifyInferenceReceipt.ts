@@ -36,6 +36,7 @@
  * @module
  */
 import { createLocalJWKSet, type JSONWebKeySet, jwtVerify } from 'jose'
+import { createRecent, type Recent } from '../internal/recent.js'
 import { createLedger } from '../ledger/ledger.js'
 import type { Ledger } from '../ledger/types.js'
 import { formatAmount } from '../money.js'
@@ -55,7 +56,7 @@ import type { GpuTokenVerifier } from './gpu.js'
 import type { QuoteVerifier } from './quote.js'
 import { type ReceiptFailureCode, verifyReceipt } from './receipt.js'
 import type { ReportFailureCode } from './report.js'
-import { createSessionChecks } from './sessionVerdicts.js'
+import { createSessionChecks, type SessionChecks } from './sessionVerdicts.js'
 import { publishedRootOf } from './tdx.js'
 
 /** The steps of {@link verifyInferenceReceipt}, in order. */
@@ -248,7 +249,9 @@ export type InferenceReceiptVerifier = {
  * another receipt of the session only while the report is fresh, its keyset epoch open and the
  * quote's collateral valid at that receipt's verification time; otherwise it is checked again. A
  * reused step says so (`reused: true`, "verified earlier in this verifier, report sha256 …").
- * Everything else (the receipt, its signature, hashes, gateway receipt and anchor) is checked for
+ * It also keeps the gateway's receipt keys imported, under the exact JSON of the JWKS document
+ * they came from (another document is imported afresh). Everything else (the receipt, its
+ * signature, hashes, the gateway receipt's signature and claims, and the anchor) is checked for
  * every receipt.
  *
  * @example
@@ -261,16 +264,42 @@ export function createInferenceReceiptVerifier(
   options: VerifyInferenceReceiptOptions,
 ): InferenceReceiptVerifier {
   const policy = options.policy ?? {}
-  const sessions = createSessionChecks(policy)
-  return { verify: (receiptId) => verifyOne(receiptId, options, policy, sessions) }
+  const memory: VerifierMemory = {
+    sessions: createSessionChecks(policy),
+    gatewayKeys: createRecent({ max: rememberedKeySets }),
+  }
+  return { verify: (receiptId) => verifyOne(receiptId, options, policy, memory) }
+}
+
+/** How many distinct gateway JWKS documents a verifier keeps imported. */
+const rememberedKeySets = 16
+
+/** What one verifier keeps between receipts. */
+type VerifierMemory = {
+  sessions: SessionChecks
+  /**
+   * The gateway's receipt keys, imported, under the exact JSON of the validated JWKS document they
+   * were imported from: another document (a rotated key) is imported afresh.
+   */
+  gatewayKeys: Recent<string, ReturnType<typeof createLocalJWKSet>>
+}
+
+/** The imported key set of a JWKS document, remembered under its exact JSON. */
+function gatewayKeysOf(
+  memory: VerifierMemory,
+  jwks: JSONWebKeySet,
+): ReturnType<typeof createLocalJWKSet> {
+  const json = JSON.stringify(jwks)
+  return memory.gatewayKeys.get(json) ?? memory.gatewayKeys.remember(json, createLocalJWKSet(jwks))
 }
 
 async function verifyOne(
   receiptId: string,
   options: VerifyInferenceReceiptOptions,
   policy: InferenceReceiptPolicy,
-  sessions: ReturnType<typeof createSessionChecks>,
+  memory: VerifierMemory,
 ): Promise<InferenceReceiptVerification> {
+  const { sessions } = memory
   const doFetch = options.fetch ?? globalThis.fetch
   const origin = options.inferenceUrl.replace(/\/+$/, '').replace(/\/v1$/, '')
   const base = `${origin}/v1/aci`
@@ -422,7 +451,7 @@ async function verifyOne(
   try {
     const verified = await jwtVerify(
       jws,
-      createLocalJWKSet((jwks ?? { keys: [] }) as JSONWebKeySet),
+      gatewayKeysOf(memory, (jwks ?? { keys: [] }) as JSONWebKeySet),
       {
         typ: 'tollgate-receipt+jwt',
         algorithms: ['EdDSA'],

@@ -87,6 +87,32 @@ describe('the test TDX platform', () => {
     })
   })
 
+  it('checks every quote afresh with one verifier kept across quotes and collateral', async () => {
+    // The library and its verifier are loaded once per `tdxQuoteVerifier`; nothing else is kept.
+    let collateral = platform.collateral
+    const verifier = tdxQuoteVerifier({
+      rootCa: platform.rootCa,
+      collateral: async () => collateral,
+    })
+    const good = platform.quote({ registers, reportData })
+    expect((await verifier.verify(good)).status).toBe('valid')
+    const bad = platform.quote({ registers, reportData, badSignature: true })
+    expect(await verifier.verify(bad)).toMatchObject({ status: 'invalid' })
+    const flipped = Uint8Array.from(good)
+    flipped[200] = (flipped[200] ?? 0) ^ 1
+    expect(await verifier.verify(flipped)).toMatchObject({ status: 'invalid' })
+    collateral = {
+      ...platform.collateral,
+      qe_identity: platform.collateral.qe_identity.replace('"TD_QE"', '"TD_QE" '),
+    }
+    expect(await verifier.verify(good)).toMatchObject({
+      status: 'invalid',
+      reason: 'Signature is invalid for qe_identity',
+    })
+    collateral = platform.collateral
+    expect((await verifier.verify(good)).status).toBe('valid')
+  })
+
   it('rebuilds the verifier a gateway publishes, and refuses a root other than the pinned one', async () => {
     const policy = { kind: 'tdx', root_ca: platform.rootCa, collateral: platform.collateral }
     const sha = createHash('sha256').update(new X509Certificate(platform.rootCa).raw).digest('hex')
