@@ -10,15 +10,21 @@ import type { GatewayDatabase } from '../db/database.js'
 import { testEngines } from '../db/testHelpers.js'
 import { createKeyStore, hashKey, type KeyStore } from './keys.js'
 
-const engines = testEngines('keys')
+// SQLite twice: through the query layer, and with a call's statements run directly on its connection.
+const variants = [
+  ...testEngines('keys').map((engine) => ({ engine, direct: false, name: engine.name })),
+  ...testEngines('keys-direct')
+    .filter((engine) => engine.name === 'SQLite')
+    .map((engine) => ({ engine, direct: true, name: 'SQLite, direct statements' })),
+]
 
-for (const engine of engines) {
-  describe.skipIf(engine.skip)(`keys and credit on ${engine.name}`, () => {
+for (const { engine, direct, name } of variants) {
+  describe.skipIf(engine.skip)(`keys and credit on ${name}`, () => {
     let database: GatewayDatabase
     let keys: KeyStore
     beforeAll(async () => {
       database = await engine.open()
-      keys = createKeyStore(database.db)
+      keys = createKeyStore(database.db, direct ? { sqlite: database.sqlite } : {})
     })
     afterAll(async () => {
       await database?.close()
