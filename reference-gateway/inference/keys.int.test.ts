@@ -90,6 +90,36 @@ for (const { engine, direct, name } of variants) {
       expect((await keys.get(id))?.credit).toBe(7_000n)
     })
 
+    it('the served records of concurrent calls are each written with their own token counts', async () => {
+      const { id } = await keys.create({ credit: 100n })
+      const calls = Array.from({ length: 12 }, (_, i) => `${id}_s${i}`)
+      for (const entryId of calls) await keys.debit(id, 1n, { entryId, model: 'm' })
+      // Served all at once (the direct SQLite store writes one turn's records together), one restored.
+      const [restored] = await Promise.all([
+        keys.restore(`${id}_s0`),
+        ...calls
+          .slice(1)
+          .map((entryId, i) => keys.served(entryId, { promptTokens: i, completionTokens: 2 * i })),
+      ])
+      expect(restored).toBe(true)
+      const rows = await database.db
+        .selectFrom('inference_ledger')
+        .select(['id', 'state', 'prompt_tokens', 'completion_tokens'])
+        .where('key_id', '=', id)
+        .where('kind', '=', 'call')
+        .execute()
+      const byId = new Map(rows.map((r) => [r.id, r]))
+      expect(byId.get(`${id}_s0`)?.state).toBe('restored')
+      calls.slice(1).forEach((entryId, i) => {
+        expect(byId.get(entryId)).toMatchObject({
+          state: 'served',
+          prompt_tokens: expect.toSatisfy((n) => Number(n) === i),
+          completion_tokens: expect.toSatisfy((n) => Number(n) === 2 * i),
+        })
+      })
+      expect((await keys.get(id))?.credit).toBe(89n)
+    })
+
     it('a payment tops up once; an unknown or revoked key is not credited', async () => {
       const { id } = await keys.create()
       const reference = `payment:${id}`

@@ -442,9 +442,41 @@ export function createKeyStore(db: Kysely<GatewaySchema>, options: KeyStoreOptio
 
 /**
  * A call's statements on the SQLite connection, synchronous: the same SQL and transactions as the
- * query layer's, one hand-over of the connection each.
+ * query layer's, one hand-over of the connection each; the served records of one turn of the event
+ * loop in one transaction.
  */
 function sqliteCalls(sqlite: SqliteDirect) {
+  // Served records asked for in one turn of the event loop are written in one transaction.
+  let servedQueue: {
+    entryId: string
+    usage: Usage
+    at: string
+    resolve: () => void
+    reject: (error: unknown) => void
+  }[] = []
+  const writeServed = () => {
+    const batch = servedQueue
+    servedQueue = []
+    sqlite
+      .run((c) => {
+        const statement = c.statement(
+          "update inference_ledger set state = 'served', updated_at = ?, prompt_tokens = ?, completion_tokens = ? where id = ? and state = 'debited'",
+        )
+        c.immediate(() => {
+          for (const { entryId, usage, at } of batch) {
+            statement.run(at, usage.promptTokens ?? null, usage.completionTokens ?? null, entryId)
+          }
+        })
+      })
+      .then(
+        () => {
+          for (const served of batch) served.resolve()
+        },
+        (error: unknown) => {
+          for (const served of batch) served.reject(error)
+        },
+      )
+  }
   return {
     byHash: (hash: string) =>
       sqlite.run(
@@ -480,10 +512,9 @@ function sqliteCalls(sqlite: SqliteDirect) {
       }),
 
     served: (entryId: string, usage: Usage) =>
-      sqlite.run((c) => {
-        c.statement(
-          "update inference_ledger set state = 'served', updated_at = ?, prompt_tokens = ?, completion_tokens = ? where id = ? and state = 'debited'",
-        ).run(now(), usage.promptTokens ?? null, usage.completionTokens ?? null, entryId)
+      new Promise<void>((resolve, reject) => {
+        if (servedQueue.length === 0) setImmediate(writeServed)
+        servedQueue.push({ entryId, usage, at: now(), resolve, reject })
       }),
 
     restore: (entryId: string) =>
