@@ -90,6 +90,21 @@ for (const { engine, direct, name } of variants) {
       expect((await keys.get(id))?.credit).toBe(7_000n)
     })
 
+    it('a debit that fails among concurrent ones fails alone: the others are debited once each', async () => {
+      const { id } = await keys.create({ credit: 1_000n })
+      await keys.debit(id, 10n, { entryId: `${id}_taken`, model: 'm' })
+      // One reuses an entry id (a unique key): it is refused, and nothing of it is kept.
+      const results = await Promise.allSettled([
+        ...Array.from({ length: 6 }, (_, i) =>
+          keys.debit(id, 10n, { entryId: `${id}_${i}`, model: 'm' }),
+        ),
+        keys.debit(id, 10n, { entryId: `${id}_taken`, model: 'm' }),
+      ])
+      expect(results.map((r) => r.status)).toEqual([...Array(6).fill('fulfilled'), 'rejected'])
+      expect((await keys.get(id))?.credit).toBe(1_000n - 70n)
+      expect((await keys.ledger(id)).filter((e) => e.kind === 'call')).toHaveLength(7)
+    })
+
     it('the served records of concurrent calls are each written with their own token counts', async () => {
       const { id } = await keys.create({ credit: 100n })
       const calls = Array.from({ length: 12 }, (_, i) => `${id}_s${i}`)

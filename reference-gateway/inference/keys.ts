@@ -18,7 +18,7 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
 import { normalizeSuiAddress } from '@mysten/sui/utils'
 import { type Kysely, sql } from 'kysely'
-import { type SqliteDirect, toBigint } from '../db/database.js'
+import { type SqliteConnection, type SqliteDirect, toBigint } from '../db/database.js'
 import type { GatewaySchema, LedgerState } from '../db/schema.js'
 
 /** A key as listed (never the secret). */
@@ -442,41 +442,55 @@ export function createKeyStore(db: Kysely<GatewaySchema>, options: KeyStoreOptio
 
 /**
  * A call's statements on the SQLite connection, synchronous: the same SQL and transactions as the
- * query layer's, one hand-over of the connection each; the served records of one turn of the event
- * loop in one transaction.
+ * query layer's; the debits and served records of one turn of the event loop in one transaction.
  */
 function sqliteCalls(sqlite: SqliteDirect) {
-  // Served records asked for in one turn of the event loop are written in one transaction.
-  let servedQueue: {
-    entryId: string
-    usage: Usage
-    at: string
-    resolve: () => void
+  // The debits and served records asked for in one turn of the event loop are written in one
+  // transaction, each in a savepoint of its own: one that fails is undone alone and rejects alone.
+  type Write = {
+    work: (c: SqliteConnection) => unknown
+    resolve: (value: never) => void
     reject: (error: unknown) => void
-  }[] = []
-  const writeServed = () => {
-    const batch = servedQueue
-    servedQueue = []
+  }
+  let writes: Write[] = []
+  const flush = () => {
+    const batch = writes
+    writes = []
     sqlite
       .run((c) => {
-        const statement = c.statement(
-          "update inference_ledger set state = 'served', updated_at = ?, prompt_tokens = ?, completion_tokens = ? where id = ? and state = 'debited'",
-        )
+        const outcomes: ({ ok: true; value: unknown } | { ok: false; error: unknown })[] = []
         c.immediate(() => {
-          for (const { entryId, usage, at } of batch) {
-            statement.run(at, usage.promptTokens ?? null, usage.completionTokens ?? null, entryId)
+          for (const { work } of batch) {
+            c.statement('savepoint call').run()
+            try {
+              outcomes.push({ ok: true, value: work(c) })
+            } catch (error) {
+              c.statement('rollback to call').run()
+              outcomes.push({ ok: false, error })
+            }
+            c.statement('release call').run()
           }
         })
+        return outcomes
       })
       .then(
-        () => {
-          for (const served of batch) served.resolve()
-        },
+        (outcomes) =>
+          batch.forEach((write, i) => {
+            const outcome = outcomes[i]
+            if (outcome?.ok === true) write.resolve(outcome.value as never)
+            else write.reject(outcome?.error)
+          }),
+        // Nothing of the transaction was kept.
         (error: unknown) => {
-          for (const served of batch) served.reject(error)
+          for (const write of batch) write.reject(error)
         },
       )
   }
+  const write = <T>(work: (c: SqliteConnection) => T): Promise<T> =>
+    new Promise<T>((resolve, reject) => {
+      if (writes.length === 0) setImmediate(flush)
+      writes.push({ work, resolve: resolve as (value: never) => void, reject })
+    })
   return {
     byHash: (hash: string) =>
       sqlite.run(
@@ -487,34 +501,33 @@ function sqliteCalls(sqlite: SqliteDirect) {
       ),
 
     debit: (id: string, amount: bigint, entry: { entryId: string; model: string }) =>
-      sqlite.run((c): Debit => {
-        return c.immediate(() => {
-          const row = c
-            .statement(
-              'update inference_keys set credit = credit - ? where id = ? and revoked_at is null and credit >= ? returning credit',
-            )
-            .get(amount, id, amount) as { credit: bigint | number } | undefined
-          if (row === undefined) {
-            const current = c
-              .statement('select credit, revoked_at from inference_keys where id = ?')
-              .get(id) as { credit: bigint | number; revoked_at: string | null } | undefined
-            return current === undefined || current.revoked_at !== null
-              ? { status: 'unknown_key' }
-              : { status: 'insufficient', credit: toBigint(current.credit) }
-          }
-          const at = now()
-          c.statement(
-            'insert into inference_ledger (id, key_id, kind, state, amount, model, reference, prompt_tokens, completion_tokens, created_at, updated_at) ' +
-              "values (?, ?, 'call', 'debited', ?, ?, null, null, null, ?, ?)",
-          ).run(entry.entryId, id, amount, entry.model, at, at)
-          return { status: 'debited', entryId: entry.entryId, credit: toBigint(row.credit) }
-        })
+      write((c): Debit => {
+        const row = c
+          .statement(
+            'update inference_keys set credit = credit - ? where id = ? and revoked_at is null and credit >= ? returning credit',
+          )
+          .get(amount, id, amount) as { credit: bigint | number } | undefined
+        if (row === undefined) {
+          const current = c
+            .statement('select credit, revoked_at from inference_keys where id = ?')
+            .get(id) as { credit: bigint | number; revoked_at: string | null } | undefined
+          return current === undefined || current.revoked_at !== null
+            ? { status: 'unknown_key' }
+            : { status: 'insufficient', credit: toBigint(current.credit) }
+        }
+        const at = now()
+        c.statement(
+          'insert into inference_ledger (id, key_id, kind, state, amount, model, reference, prompt_tokens, completion_tokens, created_at, updated_at) ' +
+            "values (?, ?, 'call', 'debited', ?, ?, null, null, null, ?, ?)",
+        ).run(entry.entryId, id, amount, entry.model, at, at)
+        return { status: 'debited', entryId: entry.entryId, credit: toBigint(row.credit) }
       }),
 
     served: (entryId: string, usage: Usage) =>
-      new Promise<void>((resolve, reject) => {
-        if (servedQueue.length === 0) setImmediate(writeServed)
-        servedQueue.push({ entryId, usage, at: now(), resolve, reject })
+      write((c) => {
+        c.statement(
+          "update inference_ledger set state = 'served', updated_at = ?, prompt_tokens = ?, completion_tokens = ? where id = ? and state = 'debited'",
+        ).run(now(), usage.promptTokens ?? null, usage.completionTokens ?? null, entryId)
       }),
 
     restore: (entryId: string) =>
