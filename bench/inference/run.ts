@@ -181,8 +181,12 @@ try {
   // 2. Buffered calls per second.
   const directRate = await load(calls, () => post(direct.url, direct.headers, bufferedBody))
   const cpuBefore = await cpuOf(gateway.process)
+  const windowStart = process.hrtime.bigint() / 1000n
   const gatewayRate = await load(calls, () => post(through.url, through.headers, bufferedBody))
+  const windowEnd = process.hrtime.bigint() / 1000n
   const cpuAfter = await cpuOf(gateway.process)
+  // The monotonic clock V8's profiles use: `bench/inference/profileShares.ts <profile> <from> <to>`.
+  console.error(`keyed buffered calls, monotonic µs: ${windowStart} ${windowEnd}`)
   if (directRate.failures + gatewayRate.failures > 0) {
     throw new Error(`failed calls: direct ${directRate.failures}, gateway ${gatewayRate.failures}`)
   }
