@@ -6,9 +6,11 @@
  *
  * @module
  */
+import type { IncomingMessage } from 'node:http'
 import type { Hono } from 'hono'
 import { formatAmount } from 'tollgate'
 import type { HonoPaywall } from 'tollgate/hono'
+import { readNodeBody } from 'tollgate/node/http'
 import { clientAddressOf } from '../inference/aci.js'
 import { receiptKeysPath } from '../inference/gatewayReceipt.js'
 import { topUpBodySchema, topUpPath } from '../inference/openapi.js'
@@ -36,9 +38,17 @@ export function mountInferenceRoutes(
   )
   app.post('/v1/aci/anchor/:id', (c) => inference.api.aci(c.req.raw))
   app.get(receiptKeysPath, () => inference.api.receiptKeys())
-  app.post('/v1/chat/completions', (c) =>
-    inference.api.chat(c.req.raw, { requestId: c.get('requestId') }),
-  )
+  app.post('/v1/chat/completions', (c) => {
+    // On Node the body is read from the `IncomingMessage` itself (no Web stream built around it).
+    const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming
+    return inference.api.chat(c.req.raw, {
+      requestId: c.get('requestId'),
+      readBody:
+        incoming === undefined
+          ? undefined
+          : (maxBytes) => readNodeBody(incoming, maxBytes, undefined),
+    })
+  })
   for (const amount of inference.topUps) {
     const route = paid.pay(amount, {
       description: `Credit of ${amount} USDC for an API key of the private inference API`,

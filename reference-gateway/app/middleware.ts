@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { Hono } from 'hono'
+import type { Context, Hono } from 'hono'
 import { cors } from 'hono/cors'
 import { requestId } from 'hono/request-id'
 import { routePath } from 'hono/route'
@@ -44,15 +44,28 @@ export function useGatewayMiddleware(app: Hono<GatewayEnv>, options: GatewayAppO
   const { metrics, logger } = options
   const origins = options.corsOrigins ?? ['*']
   if (!origins.includes('none')) {
-    app.use(
-      cors({
-        origin: origins.includes('*') ? '*' : [...origins],
-        allowMethods: ['GET', 'HEAD', 'POST', 'OPTIONS'],
-        allowHeaders: corsAllowHeaders,
-        exposeHeaders: corsExposeHeaders,
-        maxAge: 600,
-      }),
-    )
+    const anyOrigin = origins.includes('*')
+    const preflight = cors({
+      origin: anyOrigin ? '*' : [...origins],
+      allowMethods: ['GET', 'HEAD', 'POST', 'OPTIONS'],
+      allowHeaders: corsAllowHeaders,
+      exposeHeaders: corsExposeHeaders,
+      maxAge: 600,
+    })
+    const exposed = corsExposeHeaders.join(',')
+    // Preflights by Hono's middleware; any other answer gets the same headers once it exists (set
+    // before the handler, they would make Hono copy every answer, body and all, to merge them).
+    app.use(async (c, next) => {
+      if (c.req.method === 'OPTIONS') return preflight(c, next)
+      await next()
+      const origin = c.req.header('origin') ?? ''
+      const allowed = anyOrigin ? '*' : origins.includes(origin) ? origin : null
+      withHeaders(c, (headers) => {
+        if (allowed !== null) headers.set('access-control-allow-origin', allowed)
+        headers.set('access-control-expose-headers', exposed)
+        if (!anyOrigin) headers.append('vary', 'Origin')
+      })
+    })
   }
   app.use(requestId())
   // A request whose body was not read to its end (over a cap, or not needed) closes its
@@ -110,4 +123,19 @@ export function useGatewayMiddleware(app: Hono<GatewayEnv>, options: GatewayAppO
       })
     }
   })
+}
+
+/** Changes the headers of the answer, or of a copy when they are immutable (a fetched answer). */
+function withHeaders(c: Context<GatewayEnv>, change: (headers: Headers) => void): void {
+  try {
+    change(c.res.headers)
+  } catch {
+    const headers = new Headers(c.res.headers)
+    change(headers)
+    c.res = new Response(c.res.body, {
+      status: c.res.status,
+      statusText: c.res.statusText,
+      headers,
+    })
+  }
 }

@@ -48,6 +48,35 @@ export type GatewayDatabase = {
   dialect: 'sqlite' | 'postgres'
   /** Closes the connections. */
   close(): Promise<void>
+  /**
+   * SQLite only: synchronous statements on the store's one connection, for the paths where the
+   * query layer's per-query work costs more than the query (the keyed inference calls).
+   */
+  sqlite?: SqliteDirect | undefined
+}
+
+/** A prepared statement of the SQLite connection (better-sqlite3's, the methods used). */
+export type SqliteStatement = {
+  run(...params: unknown[]): { changes: number }
+  get(...params: unknown[]): unknown
+}
+
+/** The SQLite connection while {@link SqliteDirect.run} holds it. */
+export type SqliteConnection = {
+  /** The statement of `sql`, prepared once per SQL text. */
+  statement(sql: string): SqliteStatement
+  /** Runs `work` in one `BEGIN IMMEDIATE` transaction: committed when it returns, rolled back when it throws. */
+  immediate<T>(work: () => T): T
+}
+
+/** Direct access to the SQLite connection under the query layer. */
+export type SqliteDirect = {
+  /**
+   * Runs `work` synchronously on the connection once the query layer hands it over: no query or
+   * transaction of the query layer runs or is open meanwhile (SQLite has one connection, and the
+   * query layer lends it to one user at a time).
+   */
+  run<T>(work: (connection: SqliteConnection) => T): Promise<T>
 }
 
 /** Options of {@link openDatabase}. */
@@ -73,6 +102,7 @@ export async function openDatabase(
 ): Promise<GatewayDatabase> {
   let db: Kysely<GatewaySchema>
   let migrationSchema: string | undefined
+  let sqlite: SqliteDirect | undefined
   if (location.kind === 'sqlite') {
     const { openSqliteDatabase } = await import('tollgate/stores/sqlite')
     // better-sqlite3's own Database (the store's return type names only what the store uses).
@@ -80,9 +110,11 @@ export async function openDatabase(
     database.pragma('foreign_keys = ON')
     // Integers come back as bigints: no amount is ever read through a float.
     database.defaultSafeIntegers(true)
+    const cached = withStatementCache(database)
     db = new Kysely<GatewaySchema>({
-      dialect: new ImmediateSqliteDialect({ database: withStatementCache(database) }),
+      dialect: new ImmediateSqliteDialect({ database: cached }),
     })
+    sqlite = directSqlite(db, cached.prepare)
   } else {
     const schema = location.schema ?? 'public'
     if (!schemaName.test(schema)) {
@@ -110,6 +142,36 @@ export async function openDatabase(
     db,
     dialect: location.kind,
     close: () => db.destroy(),
+    sqlite,
+  }
+}
+
+/** {@link SqliteDirect} over the query layer's connection and its statement cache. */
+function directSqlite(
+  db: Kysely<GatewaySchema>,
+  statement: (sql: string) => SqliteStatement,
+): SqliteDirect {
+  const begin = () => statement('begin immediate').run()
+  const connection: SqliteConnection = {
+    statement,
+    immediate(work) {
+      begin()
+      try {
+        const result = work()
+        statement('commit').run()
+        return result
+      } catch (error) {
+        // A failed statement, or a COMMIT that could not take place: nothing of it is kept.
+        try {
+          statement('rollback').run()
+        } catch {}
+        throw error
+      }
+    },
+  }
+  return {
+    // Holding the connection through the query layer waits out its queries and transactions.
+    run: (work) => db.connection().execute(async () => work(connection)),
   }
 }
 
@@ -173,9 +235,10 @@ const statementCacheSize = 256
  * (the driver prepares every query anew, which cost a tenth of the gateway's CPU on keyed calls).
  * Safe: the driver runs one query at a time on its connection, and each runs to completion.
  */
-function withStatementCache(
-  database: import('better-sqlite3').Database,
-): ConstructorParameters<typeof SqliteDialect>[0]['database'] {
+function withStatementCache(database: import('better-sqlite3').Database): {
+  close(): void
+  prepare(sql: string): import('better-sqlite3').Statement
+} {
   const statements = new Map<string, import('better-sqlite3').Statement>()
   return {
     close: () => database.close(),

@@ -43,10 +43,11 @@ const usageSchema = z.looseObject({
   usage: z.looseObject({ prompt_tokens: z.unknown(), completion_tokens: z.unknown() }).optional(),
 })
 
-/** The upstream's token counts of a buffered answer, if it reports them. */
-export function usageOf(text: string): Usage {
+/** The upstream's token counts of a buffered answer (its text, or its parsed value), if it reports them. */
+export function usageOf(answer: string | Record<string, unknown>): Usage {
   try {
-    const usage = usageSchema.safeParse(JSON.parse(text)).data?.usage
+    const value = typeof answer === 'string' ? JSON.parse(answer) : answer
+    const usage = usageSchema.safeParse(value).data?.usage
     const count = (v: unknown) =>
       typeof v === 'number' && Number.isSafeInteger(v) && v >= 0 ? v : undefined
     return {

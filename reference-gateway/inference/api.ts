@@ -106,6 +106,17 @@ export type KeylessContext = {
   payment?: { digest: string; amount: bigint } | undefined
 }
 
+/** What a keyed call is served with. */
+export type ChatContext = {
+  requestId: string
+  /**
+   * Reads the request's body where it arrives, keeping at most `maxBytes + 1` bytes (`undefined`:
+   * no body): on Node, from the `IncomingMessage`, sparing the Web stream `request.body` would
+   * build. Default: the body read through `request`.
+   */
+  readBody?: ((maxBytes: number) => Promise<Uint8Array | undefined>) | undefined
+}
+
 /** The built API. */
 export type InferenceApi = {
   /** The models served, prices in base units. */
@@ -115,7 +126,7 @@ export type InferenceApi = {
   /** The keyless route's free model list: the models offered keyless. */
   listKeylessModels(): Response
   /** `POST /v1/chat/completions` with a bearer key. */
-  chat(request: Request, context: { requestId: string }): Promise<Response>
+  chat(request: Request, context: ChatContext): Promise<Response>
   /**
    * Checks a keyless body before payment: schema, a model offered keyless, `max_tokens` within the
    * cap (filled in with it when absent), the context window.
@@ -179,6 +190,7 @@ export function createInferenceApi(options: InferenceApiOptions): InferenceApi {
   const allList = JSON.stringify(modelList(models))
   const keylessList = JSON.stringify(modelList(models.filter((m) => m.keyless)))
   const { keys, limiter } = options
+  const callIds = idPool('call_', 12)
 
   function fail(
     code: InferenceErrorCode,
@@ -189,7 +201,7 @@ export function createInferenceApi(options: InferenceApiOptions): InferenceApi {
     return errorResponse(code, message, { param, headers })
   }
 
-  async function chat(request: Request, context: { requestId: string }): Promise<Response> {
+  async function chat(request: Request, context: ChatContext): Promise<Response> {
     const base: Record<string, string> = { 'x-request-id': context.requestId }
     const presented = bearerOf(request.headers.get('authorization'))
     if (presented === undefined) {
@@ -212,7 +224,15 @@ export function createInferenceApi(options: InferenceApiOptions): InferenceApi {
       )
     }
 
-    const read = await Body.readBody(request, (body) => ({ status: 'valid', body }), maxBodyBytes)
+    const source =
+      context.readBody === undefined
+        ? request
+        : {
+            url: request.url,
+            headers: request.headers,
+            bodyBytes: await context.readBody(maxBodyBytes),
+          }
+    const read = await Body.readBody(source, (body) => ({ status: 'valid', body }), maxBodyBytes)
     if (read.status === 'too_large') {
       return fail('request_too_large', `The request body is over ${maxBodyBytes} bytes.`, headers)
     }
@@ -238,7 +258,7 @@ export function createInferenceApi(options: InferenceApiOptions): InferenceApi {
 
     // A caller who already went away is not debited (nobody reads the answer).
     if (request.signal.aborted) return new Response(null, { status: 499, headers })
-    const entryId = `call_${randomBytes(12).toString('hex')}`
+    const entryId = callIds()
     const debit = await keys.debit(auth.keyId, served.model.priceUnits, {
       entryId,
       model: served.model.id,
@@ -310,8 +330,8 @@ export function createInferenceApi(options: InferenceApiOptions): InferenceApi {
         afterErrorEvent: 'close',
       })
     }
-    const text = await result.response.text()
-    await keys.served(entryId, usageOf(text))
+    const text = result.json?.text ?? (await result.response.text())
+    await keys.served(entryId, usageOf(result.json?.value ?? text))
     return new Response(text, {
       status: 200,
       headers: { ...answerHeaders, 'content-type': jsonType },
@@ -387,7 +407,7 @@ export function createInferenceApi(options: InferenceApiOptions): InferenceApi {
         fail: context.fail,
       })
     }
-    return new Response(result.response.body, {
+    return new Response(result.json?.text ?? result.response.body, {
       status: 200,
       headers: { ...answerHeaders, 'content-type': jsonType },
     })
@@ -444,6 +464,23 @@ const noReceipts: ReceiptStore = {
   anchor: async () => undefined,
   backfillAnchor: async () => false,
   session: async () => undefined,
+}
+
+/**
+ * Unique ids `<prefix><2 × bytes hex>`, their random bytes drawn 256 ids at a time (one call into
+ * the system's random source per 256 ids instead of one per id).
+ */
+function idPool(prefix: string, bytes: number): () => string {
+  let pool = Buffer.alloc(0)
+  let at = 0
+  return () => {
+    if (at >= pool.byteLength) {
+      pool = randomBytes(bytes * 256)
+      at = 0
+    }
+    at += bytes
+    return `${prefix}${pool.toString('hex', at - bytes, at)}`
+  }
 }
 
 /** The key of an `Authorization: Bearer <key>` header. */

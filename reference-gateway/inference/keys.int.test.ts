@@ -10,15 +10,21 @@ import type { GatewayDatabase } from '../db/database.js'
 import { testEngines } from '../db/testHelpers.js'
 import { createKeyStore, hashKey, type KeyStore } from './keys.js'
 
-const engines = testEngines('keys')
+// SQLite twice: through the query layer, and with a call's statements run directly on its connection.
+const variants = [
+  ...testEngines('keys').map((engine) => ({ engine, direct: false, name: engine.name })),
+  ...testEngines('keys-direct')
+    .filter((engine) => engine.name === 'SQLite')
+    .map((engine) => ({ engine, direct: true, name: 'SQLite, direct statements' })),
+]
 
-for (const engine of engines) {
-  describe.skipIf(engine.skip)(`keys and credit on ${engine.name}`, () => {
+for (const { engine, direct, name } of variants) {
+  describe.skipIf(engine.skip)(`keys and credit on ${name}`, () => {
     let database: GatewayDatabase
     let keys: KeyStore
     beforeAll(async () => {
       database = await engine.open()
-      keys = createKeyStore(database.db)
+      keys = createKeyStore(database.db, direct ? { sqlite: database.sqlite } : {})
     })
     afterAll(async () => {
       await database?.close()
@@ -82,6 +88,51 @@ for (const engine of engines) {
       expect(states[`${id}_call`]).toBe('restored')
       expect(states[`${id}_served`]).toBe('served')
       expect((await keys.get(id))?.credit).toBe(7_000n)
+    })
+
+    it('a debit that fails among concurrent ones fails alone: the others are debited once each', async () => {
+      const { id } = await keys.create({ credit: 1_000n })
+      await keys.debit(id, 10n, { entryId: `${id}_taken`, model: 'm' })
+      // One reuses an entry id (a unique key): it is refused, and nothing of it is kept.
+      const results = await Promise.allSettled([
+        ...Array.from({ length: 6 }, (_, i) =>
+          keys.debit(id, 10n, { entryId: `${id}_${i}`, model: 'm' }),
+        ),
+        keys.debit(id, 10n, { entryId: `${id}_taken`, model: 'm' }),
+      ])
+      expect(results.map((r) => r.status)).toEqual([...Array(6).fill('fulfilled'), 'rejected'])
+      expect((await keys.get(id))?.credit).toBe(1_000n - 70n)
+      expect((await keys.ledger(id)).filter((e) => e.kind === 'call')).toHaveLength(7)
+    })
+
+    it('the served records of concurrent calls are each written with their own token counts', async () => {
+      const { id } = await keys.create({ credit: 100n })
+      const calls = Array.from({ length: 12 }, (_, i) => `${id}_s${i}`)
+      for (const entryId of calls) await keys.debit(id, 1n, { entryId, model: 'm' })
+      // Served all at once (the direct SQLite store writes one turn's records together), one restored.
+      const [restored] = await Promise.all([
+        keys.restore(`${id}_s0`),
+        ...calls
+          .slice(1)
+          .map((entryId, i) => keys.served(entryId, { promptTokens: i, completionTokens: 2 * i })),
+      ])
+      expect(restored).toBe(true)
+      const rows = await database.db
+        .selectFrom('inference_ledger')
+        .select(['id', 'state', 'prompt_tokens', 'completion_tokens'])
+        .where('key_id', '=', id)
+        .where('kind', '=', 'call')
+        .execute()
+      const byId = new Map(rows.map((r) => [r.id, r]))
+      expect(byId.get(`${id}_s0`)?.state).toBe('restored')
+      calls.slice(1).forEach((entryId, i) => {
+        expect(byId.get(entryId)).toMatchObject({
+          state: 'served',
+          prompt_tokens: expect.toSatisfy((n) => Number(n) === i),
+          completion_tokens: expect.toSatisfy((n) => Number(n) === 2 * i),
+        })
+      })
+      expect((await keys.get(id))?.credit).toBe(89n)
     })
 
     it('a payment tops up once; an unknown or revoked key is not credited', async () => {

@@ -18,7 +18,7 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
 import { normalizeSuiAddress } from '@mysten/sui/utils'
 import { type Kysely, sql } from 'kysely'
-import { toBigint } from '../db/database.js'
+import { type SqliteConnection, type SqliteDirect, toBigint } from '../db/database.js'
 import type { GatewaySchema, LedgerState } from '../db/schema.js'
 
 /** A key as listed (never the secret). */
@@ -156,16 +156,27 @@ function recordOf(row: KeyRow): KeyRecord {
   }
 }
 
+/** Options of {@link createKeyStore}. */
+export type KeyStoreOptions = {
+  /**
+   * The SQLite connection under `db` (`GatewayDatabase.sqlite`): a call's look-up, debit, served
+   * record and restore then run as synchronous statements on it (the same SQL and transactions,
+   * without the query layer's per-query work). Default: everything through `db`.
+   */
+  sqlite?: SqliteDirect | undefined
+}
+
 /**
  * The key store over the gateway's relational store.
  *
  * @example
  * ```ts
- * const keys = createKeyStore(database.db)
+ * const keys = createKeyStore(database.db, { sqlite: database.sqlite })
  * const { key } = await keys.create({ credit: 1_000_000n }) // show `key` once
  * ```
  */
-export function createKeyStore(db: Kysely<GatewaySchema>): KeyStore {
+export function createKeyStore(db: Kysely<GatewaySchema>, options: KeyStoreOptions = {}): KeyStore {
+  const direct = options.sqlite === undefined ? undefined : sqliteCalls(options.sqlite)
   const keyColumns = ['id', 'hint', 'name', 'credit', 'created_at', 'revoked_at', 'owner'] as const
 
   async function get(id: string): Promise<KeyRecord | undefined> {
@@ -284,11 +295,13 @@ export function createKeyStore(db: Kysely<GatewaySchema>): KeyStore {
     async authenticate(presented) {
       if (!looksLikeKey(presented)) return { status: 'invalid' }
       const hash = hashKey(presented)
-      const row = await db
-        .selectFrom('inference_keys')
-        .select(['id', 'hash', 'revoked_at'])
-        .where('hash', '=', hash)
-        .executeTakeFirst()
+      const row = direct
+        ? await direct.byHash(hash)
+        : await db
+            .selectFrom('inference_keys')
+            .select(['id', 'hash', 'revoked_at'])
+            .where('hash', '=', hash)
+            .executeTakeFirst()
       if (row === undefined || row.revoked_at !== null) return { status: 'invalid' }
       const same = timingSafeEqual(Buffer.from(row.hash, 'hex'), Buffer.from(hash, 'hex'))
       return same ? { status: 'valid', keyId: row.id } : { status: 'invalid' }
@@ -329,6 +342,7 @@ export function createKeyStore(db: Kysely<GatewaySchema>): KeyStore {
     },
 
     async debit(id, amount, entry) {
+      if (direct) return direct.debit(id, amount, entry)
       return db.transaction().execute(async (trx) => {
         const row = await trx
           .updateTable('inference_keys')
@@ -369,6 +383,7 @@ export function createKeyStore(db: Kysely<GatewaySchema>): KeyStore {
     },
 
     async served(entryId, usage = {}) {
+      if (direct) return direct.served(entryId, usage)
       await db
         .updateTable('inference_ledger')
         .set({
@@ -383,6 +398,7 @@ export function createKeyStore(db: Kysely<GatewaySchema>): KeyStore {
     },
 
     async restore(entryId) {
+      if (direct) return direct.restore(entryId)
       return db.transaction().execute(async (trx) => {
         const entry = await trx
           .updateTable('inference_ledger')
@@ -421,5 +437,114 @@ export function createKeyStore(db: Kysely<GatewaySchema>): KeyStore {
         createdAt: r.created_at,
       }))
     },
+  }
+}
+
+/**
+ * A call's statements on the SQLite connection, synchronous: the same SQL and transactions as the
+ * query layer's; the debits and served records of one turn of the event loop in one transaction.
+ */
+function sqliteCalls(sqlite: SqliteDirect) {
+  // The debits and served records asked for in one turn of the event loop are written in one
+  // transaction, each in a savepoint of its own: one that fails is undone alone and rejects alone.
+  type Write = {
+    work: (c: SqliteConnection) => unknown
+    resolve: (value: never) => void
+    reject: (error: unknown) => void
+  }
+  let writes: Write[] = []
+  const flush = () => {
+    const batch = writes
+    writes = []
+    sqlite
+      .run((c) => {
+        const outcomes: ({ ok: true; value: unknown } | { ok: false; error: unknown })[] = []
+        c.immediate(() => {
+          for (const { work } of batch) {
+            c.statement('savepoint call').run()
+            try {
+              outcomes.push({ ok: true, value: work(c) })
+            } catch (error) {
+              c.statement('rollback to call').run()
+              outcomes.push({ ok: false, error })
+            }
+            c.statement('release call').run()
+          }
+        })
+        return outcomes
+      })
+      .then(
+        (outcomes) =>
+          batch.forEach((write, i) => {
+            const outcome = outcomes[i]
+            if (outcome?.ok === true) write.resolve(outcome.value as never)
+            else write.reject(outcome?.error)
+          }),
+        // Nothing of the transaction was kept.
+        (error: unknown) => {
+          for (const write of batch) write.reject(error)
+        },
+      )
+  }
+  const write = <T>(work: (c: SqliteConnection) => T): Promise<T> =>
+    new Promise<T>((resolve, reject) => {
+      if (writes.length === 0) setImmediate(flush)
+      writes.push({ work, resolve: resolve as (value: never) => void, reject })
+    })
+  return {
+    byHash: (hash: string) =>
+      sqlite.run(
+        (c) =>
+          c.statement('select id, hash, revoked_at from inference_keys where hash = ?').get(hash) as
+            | { id: string; hash: string; revoked_at: string | null }
+            | undefined,
+      ),
+
+    debit: (id: string, amount: bigint, entry: { entryId: string; model: string }) =>
+      write((c): Debit => {
+        const row = c
+          .statement(
+            'update inference_keys set credit = credit - ? where id = ? and revoked_at is null and credit >= ? returning credit',
+          )
+          .get(amount, id, amount) as { credit: bigint | number } | undefined
+        if (row === undefined) {
+          const current = c
+            .statement('select credit, revoked_at from inference_keys where id = ?')
+            .get(id) as { credit: bigint | number; revoked_at: string | null } | undefined
+          return current === undefined || current.revoked_at !== null
+            ? { status: 'unknown_key' }
+            : { status: 'insufficient', credit: toBigint(current.credit) }
+        }
+        const at = now()
+        c.statement(
+          'insert into inference_ledger (id, key_id, kind, state, amount, model, reference, prompt_tokens, completion_tokens, created_at, updated_at) ' +
+            "values (?, ?, 'call', 'debited', ?, ?, null, null, null, ?, ?)",
+        ).run(entry.entryId, id, amount, entry.model, at, at)
+        return { status: 'debited', entryId: entry.entryId, credit: toBigint(row.credit) }
+      }),
+
+    served: (entryId: string, usage: Usage) =>
+      write((c) => {
+        c.statement(
+          "update inference_ledger set state = 'served', updated_at = ?, prompt_tokens = ?, completion_tokens = ? where id = ? and state = 'debited'",
+        ).run(now(), usage.promptTokens ?? null, usage.completionTokens ?? null, entryId)
+      }),
+
+    restore: (entryId: string) =>
+      sqlite.run((c) =>
+        c.immediate(() => {
+          const entry = c
+            .statement(
+              "update inference_ledger set state = 'restored', updated_at = ? where id = ? and kind = 'call' and state = 'debited' returning key_id, amount",
+            )
+            .get(now(), entryId) as { key_id: string; amount: bigint | number } | undefined
+          if (entry === undefined) return false
+          c.statement('update inference_keys set credit = credit + ? where id = ?').run(
+            toBigint(entry.amount),
+            entry.key_id,
+          )
+          return true
+        }),
+      ),
   }
 }

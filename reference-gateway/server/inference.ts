@@ -75,7 +75,7 @@ export async function openInferenceParts(
     onError: (error) => logger.error({ event: 'database_connection_error', error: error.name }),
   })
   cleanups.push(() => database.close())
-  const keys = createKeyStore(database.db)
+  const keys = createKeyStore(database.db, { sqlite: database.sqlite })
   let redis: Redis | undefined
   if (config.redisUrl !== undefined) {
     const { Redis: RedisClient } = await import('ioredis')

@@ -6,7 +6,7 @@
  */
 import { Body } from 'tollgate'
 import { type HostResolver, safeFetch, takeBufferedBody } from 'tollgate/node'
-import type { UpstreamFailed, UpstreamResult } from './upstream.js'
+import type { UpstreamFailed, UpstreamOk, UpstreamResult } from './upstream.js'
 
 /** Largest JSON answer read from an upstream: 32 MiB. */
 export const maxJsonBytes = 32 * 1024 * 1024
@@ -18,15 +18,16 @@ export function failed(reason: string, retryable = false): UpstreamFailed {
   return { status: 'failed', reason, retryable }
 }
 
-/** A 200 JSON answer. */
+/** A 200 JSON answer (an object's answer carries its text and value: {@link UpstreamOk.json}). */
 export function jsonResult(value: unknown): UpstreamResult {
-  return {
-    status: 'ok',
-    response: new Response(JSON.stringify(value), {
-      status: 200,
-      headers: { 'content-type': 'application/json; charset=utf-8' },
-    }),
-  }
+  const text = JSON.stringify(value)
+  const response = new Response(text, {
+    status: 200,
+    headers: { 'content-type': 'application/json; charset=utf-8' },
+  })
+  return value !== null && typeof value === 'object' && !Array.isArray(value)
+    ? { status: 'ok', response, json: { text, value: value as Record<string, unknown> } }
+    : { status: 'ok', response }
 }
 
 /** Reads a body up to `max` bytes; `undefined` when it is larger (the stream is cancelled). */

@@ -18,7 +18,13 @@ import {
   readJson,
   readLimited,
 } from './http.js'
-import type { Family, Operation, OperationContext, UpstreamResult } from './upstream.js'
+import type {
+  Family,
+  Operation,
+  OperationContext,
+  OutgoingCall,
+  UpstreamResult,
+} from './upstream.js'
 
 /** Headers of a JSON request with a bearer key. */
 export function bearerJson(ctx: OperationContext): Record<string, string> {
@@ -30,12 +36,11 @@ export function bearerJson(ctx: OperationContext): Record<string, string> {
 }
 
 /** A JSON POST to `<baseUrl><path>` with a bearer key. */
-export function postJson(ctx: OperationContext, path: string, body: unknown): Request {
-  return new Request(`${ctx.baseUrl}${path}`, {
-    method: 'POST',
-    headers: bearerJson(ctx),
-    body: JSON.stringify(body),
-  })
+export function postJson(ctx: OperationContext, path: string, body: unknown): OutgoingCall {
+  return {
+    url: `${ctx.baseUrl}${path}`,
+    init: { method: 'POST', headers: bearerJson(ctx), body: JSON.stringify(body) },
+  }
 }
 
 /** Passes an SSE answer through untouched, or a JSON answer as JSON. */

@@ -14,7 +14,15 @@ import type { FamilyId } from '../catalog/catalog.js'
 import { errorName, failed, passJson, readLimited } from './http.js'
 
 /** A successful upstream call: the answer to send to the buyer (JSON, or an SSE stream). */
-export type UpstreamOk = { status: 'ok'; response: Response }
+export type UpstreamOk = {
+  status: 'ok'
+  response: Response
+  /**
+   * A JSON answer already read: the text that is `response`'s body, and its value. A consumer that
+   * wants the answer whole takes these instead of reading `response` again.
+   */
+  json?: { text: string; value: Record<string, unknown> } | undefined
+}
 /** A failed upstream call (the payment is refunded). */
 export type UpstreamFailed = {
   status: 'failed'
@@ -50,6 +58,15 @@ export type OperationContext = {
   sleep(ms: number): Promise<void>
 }
 
+/**
+ * A provider request as a URL and `fetch` options with a string body: sent as it is, without the
+ * `Request` object a `fetch` would otherwise build and read back (the common JSON POST).
+ */
+export type OutgoingCall = {
+  url: string
+  init: { method: string; headers: Record<string, string>; body?: string }
+}
+
 /** One operation of a family module. */
 export type Operation = {
   /** Work done once before the attempts (e.g. downloading an audio URL). */
@@ -59,7 +76,7 @@ export type Operation = {
     body: Record<string, unknown>,
     ctx: OperationContext,
     prepared: unknown,
-  ): Request | UpstreamFailed
+  ): Request | OutgoingCall | UpstreamFailed
   /** Maps a 2xx provider answer to the buyer's answer. Default: JSON passed through. */
   response?(
     answer: Response,
@@ -225,12 +242,15 @@ export async function callUpstream(options: CallUpstreamOptions): Promise<Upstre
     async (attempt) => {
       const remaining = budgetMs - (Date.now() - started)
       const attemptMs = attempt === 1 ? timeoutMs : Math.min(timeoutMs, remaining)
+      // One signal per attempt: its timeout, and the caller's signal relayed into it.
       const timer = new AbortController()
-      const timeout = setTimeout(
-        () => timer.abort(new DOMException('timeout', 'TimeoutError')),
-        attemptMs,
-      )
-      const signal = anySignal([timer.signal, options.signal])
+      let expired = false
+      const timeout = setTimeout(() => {
+        expired = true
+        timer.abort(new DOMException('timeout', 'TimeoutError'))
+      }, attemptMs)
+      relay(options.signal, timer)
+      const signal = timer.signal
       const ctx: OperationContext = { ...baseContext, signal, sleep: sleeper(signal) }
       const began = Date.now()
       const report = (outcome: number | string) =>
@@ -243,7 +263,7 @@ export async function callUpstream(options: CallUpstreamOptions): Promise<Upstre
           ms: Date.now() - began,
         })
 
-      let built: Request | UpstreamFailed
+      let built: Request | OutgoingCall | UpstreamFailed
       try {
         built = operation.request(body, ctx, prepared)
       } catch (error) {
@@ -259,10 +279,12 @@ export async function callUpstream(options: CallUpstreamOptions): Promise<Upstre
       }
       let answer: Response
       try {
-        answer = await fetchFn(built, { signal })
+        answer = await (built instanceof Request
+          ? fetchFn(built, { signal })
+          : fetchFn(built.url, { ...built.init, signal }))
       } catch (error) {
         clearTimeout(timeout)
-        const timedOut = timer.signal.aborted
+        const timedOut = expired
         report(timedOut ? 'timeout' : errorName(error))
         if (options.signal?.aborted)
           return { retry: false, value: failed('the call was cancelled') }
@@ -311,7 +333,7 @@ export async function callUpstream(options: CallUpstreamOptions): Promise<Upstre
         }
         return { retry: false, value: mapped }
       } catch (error) {
-        const timedOut = timer.signal.aborted
+        const timedOut = expired
         const reason = timedOut
           ? `upstream ${family.id} timed out after ${attemptMs} ms`
           : `upstream ${family.id} answer could not be mapped (${errorName(error)})`
@@ -385,6 +407,13 @@ function isFailed(value: unknown): value is UpstreamFailed {
     value !== null &&
     (value as { status?: unknown }).status === 'failed'
   )
+}
+
+/** Aborts `to` when `from` aborts (with its reason). */
+function relay(from: AbortSignal | undefined, to: AbortController): void {
+  if (from === undefined) return
+  if (from.aborted) to.abort(from.reason)
+  else from.addEventListener('abort', () => to.abort(from.reason), { once: true })
 }
 
 function anySignal(signals: (AbortSignal | undefined)[]): AbortSignal {

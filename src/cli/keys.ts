@@ -70,7 +70,7 @@ async function withKeys<T>(
     process.exit(2)
   }
   try {
-    return await run(createKeyStore(database.db))
+    return await run(createKeyStore(database.db, { sqlite: database.sqlite }))
   } finally {
     await database.close()
   }
