@@ -217,6 +217,20 @@ describe.each(kinds)('$name channel store', (kind) => {
     expect(await other.get(channel.channelId)).toMatchObject({ spent: 70n, held: 0n, units: 10n })
   })
 
+  it('lists the channels in a state', async () => {
+    const { store } = kind.open()
+    const a = opened()
+    const b = opened()
+    await store.track(a)
+    await store.track(b)
+    await store.observe(b.channelId, { state: 'closing' })
+    const ids = async (state: 'open' | 'closing' | 'closed') =>
+      (await store.list(state)).map((c) => c.channelId)
+    expect(await ids('open')).toContain(a.channelId)
+    expect(await ids('open')).not.toContain(b.channelId)
+    expect(await ids('closing')).toEqual([b.channelId])
+  })
+
   it('accepts one presenter of an amount, with many at once over two connections', async () => {
     const { store, second } = kind.open()
     const other = second()

@@ -80,6 +80,8 @@ export type ChannelStore = {
   track(channel: OpenedChannel): Promise<ChannelRecord>
   /** The channel, or undefined when it is not tracked. */
   get(channelId: string): Promise<ChannelRecord | undefined>
+  /** The channels in `state` (the ones to settle, or to watch for a close request). */
+  list(state: ChannelPhase): Promise<ChannelRecord[]>
   /**
    * Accepts a voucher whose signature the caller verified against the channel's `signer`, within
    * the deposit: each amount is accepted once (the buyer signs a new amount for each call, so a
@@ -173,6 +175,9 @@ export function createMemoryChannelStore(): ChannelStore {
     },
     async get(channelId) {
       return channels.get(channelId)
+    },
+    async list(state) {
+      return [...channels.values()].filter((c) => c.state === state)
     },
     async acceptVoucher(channelId, cumulativeAmount, signature) {
       checkStoredAmount(cumulativeAmount, 'voucher amount')

@@ -31,6 +31,13 @@ export {
 } from './channelTx.js'
 export { createRedisChannelStore, type RedisChannelStoreOptions } from './redisChannelStore.js'
 export {
+  type ChannelSettlement,
+  createSessionSettler,
+  type SessionSettler,
+  type SessionSettlerOptions,
+  type SettlementSchedule,
+} from './settler.js'
+export {
   type ChannelTables,
   createPostgresChannelStore,
   createSqliteChannelStore,

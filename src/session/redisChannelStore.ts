@@ -104,9 +104,11 @@ return 1
 `
 
 /** KEYS[1] channel. ARGV: field, value, … (created only when absent). */
+/** KEYS: channel, the set of every channel id. ARGV: the id, then the fields. */
 const trackSource = `
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
-redis.call('HSET', KEYS[1], unpack(ARGV))
+redis.call('HSET', KEYS[1], unpack(ARGV, 2))
+redis.call('SADD', KEYS[2], ARGV[1])
 return 1
 `
 
@@ -213,8 +215,9 @@ export function createRedisChannelStore(options: RedisChannelStoreOptions): Chan
       checkStoredAmount(opened.settled, 'settled amount')
       await run(
         scripts.track,
-        [`${channelPrefix}${opened.channelId}`],
+        [`${channelPrefix}${opened.channelId}`, `${prefix}channels`],
         [
+          opened.channelId,
           ...['payer', opened.payer, 'payee', opened.payee, 'coin_type', opened.coinType],
           ...['signer', opened.signer, 'deposit', opened.deposit.toString()],
           ...['settled', opened.settled.toString(), 'highest', '0', 'highest_signature', ''],
@@ -224,6 +227,11 @@ export function createRedisChannelStore(options: RedisChannelStoreOptions): Chan
       return (await get(opened.channelId)) as ChannelRecord
     },
     get,
+    async list(state) {
+      const ids = await redis.smembers(`${prefix}channels`)
+      const found = await Promise.all(ids.map(get))
+      return found.filter((c): c is ChannelRecord => c?.state === state)
+    },
     async acceptVoucher(channelId, cumulative, signature): Promise<VoucherAcceptance> {
       checkStoredAmount(cumulative, 'voucher amount')
       const key = `${channelPrefix}${channelId}`

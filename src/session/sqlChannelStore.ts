@@ -173,6 +173,14 @@ export function createSqliteChannelStore(options: SqliteChannelStoreOptions): Ch
     async get(channelId) {
       return select(channelId)
     },
+    async list(state) {
+      return (
+        statement(`SELECT * FROM ${t.channels} WHERE state = ?`).all(state) as Record<
+          string,
+          unknown
+        >[]
+      ).map(recordOf)
+    },
     async acceptVoucher(channelId, cumulative, signature) {
       checkStoredAmount(cumulative, 'voucher amount')
       return db
@@ -301,6 +309,9 @@ FROM d WHERE c.channel_id = d.channel_id RETURNING c.channel_id`,
       return (await select(opened.channelId)) as ChannelRecord
     },
     get: select,
+    async list(state) {
+      return (await rows(`SELECT * FROM ${t.channels} WHERE state = $1`, [state])).map(recordOf)
+    },
     async acceptVoucher(channelId, cumulative, signature) {
       checkStoredAmount(cumulative, 'voucher amount')
       // One statement: the amount is claimed (once, in any process) only on an open channel
