@@ -5,83 +5,12 @@
  * REDIS_URL is (each skipped, with that reason, when not).
  */
 import { randomUUID } from 'node:crypto'
-import { mkdtempSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { Redis } from 'ioredis'
-import pg from 'pg'
-import { afterAll, describe, expect, it } from 'vitest'
-import { serviceUrl, uniqueName } from '../stores/contract.js'
-import { openSqliteDatabase } from '../stores/sqlite.js'
-import { type ChannelStore, createMemoryChannelStore, type OpenedChannel } from './channelStore.js'
-import { createRedisChannelStore } from './redisChannelStore.js'
-import { createPostgresChannelStore, createSqliteChannelStore } from './sqlChannelStore.js'
+import { describe, expect, it } from 'vitest'
+import type { OpenedChannel } from './channelStore.js'
+import { channelStoreKinds } from './testing/storeKinds.js'
 
-const databaseUrl = serviceUrl('DATABASE_URL')
-const redisUrl = serviceUrl('REDIS_URL')
-const pools: pg.Pool[] = []
-const clients: Redis[] = []
-afterAll(async () => {
-  await Promise.all(pools.map((pool) => pool.end()))
-  for (const client of clients) client.disconnect()
-})
-
-/** Stores to test, each able to open a second connection to the same storage. */
-type Kind = { name: string; open(): { store: ChannelStore; second(): ChannelStore } }
-
-const kinds: Kind[] = [
-  {
-    name: 'memory',
-    open() {
-      const store = createMemoryChannelStore()
-      return { store, second: () => store }
-    },
-  },
-  {
-    name: 'sqlite',
-    open() {
-      const file = join(mkdtempSync(join(tmpdir(), 'tollgate-channels-')), 'channels.db')
-      const store = createSqliteChannelStore({ database: openSqliteDatabase(file) })
-      return {
-        store,
-        second: () => createSqliteChannelStore({ database: openSqliteDatabase(file) }),
-      }
-    },
-  },
-]
-if (databaseUrl !== undefined) {
-  kinds.push({
-    name: 'postgres',
-    open() {
-      const tables = {
-        channels: uniqueName('channels'),
-        holds: uniqueName('holds'),
-        vouchers: uniqueName('vouchers'),
-      }
-      const connect = () => {
-        const pool = new pg.Pool({ connectionString: databaseUrl, max: 8 })
-        pools.push(pool)
-        return createPostgresChannelStore({ pool, ...tables })
-      }
-      return { store: connect(), second: connect }
-    },
-  })
-}
-
-if (redisUrl !== undefined) {
-  kinds.push({
-    name: 'redis',
-    open() {
-      const keyPrefix = `${uniqueName('channels')}:`
-      const connect = () => {
-        const client = new Redis(redisUrl)
-        clients.push(client)
-        return createRedisChannelStore({ client, keyPrefix })
-      }
-      return { store: connect(), second: connect }
-    },
-  })
-}
+const kinds = channelStoreKinds()
+const { databaseUrl, redisUrl } = kinds
 
 if (databaseUrl === undefined)
   it.skip('postgres channel store: skipped, DATABASE_URL is not set', () => {})

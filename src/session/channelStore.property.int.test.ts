@@ -1,0 +1,185 @@
+/**
+ * The channel stores under random interleavings, on every store, against a model of the rules: each
+ * voucher amount is accepted once (a repeat is refused, across connections), never above the
+ * deposit nor once the channel is closing; holds never take more than `highest − spent − held`;
+ * commits and releases count once; a crashed connection's holds lapse and are given back. After
+ * every step the store's record equals the model's, and `spent + held ≤ highest ≤ deposit`.
+ * PostgreSQL runs when DATABASE_URL is set, Redis when REDIS_URL is (skipped, with that reason,
+ * when not). A crash drops a connection (its holds stay, to lapse); memory has no second process.
+ */
+import { randomUUID } from 'node:crypto'
+import fc from 'fast-check'
+import { describe, expect, it } from 'vitest'
+import type { ChannelStore } from './channelStore.js'
+import { channelStoreKinds } from './testing/storeKinds.js'
+
+const kinds = channelStoreKinds()
+if (kinds.databaseUrl === undefined)
+  it.skip('postgres channel store: skipped, DATABASE_URL is not set', () => {})
+if (kinds.redisUrl === undefined)
+  it.skip('redis channel store: skipped, REDIS_URL is not set', () => {})
+
+type Step =
+  | { kind: 'voucher'; amount: bigint; via: 0 | 1 }
+  | { kind: 'hold'; price: bigint; via: 0 | 1 }
+  | { kind: 'commit' | 'release'; pick: number; via: 0 | 1 }
+  | { kind: 'topUp'; amount: bigint }
+  | { kind: 'closeRequested' }
+  | { kind: 'crash'; via: 0 | 1 }
+  | { kind: 'lapse' }
+
+const via = fc.constantFrom<0 | 1>(0, 1)
+const step: fc.Arbitrary<Step> = fc.oneof(
+  {
+    weight: 4,
+    arbitrary: fc.record({
+      kind: fc.constant('voucher' as const),
+      amount: fc.bigInt(0n, 1_200n),
+      via,
+    }),
+  },
+  {
+    weight: 4,
+    arbitrary: fc.record({ kind: fc.constant('hold' as const), price: fc.bigInt(1n, 150n), via }),
+  },
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      kind: fc.constantFrom('commit' as const, 'release' as const),
+      pick: fc.nat(),
+      via,
+    }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({ kind: fc.constant('topUp' as const), amount: fc.bigInt(1n, 300n) }),
+  },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('crash' as const), via }) },
+  { weight: 1, arbitrary: fc.constant({ kind: 'lapse' as const }) },
+  { weight: 1, arbitrary: fc.constant({ kind: 'closeRequested' as const }) },
+)
+
+let channels = 0
+
+for (const kind of kinds) {
+  describe(`${kind.name} channel store under random steps`, () => {
+    it('matches the model after every step; never spends more than the vouchers cover', async () => {
+      await fc.assert(
+        fc.asyncProperty(fc.array(step, { minLength: 5, maxLength: 40 }), async (steps) => {
+          const opened = kind.open()
+          const stores: ChannelStore[] = [opened.store, opened.second()]
+          channels++
+          const channelId = `0x${(0xc0ffee0000n + BigInt(channels)).toString(16).padStart(64, '0')}`
+          await stores[0]?.track({
+            channelId,
+            payer: `0x${'a'.repeat(64)}`,
+            payee: `0x${'b'.repeat(64)}`,
+            coinType: '0x2::sui::SUI',
+            signer: 'cd'.repeat(32),
+            deposit: 1_000n,
+            settled: 0n,
+          })
+          // The model.
+          let deposit = 1_000n
+          let highest = 0n
+          let spent = 0n
+          let units = 0n
+          let open = true
+          const used = new Set<bigint>()
+          // Holds by id: amount, and the connection that holds it (a crash makes them lapse).
+          const holds = new Map<string, { amount: bigint; via: 0 | 1; lapsed: boolean }>()
+          const heldSum = () => [...holds.values()].reduce((t, h) => t + h.amount, 0n)
+          let now = 1_000_000
+
+          for (const s of steps) {
+            const store = 'via' in s ? (stores[s.via] as ChannelStore) : (stores[0] as ChannelStore)
+            switch (s.kind) {
+              case 'voucher': {
+                const got = await store.acceptVoucher(channelId, s.amount, `sig${s.amount}`)
+                const expected = !open
+                  ? 'not_open'
+                  : s.amount > deposit
+                    ? 'over_deposit'
+                    : used.has(s.amount)
+                      ? 'same'
+                      : 'accepted'
+                expect(got.status).toBe(expected)
+                if (expected === 'accepted') {
+                  used.add(s.amount)
+                  if (s.amount > highest) highest = s.amount
+                }
+                break
+              }
+              case 'hold': {
+                const id = randomUUID()
+                const got = await store.hold(channelId, s.price, id, now + 1_000)
+                const expected = !open
+                  ? 'not_open'
+                  : highest - spent - heldSum() >= s.price
+                    ? 'held'
+                    : 'insufficient'
+                expect(got.status).toBe(expected)
+                if (expected === 'held')
+                  holds.set(id, { amount: s.price, via: s.via, lapsed: false })
+                break
+              }
+              case 'commit':
+              case 'release': {
+                // A crashed process's holds are never committed nor released: they can only lapse.
+                const ids = [...holds].filter(([, h]) => !h.lapsed).map(([id]) => id)
+                const id = ids.length === 0 ? randomUUID() : (ids[s.pick % ids.length] as string)
+                const hold = holds.get(id)
+                const done = await (s.kind === 'commit' ? store.commit(id) : store.release(id))
+                expect(done).toBe(hold !== undefined)
+                if (hold !== undefined) {
+                  holds.delete(id)
+                  if (s.kind === 'commit') {
+                    spent += hold.amount
+                    units++
+                  }
+                }
+                break
+              }
+              case 'topUp': {
+                deposit += s.amount
+                await stores[0]?.observe(channelId, { deposit })
+                break
+              }
+              case 'closeRequested': {
+                open = false
+                await stores[1]?.observe(channelId, { state: 'closing' })
+                break
+              }
+              case 'crash': {
+                // The connection's process dies: it never commits nor releases its holds.
+                if (!kind.durable) break
+                stores[s.via] = opened.second()
+                for (const hold of holds.values()) if (hold.via === s.via) hold.lapsed = true
+                break
+              }
+              case 'lapse': {
+                now += 2_000
+                const count = await (stores[0] as ChannelStore).releaseLapsed(now)
+                expect(count).toBe(holds.size)
+                holds.clear()
+                break
+              }
+            }
+            const record = await (stores[1] as ChannelStore).get(channelId)
+            expect(record).toMatchObject({
+              deposit,
+              highest,
+              spent,
+              held: heldSum(),
+              units,
+              state: open ? 'open' : 'closing',
+            })
+            expect(spent + heldSum()).toBeLessThanOrEqual(highest)
+            expect(highest).toBeLessThanOrEqual(deposit)
+          }
+        }),
+        { numRuns: kind.name === 'memory' ? 150 : 40 },
+      )
+    }, 120_000)
+  })
+}
