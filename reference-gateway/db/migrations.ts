@@ -449,7 +449,16 @@ END`.execute(db)
     async up(db: Kysely<unknown>) {
       // PostgreSQL only: SQLite's FTS5 table is written at once, and its tag filter stays a LIKE
       // over the tags' JSON text (same results: a tag is one [a-z0-9-] word, matched quoted).
+      // SQLite, with no statistics, would also walk a price index for any filter, in price order,
+      // reading the table out of order.
       if (db.getExecutor().adapter instanceof SqliteAdapter) return
+      // The highest-price filter finds its matches (to count them) by price, not by reading the
+      // catalog until enough pass.
+      await db.schema
+        .createIndex('marketplace_listings_price')
+        .on('marketplace_listings')
+        .columns(['state', 'price'])
+        .execute()
       // The text index is written at once rather than through GIN's pending list: until a VACUUM
       // merged that list, every search read all of it (all 10 000 rows of a freshly filled catalog)
       // and the planner priced the index out. Listings change rarely; searches are what must be
@@ -469,6 +478,7 @@ END`.execute(db)
     },
     async down(db: Kysely<unknown>) {
       if (db.getExecutor().adapter instanceof SqliteAdapter) return
+      await db.schema.dropIndex('marketplace_listings_price').execute()
       await sql`DROP INDEX marketplace_listings_tag_set`.execute(db)
       await sql`ALTER TABLE marketplace_listings DROP COLUMN tag_set`.execute(db)
       await sql`ALTER INDEX marketplace_listings_search_vector RESET (fastupdate)`.execute(db)
