@@ -445,6 +445,45 @@ END`.execute(db)
       await sql`ALTER TABLE marketplace_listings DROP COLUMN search_vector`.execute(db)
     },
   },
+  '2026_11_27_020_marketplace_catalog_indexes': {
+    async up(db: Kysely<unknown>) {
+      // PostgreSQL only: SQLite's FTS5 table is written at once, and its tag filter stays a LIKE
+      // over the tags' JSON text (same results: a tag is one [a-z0-9-] word, matched quoted).
+      // SQLite, with no statistics, would also walk a price index for any filter, in price order,
+      // reading the table out of order.
+      if (db.getExecutor().adapter instanceof SqliteAdapter) return
+      // The highest-price filter finds its matches (to count them) by price, not by reading the
+      // catalog until enough pass.
+      await db.schema
+        .createIndex('marketplace_listings_price')
+        .on('marketplace_listings')
+        .columns(['state', 'price'])
+        .execute()
+      // The text index is written at once rather than through GIN's pending list: until a VACUUM
+      // merged that list, every search read all of it (all 10 000 rows of a freshly filled catalog)
+      // and the planner priced the index out. Listings change rarely; searches are what must be
+      // cheap.
+      await sql`ALTER INDEX marketplace_listings_search_vector SET (fastupdate = off)`.execute(db)
+      await sql`SELECT gin_clean_pending_list('marketplace_listings_search_vector'::regclass)`.execute(
+        db,
+      )
+      // Tags as a stored jsonb array with a GIN index: `tag_set @> '["weather"]'` matches one
+      // whole element, as the quoted LIKE did, through an index.
+      await sql`ALTER TABLE marketplace_listings ADD COLUMN tag_set jsonb GENERATED ALWAYS AS (tags::jsonb) STORED`.execute(
+        db,
+      )
+      await sql`CREATE INDEX marketplace_listings_tag_set ON marketplace_listings USING gin (tag_set jsonb_path_ops) WITH (fastupdate = off)`.execute(
+        db,
+      )
+    },
+    async down(db: Kysely<unknown>) {
+      if (db.getExecutor().adapter instanceof SqliteAdapter) return
+      await db.schema.dropIndex('marketplace_listings_price').execute()
+      await sql`DROP INDEX marketplace_listings_tag_set`.execute(db)
+      await sql`ALTER TABLE marketplace_listings DROP COLUMN tag_set`.execute(db)
+      await sql`ALTER INDEX marketplace_listings_search_vector RESET (fastupdate)`.execute(db)
+    },
+  },
 }
 
 /** The in-code migration provider. */

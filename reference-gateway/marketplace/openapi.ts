@@ -205,9 +205,18 @@ export function marketplacePaths(): Record<string, Record<string, unknown>> {
             in: 'query',
             schema: { type: 'integer', minimum: 0, maximum: 100000, default: 0 },
           },
+          {
+            name: 'cursor',
+            in: 'query',
+            schema: { type: 'string', maxLength: 200, pattern: '^[A-Za-z0-9_-]+$' },
+            description:
+              'Where the page starts: the nextCursor of the previous page, with the same filters (instead of offset; not both). A cursor page costs the same at any depth and does not skip or repeat listings added meanwhile.',
+          },
         ],
         responses: {
-          '200': json('{ items, total, limit, offset }'),
+          '200': json(
+            "{ items, total, totalCapped?, limit, offset, nextCursor? }: total counts up to 1000 listings past the gateway's own items (totalCapped: true when more match); nextCursor is absent on the last page",
+          ),
           '400': json('Bad query (code invalid_request_body)'),
         },
       },

@@ -9,6 +9,7 @@ import { isValidSuiAddress, normalizeSuiAddress } from '@mysten/sui/utils'
 import { SellerText } from 'tollgate'
 import { z } from 'zod'
 import type { ServicesDocument } from '../discovery/services.js'
+import { type CatalogCursor, cursorSchema, encodeCursor } from './cursor.js'
 import { tagSchema } from './routes.js'
 import type { Listing, MarketplaceStore } from './store.js'
 
@@ -51,8 +52,14 @@ export const servicesQuerySchema = z
       .optional(),
     limit: z.coerce.number().int().min(1).max(100).default(20),
     offset: z.coerce.number().int().min(0).max(100_000).default(0),
+    /** Where the page starts: the `nextCursor` of the page before (instead of `offset`). */
+    cursor: cursorSchema.optional(),
   })
   .strict()
+  .refine((q) => q.cursor === undefined || q.offset === 0, {
+    message: 'give cursor or offset, not both',
+    path: ['offset'],
+  })
 
 /** The gateway's own paid endpoints as service items. */
 export function ownServiceItems(document: ServicesDocument): ServiceItem[] {
@@ -94,11 +101,13 @@ const listingItem = (l: Listing): ServiceItem => ({
 })
 
 /**
- * One page of the catalog: the gateway's items matching the filters, then the listed endpoints.
+ * One page of the catalog: the gateway's items matching the filters, then the listed endpoints,
+ * from `offset` or from `cursor`; `nextCursor` is where the next page starts, when there is one.
  *
  * @example
  * ```ts
- * const page = await searchServices(own, store, { limit: 20, offset: 0 })
+ * const first = await searchServices(own, store, servicesQuerySchema.parse({ limit: '20' }))
+ * const next = await searchServices(own, store, servicesQuerySchema.parse({ cursor: first.nextCursor }))
  * ```
  */
 export async function searchServices(
@@ -112,6 +121,8 @@ export async function searchServices(
   totalCapped?: true
   limit: number
   offset: number
+  /** Where the next page starts (`cursor`); absent on the last page. */
+  nextCursor?: string
 }> {
   const mine = own.filter(
     (i) =>
@@ -120,21 +131,41 @@ export async function searchServices(
       (query.maxPrice === undefined || BigInt(i.price) <= query.maxPrice) &&
       (query.seller === undefined || i.seller === query.seller),
   )
-  const head = mine.slice(query.offset, query.offset + query.limit)
-  const { listings, total, totalCapped } = await store.searchListings({
+  // A cursor among the gateway's items is an offset; one after a listing is a keyset position.
+  const after =
+    query.cursor !== undefined && 'after' in query.cursor ? query.cursor.after : undefined
+  const start =
+    after !== undefined
+      ? mine.length
+      : query.cursor !== undefined && 'own' in query.cursor
+        ? query.cursor.own
+        : query.offset
+  const head = mine.slice(start, start + query.limit)
+  const { listings, hasMore, total, totalCapped } = await store.searchListings({
     state: 'listed',
     tag: query.tag,
     network: query.network,
     seller: query.seller,
     maxPrice: query.maxPrice,
+    after,
     limit: query.limit - head.length,
-    offset: Math.max(0, query.offset - mine.length),
+    offset: after !== undefined ? 0 : Math.max(0, start - mine.length),
   })
+  const last = listings.at(-1)
+  const next: CatalogCursor | undefined =
+    last !== undefined
+      ? hasMore
+        ? { after: { createdAt: last.createdAt, id: last.id } }
+        : undefined
+      : head.length > 0 && (start + head.length < mine.length || hasMore)
+        ? { own: start + head.length }
+        : undefined
   return {
     items: [...head, ...listings.map(listingItem)],
     total: mine.length + total,
     ...(totalCapped ? { totalCapped: true as const } : {}),
     limit: query.limit,
     offset: query.offset,
+    ...(next !== undefined ? { nextCursor: encodeCursor(next) } : {}),
   }
 }

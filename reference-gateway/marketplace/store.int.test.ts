@@ -7,7 +7,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { GatewayDatabase } from '../db/database.js'
 import { testEngines } from '../db/testHelpers.js'
-import { createMarketplaceStore, type MarketplaceStore, type NewListing } from './store.js'
+import {
+  createMarketplaceStore,
+  type ListingPosition,
+  type MarketplaceStore,
+  maxTotal,
+  type NewListing,
+} from './store.js'
 
 const engines = testEngines('market')
 
@@ -199,6 +205,65 @@ for (const engine of engines) {
         [false, 'b'],
         [true, null],
       ])
+    })
+
+    it('pages newest first by offset and after a listing, below and above the counted cap', async () => {
+      // 1 010 listings tagged `bulk` (more than the 1 000 a total counts), every third also
+      // `bulk-few` (337, fewer); created one millisecond apart, so the expected order is known.
+      const count = maxTotal + 10
+      for (let from = 0; from < count; from += 50) {
+        await Promise.all(
+          Array.from({ length: Math.min(50, count - from) }, (_, k) => from + k).map((i) =>
+            store.putListing(
+              listing({
+                seller: other,
+                url: `https://bulk.example/${i}`,
+                name: `Bulk ${i}`,
+                description: 'bulkword',
+                tags: i % 3 === 0 ? ['bulk', 'bulk-few'] : ['bulk'],
+                nextProbeAtMs: Number.MAX_SAFE_INTEGER,
+              }),
+              new Date(100_000 + i),
+            ),
+          ),
+        )
+      }
+      const newestFirst = (keep: (i: number) => boolean) =>
+        Array.from({ length: count }, (_, k) => count - 1 - k)
+          .filter(keep)
+          .map((i) => `https://bulk.example/${i}`)
+      const cases = [
+        { filter: { tag: 'bulk' }, expected: newestFirst(() => true) },
+        { filter: { words: ['bulkword'] }, expected: newestFirst(() => true) },
+        { filter: { tag: 'bulk-few' }, expected: newestFirst((i) => i % 3 === 0) },
+        { filter: { tag: 'bulk-few', words: ['bulk'] }, expected: newestFirst((i) => i % 3 === 0) },
+      ]
+      for (const { filter, expected } of cases) {
+        const base = { state: 'listed' as const, limit: 100, ...filter }
+        const byOffset: string[] = []
+        for (let offset = 0; ; offset += 100) {
+          const page = await store.searchListings({ ...base, offset })
+          expect(page.total).toBe(Math.min(expected.length, maxTotal))
+          expect(page.totalCapped).toBe(expected.length > maxTotal)
+          byOffset.push(...page.listings.map((l) => l.url))
+          expect(page.hasMore).toBe(byOffset.length < expected.length)
+          if (!page.hasMore) break
+        }
+        expect(byOffset).toEqual(expected)
+        const byKey: string[] = []
+        let after: ListingPosition | undefined
+        for (;;) {
+          const page = await store.searchListings({ ...base, offset: 0, after })
+          byKey.push(...page.listings.map((l) => l.url))
+          const last = page.listings.at(-1)
+          if (!page.hasMore || last === undefined) break
+          after = { createdAt: last.createdAt, id: last.id }
+        }
+        expect(byKey).toEqual(expected)
+        const past = await store.searchListings({ ...base, offset: expected.length })
+        expect(past).toMatchObject({ listings: [], hasMore: false })
+        expect(past.total).toBe(Math.min(expected.length, maxTotal))
+      }
     })
 
     it('gives the lease to one holder until it expires', async () => {

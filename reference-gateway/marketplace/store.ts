@@ -59,6 +59,9 @@ export type NonceRefusal =
   | 'wrong_body'
   | 'wrong_action'
 
+/** A listing's place in the newest-first order of the catalog. */
+export type ListingPosition = Pick<Listing, 'createdAt' | 'id'>
+
 /** What a new listing needs. */
 export type NewListing = Omit<
   Listing,
@@ -124,10 +127,14 @@ export type MarketplaceStore = {
      * `searchWords.ts`).
      */
     words?: readonly string[] | undefined
+    /** Only listings after this one in the newest-first order (a keyset page). */
+    after?: ListingPosition | undefined
     limit: number
     offset: number
   }): Promise<{
     listings: Listing[]
+    /** True when more listings follow this page. */
+    hasMore: boolean
     /** How many match, counted up to {@link maxTotal}. */
     total: number
     /** True when more than {@link maxTotal} match (`total` is then the cap). */
@@ -164,7 +171,31 @@ export type MarketplaceStore = {
 /** A new random id with a prefix (`lst_…`, `prb_…`). */
 export const newId = (prefix: string): string => `${prefix}_${randomBytes(12).toString('hex')}`
 
-const fromListingRow = (r: Selectable<ListingTable>): Listing => ({
+/** The columns a listing is read from (not its search text, vector or tag set). */
+const listingColumns = [
+  'id',
+  'seller',
+  'url',
+  'method',
+  'probe_body',
+  'name',
+  'description',
+  'tags',
+  'network',
+  'asset',
+  'price',
+  'pay_to',
+  'state',
+  'consecutive_failures',
+  'next_probe_at_ms',
+  'created_at',
+  'updated_at',
+  'input_schema',
+] as const
+
+type ListingRow = Pick<Selectable<ListingTable>, (typeof listingColumns)[number]>
+
+const fromListingRow = (r: ListingRow): Listing => ({
   id: r.id,
   seller: r.seller,
   url: r.url,
@@ -331,49 +362,73 @@ export function createMarketplaceStore(db: Kysely<GatewaySchema>): MarketplaceSt
     },
 
     async searchListings(q) {
-      let query = db.selectFrom('marketplace_listings').where('state', '=', q.state)
-      if (q.network !== undefined) query = query.where('network', '=', q.network)
-      if (q.seller !== undefined) query = query.where('seller', '=', q.seller)
-      if (q.maxPrice !== undefined) query = query.where('price', '<=', q.maxPrice)
-      // Tags are a JSON array of [a-z0-9-] words: the quoted word matches exactly one element.
-      if (q.tag !== undefined) query = query.where('tags', 'like', `%${JSON.stringify(q.tag)}%`)
-      if (q.payTo !== undefined) query = query.where('pay_to', '=', q.payTo)
+      const conditions = [sql`state = ${q.state}`]
+      if (q.network !== undefined) conditions.push(sql`network = ${q.network}`)
+      if (q.seller !== undefined) conditions.push(sql`seller = ${q.seller}`)
+      if (q.maxPrice !== undefined) conditions.push(sql`price <= ${q.maxPrice}`)
+      if (q.tag !== undefined) {
+        // One whole element of the tags: PostgreSQL through the GIN index of `tag_set`; SQLite over
+        // the JSON text, where the quoted word (tags are [a-z0-9-] words) matches one element.
+        conditions.push(
+          sqlite
+            ? sql`tags LIKE ${`%${JSON.stringify(q.tag)}%`}`
+            : sql`tag_set @> ${JSON.stringify([q.tag])}::jsonb`,
+        )
+      }
+      if (q.payTo !== undefined) conditions.push(sql`pay_to = ${q.payTo}`)
       // Each word begins a word of the listing (searchWords.ts), through the store's text index.
       const words = (q.words ?? []).flatMap(wordsOf).slice(0, maxQueryWords)
-      if (words.length > 0) {
-        query = sqlite
-          ? query.where(
-              'id',
-              'in',
-              sql<string>`(SELECT id FROM marketplace_listings_fts WHERE marketplace_listings_fts MATCH ${words.map((w) => `"${w}"*`).join(' AND ')})`,
-            )
-          : query.where(
-              sql<boolean>`search_vector @@ to_tsquery('simple', ${words.map((w) => `${w}:*`).join(' & ')})`,
-            )
+      const filters = sql.join(conditions, sql` AND `)
+      let matching = filters
+      // The matches up to the cap, found from the most selective index.
+      let hits = sql`SELECT id, created_at FROM marketplace_listings WHERE ${filters}`
+      if (words.length > 0 && sqlite) {
+        const match = words.map((w) => `"${w}"*`).join(' AND ')
+        matching = sql`${filters} AND id IN (SELECT id FROM marketplace_listings_fts WHERE marketplace_listings_fts MATCH ${match})`
+        // From the text index to the listings (CROSS JOIN keeps that order): SQLite would rather
+        // walk the newest-first index and look every row up in the matches.
+        hits = sql`SELECT l.id, l.created_at FROM marketplace_listings_fts f CROSS JOIN marketplace_listings l ON l.id = f.id WHERE f.marketplace_listings_fts MATCH ${match} AND ${filters}`
+      } else if (words.length > 0) {
+        matching = sql`${filters} AND search_vector @@ to_tsquery('simple', ${words.map((w) => `${w}:*`).join(' & ')})`
+        hits = sql`SELECT id, created_at FROM marketplace_listings WHERE ${matching}`
       }
-      const [rows, count] = await Promise.all([
-        query
-          .selectAll()
-          // Both descending: the index (state, created_at, id) serves the order.
-          .orderBy('created_at', 'desc')
-          .orderBy('id', 'desc')
-          .limit(q.limit)
-          .offset(q.offset)
-          .execute(),
-        // Counted up to the cap only: a total never costs a scan of every matching row.
-        db
-          .selectFrom(
-            query
-              .select(sql<number>`1`.as('one'))
-              .limit(maxTotal + 1)
-              .as('matching'),
-          )
-          .select((eb) => eb.fn.countAll<number | string | bigint>().as('n'))
-          .executeTakeFirst(),
-      ])
-      const counted = Number(count?.n ?? 0)
+      // A keyset page: after the given listing in the newest-first order.
+      const after =
+        q.after === undefined
+          ? sql``
+          : sql`AND (created_at, id) < (${q.after.createdAt}, ${q.after.id})`
+      // One statement (one round trip): the matches counted up to the cap, and the page. Up to the
+      // cap, the matches were all found through the filters' best index and the page is sorted from
+      // them; past it they are dense (over a thousand) and the page walks the newest-first index
+      // `(state, created_at, id)`, which soon meets the page's rows. The one extra row says whether
+      // another page follows.
+      // A page past the last match is one row: the count, and nulls.
+      const { rows } = await sql<
+        { matched: number | string | bigint } & (ListingRow | { id: null })
+      >`WITH hits AS (
+  ${hits} LIMIT ${maxTotal + 1}
+), counted AS (
+  SELECT count(*) AS matched FROM hits
+), sparse AS (
+  SELECT id, created_at FROM hits WHERE (SELECT matched FROM counted) <= ${maxTotal} ${after}
+  ORDER BY created_at DESC, id DESC LIMIT ${q.limit + 1} OFFSET ${q.offset}
+), dense AS (
+  SELECT id, created_at FROM marketplace_listings
+  WHERE (SELECT matched FROM counted) > ${maxTotal} AND ${matching} ${after}
+  ORDER BY created_at DESC, id DESC LIMIT ${q.limit + 1} OFFSET ${q.offset}
+), page AS (
+  SELECT id FROM sparse UNION ALL SELECT id FROM dense
+)
+SELECT counted.matched, ${sql.join(listingColumns.map((c) => sql.ref(`l.${c}`)))}
+FROM counted LEFT JOIN page ON 1 = 1 LEFT JOIN marketplace_listings l ON l.id = page.id
+ORDER BY l.created_at DESC, l.id DESC`.execute(db)
+      const counted = Number(rows[0]?.matched ?? 0)
+      const found = rows
+        .filter((r): r is ListingRow & typeof r => r.id !== null)
+        .map(fromListingRow)
       return {
-        listings: rows.map(fromListingRow),
+        listings: found.slice(0, q.limit),
+        hasMore: found.length > q.limit,
         total: Math.min(counted, maxTotal),
         totalCapped: counted > maxTotal,
       }
