@@ -315,15 +315,17 @@ FROM d WHERE c.channel_id = d.channel_id RETURNING c.channel_id`,
     async acceptVoucher(channelId, cumulative, signature) {
       checkStoredAmount(cumulative, 'voucher amount')
       // One statement: the amount is claimed (once, in any process) only on an open channel
-      // within its deposit; then the highest is raised if the amount is above it.
+      // within its deposit; the highest is raised if the amount is above it; the channel's row
+      // comes back (the raised one, or the row as it was).
       const [row] = await rows(
         `WITH c AS (SELECT channel_id FROM ${t.channels} WHERE channel_id = $3 AND state = 'open' AND $1::bigint <= deposit),
 ins AS (INSERT INTO ${t.vouchers} (channel_id, amount) SELECT channel_id, $1::bigint FROM c ON CONFLICT DO NOTHING RETURNING channel_id),
-up AS (UPDATE ${t.channels} SET highest = $1::bigint, highest_signature = $2 WHERE channel_id IN (SELECT channel_id FROM ins) AND $1::bigint > highest RETURNING channel_id)
-SELECT (SELECT count(*) FROM ins) AS inserted, (SELECT count(*) FROM up) AS raised`,
+up AS (UPDATE ${t.channels} SET highest = $1::bigint, highest_signature = $2 WHERE channel_id IN (SELECT channel_id FROM ins) AND $1::bigint > highest RETURNING *)
+SELECT (SELECT count(*) FROM ins) AS inserted, up.* FROM up
+UNION ALL SELECT (SELECT count(*) FROM ins) AS inserted, ch.* FROM ${t.channels} ch WHERE ch.channel_id = $3 AND NOT EXISTS (SELECT 1 FROM up)`,
         [cumulative.toString(), signature, channelId],
       )
-      const channel = await select(channelId)
+      const channel = row === undefined ? undefined : recordOf(row)
       return Number(row?.inserted ?? 0) === 0 || channel === undefined
         ? refusal(channel, cumulative)
         : { status: 'accepted', channel }
