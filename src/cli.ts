@@ -32,6 +32,10 @@ const subcommands: Record<string, { summary: string; load: () => Promise<Command
     summary: 'Call a paid HTTP endpoint, paying its 402 in USDC',
     load: async () => (await import('./cli/pay.js')).payCommand(),
   },
+  session: {
+    summary: 'Session channels paid by vouchers (pay --session): list, close',
+    load: async () => (await import('./cli/session.js')).sessionCommand(),
+  },
   job: {
     summary: 'Escrowed jobs: fund, deliver, release, reject, refund, review',
     load: async () => (await import('./cli/job.js')).jobCommand(),

@@ -1,6 +1,7 @@
 /**
- * `tollgate pay [METHOD] URL [-d JSON] [--max 0.10] [--json]`: calls a paid endpoint with the
- * wallet in the config folder, paying its 402 within the price cap and the wallet limits. Prints
+ * `tollgate pay [METHOD] URL [-d JSON] [--max 0.10] [--session] [--json]`: calls a paid endpoint
+ * with the wallet in the config folder, paying its 402 within the price cap and the wallet limits
+ * (with `--session`, over an MPP session channel: see `tollgate session`). Prints
  * the challenge, what it paid, the settlement digest and the response (JSON pretty-printed, SSE as
  * it arrives). Exit 0 when the answer is 2xx; 2 with the code when the client refused to pay; 1
  * for any other failure (a non-2xx answer, no answer).
@@ -9,9 +10,10 @@
  */
 import { Command } from 'commander'
 import pc from 'picocolors'
-import { formatAmount, isPaymentError, PaymentError, parseAmount } from 'tollgate'
+import { formatAmount, isPaymentError, Mpp, PaymentError, parseAmount } from 'tollgate'
 import { type ChallengeEvent, createPayingFetch, type Payment, paymentOf } from 'tollgate/client'
 import { ledgerOption, messageOf, networkOption, preferOption } from './options.js'
+import { walletSessions } from './session.js'
 import { fail, ledgerLine, moneyLabel, resolveLedger } from './wallet.js'
 import { limitsFrom, loadSettings, loadWallet } from './walletFiles.js'
 
@@ -23,6 +25,8 @@ type PayOptions = {
   ledger?: string
   network: string
   prefer?: 'x402' | 'mpp'
+  session?: boolean
+  maxDeposit?: string
 }
 
 const methods = new Set(['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS'])
@@ -80,6 +84,11 @@ export function payCommand(): Command {
     .addOption(ledgerOption())
     .addOption(networkOption())
     .addOption(preferOption())
+    .option(
+      '--session',
+      'pay over an MPP session when offered: a channel opened once, a voucher per call',
+    )
+    .option('--max-deposit <usdc>', 'with --session: most a channel may hold, in USDC (default 1)')
     .action(async (first: string, second: string | undefined, options: PayOptions) => {
       try {
         await pay(first, second, options)
@@ -124,9 +133,45 @@ async function pay(first: string, second: string | undefined, options: PayOption
     }
     headers.set(header.slice(0, at).trim(), header.slice(at + 1).trim())
   }
+  const json = options.json === true
+  if (options.session === true) {
+    const maxDeposit =
+      options.maxDeposit === undefined ? undefined : parseAmount(options.maxDeposit)
+    const {
+      sessions,
+      label,
+      line: ledgerText,
+    } = await walletSessions(options.ledger, options.network, maxDeposit)
+    if (!json) console.log(ledgerText)
+    const response = await sessions.fetch(url, {
+      method,
+      headers,
+      ...(options.data === undefined ? {} : { body: options.data }),
+    })
+    const header = response.headers.get('payment-receipt')
+    const receipt = header === null ? undefined : Mpp.decodeReceipt(header)
+    const body = await response.text()
+    if (json) {
+      console.log(
+        JSON.stringify({ ok: response.ok, status: response.status, receipt, body }, null, 2),
+      )
+    } else {
+      if (receipt?.intent === 'session') {
+        line(
+          'paid',
+          `over session ${String(receipt.channelId)}: ${formatAmount(BigInt(String(receipt.spent)))} USDC spent in all${label}`,
+        )
+      } else {
+        line('paid', pc.dim('nothing over a session (none offered or asked)'))
+      }
+      line('status', `${response.status} ${response.statusText}`)
+      console.log(pretty(body))
+    }
+    if (!response.ok) process.exitCode = 1
+    return
+  }
   const settings = await loadSettings()
   const signer = await loadWallet()
-  const json = options.json === true
   let challenge: ReturnType<typeof challengeJson> | null = null
   const ledger = await resolveLedger(options.ledger, options.network)
   if (!json) console.log(ledgerLine(ledger, options.network))

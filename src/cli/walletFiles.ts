@@ -42,6 +42,7 @@ export const settingsSchema = z.object({
       usdcType: z.string().max(200),
       modulesPackage: id,
       escrowConfig: id,
+      channelRegistry: id.optional(),
     })
     .strict()
     .optional(),

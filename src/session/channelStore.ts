@@ -186,7 +186,10 @@ export function createMemoryChannelStore(): ChannelStore {
       if (channel.state !== 'open') return { status: 'not_open', channel }
       if (cumulativeAmount > channel.deposit) return { status: 'over_deposit', channel }
       let amounts = used.get(channelId)
-      if (amounts === undefined) used.set(channelId, (amounts = new Set()))
+      if (amounts === undefined) {
+        amounts = new Set()
+        used.set(channelId, amounts)
+      }
       if (amounts.has(cumulativeAmount)) return { status: 'same', channel }
       amounts.add(cumulativeAmount)
       if (cumulativeAmount <= channel.highest) return { status: 'accepted', channel }

@@ -24,6 +24,7 @@ const healthSchema = z.object({
   usdcType: z.string().min(3).max(200),
   modulesPackage: address,
   escrowConfig: address,
+  channelRegistry: address.optional(),
 })
 
 /** A local ledger as it describes itself (addresses normalised). */
@@ -37,6 +38,8 @@ export type LocalLedgerInfo = {
   modulesPackage: string
   /** The shared `EscrowConfig` object of that package. */
   escrowConfig: string
+  /** The shared `Registry` session channels are derived under (absent: an older ledger). */
+  channelRegistry?: string | undefined
 }
 
 /** The outcome of {@link readLocalLedger}. */
@@ -84,6 +87,16 @@ export async function readLocalLedger(
   }
   const parsed = healthSchema.safeParse(json)
   if (!parsed.success) return { status: 'other', reason: 'not a local ledger emulator' }
-  const { chainId, usdcType, modulesPackage, escrowConfig } = parsed.data
-  return { status: 'local', ledger: { url: base, chainId, usdcType, modulesPackage, escrowConfig } }
+  const { chainId, usdcType, modulesPackage, escrowConfig, channelRegistry } = parsed.data
+  return {
+    status: 'local',
+    ledger: {
+      url: base,
+      chainId,
+      usdcType,
+      modulesPackage,
+      escrowConfig,
+      ...(channelRegistry === undefined ? {} : { channelRegistry }),
+    },
+  }
 }

@@ -4,9 +4,11 @@
  *
  * @module
  */
+
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { z } from 'zod'
+import { channelRegistryId } from './channel.js'
 import {
   contentTypeOf,
   decodeRequest,
@@ -221,10 +223,11 @@ export async function startServer(options: ServerOptions): Promise<LedgerServer>
           chainId: engine.state.chainId,
           notice: 'LOCAL LEDGER: payments are not real',
           // What a buyer on this ledger pins (it records them with the URL): the coin treated as
-          // USDC and the project's package and escrow config object.
+          // USDC, the project's package, its escrow config and its session channel registry.
           usdcType: engine.state.usdcType,
           modulesPackage: engine.modulesPackage,
           escrowConfig: escrowConfigId(engine.modulesPackage),
+          channelRegistry: channelRegistryId(engine.modulesPackage),
         }),
       )
     }

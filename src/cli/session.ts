@@ -1,0 +1,136 @@
+/**
+ * `tollgate session list|close`: the wallet's session channels (MPP sessions, paid by vouchers over
+ * a payment channel: `tollgate pay --session`), kept in `sessions.json` beside the wallet. `list`
+ * shows each channel (seller, deposit, the mark of what was signed, state); `close` ends one
+ * cooperatively at its seller — the seller captures what was spent, the rest of the deposit comes
+ * back and is restored to the wallet's limits.
+ *
+ * The channel package and registry a buyer pays through are pinned, never taken from a seller's
+ * 402: on the local ledger they are the ones it reported (`tollgate ledger` / `wallet fund`
+ * record them); no package is published on a public network yet, so there `--session` refuses.
+ *
+ * @module
+ */
+import { join } from 'node:path'
+import { SuiGrpcClient } from '@mysten/sui/grpc'
+import { Command } from 'commander'
+import pc from 'picocolors'
+import { formatAmount, PaymentError } from 'tollgate'
+import {
+  channelBookFileName,
+  createChannelBook,
+  createSessionFetch,
+  createWalletLimits,
+  type SessionFetch,
+} from 'tollgate/client'
+import { ledgerOption, networkOption } from './options.js'
+import { fail, ledgerLine, moneyLabel, resolveLedger } from './wallet.js'
+import { limitsFrom, loadSettings, loadWallet, walletPaths } from './walletFiles.js'
+
+/** The default most one channel may hold: 1 USDC. */
+const defaultMaxDeposit = 1_000_000n
+
+/**
+ * The session buyer of the local wallet on the resolved ledger.
+ *
+ * @throws {PaymentError} `invalid_options` when no channel package is pinned for the ledger.
+ */
+export async function walletSessions(
+  ledgerOption: string | undefined,
+  network: string,
+  maxDeposit: bigint = defaultMaxDeposit,
+): Promise<{ sessions: SessionFetch; label: string; line: string }> {
+  const settings = await loadSettings()
+  const ledger = await resolveLedger(ledgerOption, network)
+  const registry = ledger.local?.channelRegistry
+  if (ledger.local === undefined || registry === undefined) {
+    throw new PaymentError(
+      'invalid_options',
+      `No session channel package is pinned for ${ledger.url}: sessions are paid on the local ledger only (tollgate ledger), until the package is published on ${network}.`,
+    )
+  }
+  const sessions = createSessionFetch({
+    signer: await loadWallet(),
+    client: new SuiGrpcClient({ network: 'mainnet', baseUrl: ledger.url }),
+    pinned: [
+      {
+        network: network.replace(/^sui:/, ''),
+        package: ledger.local.modulesPackage,
+        registry,
+      },
+    ],
+    maxDeposit,
+    limits: createWalletLimits(limitsFrom(settings)),
+    book: createChannelBook(join(walletPaths().home, channelBookFileName)),
+  })
+  return { sessions, label: moneyLabel(ledger), line: ledgerLine(ledger, network) }
+}
+
+type Options = { ledger?: string; network: string; json?: boolean }
+
+/** Builds the `session` command. */
+export function sessionCommand(): Command {
+  const command = new Command('session').description(
+    'The wallet’s session channels (tollgate pay --session): list, close',
+  )
+  command
+    .command('list')
+    .description('List the session channels in the wallet’s book')
+    .option('--json', 'print JSON (for scripts)')
+    .action(async (options: { json?: boolean }) => {
+      try {
+        const book = createChannelBook(join(walletPaths().home, channelBookFileName))
+        const channels = await book.list()
+        if (options.json === true) {
+          console.log(
+            JSON.stringify(
+              channels.map(({ sessionKey: _secret, ...c }) => c),
+              null,
+              2,
+            ),
+          )
+          return
+        }
+        if (channels.length === 0) console.log(pc.dim('no session channels'))
+        for (const c of channels) {
+          console.log(
+            `${pc.bold(c.channelId)} ${c.state}  ${formatAmount(BigInt(c.deposit))} USDC deposit, ${formatAmount(BigInt(c.price))} per call, at ${c.url}`,
+          )
+        }
+      } catch (error) {
+        fail(error, options.json)
+      }
+    })
+  command
+    .command('close')
+    .description('Close a channel at its seller: it takes what was spent, the rest comes back')
+    .argument('<channel-id>', 'the channel (tollgate session list)')
+    .addOption(ledgerOption())
+    .addOption(networkOption())
+    .option('--json', 'print JSON (for scripts)')
+    .action(async (channelId: string, options: Options) => {
+      try {
+        const { sessions, label, line } = await walletSessions(options.ledger, options.network)
+        if (options.json !== true) console.log(line)
+        const closed = await sessions.close(channelId)
+        if (options.json === true) {
+          console.log(
+            JSON.stringify({
+              channelId: closed.channelId,
+              spent: formatAmount(closed.spent),
+              refunded: formatAmount(closed.refunded),
+              digest: closed.digest ?? null,
+            }),
+          )
+          return
+        }
+        console.log(
+          `${pc.bold('closed')}   ${closed.channelId}: ${formatAmount(closed.spent)} USDC spent, ${formatAmount(closed.refunded)} USDC back${label}`,
+        )
+        if (closed.digest !== undefined) console.log(`${pc.bold('digest')}   ${closed.digest}`)
+      } catch (error) {
+        fail(error, options.json)
+      }
+    })
+  return command
+}
