@@ -33,7 +33,7 @@ const subcommands: Record<string, { summary: string; load: () => Promise<Command
     load: async () => (await import('./cli/pay.js')).payCommand(),
   },
   session: {
-    summary: 'Session channels paid by vouchers (pay --session): list, close',
+    summary: 'Session channels paid by vouchers (pay --session): list, close, withdraw',
     load: async () => (await import('./cli/session.js')).sessionCommand(),
   },
   job: {

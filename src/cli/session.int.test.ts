@@ -1,5 +1,5 @@
 /**
- * `tollgate pay --session` and `tollgate session list|close` as a user runs them: subprocesses with
+ * `tollgate pay --session` and `tollgate session list|close|withdraw` as a user runs them: subprocesses with
  * their own config folder, against a seller offering sessions on the ledger emulator. The wallet
  * opens one channel, pays two calls with vouchers, lists it, and closes it: the seller takes the
  * two calls, the rest of the deposit comes back.
@@ -62,6 +62,31 @@ describe('tollgate pay --session, tollgate session', { timeout: 300_000 }, () =>
     expect(closed.code, closed.stderr).toBe(0)
     expect(JSON.parse(closed.stdout)).toMatchObject({ spent: '0.020000', refunded: '0.980000' })
     expect(await chain.usdcBalance(address)).toBe(2_000_000n - 20_000n)
+  })
+
+  it('withdraws a channel without the seller: asks to close, then takes what is left after the grace period', async () => {
+    const paid = await tollgate(
+      'pay',
+      '--session',
+      '--ledger',
+      chain.url,
+      '--json',
+      `${seller.base}/call`,
+    )
+    expect(paid.code, paid.stderr).toBe(0)
+    const channels = JSON.parse((await tollgate('session', 'list', '--json')).stdout) as {
+      channelId: string
+      state: string
+    }[]
+    const open = channels.find((c) => c.state === 'open')
+    const id = open?.channelId ?? ''
+    const asked = await tollgate('session', 'withdraw', id, '--ledger', chain.url, '--json')
+    expect(JSON.parse(asked.stdout)).toMatchObject({ status: 'requested' })
+    chain.advanceClock(15 * 60_000 + 1)
+    const done = await tollgate('session', 'withdraw', id, '--ledger', chain.url, '--json')
+    expect(done.code, done.stderr).toBe(0)
+    // No settler ran for this seller: the whole 1 USDC deposit comes back.
+    expect(JSON.parse(done.stdout)).toMatchObject({ status: 'withdrawn', refunded: '1.000000' })
   })
 
   it('refuses --session on a ledger with no pinned channel package, with one line', async () => {

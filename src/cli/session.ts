@@ -1,5 +1,5 @@
 /**
- * `tollgate session list|close`: the wallet's session channels (MPP sessions, paid by vouchers over
+ * `tollgate session list|close|withdraw`: the wallet's session channels (MPP sessions, paid by vouchers over
  * a payment channel: `tollgate pay --session`), kept in `sessions.json` beside the wallet. `list`
  * shows each channel (seller, deposit, the mark of what was signed, state); `close` ends one
  * cooperatively at its seller — the seller captures what was spent, the rest of the deposit comes
@@ -71,7 +71,7 @@ type Options = { ledger?: string; network: string; json?: boolean }
 /** Builds the `session` command. */
 export function sessionCommand(): Command {
   const command = new Command('session').description(
-    'The wallet’s session channels (tollgate pay --session): list, close',
+    'The wallet’s session channels (tollgate pay --session): list, close, withdraw',
   )
   command
     .command('list')
@@ -128,6 +128,43 @@ export function sessionCommand(): Command {
           `${pc.bold('closed')}   ${closed.channelId}: ${formatAmount(closed.spent)} USDC spent, ${formatAmount(closed.refunded)} USDC back${label}`,
         )
         if (closed.digest !== undefined) console.log(`${pc.bold('digest')}   ${closed.digest}`)
+      } catch (error) {
+        fail(error, options.json)
+      }
+    })
+  command
+    .command('withdraw')
+    .description(
+      'Take a channel back without the seller: asks to close, then (run again after the grace period) withdraws what is left',
+    )
+    .argument('<channel-id>', 'the channel (tollgate session list)')
+    .addOption(ledgerOption())
+    .addOption(networkOption())
+    .option('--json', 'print JSON (for scripts)')
+    .action(async (channelId: string, options: Options) => {
+      try {
+        const { sessions, label, line } = await walletSessions(options.ledger, options.network)
+        if (options.json !== true) console.log(line)
+        const done = await sessions.withdraw(channelId)
+        if (options.json === true) {
+          console.log(
+            JSON.stringify(
+              done.status === 'withdrawn'
+                ? {
+                    status: done.status,
+                    refunded: formatAmount(done.refunded),
+                    digest: done.digest,
+                  }
+                : { status: done.status, graceEndsMs: done.graceEndsMs.toString() },
+            ),
+          )
+          return
+        }
+        console.log(
+          done.status === 'withdrawn'
+            ? `${pc.bold('withdrawn')} ${formatAmount(done.refunded)} USDC back${label} (${done.digest})`
+            : `${pc.bold(done.status)} the grace period ends at ${new Date(Number(done.graceEndsMs)).toISOString()} (ledger clock); run this again then`,
+        )
       } catch (error) {
         fail(error, options.json)
       }

@@ -66,4 +66,5 @@ export {
   type SessionClose,
   type SessionFetch,
   type SessionFetchOptions,
+  type SessionWithdrawal,
 } from './sessions.js'

@@ -102,4 +102,20 @@ describe('createSessionFetch', () => {
     expect(await b.sessions.list()).toEqual([])
     expect(await chain.usdcBalance(b.wallet.toSuiAddress())).toBe(5_000_000n)
   })
+
+  it('withdraws on its own when the seller does not close: asks, waits the grace period, takes what is left', async () => {
+    const b = buyer('withdraw')
+    expect((await b.sessions.fetch(`${seller.base}/call`)).status).toBe(200)
+    const [channel] = await b.sessions.list()
+    const channelId = channel?.channelId ?? ''
+    const asked = await b.sessions.withdraw(channelId)
+    expect(asked.status).toBe('requested')
+    expect((await b.sessions.withdraw(channelId)).status).toBe('waiting')
+    chain.advanceClock(15 * 60_000 + 1)
+    const done = await b.sessions.withdraw(channelId)
+    // No settler ran: the seller took nothing, the whole deposit comes back.
+    expect(done).toMatchObject({ status: 'withdrawn', refunded: 1_000_000n })
+    expect((await b.sessions.list())[0]?.state).toBe('closed')
+    expect(await b.limits.spentToday()).toBe(0n)
+  })
 })

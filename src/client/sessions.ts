@@ -30,7 +30,13 @@ import {
   parseChallenges,
   serializeCredential,
 } from '../mpp.js'
-import { buildOpen, buildTopUp, readChannel } from '../session/channelTx.js'
+import {
+  buildOpen,
+  buildRequestClose,
+  buildTopUp,
+  buildWithdraw,
+  readChannel,
+} from '../session/channelTx.js'
 import { channelIdOf, signVoucher, type VoucherSigner } from '../session/voucher.js'
 import { nativeVoucherSigner } from '../session/voucherKeys.js'
 import { sessionRequestSchema } from '../session/wire.js'
@@ -77,12 +83,25 @@ export type SessionClose = {
   readonly digest: string | undefined
 }
 
+/** What {@link SessionFetch.withdraw} did. */
+export type SessionWithdrawal =
+  /** The close is asked (or was already): withdraw again after `graceEndsMs` (the ledger's clock). */
+  | { readonly status: 'requested' | 'waiting'; readonly graceEndsMs: bigint }
+  /** Everything left came back. */
+  | { readonly status: 'withdrawn'; readonly refunded: bigint; readonly digest: string }
+
 /** The session buyer. */
 export type SessionFetch = {
   /** A `fetch` that pays a session offer through a channel (other 402s are returned as they are). */
   fetch(input: string | URL, init?: RequestInit): Promise<Response>
   /** Closes a channel cooperatively at the seller it was opened with. */
   close(channelId: string): Promise<SessionClose>
+  /**
+   * The payer's way out when the seller does not close: the first call asks to close on the
+   * ledger (the seller may still settle what was spent during the grace period); a call after
+   * the grace period takes back everything left.
+   */
+  withdraw(channelId: string): Promise<SessionWithdrawal>
   /** The channels in the book. */
   list(): Promise<ChannelEntry[]>
 }
@@ -502,6 +521,39 @@ export function createSessionFetch(options: SessionFetchOptions): SessionFetch {
         refunded,
         digest: typeof receipt.txHash === 'string' ? receipt.txHash : undefined,
       }
+    },
+    async withdraw(channelId) {
+      const entry = await book.get(channelId)
+      if (entry === undefined || entry.state === 'closed') {
+        throw new PaymentError(
+          'invalid_options',
+          'No open channel with that id in the session book.',
+        )
+      }
+      const state = await readChannel(client, channelId)
+      const common = { client, package: entry.package, sender: payer, channel: state }
+      const submit = async (built: Promise<{ build(o: object): Promise<Uint8Array> }>) => {
+        const bytes = await (await built).build({ client })
+        const { signature } = await signer.signTransaction(bytes)
+        return client.core.executeTransaction({ transaction: bytes, signatures: [signature] })
+      }
+      if (state.closeRequestedMs === 0n) {
+        const asked = await submit(buildRequestClose(common))
+        if (asked.$kind !== 'Transaction') {
+          throw new PaymentError('transaction_failed', 'The ledger refused the close request.')
+        }
+        const after = await readChannel(client, channelId)
+        return { status: 'requested', graceEndsMs: after.closeRequestedMs + after.graceMs }
+      }
+      const graceEndsMs = state.closeRequestedMs + state.graceMs
+      const refunded = state.escrow
+      const result = await submit(buildWithdraw(common))
+      // Refused before the grace period ends: nothing moved.
+      if (result.$kind !== 'Transaction') return { status: 'waiting', graceEndsMs }
+      await book.update(channelId, { state: 'closed', spent: state.settled.toString() })
+      if (entry.reservation !== undefined)
+        await options.limits?.keep(entry.reservation, state.settled)
+      return { status: 'withdrawn', refunded, digest: result.Transaction.digest }
     },
     list: () => book.list(),
   }
