@@ -437,7 +437,16 @@ describe('a confidential model on the keyless route', () => {
     const digest = paymentOf(response)?.digest
     expect(claims.payment).toEqual({ kind: 'payment', digest, amount: '50000' })
     // The buyer binds the receipt check to its settlement digest and the bytes it received.
-    expect((await fetch(`${gateway.url}/v1/aci/anchor/${id}`, { method: 'POST' })).status).toBe(200)
+    // 200 once anchored, 202 while the anchor's transaction is still on its way (a loaded ledger).
+    await expect
+      .poll(
+        async () => (await fetch(`${gateway.url}/v1/aci/anchor/${id}`, { method: 'POST' })).status,
+        {
+          timeout: 15_000,
+          interval: 200,
+        },
+      )
+      .toBe(200)
     const verify = (expectPayment: { digest: string }) =>
       Attestation.verifyInferenceReceipt(id, {
         inferenceUrl: gateway.url,

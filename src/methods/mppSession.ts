@@ -16,7 +16,6 @@
  *
  * @module
  */
-import { randomUUID } from 'node:crypto'
 import type { ClientWithCoreApi } from '@mysten/sui/client'
 import type { Signer } from '@mysten/sui/cryptography'
 import { fromHex, normalizeStructTag, normalizeSuiAddress } from '@mysten/sui/utils'
@@ -252,7 +251,7 @@ export function createSessionMethod(options: SessionMethodOptions): PaymentMetho
     signature: string,
   ): Promise<{ fresh: boolean; channel: ChannelRecord } | PaymentError> {
     const cumulative = BigInt(amount)
-    const signed = vouchers.verify(
+    const signed = await vouchers.verify(
       {
         channelId: channel.channelId,
         cumulativeAmount: cumulative,
@@ -325,7 +324,7 @@ export function createSessionMethod(options: SessionMethodOptions): PaymentMetho
     price: bigint,
     challengeId: string,
   ): Promise<SettlementResult> {
-    const holdId = randomUUID()
+    const holdId = crypto.randomUUID()
     const held = await store.hold(channel.channelId, price, holdId, now() + holdLeaseMs)
     if (held.status === 'insufficient') {
       return refuse(

@@ -29,7 +29,6 @@ export {
   minGraceMs,
   readChannel,
 } from './channelTx.js'
-export { createRedisChannelStore, type RedisChannelStoreOptions } from './redisChannelStore.js'
 export {
   type ChannelSettlement,
   createSessionSettler,

@@ -323,3 +323,9 @@ export function createRedisStore(options: RedisStoreOptions): PaymentStore {
 
   return createStore(engine, options)
 }
+
+/** The session channel books on Redis (see `Session.ChannelStore`), for sellers on several hosts. */
+export {
+  createRedisChannelStore,
+  type RedisChannelStoreOptions,
+} from '../session/redisChannelStore.js'
