@@ -481,7 +481,7 @@ export const mcp = [createGatewayMcp]
       fail(`GET /console/assets/console.js answered ${script.status}: ${await script.text()}`)
     }
 
-    step('tollgate wallet fund + tollgate pay one route against the gateway ledger')
+    step('tollgate wallet fund + tollgate pay one route against the gateway ledger, tollgate session list')
     if (ledgerUrl === undefined) fail(`the gateway printed no ledger URL:\n${out}`)
     else {
       const funded = tollgate('wallet', 'fund', '--ledger', ledgerUrl, '--usdc', '1')
@@ -508,6 +508,12 @@ export const mcp = [createGatewayMcp]
       if (paid.code !== 0 || result?.payment?.digest === undefined) {
         fail(`tollgate pay exited ${paid.code}:
       ${firstLines(paid.stdout || paid.stderr, 10)}`)
+      }
+      // The session commands load from the built CLI (the wallet has no channel yet).
+      const sessions = tollgate('session', 'list', '--json')
+      if (sessions.code !== 0 || sessions.stdout.trim() !== '[]') {
+        fail(`tollgate session list exited ${sessions.code}:
+      ${firstLines(sessions.stdout || sessions.stderr, 10)}`)
       }
     }
     gateway.kill('SIGTERM')
