@@ -481,7 +481,9 @@ export const mcp = [createGatewayMcp]
       fail(`GET /console/assets/console.js answered ${script.status}: ${await script.text()}`)
     }
 
-    step('tollgate wallet fund + tollgate pay one route against the gateway ledger, tollgate session list')
+    step(
+      'tollgate wallet fund + tollgate pay one route against the gateway ledger, tollgate session list',
+    )
     if (ledgerUrl === undefined) fail(`the gateway printed no ledger URL:\n${out}`)
     else {
       const funded = tollgate('wallet', 'fund', '--ledger', ledgerUrl, '--usdc', '1')
