@@ -59,6 +59,8 @@ export type Settled = {
    * served, released when not); absent for a payment recorded by its digest in the payment store.
    */
   books?: PaymentBooks | undefined
+  /** The session channel that paid (a session's payment), for a handler that meters its answer. */
+  channelId?: string | undefined
 }
 
 /**

@@ -42,6 +42,7 @@ import { nativeVoucherSigner } from '../session/voucherKeys.js'
 import { sessionRequestSchema } from '../session/wire.js'
 import { type ChannelBook, type ChannelEntry, createChannelBook } from './channelBook.js'
 import type { WalletLimits } from './limits.js'
+import { watchMeteredAnswer } from './meteredAnswer.js'
 
 /** A channel package and registry the buyer trusts, for one network (the seller names its own). */
 export type PinnedChannels = {
@@ -69,6 +70,13 @@ export type SessionFetchOptions = {
   /** Where channels are kept. Default: `sessions.json` in the tollgate home. */
   readonly book?: ChannelBook | undefined
   readonly fetch?: typeof globalThis.fetch | undefined
+  /**
+   * On an answer metered per unit (a stream paid per token), how many units the buyer signs ahead
+   * of the events it has received. Default 64.
+   */
+  readonly streamAhead?: bigint | undefined
+  /** Told when raising a voucher during a metered answer fails (the seller then ends it early). */
+  readonly onStreamError?: ((error: unknown) => void) | undefined
   /** Clock in ms. Default `Date.now`. */
   readonly now?: (() => number) | undefined
 }
@@ -414,8 +422,8 @@ export function createSessionFetch(options: SessionFetchOptions): SessionFetch {
   async function nextAmount(
     c: ChannelEntry,
     atLeast = 0n,
+    price = BigInt(c.price),
   ): Promise<{ amount: bigint; first: boolean }> {
-    const price = BigInt(c.price)
     const before = counters.get(c.channelId)
     const current = before ?? BigInt(c.signed)
     const amount = current + price > atLeast ? current + price : atLeast
@@ -433,10 +441,61 @@ export function createSessionFetch(options: SessionFetchOptions): SessionFetch {
   }
   const marks = new Map<string, bigint>()
 
+  /**
+   * Raises the voucher of `c` during a metered answer (a body-less `POST` to the route, answered
+   * 204): to `need` at least, topping up when the deposit is short, and to `wish` within it.
+   */
+  async function raise(c: ChannelEntry, url: string, need: bigint, wish: bigint): Promise<bigint> {
+    let entry = (await book.get(c.channelId)) ?? c
+    if (need > BigInt(entry.deposit)) entry = await topUp(entry, need)
+    const deposit = BigInt(entry.deposit)
+    const { amount } = await nextAmount(entry, wish < deposit ? wish : deposit, 1n)
+    const bare = new URL(url)
+    bare.search = ''
+    const response = await present(
+      entry,
+      { method: 'POST' },
+      { action: 'voucher', ...(await voucher(entry, amount)) },
+      bare.toString(),
+    )
+    if (response.status !== 204) {
+      throw new PaymentError(
+        'PAYMENT_REJECTED',
+        `The seller answered a voucher with ${response.status}.`,
+      )
+    }
+    return amount
+  }
+
+  /** A metered answer's body, watched to keep the vouchers ahead of it. */
+  function metered(
+    response: Response,
+    c: ChannelEntry,
+    url: string,
+    amount: bigint,
+    price: bigint,
+  ): Response {
+    const type = response.headers.get('content-type') ?? ''
+    if (!response.ok || !type.includes('text/event-stream')) return response
+    return watchMeteredAnswer(response, {
+      price,
+      base: amount - price,
+      covered: amount,
+      ahead: options.streamAhead ?? 64n,
+      raise: (need, wish) => raise(c, url, need, wish),
+      onError: options.onStreamError,
+    })
+  }
+
   /** Pays one call on channel `c`, answering a refusal (a short headroom, a used voucher). */
-  async function payCall(c: ChannelEntry, url: string, init: RequestInit): Promise<Response> {
+  async function payCall(
+    c: ChannelEntry,
+    url: string,
+    init: RequestInit,
+    price: bigint,
+  ): Promise<Response> {
     let entry = c
-    let { amount, first } = await nextAmount(entry)
+    let { amount, first } = await nextAmount(entry, 0n, price)
     let action = first && entry.openDigest !== undefined ? 'open' : 'voucher'
     for (let attempt = 0; ; attempt++) {
       const payload = {
@@ -445,7 +504,8 @@ export function createSessionFetch(options: SessionFetchOptions): SessionFetch {
         ...(await voucher(entry, amount)),
       }
       const response = await present(entry, init, payload, url)
-      if (response.status !== 402 || attempt >= maxRepays) return response
+      if (response.status !== 402 || attempt >= maxRepays)
+        return metered(response, entry, url, amount, price)
       const problem = problemSchema.safeParse(
         await response
           .clone()
@@ -458,9 +518,9 @@ export function createSessionFetch(options: SessionFetchOptions): SessionFetch {
       if (code === 'insufficient_balance' && requiredCumulative !== undefined) {
         const required = BigInt(requiredCumulative)
         if (required > BigInt(entry.deposit)) entry = await topUp(entry, required)
-        ;({ amount } = await nextAmount(entry, required))
+        ;({ amount } = await nextAmount(entry, required, price))
       } else if (code === 'replay') {
-        ;({ amount } = await nextAmount(entry))
+        ;({ amount } = await nextAmount(entry, 0n, price))
       } else if (code === 'amount_exceeds_deposit') {
         entry = await topUp(entry, amount)
         // Refused above the deposit, the amount was not used: it pays once the deposit covers it.
@@ -484,7 +544,7 @@ export function createSessionFetch(options: SessionFetchOptions): SessionFetch {
       }
       checkOffer(offer)
       const channel = await channelFor(url, offer)
-      return payCall(channel, url, init)
+      return payCall(channel, url, init, BigInt(offer.request.amount))
     },
     async close(channelId) {
       const entry = await book.get(channelId)

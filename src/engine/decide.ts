@@ -111,6 +111,7 @@ export function createDecide(context: DecideContext): Decide {
       amount: result.amount,
       resource,
       resumed: result.resumed,
+      ...(result.channelId === undefined ? {} : { channelId: result.channelId }),
       ...method.server.paymentInfo,
     }
     emit({ type: 'settled', resource, payment })

@@ -83,6 +83,11 @@ export type PaymentInfo = {
    * `PAYMENT-RESPONSE`); absent for version 1 and MPP.
    */
   x402Version?: 2 | undefined
+  /**
+   * The session channel that paid, when a session paid (`mppSession`): a route priced per unit
+   * meters its answer against it (`SessionMethod.stream`).
+   */
+  channelId?: string | undefined
 }
 
 /**

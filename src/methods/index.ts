@@ -13,7 +13,13 @@ import { x402v2 } from './x402v2.js'
 
 export type { ChallengeBinding } from '../internal/challenges.js'
 export { type MppChargeOffer, mppCharge } from './mppCharge.js'
-export { createSessionMethod, type SessionMethodOptions } from './mppSession.js'
+export {
+  createSessionMethod,
+  type MeteredPayment,
+  type SessionMethod,
+  type SessionMethodOptions,
+  type SessionStreamOptions,
+} from './mppSession.js'
 export type {
   ChallengeInput,
   ChallengeParts,

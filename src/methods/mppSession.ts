@@ -34,6 +34,8 @@ import {
 } from '../mpp.js'
 import type { ChannelRecord, ChannelStore } from '../session/channelStore.js'
 import { buildClose, type ChannelState, readChannel } from '../session/channelTx.js'
+import { type MeterStop, meterStream } from '../session/meter.js'
+import { formatMeteredEvent, isUnitEvent, sseEvents } from '../session/sse.js'
 import { channelIdOf } from '../session/voucher.js'
 import { createVoucherVerifier } from '../session/voucherKeys.js'
 import { sessionPayloadSchema } from '../session/wire.js'
@@ -62,8 +64,52 @@ export type SessionMethodOptions = {
   readonly minVoucherDelta?: bigint | undefined
   /** How long a call's hold outlives a process that died while serving it, ms. Default 60 000. */
   readonly holdLeaseMs?: number | undefined
+  /**
+   * What one unit is. `request` (default): each call pays one unit, held before the handler runs.
+   * Any other (`token`, `chunk`): the handler meters its answer with {@link SessionMethod.stream},
+   * one unit per event; a call only presents (or raises) the channel's voucher.
+   */
+  readonly unitType?: string | undefined
+  /** Price of one unit, base units. Default the route's price. */
+  readonly unitPrice?: bigint | undefined
+  /** How long a metered stream waits for a higher voucher before it ends, ms. Default 60 000. */
+  readonly voucherWaitMs?: number | undefined
   /** Clock in ms. Default `Date.now`. */
   readonly now?: (() => number) | undefined
+}
+
+/** Options of {@link SessionMethod.stream}. */
+export type SessionStreamOptions = {
+  /** Aborted when the buyer leaves: the stream stops, and the event not yet sent is not charged. */
+  readonly signal?: AbortSignal | undefined
+  /** Told why a stream stopped before its source ended (no voucher came, the channel closed). */
+  readonly onStop?: ((stop: MeterStop) => void) | undefined
+}
+
+/** What {@link SessionMethod.stream} reads of a paid call's payment (its `PaymentInfo`). */
+export type MeteredPayment = {
+  readonly method: string
+  readonly digest: string
+  readonly channelId?: string | undefined
+}
+
+/** The session payment method, with the metering of answers priced per unit. */
+export type SessionMethod = PaymentMethod & {
+  /** What one unit is (`request`, or the unit a handler meters). */
+  readonly unitType: string
+  /**
+   * Meters an event stream (an upstream's `text/event-stream` body) against the channel that paid
+   * `payment`, one unit per event (`[DONE]`, comments and named events pass free): each event's
+   * price is committed into the channel's `spent` just before the event is sent; when the vouchers
+   * run out, a `payment-need-voucher` event asks for more and the stream waits (bounded); the
+   * stream ends with a `payment-receipt` event. An event never sent is never charged.
+   * @throws {@link PaymentError} `invalid_options` when `payment` was not paid by this method.
+   */
+  stream(
+    payment: MeteredPayment,
+    body: ReadableStream<Uint8Array>,
+    options?: SessionStreamOptions,
+  ): ReadableStream<Uint8Array>
 }
 
 const zeroAddress = normalizeSuiAddress('0x0')
@@ -110,7 +156,7 @@ function isSessionCredential(value: string): boolean {
  * const paywall = createPaywall({ ...options, methods: [...Methods.builtInMethods, session] })
  * ```
  */
-export function createSessionMethod(options: SessionMethodOptions): PaymentMethod {
+export function createSessionMethod(options: SessionMethodOptions): SessionMethod {
   const { client, signer, store } = options
   const packageId = normalizeSuiAddress(options.package)
   const registry = normalizeSuiAddress(options.registry)
@@ -125,14 +171,49 @@ export function createSessionMethod(options: SessionMethodOptions): PaymentMetho
   const vouchers = createVoucherVerifier()
   const derived = new Map<string, string>()
   const firstSeen = new Map<string, ChannelRecord>()
+  const unitType = options.unitType ?? 'request'
+  const metered = unitType !== 'request'
+  const priceOf = (terms: PreparedTerms) => options.unitPrice ?? terms.price
+  if (options.unitPrice !== undefined && options.unitPrice <= 0n) {
+    throw new PaymentError('invalid_config', 'A session unit price is above zero.')
+  }
+
+  /** The unit price of each metered call not yet completed, by its digest. */
+  const unitPrices = new Map<string, bigint>()
+
+  /** Streams waiting for a voucher on a channel, woken when this process takes one. */
+  const waiting = new Map<string, Set<() => void>>()
+  function wake(channelId: string): void {
+    const woken = waiting.get(channelId)
+    if (woken === undefined) return
+    waiting.delete(channelId)
+    for (const resume of woken) resume()
+  }
+  /** Sleeps `ms`, or less when a voucher for the channel arrives at this process. */
+  function sleepUntilVoucher(channelId: string, ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      let set = waiting.get(channelId)
+      if (set === undefined) {
+        set = new Set()
+        waiting.set(channelId, set)
+      }
+      const resume = () => {
+        clearTimeout(timer)
+        waiting.get(channelId)?.delete(resume)
+        resolve()
+      }
+      const timer = setTimeout(resume, ms)
+      set.add(resume)
+    })
+  }
 
   /** The session challenge's `request` for a route's terms (per unit: the route's price). */
   function requestOf(terms: PreparedTerms): string {
     let request = requests.get(terms)
     if (request === undefined) {
       request = encodeRequest({
-        amount: terms.amount,
-        unitType: 'request',
+        amount: priceOf(terms).toString(),
+        unitType,
         ...(options.suggestedDeposit === undefined
           ? {}
           : { suggestedDeposit: options.suggestedDeposit.toString() }),
@@ -276,6 +357,7 @@ export function createSessionMethod(options: SessionMethodOptions): PaymentMetho
     const accepted = await store.acceptVoucher(channel.channelId, cumulative, signature.slice(2))
     switch (accepted.status) {
       case 'accepted':
+        wake(channel.channelId)
         return { fresh: true, channel: accepted.channel }
       case 'same':
         return { fresh: false, channel: accepted.channel }
@@ -363,6 +445,31 @@ export function createSessionMethod(options: SessionMethodOptions): PaymentMetho
       dialect: 'mpp',
       resumed: false,
       books,
+      channelId: channel.channelId,
+    }
+  }
+
+  /** A call on a metered route: its answer is charged per unit by `stream`, nothing up front. */
+  function meteredCall(channel: ChannelRecord, price: bigint): SettlementResult {
+    const digest = `${channel.channelId}/${crypto.randomUUID()}`
+    if (unitPrices.size >= 10_000) unitPrices.delete(unitPrices.keys().next().value as string)
+    unitPrices.set(digest, price)
+    const none = {}
+    const books: PaymentBooks = {
+      // Nothing was held for the call: what its answer sent is in the channel's books already.
+      served: async () => unitPrices.delete(digest) || true,
+      failed: async () => unitPrices.delete(digest) || true,
+      headersFor: () => none,
+    }
+    return {
+      status: 'settled',
+      digest,
+      payer: channel.payer,
+      amount: 0n,
+      dialect: 'mpp',
+      resumed: false,
+      books,
+      channelId: channel.channelId,
     }
   }
 
@@ -461,6 +568,7 @@ export function createSessionMethod(options: SessionMethodOptions): PaymentMetho
         const state = await readOpened(p)
         if (isPaymentError(state)) return refuse(state)
         const seen = await store.observe(channel.channelId, { deposit: state.deposited })
+        wake(channel.channelId)
         return answered(receipt(id, seen ?? channel))
       }
       case 'close':
@@ -470,6 +578,8 @@ export function createSessionMethod(options: SessionMethodOptions): PaymentMetho
         const taken = await takeVoucher(channel, p.cumulativeAmount, p.signature)
         if (isPaymentError(taken)) return refuse(taken)
         if (bare) return answered(receipt(id, taken.channel))
+        // A metered answer is charged as it is sent: the call itself holds nothing.
+        if (metered) return meteredCall(taken.channel, priceOf(terms))
         // A call is paid by a voucher amount not used before: a repeated one pays nothing again.
         if (!taken.fresh) {
           return refuse(
@@ -478,14 +588,54 @@ export function createSessionMethod(options: SessionMethodOptions): PaymentMetho
             }),
           )
         }
-        return holdCall(taken.channel, terms.price, id)
+        return holdCall(taken.channel, priceOf(terms), id)
       }
     }
+  }
+
+  function stream(
+    payment: MeteredPayment,
+    body: ReadableStream<Uint8Array>,
+    streamOptions: SessionStreamOptions = {},
+  ): ReadableStream<Uint8Array> {
+    const channelId = payment.channelId
+    const price = unitPrices.get(payment.digest)
+    if (payment.method !== 'mppSession' || channelId === undefined || price === undefined) {
+      throw new PaymentError('invalid_options', 'This payment was not made through this session.')
+    }
+    const events = meterStream(
+      sseEvents(body),
+      {
+        store,
+        channelId,
+        price,
+        isUnit: isUnitEvent,
+        waitMs: options.voucherWaitMs,
+        holdLeaseMs,
+        signal: streamOptions.signal,
+        now,
+        sleep: (ms) => sleepUntilVoucher(channelId, ms),
+      },
+      streamOptions.onStop,
+    )
+    const encoder = new TextEncoder()
+    return new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        const next = await events.next()
+        if (next.done) controller.close()
+        else controller.enqueue(encoder.encode(formatMeteredEvent(next.value)))
+      },
+      async cancel() {
+        await events.return(undefined)
+      },
+    })
   }
 
   return {
     name: 'mppSession',
     dialect: 'mpp',
+    unitType,
+    stream,
     buyerSubmits: true,
     server: {
       label: 'MPP session',

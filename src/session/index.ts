@@ -29,6 +29,7 @@ export {
   minGraceMs,
   readChannel,
 } from './channelTx.js'
+export { type MeteredEvent, type MeterOptions, type MeterStop, meterStream } from './meter.js'
 export {
   type ChannelSettlement,
   createSessionSettler,
@@ -43,6 +44,7 @@ export {
   type PostgresChannelStoreOptions,
   type SqliteChannelStoreOptions,
 } from './sqlChannelStore.js'
+export { formatMeteredEvent, isUnitEvent, sseEvents, sseFields } from './sse.js'
 export {
   type ChannelIdentity,
   channelIdOf,

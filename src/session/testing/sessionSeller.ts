@@ -1,7 +1,9 @@
 /**
  * A seller taking MPP sessions on the local ledger, for tests: a paywall on loopback with the
  * built-in methods and the session method, its channel books in memory. `/call` answers 200 and
- * counts the calls it served; `/failing` answers 503 (a failed call: nothing is spent for it).
+ * counts the calls it served; `/failing` answers 503 (a failed call: nothing is spent for it);
+ * `POST /tokens?n=N` streams N token events (and `[DONE]`) metered per token at
+ * {@link sessionTokenPrice} through a second session method, priced per token, on the same books.
  */
 import { serve } from '@hono/node-server'
 import type { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
@@ -23,6 +25,24 @@ export type SessionSeller = {
   readonly served: number
 }
 
+/** The price of one streamed token of `/tokens`, base units. */
+export const sessionTokenPrice = 100n
+
+/** The events `/tokens` streams: `n` chunks, then `[DONE]`. */
+function tokenEvents(n: number): ReadableStream<Uint8Array> {
+  const encoder = new TextEncoder()
+  let i = 0
+  return new ReadableStream({
+    pull(controller) {
+      if (i < n) controller.enqueue(encoder.encode(`data: {"token":${i++}}\n\n`))
+      else {
+        controller.enqueue(encoder.encode('data: [DONE]\n\n'))
+        controller.close()
+      }
+    },
+  })
+}
+
 /** The challenge secret of the seller's 402s. */
 export const sessionSellerSecret = 'a-challenge-secret-of-at-least-32-bytes!'
 
@@ -41,6 +61,17 @@ export function useSessionSeller(chain: TestLedger, price = '0.01'): SessionSell
       store: channels,
       network: 'mainnet',
     })
+    const perToken = createSessionMethod({
+      client: chain.client,
+      signer: payee,
+      package: chain.modulesPackage,
+      registry: chain.channel.registry,
+      store: channels,
+      network: 'mainnet',
+      unitType: 'token',
+      unitPrice: sessionTokenPrice,
+      voucherWaitMs: 2_000,
+    })
     const paywall = createPaywall({
       payTo: payee.toSuiAddress(),
       ledger: createLedger({ url: chain.url }),
@@ -53,10 +84,25 @@ export function useSessionSeller(chain: TestLedger, price = '0.01'): SessionSell
       return Response.json({ ok: true, n: served })
     })
     const failing = paywall.protect({ price }, () => new Response('down', { status: 503 }))
+    const tokens = paywall.protect(
+      { price: '0.05', methods: [...builtInMethods, perToken] },
+      (request, paid) => {
+        const n = Number(new URL(request.url).searchParams.get('n') ?? '10')
+        const body =
+          paid.payment.method === perToken.name
+            ? perToken.stream(paid.payment, tokenEvents(n), { signal: request.signal })
+            : tokenEvents(n)
+        return new Response(body, { headers: { 'content-type': 'text/event-stream' } })
+      },
+    )
+    const routes: Record<string, (request: Request) => Promise<Response>> = {
+      '/failing': failing,
+      '/tokens': tokens,
+    }
     const server = serve({
       port: 0,
       hostname: '127.0.0.1',
-      fetch: (request) => (new URL(request.url).pathname === '/failing' ? failing : call)(request),
+      fetch: (request) => (routes[new URL(request.url).pathname] ?? call)(request),
     })
     await new Promise((resolve) => server.once('listening', resolve))
     const address = server.address()

@@ -1,0 +1,136 @@
+/**
+ * A streamed answer paid per token through a session, end to end on the local ledger: the buyer's
+ * `createSessionFetch` keeps the channel's vouchers ahead of the events (raising them with body-less
+ * `POST`s answered 204), the seller commits each token into `spent` before it is sent, and the
+ * stream ends with a `payment-receipt` event. A buyer who stops raising gets what its vouchers
+ * cover and no more; a buyer who leaves mid-stream pays for the tokens sent, and no hold is left.
+ */
+import { mkdtemp } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { beforeAll, describe, expect, it } from 'vitest'
+import { sseEvents, sseFields } from '../session/sse.js'
+import { sessionTokenPrice, useSessionSeller } from '../session/testing/sessionSeller.js'
+import { useCheckedLedger } from '../testing/ledger/testSetup.js'
+import { createChannelBook } from './channelBook.js'
+import { createSessionFetch, type SessionFetchOptions } from './sessions.js'
+
+const chain = useCheckedLedger()
+const seller = useSessionSeller(chain)
+let folder: string
+beforeAll(async () => {
+  folder = await mkdtemp(join(tmpdir(), 'tollgate-metered-'))
+})
+
+/** A buyer whose `fetch` counts the voucher raises (body-less POSTs) it sends. */
+function buyer(name: string, extra: Partial<SessionFetchOptions> = {}) {
+  const wallet = chain.createTestWallet({ usdc: '5', sui: '1' })
+  const counts = { raises: 0 }
+  const options: SessionFetchOptions = {
+    signer: wallet,
+    client: chain.client,
+    pinned: [
+      { network: 'mainnet', package: chain.modulesPackage, registry: chain.channel.registry },
+    ],
+    maxDeposit: 1_000_000n,
+    deposit: () => 100_000n,
+    book: createChannelBook(join(folder, `${name}.json`)),
+    fetch: (input, init) => {
+      const bare = init?.method === 'POST' && init.body === undefined
+      if (bare && new Headers(init.headers).has('authorization')) counts.raises++
+      return fetch(input, init)
+    },
+    ...extra,
+  }
+  return { counts, sessions: createSessionFetch(options) }
+}
+
+/** Reads an event stream: its token events, and the session's own events by name. */
+async function readAll(response: Response, stopAfter = Number.POSITIVE_INFINITY) {
+  const tokens: string[] = []
+  const named: { name: string; data: Record<string, string> }[] = []
+  if (response.body === null) throw new Error('no body')
+  for await (const event of sseEvents(response.body)) {
+    const { name, data } = sseFields(event)
+    if (name === 'message' && data !== undefined && data !== '[DONE]') tokens.push(data)
+    else if (name !== 'message') named.push({ name, data: JSON.parse(data ?? '{}') })
+    if (tokens.length >= stopAfter) break
+  }
+  return { tokens, named }
+}
+
+async function channelOf(sessions: ReturnType<typeof createSessionFetch>) {
+  const [entry] = await sessions.list()
+  const record = await seller.channels.get(entry?.channelId ?? '')
+  if (record === undefined) throw new Error('the seller has no books for the channel')
+  return record
+}
+
+describe('a stream paid per token over a session', () => {
+  it('serves every token, charges exactly the tokens sent, and raises vouchers in blocks', async () => {
+    const b = buyer('whole', { streamAhead: 64n })
+    const response = await b.sessions.fetch(`${seller.base}/tokens?n=500`, { method: 'POST' })
+    expect(response.status).toBe(200)
+    const { tokens, named } = await readAll(response)
+    expect(tokens).toHaveLength(500)
+    expect(tokens[499]).toBe('{"token":499}')
+    const receipt = named.at(-1)
+    expect(receipt?.name).toBe('payment-receipt')
+    const channel = await channelOf(b.sessions)
+    expect(channel.spent).toBe(500n * sessionTokenPrice)
+    expect(channel.held).toBe(0n)
+    expect(receipt?.data).toMatchObject({
+      channelId: channel.channelId,
+      spent: String(500n * sessionTokenPrice),
+    })
+    // Vouchers came in blocks of about 48 tokens, not one per token.
+    expect(b.counts.raises).toBeGreaterThan(5)
+    expect(b.counts.raises).toBeLessThan(20)
+    // Never above the deposit, and at most the block beyond what was served.
+    expect(channel.highest).toBeLessThanOrEqual(channel.deposit)
+    expect(channel.highest - channel.spent).toBeLessThanOrEqual(64n * sessionTokenPrice)
+  })
+
+  it('asks for a voucher, then ends with what the vouchers covered when none comes', async () => {
+    const errors: unknown[] = []
+    const { sessions: stingy } = buyer('stingy', {
+      // Every raise (a body-less POST without the call's query) fails before it reaches the
+      // seller: the vouchers stay where the call left them.
+      fetch: (input, init) =>
+        init?.method === 'POST' && !String(input).includes('?')
+          ? Promise.reject(new TypeError('offline'))
+          : fetch(input, init),
+      onStreamError: (error) => errors.push(error),
+    })
+    const response = await stingy.fetch(`${seller.base}/tokens?n=50`, { method: 'POST' })
+    const { tokens, named } = await readAll(response)
+    // The call's voucher covered one token; the seller asked for more, waited, and stopped.
+    expect(tokens).toHaveLength(1)
+    expect(named.map((e) => e.name)).toEqual(['payment-need-voucher', 'payment-receipt'])
+    expect(named[0]?.data).toMatchObject({
+      requiredCumulative: String(2n * sessionTokenPrice),
+    })
+    const channel = await channelOf(stingy)
+    expect(channel.spent).toBe(sessionTokenPrice)
+    expect(channel.held).toBe(0n)
+    expect(errors.length).toBeGreaterThan(0)
+  })
+
+  it('charges a buyer who leaves mid-stream for the tokens sent, and leaves no hold', async () => {
+    const b = buyer('leaver')
+    const controller = new AbortController()
+    const response = await b.sessions.fetch(`${seller.base}/tokens?n=100000`, {
+      method: 'POST',
+      signal: controller.signal,
+    })
+    const { tokens } = await readAll(response, 200)
+    controller.abort()
+    await expect.poll(async () => (await channelOf(b.sessions)).held, { timeout: 5_000 }).toBe(0n)
+    const channel = await channelOf(b.sessions)
+    // What was sent was spent (the buyer read some, more were on the wire); never all of it.
+    expect(channel.spent % sessionTokenPrice).toBe(0n)
+    expect(channel.spent).toBeGreaterThanOrEqual(BigInt(tokens.length) * sessionTokenPrice)
+    expect(channel.spent).toBeLessThan(100_000n * sessionTokenPrice)
+    expect(channel.spent).toBeLessThanOrEqual(channel.highest)
+  })
+})

@@ -1,0 +1,112 @@
+/**
+ * The buyer's side of an answer metered per unit (a streamed answer paid per token through a
+ * session): the events pass to the reader unchanged, and as they pass the buyer keeps the channel's
+ * vouchers ahead of them — when what it has signed covers fewer than a quarter of `ahead` more
+ * units, it signs up to `ahead` units beyond those received, so the seller's meter seldom waits;
+ * when the seller asks anyway (`payment-need-voucher`), it signs what was asked and the same margin.
+ * A buyer signs at most about `ahead` units beyond what it has been sent (a voucher is an
+ * authorisation: the seller captures only what it spent).
+ *
+ * @module
+ */
+import { z } from 'zod'
+import { isUnitEvent, sseFields } from '../session/sse.js'
+
+/**
+ * How the buyer raises the channel's voucher: to `wish` if the deposit allows, and to `need` at
+ * least (topping up when the deposit does not cover it); resolves to the amount now signed.
+ */
+export type RaiseVoucher = (need: bigint, wish: bigint) => Promise<bigint>
+
+/** What {@link watchMeteredAnswer} needs to know. */
+export type MeteredAnswerOptions = {
+  /** Price of one unit, base units. */
+  readonly price: bigint
+  /** What was signed before this answer (its first unit is covered above it). */
+  readonly base: bigint
+  /** What the voucher that started this answer covers. */
+  readonly covered: bigint
+  /** How many units to sign ahead of the events received. */
+  readonly ahead: bigint
+  readonly raise: RaiseVoucher
+  /** Told when a raise fails (the stream may then end early, as the seller decides). */
+  readonly onError?: ((error: unknown) => void) | undefined
+}
+
+const needSchema = z.object({
+  requiredCumulative: z.string().regex(/^[0-9]{1,20}$/),
+})
+
+/**
+ * Returns `response` with a body that raises the channel's voucher as the answer's units pass;
+ * see the module's description. A body-less response is returned as it is.
+ */
+export function watchMeteredAnswer(response: Response, options: MeteredAnswerOptions): Response {
+  if (response.body === null) return response
+  const { price, base, ahead, raise } = options
+  const lowWater = ahead / 4n > 0n ? ahead / 4n : 1n
+  let covered = options.covered
+  let units = 0n
+  let buffered = ''
+  const decoder = new TextDecoder()
+  // One raise at a time; a later need is folded into the next one.
+  let raising: Promise<void> | undefined
+  let needed = 0n
+  function want(need: bigint): void {
+    if (need <= covered) return
+    if (need > needed) needed = need
+    if (raising !== undefined) return
+    raising = (async () => {
+      while (needed > covered) {
+        const need = needed
+        try {
+          const signed = await raise(need, need + (ahead - lowWater) * price)
+          if (signed > covered) covered = signed
+          if (signed < need) return
+        } catch (error) {
+          options.onError?.(error)
+          return
+        }
+      }
+    })().finally(() => {
+      raising = undefined
+    })
+  }
+  function seen(event: string): void {
+    if (isUnitEvent(event)) {
+      units += 1n
+      if (base + (units + lowWater) * price > covered) want(base + (units + lowWater) * price)
+      return
+    }
+    const { name, data } = sseFields(event)
+    if (name !== 'payment-need-voucher' || data === undefined) return
+    let parsed: unknown
+    try {
+      parsed = JSON.parse(data)
+    } catch {
+      return
+    }
+    const need = needSchema.safeParse(parsed)
+    if (need.success) want(BigInt(need.data.requiredCumulative))
+  }
+  const watch = new TransformStream<Uint8Array, Uint8Array>({
+    transform(chunk, controller) {
+      controller.enqueue(chunk)
+      buffered += decoder.decode(chunk, { stream: true })
+      if (buffered.includes('\r')) buffered = buffered.replace(/\r\n?/g, '\n')
+      for (;;) {
+        const end = buffered.indexOf('\n\n')
+        if (end < 0) break
+        seen(buffered.slice(0, end))
+        buffered = buffered.slice(end + 2)
+      }
+      // An event is at most 1 MiB (the seller's limit too): a longer one is not watched.
+      if (buffered.length > 1 << 20) buffered = ''
+    },
+  })
+  return new Response(response.body.pipeThrough(watch), {
+    status: response.status,
+    statusText: response.statusText,
+    headers: response.headers,
+  })
+}
