@@ -20,6 +20,8 @@ export default defineConfig({
   resolve: { alias },
   test: {
     maxWorkers,
+    // The CLI, bundled once for the tests that run it in a subprocess (scripts/cliUnderTest.ts).
+    globalSetup: ['scripts/testSetup.ts'],
     projects: [
       {
         extends: true,

@@ -10,13 +10,13 @@ import { join } from 'node:path'
 import { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
 import { useTestLedger } from 'tollgate/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { cliArgs } from '../scripts/cliUnderTest.js'
 import { createLedger } from '../src/ledger/index.js'
 import { lookUpAgent, registerAgent } from './agent.js'
 import { type RunningSeller, startSeller } from './fixtures/sellers.js'
 import type { ConformanceReport } from './report.js'
 
 const root = new URL('..', import.meta.url).pathname
-const tsx = join(root, 'node_modules/.bin/tsx')
 const chain = useTestLedger({ beforeAll, afterAll })
 let key: Ed25519Keypair
 let seller: RunningSeller
@@ -38,8 +38,8 @@ afterAll(async () => {
 function tollgate(args: string[], env: Record<string, string> = {}) {
   return new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
     execFile(
-      tsx,
-      [join(root, 'src/cli.ts'), ...args],
+      process.execPath,
+      cliArgs(...args),
       {
         cwd: root,
         timeout: 120_000,

@@ -12,13 +12,13 @@ import { join } from 'node:path'
 import { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
 import { useTestLedger } from 'tollgate/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { cliArgs } from '../scripts/cliUnderTest.js'
 import { registerAgent } from './fixtures/agent.js'
 import { brokenSellers, type RunningSeller, startSeller } from './fixtures/sellers.js'
 import type { ConformanceReport } from './report.js'
 import { checkWellFormedXml } from './testHelpers.js'
 
 const root = new URL('..', import.meta.url).pathname
-const tsx = join(root, 'node_modules/.bin/tsx')
 const chain = useTestLedger({ beforeAll, afterAll })
 let agent: string
 let good: RunningSeller
@@ -46,8 +46,8 @@ afterAll(async () => {
 function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     execFile(
-      tsx,
-      [join(root, 'src/cli.ts'), 'conformance', ...args],
+      process.execPath,
+      cliArgs('conformance', ...args),
       { cwd: root, timeout: 90_000, env: { ...process.env, NO_COLOR: '1' } },
       (error, stdout, stderr) => {
         const code = error === null ? 0 : typeof error.code === 'number' ? error.code : -1

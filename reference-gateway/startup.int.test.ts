@@ -8,12 +8,11 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer, type Server } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { cliArgs } from '../scripts/cliUnderTest.js'
 import { serviceUrl } from '../src/stores/contract.js'
 import { useTestGateway } from './server/testHelpers.js'
 
-const cli = fileURLToPath(new URL('../src/cli.ts', import.meta.url))
 const databaseUrl = serviceUrl('DATABASE_URL')
 
 let folder: string
@@ -31,7 +30,7 @@ type Outcome = { code: number | null; stdout: string; stderr: string }
 /** Runs `tsx src/cli.ts gateway …` with only `env` (and PATH) set; kills it if it starts after all. */
 function gateway(args: string[], env: Record<string, string>): Promise<Outcome> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', cli, 'gateway', ...args], {
+    const child = spawn(process.execPath, cliArgs('gateway', ...args), {
       // Any free port for its local ledger: 9123 (the default) belongs to the user's own.
       env: {
         PATH: process.env.PATH ?? '',

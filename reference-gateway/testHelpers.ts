@@ -11,11 +11,11 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { connect, type Socket } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { SuiGrpcClient } from '@mysten/sui/grpc'
 import type { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
 import pg from 'pg'
 import { expect } from 'vitest'
+import { cliModule } from '../scripts/cliUnderTest.js'
 import type { SellerEvent } from '../src/engine/sellerTypes.js'
 import { uniqueName } from '../src/stores/contract.js'
 import type { StartedLedger, StubUpstreams } from '../src/testing/index.js'
@@ -260,8 +260,6 @@ export async function paidOverTcp(
   }
 }
 
-const cli = fileURLToPath(new URL('../src/cli.ts', import.meta.url))
-
 /** A `tollgate gateway` child process. */
 export type GatewayProcess = {
   /** `http://127.0.0.1:<port>`, once it listens. */
@@ -280,8 +278,9 @@ export function startGatewayProcess(
   env: Record<string, string>,
   children?: Set<ChildProcess>,
 ): Promise<GatewayProcess> {
-  const child = fork(cli, ['gateway', '--port', '0'], {
-    execArgv: ['--import', 'tsx'],
+  const cli = cliModule()
+  const child = fork(cli.file, ['gateway', '--port', '0'], {
+    execArgv: cli.execArgv,
     env: { PATH: process.env.PATH ?? '', NO_COLOR: '1', ...env },
     stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
   })

@@ -7,14 +7,12 @@ import { execFile, spawn } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import { useTestLedger } from 'tollgate/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { cliArgs } from '../../scripts/cliUnderTest.js'
 import { useTestGateway } from '../server/testHelpers.js'
 
-const cli = fileURLToPath(new URL('../../src/cli.ts', import.meta.url))
-const tsx = fileURLToPath(new URL('../../node_modules/.bin/tsx', import.meta.url))
 const run = promisify(execFile)
 
 const chain = useTestLedger({ beforeAll, afterAll })
@@ -73,8 +71,9 @@ describe('test money is labelled', () => {
     const env = { ...process.env, TOLLGATE_HOME: join(folder, 'buyer'), NO_COLOR: '1' }
     let last = ''
     for (const command of commands) {
-      // `npx tollgate` is this checkout's CLI, run through tsx.
-      const local = command.replace(/^npx tollgate /, `'${tsx}' '${cli}' `)
+      // `npx tollgate` is this checkout's CLI.
+      const tollgate = [process.execPath, ...cliArgs()].map((word) => `'${word}'`).join(' ')
+      const local = command.replace(/^npx tollgate /, `${tollgate} `)
       last = (await run('bash', ['-c', local], { env })).stdout
     }
     expect(last).toMatch(/paid\s+\d+\.\d{6} USDC in x402/)
@@ -82,8 +81,8 @@ describe('test money is labelled', () => {
   })
 
   it('in the start banner of tollgate gateway', { timeout: 120_000 }, async () => {
-    // One process (no tsx wrapper), so that killing it leaves nothing behind.
-    const child = spawn(process.execPath, ['--import', 'tsx', cli, 'gateway', '--port', '0'], {
+    // One process (no wrapper), so that killing it leaves nothing behind.
+    const child = spawn(process.execPath, cliArgs('gateway', '--port', '0'), {
       env: {
         PATH: process.env.PATH ?? '',
         NO_COLOR: '1',

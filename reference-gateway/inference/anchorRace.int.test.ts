@@ -8,13 +8,13 @@ import { type ChildProcess, fork } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { useTestLedger } from 'tollgate/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { cliModule } from '../../scripts/cliUnderTest.js'
 import { openDatabase } from '../db/database.js'
 import { createKeyStore } from './keys.js'
 
-const cli = fileURLToPath(new URL('../../src/cli.ts', import.meta.url))
+const cli = cliModule()
 const model = 'confidential/llama-3.3-70b'
 
 type Gateway = { url: string; child: ChildProcess; exited: Promise<number | null> }
@@ -26,8 +26,8 @@ describe('two gateway processes racing to anchor the same receipts', () => {
   const gateways: Gateway[] = []
 
   function start(): Promise<Gateway> {
-    const child = fork(cli, ['gateway', '--port', '0'], {
-      execArgv: ['--import', 'tsx'],
+    const child = fork(cli.file, ['gateway', '--port', '0'], {
+      execArgv: cli.execArgv,
       env,
       stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
     })

@@ -9,14 +9,14 @@ import { type ChildProcess, execFile, fork } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import pg from 'pg'
 import { useTestLedger } from 'tollgate/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { cliArgs, cliModule } from '../../scripts/cliUnderTest.js'
 import { serviceUrl, uniqueName } from '../../src/stores/contract.js'
 
-const cli = fileURLToPath(new URL('../../src/cli.ts', import.meta.url))
+const cli = cliModule()
 const databaseUrl = serviceUrl('DATABASE_URL')
 const redisUrl = serviceUrl('REDIS_URL')
 const model = 'llama-3.3-70b'
@@ -37,8 +37,8 @@ describe.skipIf(databaseUrl === undefined || redisUrl === undefined)(
     let b: Gateway
 
     function start(): Promise<Gateway> {
-      const child = fork(cli, ['gateway', '--port', '0'], {
-        execArgv: ['--import', 'tsx'],
+      const child = fork(cli.file, ['gateway', '--port', '0'], {
+        execArgv: cli.execArgv,
         env,
         stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
       })
@@ -61,11 +61,9 @@ describe.skipIf(databaseUrl === undefined || redisUrl === undefined)(
     }
 
     async function keysCli(...args: string[]): Promise<string> {
-      const { stdout } = await promisify(execFile)(
-        process.execPath,
-        ['--import', 'tsx', cli, 'keys', ...args],
-        { env },
-      )
+      const { stdout } = await promisify(execFile)(process.execPath, cliArgs('keys', ...args), {
+        env,
+      })
       return stdout
     }
 

@@ -13,6 +13,7 @@ import { toBase64 } from '@mysten/sui/utils'
 import { compileErrors, validate } from '@readme/openapi-parser'
 import { useTestLedger } from 'tollgate/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { cliArgs } from '../../scripts/cliUnderTest.js'
 import { Escrow } from '../../src/index.js'
 import { useTestGateway } from '../server/testHelpers.js'
 
@@ -253,7 +254,7 @@ describe('tollgate job … round trip through the gateway', { timeout: 600_000 }
       FORCE_COLOR: '0',
     }
     try {
-      const { stdout, stderr } = await run('npx', ['tsx', 'src/cli.ts', ...args], {
+      const { stdout, stderr } = await run(process.execPath, cliArgs(...args), {
         env,
         timeout: 120_000,
       })

@@ -8,6 +8,7 @@ import { promisify } from 'node:util'
 import { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
 import { Transaction } from '@mysten/sui/transactions'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { cliArgs } from '../../scripts/cliUnderTest.js'
 import { useTestLedger } from '../testing/index.js'
 import { coinRefs } from '../testing/ledger/testHelpers.js'
 import { linesOf, runCli } from './testHelpers.js'
@@ -18,11 +19,10 @@ const chain = useTestLedger({ beforeAll, afterAll })
 async function tollgate(...args: string[]) {
   const env = { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0' }
   try {
-    const { stdout, stderr } = await run(
-      process.execPath,
-      ['--import', 'tsx', 'src/cli.ts', ...args],
-      { env, timeout: 120_000 },
-    )
+    const { stdout, stderr } = await run(process.execPath, cliArgs(...args), {
+      env,
+      timeout: 120_000,
+    })
     return { code: 0, stdout, stderr }
   } catch (error) {
     const e = error as { code?: number; stdout?: string; stderr?: string }

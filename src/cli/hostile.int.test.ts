@@ -22,6 +22,7 @@ import { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
 import { verifyPersonalMessageSignature } from '@mysten/sui/verify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { mutationMessage } from '../../reference-gateway/marketplace/signing.js'
+import { cliArgs } from '../../scripts/cliUnderTest.js'
 import { paymentRequiredResponse } from '../challenge.js'
 import { reviewMessage } from '../escrow/review.js'
 import { termsHash } from '../escrow/terms.js'
@@ -113,11 +114,10 @@ async function tollgate(...args: string[]): Promise<Result> {
     TOLLGATE_AGENT_KEY: '',
   }
   try {
-    const { stdout, stderr } = await run(
-      process.execPath,
-      ['--import', 'tsx', 'src/cli.ts', ...args],
-      { env, timeout: 180_000 },
-    )
+    const { stdout, stderr } = await run(process.execPath, cliArgs(...args), {
+      env,
+      timeout: 180_000,
+    })
     return { code: 0, stdout, stderr }
   } catch (error) {
     const e = error as { code?: number; stdout?: string; stderr?: string }

@@ -14,6 +14,7 @@ import type { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type RunningSeller, startSeller } from '../../conformance/fixtures/sellers.js'
 import { useTestGateway } from '../../reference-gateway/server/testHelpers.js'
+import { cliArgs } from '../../scripts/cliUnderTest.js'
 
 const run = promisify(execFile)
 const folder = mkdtempSync(join(tmpdir(), 'tollgate-listing-'))
@@ -30,11 +31,10 @@ async function tollgate(...args: string[]) {
     TOLLGATE_GATEWAY: gateway.url,
   }
   try {
-    const { stdout, stderr } = await run(
-      process.execPath,
-      ['--import', 'tsx', 'src/cli.ts', ...args],
-      { env, timeout: 120_000 },
-    )
+    const { stdout, stderr } = await run(process.execPath, cliArgs(...args), {
+      env,
+      timeout: 120_000,
+    })
     return { code: 0, stdout, stderr }
   } catch (error) {
     const e = error as { code?: number; stdout?: string; stderr?: string }

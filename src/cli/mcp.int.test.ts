@@ -14,6 +14,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { useTestGateway } from '../../reference-gateway/server/testHelpers.js'
+import { cliArgs } from '../../scripts/cliUnderTest.js'
 import { createWalletFile } from './walletFiles.js'
 
 const gateway = useTestGateway()
@@ -35,7 +36,7 @@ describe('tollgate mcp over stdio', { timeout: 180_000 }, () => {
     const transport = new StdioClientTransport({
       command: process.execPath,
       args: [
-        ...['--import', 'tsx', 'src/cli.ts', 'mcp', '--gateway', gateway.url],
+        ...cliArgs('mcp', '--gateway', gateway.url),
         ...['--ledger', emulator.url, '--max', '0.05', '--session-budget', '0.03'],
         '--allow-test-root',
       ],
@@ -89,7 +90,7 @@ describe('tollgate mcp over stdio', { timeout: 180_000 }, () => {
     const empty = mkdtempSync(join(tmpdir(), 'tollgate-mcp-home-'))
     const transport = new StdioClientTransport({
       command: process.execPath,
-      args: ['--import', 'tsx', 'src/cli.ts', 'mcp', '--gateway', gateway.url],
+      args: cliArgs('mcp', '--gateway', gateway.url),
       env: { ...(process.env as Record<string, string>), TOLLGATE_HOME: empty, NO_COLOR: '1' },
       stderr: 'pipe',
     })
@@ -129,7 +130,7 @@ describe('tollgate mcp over stdio', { timeout: 180_000 }, () => {
     const child = spawn(
       process.execPath,
       [
-        ...['--import', 'tsx', 'src/cli.ts', 'mcp', '--gateway', gateway.url, '--http', '0'],
+        ...cliArgs('mcp', '--gateway', gateway.url, '--http', '0'),
         ...['--ledger', emulator.url, '--session-budget', '0.03'],
       ],
       {

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { beforeAll, describe, expect, it } from 'vitest'
+import { cliArgs } from '../../scripts/cliUnderTest.js'
 import { useSellers } from '../client/testHelpers.js'
 
 const run = promisify(execFile)
@@ -34,11 +35,10 @@ type Result = { code: number; stdout: string; stderr: string }
 async function tollgate(...args: string[]): Promise<Result> {
   const env = { ...process.env, TOLLGATE_HOME: home, NO_COLOR: '1', FORCE_COLOR: '0' }
   try {
-    const { stdout, stderr } = await run(
-      process.execPath,
-      ['--import', 'tsx', 'src/cli.ts', ...args],
-      { env, timeout: 120_000 },
-    )
+    const { stdout, stderr } = await run(process.execPath, cliArgs(...args), {
+      env,
+      timeout: 120_000,
+    })
     outputs.push(stdout, stderr)
     return { code: 0, stdout, stderr }
   } catch (error) {

@@ -7,15 +7,13 @@ import { promisify } from 'node:util'
 import { afterAll, describe, expect, it } from 'vitest'
 import { parseConfig } from '../../reference-gateway/config.js'
 import { startGateway } from '../../reference-gateway/server/server.js'
+import { cliArgs } from '../../scripts/cliUnderTest.js'
 import { createPayingFetch } from '../client/index.js'
 import { createSqliteStore } from '../stores/sqlite.js'
 import type { StartedLedger } from '../testing/index.js'
 
-const cli = fileURLToPath(new URL('../cli.ts', import.meta.url))
-/** tsx by path: the CLI runs in folders with no node_modules of their own. */
-const tsx = fileURLToPath(new URL('../../node_modules/.bin/tsx', import.meta.url))
-// Run from another folder, tsx still needs the repository's tsconfig.json: its `paths` map the
-// CLI's `tollgate/…` imports to the sources (without it they would resolve to an unbuilt dist/).
+// Run from another folder, the CLI through tsx (outside a test run) still needs the repository's
+// tsconfig.json: its `paths` map the `tollgate/…` imports to the sources.
 const tsconfig = fileURLToPath(new URL('../../tsconfig.json', import.meta.url))
 const folder = mkdtempSync(join(tmpdir(), 'tollgate-refunds-'))
 afterAll(() => rmSync(folder, { recursive: true, force: true }))
@@ -39,15 +37,7 @@ describe('tollgate refunds', { timeout: 120_000 }, () => {
     await store.close()
 
     const run = promisify(execFile)
-    const { stdout } = await run(process.execPath, [
-      '--import',
-      'tsx',
-      cli,
-      'refunds',
-      '--store',
-      file,
-      '--json',
-    ])
+    const { stdout } = await run(process.execPath, cliArgs('refunds', '--store', file, '--json'))
     const listed = JSON.parse(stdout) as {
       owed: { digest: string; payer: string; amount: string; reason: string }[]
       counts: { refund_due: number }
@@ -61,7 +51,7 @@ describe('tollgate refunds', { timeout: 120_000 }, () => {
         reason: 'the handler answered 502',
       }),
     ])
-    const human = await run(process.execPath, ['--import', 'tsx', cli, 'refunds', '--store', file])
+    const human = await run(process.execPath, cliArgs('refunds', '--store', file))
     expect(human.stdout).toContain('0.020000 USDC')
   })
 
@@ -98,7 +88,7 @@ describe('tollgate refunds', { timeout: 120_000 }, () => {
     }
 
     const run = promisify(execFile)
-    const { stdout } = await run(tsx, [cli, 'refunds', '--json'], {
+    const { stdout } = await run(process.execPath, cliArgs('refunds', '--json'), {
       cwd: workingFolder,
       env: { PATH: process.env.PATH ?? '', NO_COLOR: '1', TSX_TSCONFIG_PATH: tsconfig },
     })
@@ -114,7 +104,7 @@ describe('tollgate refunds', { timeout: 120_000 }, () => {
     expect(listed.counts.refund_due + listed.counts.refunded).toBe(1)
 
     // Somewhere the gateway never ran: said so, not "0 owed".
-    const elsewhere = await run(tsx, [cli, 'refunds'], {
+    const elsewhere = await run(process.execPath, cliArgs('refunds'), {
       cwd: folder,
       env: { PATH: process.env.PATH ?? '', NO_COLOR: '1', TSX_TSCONFIG_PATH: tsconfig },
     }).then(

@@ -1,11 +1,9 @@
 /**
- * Running `tollgate` as a user does, for the CLI's tests: `src/cli.ts` through tsx in a subprocess,
- * colours off, with its own environment.
+ * Running `tollgate` as a user does, for the CLI's tests: `src/cli.ts` in a subprocess (bundled
+ * once per test run: scripts/cliUnderTest.ts), colours off, with its own environment.
  */
 import { execFile } from 'node:child_process'
-import { fileURLToPath } from 'node:url'
-
-const cli = fileURLToPath(new URL('../cli.ts', import.meta.url))
+import { cliArgs } from '../../scripts/cliUnderTest.js'
 
 /** What a `tollgate` run left: its exit code and output. */
 export type CliResult = { code: number; stdout: string; stderr: string }
@@ -27,7 +25,7 @@ export function runCli(
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      ['--import', 'tsx', cli, ...args],
+      cliArgs(...args),
       {
         env: { NO_COLOR: '1', FORCE_COLOR: '0', ...merged },
         timeout: timeoutMs,

@@ -12,12 +12,11 @@ import { execFile, spawn } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import Database from 'better-sqlite3'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { useTestGateway } from '../../reference-gateway/server/testHelpers.js'
+import { cliArgs } from '../../scripts/cliUnderTest.js'
 
-const cli = fileURLToPath(new URL('../cli.ts', import.meta.url))
 const folder = mkdtempSync(join(tmpdir(), 'tollgate-verify-'))
 const model = 'confidential/llama-3.3-70b'
 const gateway = useTestGateway({
@@ -70,7 +69,7 @@ function run(...args: string[]): Promise<{ code: number; stdout: string; stderr:
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      ['--import', 'tsx', cli, 'verify', ...args, '--inference-url', gateway.url],
+      cliArgs('verify', ...args, '--inference-url', gateway.url),
       (error, stdout, stderr) => {
         const code = error === null ? 0 : Number(error.code ?? 1)
         resolve({ code, stdout: plain(stdout), stderr: plain(stderr) })
@@ -263,16 +262,7 @@ describe('tollgate verify right after an answer', { timeout: 120_000 }, () => {
     const fresh = await answer('Just answered')
     const child = spawn(
       process.execPath,
-      [
-        '--import',
-        'tsx',
-        cli,
-        'verify',
-        fresh.id,
-        '--inference-url',
-        gateway.url,
-        '--allow-test-root',
-      ],
+      cliArgs('verify', fresh.id, '--inference-url', gateway.url, '--allow-test-root'),
       { stdio: ['ignore', 'pipe', 'pipe'] },
     )
     let stdout = ''

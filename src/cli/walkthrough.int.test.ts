@@ -15,11 +15,11 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { cliArgs } from '../../scripts/cliUnderTest.js'
 import { createLedger } from '../ledger/index.js'
 import { MAINNET_USDC_TYPE } from '../testing/index.js'
 
 const run = promisify(execFile)
-const cli = fileURLToPath(new URL('../cli.ts', import.meta.url))
 const repo = fileURLToPath(new URL('../..', import.meta.url))
 const folder = mkdtempSync(join(tmpdir(), 'tollgate-first-hour-'))
 const children = new Set<ChildProcess>()
@@ -58,7 +58,7 @@ afterAll(() => {
 
 /** Starts a long-running command; resolves with its output once `ready` matches it. */
 function start(args: string[], ready: RegExp): Promise<string> {
-  const child = spawn(process.execPath, ['--import', 'tsx', cli, ...args], {
+  const child = spawn(process.execPath, cliArgs(...args), {
     cwd: repo,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -78,7 +78,7 @@ function start(args: string[], ready: RegExp): Promise<string> {
 
 async function tollgate(...args: string[]) {
   try {
-    const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', cli, ...args], {
+    const { stdout, stderr } = await run(process.execPath, cliArgs(...args), {
       cwd: repo,
       env,
       timeout: 180_000,
