@@ -130,6 +130,18 @@ describe('a seller offering sessions', () => {
   })
 })
 
+it('asks the ledger to close a channel its seller would not close', async () => {
+  const refusesClose = brokenSessionSellers.find((f) => f.name === 'refuses a cooperative close')
+  if (refusesClose === undefined) throw new Error('no such fixture')
+  const report = await run(refusesClose, 'paid')
+  const closed = report.checks.find((c) => c.id === 'session.closed-410')
+  expect(closed?.message).toContain('the cooperative close failed')
+  expect(closed?.message).toContain('a close was asked on the ledger')
+  const channel = await Session.readChannel(chain.client, String(closed?.details?.channelId))
+  expect(channel.closeRequestedMs).toBeGreaterThan(0n)
+  expect(channel.settled).toBe(0n)
+})
+
 describe.each(brokenSessionSellers)('fixture: $name', (fixture) => {
   const modes =
     fixture.breaks['read-only'].length > 0 ? (['read-only', 'paid'] as const) : (['paid'] as const)

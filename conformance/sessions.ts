@@ -19,6 +19,7 @@ import {
   type Verdict,
 } from './check.js'
 import type { SessionRequest } from './observe.js'
+import { sameAddress, sameCoin } from './offers.js'
 import { paidCheck, refused } from './paid.js'
 import type { PaidState } from './payer.js'
 import type { Exchange } from './report.js'
@@ -38,10 +39,32 @@ const offersSession = (context: CheckContext) =>
 /** The session challenge's request, or the verdict of a check that has none to work with. */
 function offered(context: CheckContext): { request: SessionRequest } | { verdict: Verdict } {
   const reading = context.first?.session
-  if (reading?.status !== 'ok') {
-    return { verdict: skip('no well-formed session challenge (see session.challenge)') }
+  if (reading?.status !== 'ok' || judgeChallenge(context).status !== 'pass') {
+    return { verdict: skip('no session challenge to pay (see session.challenge)') }
   }
   return { request: reading.request }
+}
+
+/** The verdict on the session challenge: parses, pays the registered wallet in USDC. */
+function judgeChallenge(context: CheckContext): Verdict {
+  const reading = context.first?.session
+  if (reading === undefined || reading.status === 'absent') return skip('no session offered')
+  if (reading.status === 'invalid') {
+    return fail(`the session challenge is malformed: ${reading.reason}`)
+  }
+  const { request } = reading
+  if (context.wallet !== null && !sameAddress(request.recipient, context.wallet)) {
+    return fail(
+      `the session pays ${request.recipient}, not the registered wallet ${context.wallet}`,
+    )
+  }
+  if (!sameCoin(request.currency, context.usdc)) {
+    return fail(`the session is priced in ${request.currency}, not USDC (${context.usdc})`)
+  }
+  const details = request.methodDetails
+  return pass(
+    `${request.amount} base units per ${request.unitType} on ${details.network}, channel package ${details.package}, grace period ${details.gracePeriodMs} ms`,
+  )
 }
 
 /** The channel the round trip opened and the call it served, or why a check cannot use them. */
@@ -73,22 +96,11 @@ function sessionCheck(
 export const sessionChallengeCheck: CheckDefinition = {
   id: 'session.challenge',
   gate: 'protocol',
-  title: 'the session challenge is well-formed (if offered)',
-  hint: 'Send a second WWW-Authenticate: Payment challenge with method="sui", intent="session", request=<base64url JCS {amount, unitType, currency, recipient, methodDetails:{network, package, registry, gracePeriodMs ≥ 900000}}> (Methods.createSessionMethod does).',
+  title: 'the session challenge is well-formed and pays the registered wallet in USDC',
+  hint: 'Send a second WWW-Authenticate: Payment challenge with method="sui", intent="session", request=<base64url JCS {amount, unitType, currency (USDC), recipient (the registered wallet), methodDetails:{network, package, registry, gracePeriodMs ≥ 900000}}> (Methods.createSessionMethod does).',
   mode: 'read-only',
   appliesTo: offersSession,
-  async run(context) {
-    const reading = context.first?.session
-    if (reading === undefined || reading.status === 'absent') return skip('no session offered')
-    if (reading.status === 'invalid') {
-      return fail(`the session challenge is malformed: ${reading.reason}`)
-    }
-    const { request } = reading
-    const details = request.methodDetails
-    return pass(
-      `${request.amount} base units per ${request.unitType} on ${details.network}, channel package ${details.package}, grace period ${details.gracePeriodMs} ms`,
-    )
-  },
+  run: async (context) => judgeChallenge(context),
 }
 
 /** Opens a channel and pays one call by voucher: served with a session receipt for the channel. */
