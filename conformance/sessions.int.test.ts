@@ -16,7 +16,7 @@ import {
   goodSessionSeller,
 } from './fixtures/sellers.js'
 import type { ConformanceReport } from './report.js'
-import { runConformance } from './run.js'
+import { type ConformanceOptions, runConformance } from './run.js'
 
 const chain = useTestLedger({ beforeAll, afterAll })
 let env: FixtureEnvironment
@@ -39,18 +39,20 @@ async function run(
   fixture: Fixture,
   mode: 'read-only' | 'paid',
   payer: Ed25519Keypair = chain.createTestWallet({ usdc: '1' }),
-  sessionChannels = { package: chain.modulesPackage, registry: chain.channel.registry },
+  pinning: Pick<ConformanceOptions, 'ledger' | 'sessionChannels'> = {
+    ledger: chain.client,
+    sessionChannels: { package: chain.modulesPackage, registry: chain.channel.registry },
+  },
 ): Promise<ConformanceReport> {
   const running = await fixture.start(env)
   try {
     return await runConformance({
       url: running.url,
       agent: env.wallet,
-      ledger: chain.client,
+      ...pinning,
       registryPackage: chain.modulesPackage,
       mode,
       ...(mode === 'paid' ? { wallet: payer } : {}),
-      sessionChannels,
       // The expiry check is judged in conformance.int.test.ts; here it would only wait.
       maxExpiryWaitMs: 0,
       allowPrivateNetwork: true,
@@ -112,7 +114,10 @@ describe('a seller offering sessions', () => {
   it('opens no channel on a package the payer did not pin', async () => {
     const payer = chain.createTestWallet({ usdc: '1' })
     const elsewhere = { package: chain.modulesPackage, registry: `0x${'ab'.repeat(32)}` }
-    const report = await run(goodSessionSeller, 'paid', payer, elsewhere)
+    const report = await run(goodSessionSeller, 'paid', payer, {
+      ledger: chain.client,
+      sessionChannels: elsewhere,
+    })
     const served = report.checks.find((c) => c.id === 'session.voucher-served')
     expect(served?.status).toBe('skip')
     expect(served?.message).toContain(
@@ -121,6 +126,12 @@ describe('a seller offering sessions', () => {
     expect(failing(report).map((c) => c.id)).toEqual([])
     const closed = report.checks.find((c) => c.id === 'session.closed-410')
     expect(closed?.message).toBe('no channel was opened')
+  })
+
+  it("pins the local ledger's channel package when given the ledger's URL", async () => {
+    const report = await run(goodSessionSeller, 'paid', undefined, { ledger: chain.url })
+    expect(failing(report).map((c) => `${c.id}: ${c.message}`)).toEqual([])
+    expect(sessionChecks(report).map((c) => c.status)).toEqual(sessionIds.map(() => 'pass'))
   })
 
   it('leaves a seller without sessions with no session check in its report', async () => {
