@@ -135,15 +135,20 @@ export async function openAndPay(
     book,
     fetch: probeFetch(context, recorder),
   })
+  // The recorder becomes the state: the fetch above writes into it.
   const state: SessionState = Object.assign(recorder, { sessions, book, folder, log, price })
   context.session = state
-  const response = await sessions.fetch(context.url, {
-    method: context.method,
-    headers: { 'content-type': 'application/json' },
-    body: context.body,
-  })
-  state.channel = (await book.list())[0]
-  return { state, response }
+  try {
+    const response = await sessions.fetch(context.url, {
+      method: context.method,
+      headers: { 'content-type': 'application/json' },
+      body: context.body,
+    })
+    return { state, response }
+  } finally {
+    // Found even when the call failed after the open: the last session check closes it.
+    state.channel = (await book.list())[0]
+  }
 }
 
 /** The redacted exchanges sent since `mark` (a length of `state.log`). */
