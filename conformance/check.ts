@@ -4,10 +4,11 @@
  * @module
  */
 import type { ClientWithCoreApi } from '@mysten/sui/client'
-import type { MppReading, Observation, X402Reading } from './observe.js'
+import type { MppReading, Observation, SessionReading, X402Reading } from './observe.js'
 import type { PaidState } from './payer.js'
 import type { ProbeOptions } from './probe.js'
 import type { CheckStatus, Exchange, Gate } from './report.js'
+import type { SessionOptions, SessionState } from './sessionPayer.js'
 
 /** What one check concluded. */
 export type Verdict = {
@@ -38,7 +39,16 @@ export type CheckContext = {
   /** Tells the person waiting what the running check does (set by the runner per check). */
   progress?: ((message: string) => void) | undefined
   /** Filled by gate (b): the unpaid probe and its readings. */
-  first?: { observation: Observation; x402: X402Reading; mpp: MppReading }
+  first?: {
+    observation: Observation
+    x402: X402Reading
+    mpp: MppReading
+    session: SessionReading
+  }
+  /** How the session checks open a channel (the pinned channel package, the deposit cap). */
+  sessionOptions?: SessionOptions | undefined
+  /** Filled by the session checks as they go: the channel they opened. */
+  session?: SessionState | undefined
 }
 
 /** A check definition. */
@@ -49,6 +59,11 @@ export type CheckDefinition = {
   /** Hint shown when the check fails. */
   hint: string
   mode: 'read-only' | 'paid'
+  /**
+   * Whether the check applies to this seller, asked when its turn comes (after gate b); a check
+   * that does not apply is left out of the report. Default: every check applies.
+   */
+  appliesTo?: ((context: CheckContext) => boolean) | undefined
   run(context: CheckContext): Promise<Verdict>
 }
 

@@ -14,7 +14,12 @@ import { useTestLedger } from 'tollgate/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { cliArgs } from '../scripts/cliUnderTest.js'
 import { registerAgent } from './fixtures/agent.js'
-import { brokenSellers, type RunningSeller, startSeller } from './fixtures/sellers.js'
+import {
+  brokenSellers,
+  goodSessionSeller,
+  type RunningSeller,
+  startSeller,
+} from './fixtures/sellers.js'
 import type { ConformanceReport } from './report.js'
 import { checkWellFormedXml } from './testHelpers.js'
 
@@ -23,6 +28,7 @@ const chain = useTestLedger({ beforeAll, afterAll })
 let agent: string
 let good: RunningSeller
 let free: RunningSeller
+let sessions: RunningSeller
 
 beforeAll(async () => {
   const client = chain.client
@@ -37,10 +43,14 @@ beforeAll(async () => {
   good = await startSeller(env)
   const noPaywall = brokenSellers.find((f) => f.name.startsWith('no 402'))
   free = await (noPaywall as NonNullable<typeof noPaywall>).start(env)
+  sessions = await goodSessionSeller.start({
+    ...env,
+    sessions: { payee: seller, package: chain.modulesPackage, registry: chain.channel.registry },
+  })
 })
 
 afterAll(async () => {
-  await Promise.all([good?.close(), free?.close()])
+  await Promise.all([good?.close(), free?.close(), sessions?.close()])
 })
 
 function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
@@ -101,10 +111,12 @@ describe('tollgate conformance (subprocess)', () => {
       cli([good.url, '--body', '{not json', '--allow-private-network']),
       cli(['not a url']),
       cli([good.url, '--mode', 'paid', '--allow-private-network']),
+      cli([good.url, '--session-package', '0x1', '--allow-private-network']),
+      cli([good.url, '--max-session-deposit', 'lots', '--allow-private-network']),
     ])
     expect(blocked?.code).toBe(2)
     expect(blocked?.stderr).toContain('could not be reached')
-    expect(usage.map((u) => u.code)).toEqual([1, 1, 1, 1])
+    expect(usage.map((u) => u.code)).toEqual([1, 1, 1, 1, 1, 1])
   })
 
   it('follows no seller redirect to the metadata address, even with --allow-private-network', async () => {
@@ -143,5 +155,27 @@ describe('tollgate conformance (subprocess)', () => {
     const notPassed = report.checks.filter((c) => c.status !== 'pass').map((c) => c.id)
     // The HTTP faucet mints USDC and SUI only, so there is no second coin for the wrong-asset check.
     expect(notPassed).toEqual(['paid.wrong-asset'])
+  })
+
+  it("checks a seller's sessions, its deposit capped by --max-session-deposit", async () => {
+    const paid = [...local(), '--mode', 'paid', '--faucet', '--json']
+    const [runs, capped] = await Promise.all([
+      cli([sessions.url, ...paid]),
+      cli([sessions.url, ...paid, '--max-session-deposit', '0.01']),
+    ])
+    const session = (stdout: string) =>
+      (JSON.parse(stdout) as ConformanceReport).checks.filter((c) => c.id.startsWith('session.'))
+    expect(runs?.code, runs?.stderr).toBe(0)
+    expect(session(runs?.stdout ?? '').map((c) => [c.id, c.status])).toEqual([
+      ['session.challenge', 'pass'],
+      ['session.voucher-served', 'pass'],
+      ['session.voucher-replay', 'pass'],
+      ['session.voucher-lower', 'pass'],
+      ['session.closed-410', 'pass'],
+    ])
+    // 0.01 USDC cannot hold one call at 0.02: no channel is opened.
+    const served = session(capped?.stdout ?? '').find((c) => c.id === 'session.voucher-served')
+    expect(served?.status).toBe('error')
+    expect(served?.message).toContain('above the most a channel may hold (0.010000 USDC)')
   })
 })

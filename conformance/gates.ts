@@ -9,7 +9,7 @@ import { normalizeSuiAddress } from '@mysten/sui/utils'
 import { formatAmount, hasCode } from 'tollgate'
 import { lookUpAgent } from './agent.js'
 import { type CheckDefinition, error, fail, pass } from './check.js'
-import { observe, readMpp, readX402 } from './observe.js'
+import { observe, readMpp, readSession, readX402 } from './observe.js'
 import {
   challenged,
   noChallenge,
@@ -106,7 +106,8 @@ export const gateChecks: readonly CheckDefinition[] = [
       }
       const x402 = readX402(observation.response)
       const mpp = readMpp(observation.response)
-      context.first = { observation, x402, mpp }
+      const session = readSession(observation.response)
+      context.first = { observation, x402, mpp, session }
       const status = observation.response.status
       if (status !== 402) {
         const badBody = status === 400 || status === 415 || status === 422

@@ -15,7 +15,14 @@ export {
 } from './agent.js'
 export type { CheckContext, CheckDefinition, Verdict } from './check.js'
 export { maxListingPrice } from './gates.js'
-export type { LenientRequirement, MppReading, Observation, X402Reading } from './observe.js'
+export type {
+  LenientRequirement,
+  MppReading,
+  Observation,
+  SessionReading,
+  SessionRequest,
+  X402Reading,
+} from './observe.js'
 export type { PaidState, ProbeOffer } from './payer.js'
 export {
   isInternalAddress,
@@ -41,3 +48,4 @@ export {
   type ProgressEvent,
   runConformance,
 } from './run.js'
+export type { SessionOptions, SessionState } from './sessionPayer.js'

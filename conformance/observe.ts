@@ -6,7 +6,7 @@
  * @module
  */
 
-import { Mpp, X402, X402V2 } from 'tollgate'
+import { Mpp, Session, X402, X402V2 } from 'tollgate'
 import { z } from 'zod'
 import { type ProbeOptions, type ProbeResponse, probe } from './probe.js'
 import type { Exchange } from './report.js'
@@ -149,8 +149,13 @@ export function readMpp(response: ProbeResponse): MppReading {
   } catch (error) {
     return { status: 'invalid', reason: (error as Error).message }
   }
-  const sui = challenges.filter((c) => c.method === 'sui')
-  if (sui.length === 0) return { status: 'invalid', reason: 'no challenge of the sui method' }
+  // A session challenge is judged by the session checks (`session.challenge`), not as a charge.
+  const sui = challenges.filter((c) => c.method === 'sui' && c.intent !== 'session')
+  if (sui.length === 0) {
+    return challenges.some((c) => c.method === 'sui')
+      ? { status: 'absent' }
+      : { status: 'invalid', reason: 'no challenge of the sui method' }
+  }
   for (const c of sui) {
     const request = Mpp.suiChargeRequestSchema.safeParse(c.request)
     if (!request.success) return { status: 'invalid', reason: `request: ${issues(request.error)}` }
@@ -163,4 +168,32 @@ export function readMpp(response: ProbeResponse): MppReading {
 /** The charge request of a checked MPP challenge. */
 export function chargeOf(challenge: Mpp.Challenge): z.infer<typeof Mpp.suiChargeRequestSchema> {
   return Mpp.suiChargeRequestSchema.parse(challenge.request)
+}
+
+/** The decoded `request` of a session challenge. */
+export type SessionRequest = z.infer<typeof Session.sessionRequestSchema>
+
+/** The MPP session side of a 402: a `Payment` challenge with method `sui` and `intent="session"`. */
+export type SessionReading =
+  | { status: 'absent' }
+  | { status: 'invalid'; reason: string }
+  | { status: 'ok'; challenge: Mpp.Challenge; request: SessionRequest }
+
+/** Reads the session challenge of `WWW-Authenticate` (the first `sui` one), its `request` checked. */
+export function readSession(response: ProbeResponse): SessionReading {
+  const header = response.headers['www-authenticate']
+  if (header === undefined || !/intent\s*=\s*"?session/i.test(header)) return { status: 'absent' }
+  let challenges: Mpp.Challenge[]
+  try {
+    challenges = Mpp.parseChallenges(header)
+  } catch (error) {
+    return { status: 'invalid', reason: (error as Error).message }
+  }
+  const challenge = challenges.find((c) => c.method === 'sui' && c.intent === 'session')
+  if (challenge === undefined) {
+    return { status: 'invalid', reason: 'no session challenge of the sui method parses' }
+  }
+  const request = Session.sessionRequestSchema.safeParse(challenge.request)
+  if (!request.success) return { status: 'invalid', reason: `request: ${issues(request.error)}` }
+  return { status: 'ok', challenge, request: request.data }
 }

@@ -30,7 +30,8 @@ import {
   payV2AndPresent,
 } from './payer.js'
 
-function refused(observation: Observation, what: string): Verdict {
+/** `pass` when a payment was answered 402 (with its code), `fail` when served or answered otherwise. */
+export function refused(observation: Observation, what: string): Verdict {
   const evidence = [observation.exchange]
   const response = observation.response
   if (response === undefined) return error(`no answer: ${observation.exchange.error}`, { evidence })
@@ -66,7 +67,7 @@ function needs(context: CheckContext): Needs {
 }
 
 /** Runs a paid check with its prerequisites; ledger or signing failures are errors, not failures. */
-function paidCheck(
+export function paidCheck(
   definition: Omit<CheckDefinition, 'mode' | 'run'>,
   run: (context: CheckContext, state: PaidState) => Promise<Verdict>,
 ): CheckDefinition {

@@ -15,6 +15,7 @@ import { usdcOf } from './offers.js'
 import { paidChecks, prepareExpiry } from './paid.js'
 import type { PaidState } from './payer.js'
 import type { CheckResult, ConformanceReport } from './report.js'
+import { sessionChallengeCheck, sessionPaidChecks } from './sessions.js'
 
 /** Options of {@link runConformance}. */
 export type ConformanceOptions = {
@@ -48,6 +49,14 @@ export type ConformanceOptions = {
   openapiUrl?: string | undefined
   /** Longest wait for a challenge to expire in the expiry check. Default 90 000 ms. */
   maxExpiryWaitMs?: number | undefined
+  /**
+   * The session channel package and registry the payer trusts (`paid` mode, sellers offering MPP
+   * sessions). Default: the local ledger's, when `ledger` is a local ledger's URL. Security: the
+   * payer signs a channel open only into this package; an offer naming another is not paid.
+   */
+  sessionChannels?: { package: string; registry: string } | undefined
+  /** Most the channel the session checks open may hold, base units. Default 1 000 000 (1 USDC). */
+  maxSessionDeposit?: bigint | undefined
   /** Response body cap in bytes. Default 256 KiB. */
   maxBodyBytes?: number | undefined
   /** Called as each check starts and ends (live progress). Errors thrown here are ignored. */
@@ -77,7 +86,12 @@ const errorHint =
   'The check could not be judged: make sure the URL is reachable from here (a local seller needs --allow-private-network; allowPrivateNetwork in code), the ledger answers, and the wallet is funded.'
 
 /** Every check this version knows, in report order. */
-export const allChecks: readonly CheckDefinition[] = [...readOnlyChecks, ...paidChecks]
+export const allChecks: readonly CheckDefinition[] = [
+  ...readOnlyChecks,
+  sessionChallengeCheck,
+  ...paidChecks,
+  ...sessionPaidChecks,
+]
 
 /**
  * Runs the suite against one URL.
@@ -137,6 +151,11 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
     registryPackage: options.registryPackage,
     openapiUrl: options.openapiUrl,
     wallet: null,
+    sessionOptions: {
+      channels: options.sessionChannels,
+      maxDeposit: options.maxSessionDeposit ?? 1_000_000n,
+      ledgerUrl: typeof options.ledger === 'string' ? options.ledger : undefined,
+    },
   }
   const emit = (event: ProgressEvent) => {
     try {
@@ -147,6 +166,8 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
   }
   const results: CheckResult[] = []
   for (const check of allChecks) {
+    // A check for something the seller does not offer (a session) is left out of the report.
+    if (check.appliesTo !== undefined && !check.appliesTo(context)) continue
     emit({
       type: 'start',
       id: check.id,

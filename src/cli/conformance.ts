@@ -10,7 +10,7 @@ import { writeFileSync } from 'node:fs'
 import { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
 import { Command, InvalidArgumentError, Option } from 'commander'
 import pc from 'picocolors'
-import { hasCode, isPaymentError, PaymentError } from 'tollgate'
+import { hasCode, isPaymentError, PaymentError, parseAmount } from 'tollgate'
 import type { ConformanceReport } from 'tollgate/conformance'
 import {
   formatSummary,
@@ -41,6 +41,9 @@ type Options = {
   timeout: number
   faucet?: boolean
   registryPackage?: string
+  sessionPackage?: string
+  sessionRegistry?: string
+  maxSessionDeposit?: bigint
   strict?: boolean
 }
 
@@ -50,6 +53,16 @@ function positive(name: string) {
     if (!Number.isInteger(n) || n <= 0)
       throw new InvalidArgumentError(`${name} must be a positive integer`)
     return n
+  }
+}
+
+function usdc(name: string) {
+  return (value: string) => {
+    try {
+      return parseAmount(value)
+    } catch {
+      throw new InvalidArgumentError(`${name} must be a USDC amount, e.g. 0.5`)
+    }
   }
 }
 
@@ -109,9 +122,26 @@ export function conformanceCommand(): Command {
       '--registry-package <address>',
       'package of agent_registry (default: the local ledger one)',
     )
+    .option(
+      '--session-package <address>',
+      'paid mode: the session channel package the payer trusts (default: the local ledger one)',
+    )
+    .option('--session-registry <address>', 'paid mode: the registry of --session-package')
+    .option(
+      '--max-session-deposit <usdc>',
+      'paid mode: most the channel the session checks open may hold (default 1)',
+      usdc('--max-session-deposit'),
+    )
     .option('--strict', 'exit 1 when any check fails, not only a gate')
     .action(async (url: string, options: Options) => {
       const write = (text: string) => process.stderr.write(text)
+      if ((options.sessionPackage === undefined) !== (options.sessionRegistry === undefined)) {
+        write(
+          `${pc.red('error')} invalid_options: give --session-package and --session-registry together\n`,
+        )
+        process.exitCode = 1
+        return
+      }
       if (!URL.canParse(url)) {
         write(
           `${pc.red('error')} invalid_options: ${url} is not a URL: give the endpoint's full URL (https://seller.example/v1/answer)\n`,
@@ -148,6 +178,11 @@ export function conformanceCommand(): Command {
           allowPrivateNetwork: options.allowPrivateNetwork === true,
           network: options.network,
           registryPackage: options.registryPackage,
+          sessionChannels:
+            options.sessionPackage === undefined || options.sessionRegistry === undefined
+              ? undefined
+              : { package: options.sessionPackage, registry: options.sessionRegistry },
+          maxSessionDeposit: options.maxSessionDeposit,
           onProgress: terminalProgress(write),
         })
       } catch (error) {

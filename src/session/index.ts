@@ -56,3 +56,4 @@ export {
   voucherDomain,
   voucherMessage,
 } from './voucher.js'
+export { sessionReceiptSchema, sessionRequestSchema } from './wire.js'
