@@ -79,7 +79,10 @@ export type InferenceApiOptions = {
   upstreams: UpstreamDependencies
   /** Largest request body, bytes. Default 1 MiB. */
   maxBodyBytes?: number | undefined
-  /** `max_tokens` of a keyless call: the cap, and the value sent when the buyer gives none. Default 4096. */
+  /**
+   * `max_tokens` of a keyless call: the cap (within each model's `maxOutputTokens`), and the value
+   * sent when the buyer gives none. Default 4096.
+   */
   keylessMaxTokens?: number | undefined
   logger?: InferenceLogger | undefined
   /** The reserved id prefix of confidential models. Default `confidential/`. */
@@ -404,14 +407,16 @@ export function createInferenceApi(options: InferenceApiOptions): InferenceApi {
         message: 'model: not a model of this route (see its free model list)',
       }
     }
-    if (body.max_tokens !== undefined && body.max_tokens > keylessMaxTokens) {
+    // The route's cap, within the model's own output cap.
+    const cap = Math.min(keylessMaxTokens, served.model.maxOutput)
+    if (body.max_tokens !== undefined && body.max_tokens > cap) {
       return {
         status: 'invalid',
         field: 'max_tokens',
-        message: `max_tokens: must be at most ${keylessMaxTokens}`,
+        message: `max_tokens: must be at most ${cap}`,
       }
     }
-    const capped = { ...body, max_tokens: body.max_tokens ?? keylessMaxTokens }
+    const capped = { ...body, max_tokens: body.max_tokens ?? cap }
     const window = checkContextWindow(capped, served.model.contextWindow)
     if (window.status === 'too_long') {
       return { status: 'invalid', field: 'messages', message: `messages: ${window.message}` }

@@ -2,8 +2,9 @@
  * Keyed calls' reservations end to end, on a gateway whose model answers slowly (the model server
  * of `tollgate/testing` with a latency), so that calls overlap: parallel calls never reserve more
  * than the credit (exactly as many as it covers are served), a call that runs longer than its
- * reservation's lease keeps it (renewed) and is charged, and a reservation left by a process that
- * died mid-call is given back by the sweeper once its lease lapsed.
+ * reservation's lease keeps it (renewed) and is charged, a reservation left by a process that died
+ * mid-call is given back by the sweeper once its lease lapsed, and the keyless route's `max_tokens`
+ * cap is the model's output cap when that is lower.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type ModelUpstream, startModelUpstream } from '../../src/testing/index.js'
@@ -84,6 +85,19 @@ describe('reservations of keyed calls', () => {
     expect(await creditOf(id)).toBe(10n * reservation - cost)
     const [call] = (await gateway.inference.keys.ledger(id)).filter((e) => e.kind === 'call')
     expect(call).toMatchObject({ state: 'served', amount: cost })
+  })
+
+  it('the keyless route caps max_tokens at the model’s output cap too, before any payment', async () => {
+    const keyless = (max_tokens: number) =>
+      fetch(`${gateway.url}/open/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ model, messages, max_tokens }),
+      })
+    const over = await keyless(maxTokens + 1)
+    expect(over.status).toBe(400)
+    expect(JSON.stringify(await over.json())).toContain(`must be at most ${maxTokens}`)
+    expect((await keyless(maxTokens)).status).toBe(402)
   })
 
   it('gives back a reservation whose lease lapsed (its process died mid-call)', async () => {
