@@ -67,7 +67,7 @@ export function reservationOf(
     reservation: {
       promptTokens,
       outputTokens,
-      amount: tokenCost(model.tokenPricing, { promptTokens, completionTokens: outputTokens }),
+      amount: tokenCost(model, { promptTokens, completionTokens: outputTokens }),
     },
   }
 }
@@ -88,7 +88,7 @@ export function costOf(
   usage: Usage,
   fallback: { completionTokens?: number | undefined } = {},
 ): bigint {
-  return tokenCost(model.tokenPricing, {
+  return tokenCost(model, {
     promptTokens: usage.promptTokens ?? reservation.promptTokens,
     completionTokens:
       usage.completionTokens ?? fallback.completionTokens ?? reservation.outputTokens,

@@ -101,6 +101,9 @@ describe('reservations', () => {
         amount: tokenCost(pricing, { promptTokens: prompt, completionTokens: 50 }),
       },
     })
+    // A served model is priced as its token prices are.
+    expect(tokenCost(model, { promptTokens: 1_000, completionTokens: 500 })).toBe(1_800n)
+    expect(outputTokenPrice(model)).toBe(3n)
     expect(reservationOf(model, short, prompt)).toMatchObject({
       reservation: { outputTokens: 300 },
     })

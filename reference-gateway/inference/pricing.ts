@@ -19,6 +19,13 @@ export type TokenPricing = {
 /** Token counts of a call. */
 export type TokenCounts = { promptTokens: number; completionTokens: number }
 
+/** Token prices, or a model that has them (a served model's `tokenPricing`). */
+export type Priced = TokenPricing | { tokenPricing: TokenPricing }
+
+function pricingOf(priced: Priced): TokenPricing {
+  return 'tokenPricing' in priced ? priced.tokenPricing : priced
+}
+
 const million = 1_000_000n
 
 function tokens(count: number, field: string): bigint {
@@ -29,7 +36,8 @@ function tokens(count: number, field: string): bigint {
 }
 
 /**
- * What `counts` tokens cost at `pricing`, in base units, rounded up once.
+ * What `counts` tokens cost at `priced`'s prices (token prices, or a served model), in base units,
+ * rounded up once.
  *
  * @throws {RangeError} when a count is not a safe integer ≥ 0.
  * @example
@@ -39,7 +47,8 @@ function tokens(count: number, field: string): bigint {
  *   { promptTokens: 1_000, completionTokens: 500 }) // 1800n
  * ```
  */
-export function tokenCost(pricing: TokenPricing, counts: TokenCounts): bigint {
+export function tokenCost(priced: Priced, counts: TokenCounts): bigint {
+  const pricing = pricingOf(priced)
   const scaled =
     tokens(counts.promptTokens, 'promptTokens') * pricing.promptPerMillion +
     tokens(counts.completionTokens, 'completionTokens') * pricing.completionPerMillion
@@ -56,10 +65,11 @@ export function tokenCost(pricing: TokenPricing, counts: TokenCounts): bigint {
  * ```ts
  * outputTokenPrice({ promptPerMillion: 600_000n, completionPerMillion: 2_400_000n }) // 3n
  * outputTokenPrice({ promptPerMillion: 0n, completionPerMillion: 15_000_000n }) // 15n
+ * outputTokenPrice(api.models[0]) // a served model's
  * ```
  */
-export function outputTokenPrice(pricing: TokenPricing): bigint {
-  return (pricing.completionPerMillion + million - 1n) / million
+export function outputTokenPrice(priced: Priced): bigint {
+  return (pricingOf(priced).completionPerMillion + million - 1n) / million
 }
 
 /**
