@@ -13,13 +13,15 @@
  *
  * Per key: credit = served top-ups − spent, where the credit is read as the operator reads it
  * (`tollgate keys list --json` on the gateway's store), the served top-ups from the ledger's
- * balances, and "spent" is the model's price for each request the stub model server answered with a
- * 2xx, from its own call record. A streamed call counts whole once the model server started
- * answering, also when the buyer hung up mid-stream (docs/inference.md: a stream the caller leaves
- * is charged in full); a call the model server refused (400) is not spent: its debit is restored,
- * exactly once (twice would leave the credit a price too high); a buyer who leaves before the debit
- * is not charged and the model is not called, and once debited the model's request runs to its end
- * (never aborted because the buyer left), so that what the model answered is what was spent.
+ * balances, and "spent" is, for each request the stub model server answered with a 2xx (its own
+ * call record), the cost of the tokens the model server reports for that request at the prices of
+ * `GET /v1/models` (docs/inference.md, "Credit"). A streamed call the buyer left mid-stream is
+ * charged for what was relayed (the prompt's estimate and one token per event of text), so it counts
+ * within bounds: at least that estimate with no output, at most the whole answer with it. A call
+ * the model server refused (400) is not spent: its reservation is restored, exactly once (twice
+ * would leave the credit too high); a buyer who leaves before the reservation is not charged and
+ * the model is not called, and a buffered call's request runs to its end (never aborted because the
+ * buyer left), so that what the model answered is what was spent.
  *
  * Every side is read from the ledger's balances, the stubs' records and the operator's command,
  * never from the tables the gateway writes.
@@ -34,6 +36,8 @@ import { serviceUrl } from '../src/stores/contract.js'
 import type { ModelUpstream, ModelUpstreamCall, StubCall } from '../src/testing/index.js'
 import { examplePathOf, type PaidEndpoint, paidEntries, priceOf } from './catalog/catalog.js'
 import { topUpPath } from './inference/openapi.js'
+import { tokenCost } from './inference/pricing.js'
+import { estimatePromptTokens } from './inference/request.js'
 import {
   type HangUp,
   type MoneyStack,
@@ -177,17 +181,50 @@ function modelStubOf(stack: MoneyStack): ModelUpstream {
   return stub
 }
 
-/** The embedded default model's price per call, from the public model list. */
-async function modelPrice(stack: MoneyStack): Promise<bigint> {
+/** A price per token of the public model list, in base units per million tokens. */
+function perMillion(perToken: string): bigint {
+  const [whole = '0', fraction = ''] = perToken.split('.')
+  return BigInt(whole) * 10n ** 12n + BigInt(fraction.padEnd(12, '0'))
+}
+
+/**
+ * What the keyed calls of a run may cost: a whole answer (the token counts the model server
+ * reports for the request, at the prices of the public model list), and the bounds of a stream the
+ * buyer left (the prompt's estimate with no output, or with the whole answer's output).
+ */
+async function keyedCosts(stack: MoneyStack) {
   const list = (await (await fetch(`${stack.gateway.url}/v1/models`)).json()) as {
-    data: { id: string; pricing: { per_call: string } }[]
+    data: { id: string; pricing: { prompt: string; completion: string } }[]
   }
   const found = list.data.find((m) => m.id === model)
   if (found === undefined) throw new Error(`no model ${model}`)
-  return parseAmount(found.pricing.per_call)
+  const pricing = {
+    promptPerMillion: perMillion(found.pricing.prompt),
+    completionPerMillion: perMillion(found.pricing.completion),
+  }
+  // The model server's own count of the request the gateway sends (deterministic).
+  const answer = await fetch(`${modelStubOf(stack).baseUrl}/chat/completions`, {
+    method: 'POST',
+    headers: { authorization: 'Bearer any', 'content-type': 'application/json' },
+    body: JSON.stringify({ model, messages: keyedMessages, max_tokens: 4096 }),
+  })
+  const { usage } = (await answer.json()) as {
+    usage: { prompt_tokens: number; completion_tokens: number }
+  }
+  const cost = (promptTokens: number, completionTokens: number) =>
+    tokenCost(pricing, { promptTokens, completionTokens })
+  const whole = cost(usage.prompt_tokens, usage.completion_tokens)
+  const estimate = estimatePromptTokens(keyedMessages)
+  const noOutput = cost(estimate, 0)
+  const allOutput = cost(estimate, usage.completion_tokens)
+  const left = { min: whole, max: whole }
+  if (noOutput < left.min) left.min = noOutput
+  if (allOutput > left.max) left.max = allOutput
+  return { whole, left }
 }
 
 const model = 'llama-3.3-70b'
+const keyedMessages = [{ role: 'user', content: 'count the words of this request one by one' }]
 
 /**
  * A chat completion with `key` sent on a raw socket (so that it can be reset at any moment): the
@@ -197,7 +234,7 @@ async function keyedOverTcp(stack: MoneyStack, key: string, stream: boolean) {
   const text = JSON.stringify({
     model,
     stream,
-    messages: [{ role: 'user', content: 'count the words of this request one by one' }],
+    messages: keyedMessages,
   })
   const { port } = new URL(stack.gateway.url)
   const socket = connect(Number(port), '127.0.0.1')
@@ -351,7 +388,7 @@ async function conservation(stack: MoneyStack, runs: number): Promise<void> {
       for (const s of steps) done.push(await run(stack, s))
       await settleDown(stack)
       const credits = await creditsOf(stack)
-      const price = await modelPrice(stack)
+      const costs = await keyedCosts(stack)
       for (const d of done) {
         const label = JSON.stringify(d.step)
         // Leftover one-shot rules of this step (a request that never reached the provider).
@@ -368,13 +405,24 @@ async function conservation(stack: MoneyStack, runs: number): Promise<void> {
           expect(served, label).toBe(true)
           for (const c of model.calls)
             expect(`${c.method} ${c.path}`, label).toBe('POST /v1/chat/completions')
-          // Spent: every request the model server answered with a 2xx (a streamed one counts
-          // whole, also when the buyer hung up in the middle of it).
-          const answered = model.calls.filter((c) => c.status >= 200 && c.status < 300).length
+          // Spent: every request the model server answered with a 2xx, at its tokens (a stream
+          // whose buyer left counts within bounds).
+          const ok = model.calls.filter((c) => c.status >= 200 && c.status < 300)
+          const answered = ok.length
           if (answered > 0) outcomes.add('keyed:spent')
           if (answered < calls.length) outcomes.add('keyed:not spent')
-          // Credit = the served top-up − the price of each call the model answered.
-          expect(credits.get(d.keyId as string), label).toBe(d.price - price * BigInt(answered))
+          // The model server's record of each call says whether it streamed; a streamed answer
+          // of a buyer who left (any streamed call but one whose buyer stayed) may be cut.
+          const streamsLeft = calls.filter((c) => c.stream && c.hangUp.at !== 'never').length
+          const cut = Math.min(ok.filter((c) => c.stream).length, streamsLeft)
+          const exact = BigInt(answered - cut)
+          const least = costs.whole * exact + costs.left.min * BigInt(cut)
+          const most = costs.whole * exact + costs.left.max * BigInt(cut)
+          // Credit = the served top-up − what each call the model answered cost.
+          const credit = credits.get(d.keyId as string) as bigint
+          expect(credit, label).toBeGreaterThanOrEqual(d.price - most)
+          expect(credit, label).toBeLessThanOrEqual(d.price - least)
+          if (cut === 0) expect(credit, label).toBe(d.price - costs.whole * BigInt(answered))
           // A buyer who stayed got the answer (200) or, when the model failed, a 502 with the
           // credit restored; each of those reached the model server.
           const stayed = calls.filter((c) => c.hangUp.at === 'never')

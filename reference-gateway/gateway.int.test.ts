@@ -76,7 +76,7 @@ const gateway = useTestGateway(() => ({
     inferenceModels: [
       {
         id: 'llama-3.3-70b',
-        price: '0.002',
+        pricing: { prompt: '0.6', completion: '0.8' },
         contextWindow: 131_072,
         upstream: {
           kind: 'openai-compatible',

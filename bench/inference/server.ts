@@ -24,7 +24,7 @@ const gateway = await startGateway({
       inferenceModels: [
         {
           id: 'bench-model',
-          price: '0.000001',
+          pricing: { prompt: '0.000001', completion: '0.000001' },
           contextWindow: 131_072,
           upstream: { kind: 'openai-compatible', baseUrl: process.env.MODEL_URL as string },
         },

@@ -362,9 +362,10 @@ for (const engine of testEngines('console')) {
       const { id } = await keys.create({ owner: owner.toSuiAddress(), credit: 10_000_000n })
       const call = async (n: number, model: string, outcome: 'served' | 'restored') => {
         const entryId = `call_${id}_${n}`
-        await keys.debit(id, 1_500n, { entryId, model })
+        // Reserved at 3 000, settled at 1 500: the usage counts what was kept, not what was held.
+        await keys.reserve(id, 3_000n, { entryId, model, leaseUntilMs: Date.now() + 60_000 })
         if (outcome === 'served')
-          await keys.served(entryId, { promptTokens: 10, completionTokens: n })
+          await keys.settle(entryId, 1_500n, { promptTokens: 10, completionTokens: n })
         else await keys.restore(entryId)
       }
       await call(1, 'open-a', 'served')

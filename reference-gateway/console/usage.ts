@@ -1,11 +1,11 @@
 /**
  * What the console shows of a key's use, read from the usage ledger the inference API already
- * writes (`inference_ledger`: one row per keyed call, with its model, price and the upstream's
+ * writes (`inference_ledger`: one row per keyed call, with its model, cost and the upstream's
  * token counts) and from the stored receipts of confidential answers (`aci_receipts`, each naming
  * the call it answered in the gateway's receipt).
  *
- * - Per day (UTC) and model: served calls, tokens in and out, USDC spent. A call whose debit was
- *   restored (the upstream failed) cost nothing and is not counted; one still in flight neither.
+ * - Per day (UTC) and model: served calls, tokens in and out, USDC spent. A call whose reservation
+ *   was restored (the upstream failed) cost nothing and is not counted; one still in flight neither.
  * - The recent calls, newest first, with the receipt id of a confidential answer.
  *
  * @module
@@ -32,7 +32,7 @@ export type RecentCall = {
   id: string
   model: string
   state: LedgerState
-  /** USDC base units debited. */
+  /** USDC base units: the call's cost once served, its reservation while in flight or restored. */
   amount: bigint
   promptTokens: number | null
   completionTokens: number | null

@@ -484,6 +484,24 @@ END`.execute(db)
       await sql`ALTER INDEX marketplace_listings_search_vector RESET (fastupdate)`.execute(db)
     },
   },
+  '2026_11_28_021_inference_reservations': {
+    async up(db: Kysely<unknown>) {
+      // A keyed call reserves the most it can cost, then settles at its actual tokens: the
+      // reservation, and the lease after which a crashed process's reservation is given back.
+      await db.schema.alterTable('inference_ledger').addColumn('reserved', 'bigint').execute()
+      await db.schema.alterTable('inference_ledger').addColumn('lease_until_ms', 'bigint').execute()
+      await db.schema
+        .createIndex('inference_ledger_lease')
+        .on('inference_ledger')
+        .columns(['state', 'lease_until_ms'])
+        .execute()
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.dropIndex('inference_ledger_lease').execute()
+      await db.schema.alterTable('inference_ledger').dropColumn('lease_until_ms').execute()
+      await db.schema.alterTable('inference_ledger').dropColumn('reserved').execute()
+    },
+  },
 }
 
 /** The in-code migration provider. */

@@ -10,6 +10,13 @@ import type { ColumnType } from 'kysely'
 /** An integer column: written as a bigint, read as whatever the driver gives (`bigint`, `number`, `string`). */
 export type BigintColumn = ColumnType<bigint | number | string, bigint, bigint>
 
+/** A nullable integer column, read as whatever the driver gives. */
+export type NullableBigintColumn = ColumnType<
+  bigint | number | string | null,
+  bigint | null | undefined,
+  bigint | null
+>
+
 /** `inference_keys`: one API key of the private inference API, stored by its SHA-256 hash. */
 export type InferenceKeyTable = {
   /** Public id (`key_…`), safe to show and log. */
@@ -32,8 +39,9 @@ export type InferenceKeyTable = {
 export type LedgerKind = 'call' | 'top_up'
 
 /**
- * States of a ledger entry: a call is `debited`, then `served` or `restored` (exactly once); a
- * top-up is `credited`.
+ * States of a ledger entry: a call is `debited` (its reservation held), then `served` (settled at
+ * its actual tokens) or `restored` (the reservation given back), exactly once; a top-up is
+ * `credited`.
  */
 export type LedgerState = 'debited' | 'served' | 'restored' | 'credited'
 
@@ -44,8 +52,18 @@ export type InferenceLedgerTable = {
   key_id: string
   kind: LedgerKind
   state: LedgerState
-  /** Base units debited (call) or credited (top-up). */
+  /**
+   * Base units taken from the credit (a call: its reservation while `debited`, its cost once
+   * `served`) or credited (top-up).
+   */
   amount: BigintColumn
+  /** A call's reservation, base units: the most it could cost. Null for top-ups and older calls. */
+  reserved: NullableBigintColumn
+  /**
+   * Until when (ms) a `debited` call's reservation belongs to the process serving it; after it, the
+   * reservation sweeper gives it back. Null for top-ups and older calls.
+   */
+  lease_until_ms: NullableBigintColumn
   model: string | null
   /** What paid a top-up (`operator`, or the payment digest); unique, so a payment credits once. */
   reference: string | null

@@ -1,7 +1,8 @@
 /**
  * How the inference API answers once the upstream has: an SSE answer passed through chunk for chunk
  * (with a final error event when it breaks), the upstream's failures as 502/504, the enclave's
- * receipt id passed on, and the token counts of a buffered answer.
+ * receipt id passed on, and the token counts of an answer (buffered, or the final usage chunk of a
+ * stream).
  *
  * @module
  */
@@ -59,6 +60,59 @@ export function usageOf(answer: string | Record<string, unknown>): Usage {
   }
 }
 
+/** Reads a streamed answer's token counts as it passes. */
+export type StreamUsage = {
+  /** Reads one chunk of the stream (the bytes as relayed). */
+  push(chunk: Uint8Array): void
+  /** The counts of the last `usage` seen (none yet: empty). */
+  usage(): Usage
+  /** Data events seen that carry some answer text: about one per output token. */
+  events(): number
+}
+
+/** Longest SSE line kept while it arrives; a longer one is not read for usage. */
+const maxLineChars = 1024 * 1024
+/** A chunk that carries answer text (a non-empty `content`). */
+const carriesText = /"content":"[^"]/
+
+/**
+ * Watches an SSE answer for its token counts: the `usage` of an OpenAI-style final chunk (sent when
+ * the request asks `stream_options: { include_usage: true }`), and a count of its data events
+ * that carry answer text. Only lines that mention `"usage"` are parsed.
+ *
+ * @example
+ * ```ts
+ * const watch = streamUsage()
+ * watch.push(encoder.encode('data: {"choices":[],"usage":{"prompt_tokens":9,"completion_tokens":3}}\n\n'))
+ * watch.usage() // { promptTokens: 9, completionTokens: 3 }
+ * ```
+ */
+export function streamUsage(): StreamUsage {
+  const decoder = new TextDecoder()
+  let pending = ''
+  let usage: Usage = {}
+  let events = 0
+  const line = (text: string) => {
+    if (!text.startsWith('data:')) return
+    const data = text.slice(5).trim()
+    if (data.includes('"usage"')) {
+      const found = usageOf(data)
+      if (found.promptTokens !== undefined || found.completionTokens !== undefined) usage = found
+    }
+    if (carriesText.test(data)) events++
+  }
+  return {
+    push(chunk) {
+      const lines = (pending + decoder.decode(chunk, { stream: true })).split('\n')
+      pending = lines.pop() ?? ''
+      if (pending.length > maxLineChars) pending = ''
+      for (const text of lines) line(text.endsWith('\r') ? text.slice(0, -1) : text)
+    },
+    usage: () => usage,
+    events: () => events,
+  }
+}
+
 /**
  * An SSE answer passed through chunk for chunk. When the upstream's stream breaks, a final
  * `data: {"error":…}` event is sent, `broke` runs once, and the stream then closes (`'close'`, keyed
@@ -69,6 +123,8 @@ export function streamed(
   response: Response,
   headers: Record<string, string>,
   hooks: {
+    /** Sees each chunk relayed (before it is passed on). */
+    chunk?: (chunk: Uint8Array) => void
     ended?: () => void
     broke?: () => Promise<void>
     afterErrorEvent: 'close' | 'error'
@@ -99,6 +155,7 @@ export function streamed(
           hooks.ended?.()
           controller.close()
         } else {
+          hooks.chunk?.(next.value)
           controller.enqueue(next.value)
         }
       } catch (error) {

@@ -11,19 +11,22 @@
  *   ─▶ body (size ▸ JSON ▸ schema) ─▶ 413 | 400 invalid_request (param names the field)
  *   ─▶ model ─▶ 404 model_not_found
  *   ─▶ context window (estimated prompt tokens + max_tokens) ─▶ 400 context_length_exceeded
- *   ─▶ debit the model's price (one conditional UPDATE) ─▶ 402 insufficient_credit
- *   ─▶ upstream ─▶ failed: debit restored (once), 502 | 504
- *               └▶ ok: JSON, or SSE passed through byte for byte; a stream that breaks ends with a
- *                  final `data: {"error":…}` event and the debit is restored (once)
+ *   ─▶ max_tokens within the model's output cap ─▶ 400 invalid_request (param max_tokens)
+ *   ─▶ reserve the most the call can cost (one conditional UPDATE; `charge.ts`) ─▶ 402 insufficient_credit
+ *   ─▶ upstream (asked for max_tokens = the output reserved, and a stream's usage)
+ *               ─▶ failed: reservation restored (once), 502 | 504
+ *               └▶ ok: JSON, or SSE passed through byte for byte, then settled at the upstream's
+ *                  `usage` (the rest of the reservation given back); a stream that breaks ends with
+ *                  a final `data: {"error":…}` event and the reservation is restored (once)
  * ```
  *
  * A confidential model (its id has the reserved prefix) is served only by its enclave upstream and
  * only while the enclave proves itself (see `confidential.ts`): otherwise 502 `attestation_failed`
- * (or, after a stream started, a final `attestation_failed` error event), the debit restored, and
+ * (or, after a stream started, a final `attestation_failed` error event), the reservation restored, and
  * nothing sent anywhere else. Its answers carry `x-receipt-id`.
  *
  * Every answer carries `x-request-id` and, once the key is known, the `x-ratelimit-*` headers; a
- * served answer carries `x-call-id`, the id of its debit (what a gateway receipt's payment names).
+ * served answer carries `x-call-id`, the id of its ledger entry (what a gateway receipt's payment names).
  * How an upstream's answer is relayed (streams passed through, failures, usage): `answers.ts`.
  *
  * @module
@@ -32,12 +35,20 @@ import { randomBytes } from 'node:crypto'
 import { Body, formatAmount, PaymentError } from 'tollgate'
 import type { UpstreamResult } from '../upstreams/upstream.js'
 import { createAciHandler } from './aci.js'
-import { isEventStream, streamed, upstreamFailure, usageOf, withReceiptId } from './answers.js'
+import {
+  isEventStream,
+  streamed,
+  streamUsage,
+  upstreamFailure,
+  usageOf,
+  withReceiptId,
+} from './answers.js'
+import { costOf, keepLease, reservationOf } from './charge.js'
 import type { ConfidentialUpstream } from './confidential.js'
 import type { UpstreamRefused } from './confidentialStream.js'
 import { errorResponse, type InferenceErrorCode } from './errors.js'
 import type { GatewayReceiptSigner } from './gatewayReceipt.js'
-import type { KeyStore } from './keys.js'
+import type { KeyStore, Usage } from './keys.js'
 import { type RateLimiter, rateLimitHeaders } from './limits.js'
 import {
   confidentialPrefixProblems,
@@ -68,7 +79,10 @@ export type InferenceApiOptions = {
   upstreams: UpstreamDependencies
   /** Largest request body, bytes. Default 1 MiB. */
   maxBodyBytes?: number | undefined
-  /** `max_tokens` of a keyless call: the cap, and the value sent when the buyer gives none. Default 4096. */
+  /**
+   * `max_tokens` of a keyless call: the cap (within each model's `maxOutputTokens`), and the value
+   * sent when the buyer gives none. Default 4096.
+   */
   keylessMaxTokens?: number | undefined
   logger?: InferenceLogger | undefined
   /** The reserved id prefix of confidential models. Default `confidential/`. */
@@ -84,6 +98,16 @@ export type InferenceApiOptions = {
   anchorNow?: (() => Promise<unknown>) | undefined
   /** Fresh-nonce attestations per client address (`aci.ts`). Default: not limited. */
   attestationLimiter?: RateLimiter | undefined
+  /**
+   * The keyless route's flat price of one call, base units: shown in the model lists on the models
+   * it offers. Default: not shown (no keyless route).
+   */
+  keylessPrice?: bigint | undefined
+  /**
+   * The lease of a keyed call's reservation, ms: renewed every third of it while the call runs; a
+   * reservation whose process died is given back by the sweeper after it. Default 60 000.
+   */
+  reservationLeaseMs?: number | undefined
 }
 
 /** Result of {@link InferenceApi.checkKeyless}. */
@@ -187,8 +211,14 @@ export function createInferenceApi(options: InferenceApiOptions): InferenceApi {
   }
   const maxBodyBytes = options.maxBodyBytes ?? 1024 * 1024
   const keylessMaxTokens = options.keylessMaxTokens ?? 4096
-  const allList = JSON.stringify(modelList(models))
-  const keylessList = JSON.stringify(modelList(models.filter((m) => m.keyless)))
+  const allList = JSON.stringify(modelList(models, options.keylessPrice))
+  const keylessList = JSON.stringify(
+    modelList(
+      models.filter((m) => m.keyless),
+      options.keylessPrice,
+    ),
+  )
+  const leaseMs = options.reservationLeaseMs ?? 60_000
   const { keys, limiter } = options
   const callIds = idPool('call_', 12)
 
@@ -256,48 +286,67 @@ export function createInferenceApi(options: InferenceApiOptions): InferenceApi {
       return fail('context_length_exceeded', window.message, headers, 'messages')
     }
 
-    // A caller who already went away is not debited (nobody reads the answer).
+    const check = reservationOf(served.model, body, window.promptTokens)
+    if (check.status === 'invalid') {
+      const code = check.param === 'messages' ? 'context_length_exceeded' : 'invalid_request'
+      return fail(code, check.message, headers, check.param)
+    }
+    const { reservation } = check
+
+    // A caller who already went away is not charged (nobody reads the answer).
     if (request.signal.aborted) return new Response(null, { status: 499, headers })
     const entryId = callIds()
-    const debit = await keys.debit(auth.keyId, served.model.priceUnits, {
+    const reserved = await keys.reserve(auth.keyId, reservation.amount, {
       entryId,
       model: served.model.id,
+      leaseUntilMs: Date.now() + leaseMs,
     })
-    if (debit.status === 'unknown_key') {
+    if (reserved.status === 'unknown_key') {
       return fail('invalid_api_key', 'Incorrect API key provided.', headers)
     }
-    if (debit.status === 'insufficient') {
+    if (reserved.status === 'insufficient') {
       return fail(
         'insufficient_credit',
-        `This key's credit (${formatAmount(debit.credit)} USDC) does not cover the price of ` +
-          `${served.model.id} (${served.model.price} USDC). Top it up.`,
+        `This key's credit (${formatAmount(reserved.credit)} USDC) does not cover the most this ` +
+          `call can cost (${formatAmount(reservation.amount)} USDC: about ` +
+          `${reservation.promptTokens} prompt tokens and ${reservation.outputTokens} output ` +
+          `tokens of ${served.model.id}). Lower max_tokens, or top it up.`,
         headers,
       )
+    }
+    const lease = keepLease(keys, entryId, leaseMs)
+    const restore = async () => {
+      lease.stop()
+      await keys.restore(entryId)
+    }
+    const settle = async (usage: Usage, fallback: { completionTokens?: number } = {}) => {
+      lease.stop()
+      await keys.settle(entryId, costOf(served.model, reservation, usage, fallback), usage)
     }
 
     const upstreamCall = new AbortController()
     let result: UpstreamResult | UpstreamRefused
     try {
       result = await served.upstream.chat({
-        request: body,
-        // Not the caller's signal until the answer started: once debited, the model is called to
+        // The output reserved is the most the upstream may answer; a stream reports its usage.
+        request: {
+          ...body,
+          max_tokens: reservation.outputTokens,
+          ...(body.stream ? { stream_options: { include_usage: true } } : {}),
+        },
+        // Not the caller's signal until the answer started: once reserved, the model is called to
         // its answer whatever the caller does, and an answer the model gave is charged (as a stream
         // the caller leaves is); the upstream's own timeout bounds the call.
         signal: upstreamCall.signal,
         requestId: context.requestId,
-        payment: {
-          kind: 'credit',
-          keyId: auth.keyId,
-          entryId,
-          amount: served.model.priceUnits,
-        },
+        payment: { kind: 'credit', keyId: auth.keyId, entryId, amount: reservation.amount },
       })
     } catch (error) {
-      await keys.restore(entryId)
+      await restore()
       throw error
     }
     if (result.status === 'failed') {
-      await keys.restore(entryId)
+      await restore()
       options.logger?.warn({
         requestId: context.requestId,
         event: 'inference_upstream_failed',
@@ -307,7 +356,7 @@ export function createInferenceApi(options: InferenceApiOptions): InferenceApi {
       return upstreamFailure(result.retryable, 'Your credit is restored.', headers)
     }
     if (result.status === 'refused') {
-      await keys.restore(entryId)
+      await restore()
       return refused(served.model.id, result.reason, 'Your credit is restored.', headers)
     }
     // The call id is what the gateway receipt's payment names: a buyer checks it with
@@ -315,8 +364,9 @@ export function createInferenceApi(options: InferenceApiOptions): InferenceApi {
     const answerHeaders = { ...withReceiptId(headers, result.response), 'x-call-id': entryId }
     if (isEventStream(result.response)) {
       if (request.signal.aborted) {
-        // The caller left while the model started answering: charged, and the stream let go.
-        await keys.served(entryId)
+        // The caller left while the model started answering: charged for the prompt (no output
+        // was relayed), and the stream let go.
+        await settle({}, { completionTokens: 0 })
         upstreamCall.abort(request.signal.reason)
         return new Response(null, { status: 499, headers: answerHeaders })
       }
@@ -324,14 +374,19 @@ export function createInferenceApi(options: InferenceApiOptions): InferenceApi {
       request.signal.addEventListener('abort', () => upstreamCall.abort(request.signal.reason), {
         once: true,
       })
+      // Settled at the final usage chunk's counts; a stream cut short (the caller left) at the
+      // events relayed, about one output token each.
+      const watch = streamUsage()
       return streamed(result.response, answerHeaders, {
-        ended: () => void keys.served(entryId).catch(() => {}),
-        broke: () => keys.restore(entryId).then(() => undefined),
+        chunk: watch.push,
+        ended: () =>
+          void settle(watch.usage(), { completionTokens: watch.events() }).catch(() => {}),
+        broke: restore,
         afterErrorEvent: 'close',
       })
     }
     const text = result.json?.text ?? (await result.response.text())
-    await keys.served(entryId, usageOf(result.json?.value ?? text))
+    await settle(usageOf(result.json?.value ?? text))
     return new Response(text, {
       status: 200,
       headers: { ...answerHeaders, 'content-type': jsonType },
@@ -352,14 +407,16 @@ export function createInferenceApi(options: InferenceApiOptions): InferenceApi {
         message: 'model: not a model of this route (see its free model list)',
       }
     }
-    if (body.max_tokens !== undefined && body.max_tokens > keylessMaxTokens) {
+    // The route's cap, within the model's own output cap.
+    const cap = Math.min(keylessMaxTokens, served.model.maxOutput)
+    if (body.max_tokens !== undefined && body.max_tokens > cap) {
       return {
         status: 'invalid',
         field: 'max_tokens',
-        message: `max_tokens: must be at most ${keylessMaxTokens}`,
+        message: `max_tokens: must be at most ${cap}`,
       }
     }
-    const capped = { ...body, max_tokens: body.max_tokens ?? keylessMaxTokens }
+    const capped = { ...body, max_tokens: body.max_tokens ?? cap }
     const window = checkContextWindow(capped, served.model.contextWindow)
     if (window.status === 'too_long') {
       return { status: 'invalid', field: 'messages', message: `messages: ${window.message}` }

@@ -29,12 +29,20 @@ import { loadConfig } from '../config.js'
 import { type RunningGateway, startGateway } from '../server/server.js'
 import { useTestGateway } from '../server/testHelpers.js'
 import { nockVisibleFetch } from '../upstreams/nockTransport.js'
+import { tokenCost } from './pricing.js'
+import { estimatePromptTokens } from './request.js'
+import { costOfUsage } from './testHelpers.js'
 
 const openHost = 'http://open-upstream.test'
 const model = 'confidential/llama'
 const cached = 'confidential/cached'
 const messages = [{ role: 'user' as const, content: 'Say hello' }]
-const price = 4_000n
+// USDC per million tokens; at most 1 000 output tokens: a call reserves about 0.0016 USDC.
+const pricing = { promptPerMillion: 1_200_000n, completionPerMillion: 1_600_000n }
+const reservation = tokenCost(pricing, {
+  promptTokens: estimatePromptTokens(messages),
+  completionTokens: 1_000,
+})
 
 let enclave: SimulatedEnclave
 let gateway: RunningGateway
@@ -45,8 +53,9 @@ const unmatched: string[] = []
 function confidentialModel(id: string, refreshMs: number, keyless = false) {
   return {
     id,
-    price: '0.004',
+    pricing: { prompt: '1.2', completion: '1.6' },
     contextWindow: 131_072,
+    maxOutputTokens: 1_000,
     privacy: 'confidential',
     keyless,
     upstream: {
@@ -89,8 +98,9 @@ beforeAll(async () => {
         inferenceModels: [
           {
             id: 'open-model',
-            price: '0.001',
+            pricing: { prompt: '0.5', completion: '0.5' },
             contextWindow: 131_072,
+            maxOutputTokens: 1_000,
             upstream: { kind: 'openai-compatible', baseUrl: `${openHost}/v1` },
           },
           // Attested before every request: a misbehaviour is met at once. Also keyless (paid per call).
@@ -146,7 +156,10 @@ describe('a confidential model', () => {
     expect(receiptId).toMatch(/^rcpt_/)
     const receipt = await receiptOf(receiptId ?? '')
     expect(receipt.model).toBe(model)
-    expect((await gateway.inference.keys.get(id))?.credit).toBe(10_000n - price)
+    // Charged by the tokens the enclave reported.
+    const cost = costOfUsage(pricing, data.usage)
+    expect(cost).toBeLessThan(reservation)
+    expect((await gateway.inference.keys.get(id))?.credit).toBe(10_000n - cost)
     expect(openCalls).toBe(0)
     expect(unmatched).toEqual([])
   })
@@ -330,7 +343,8 @@ describe('the /v1/aci routes', () => {
       enclave_receipt: { id },
       response_hash: sha256(bytes),
       attestation: { session_id: stored.body.session_id, workload_id: enclave.workloadId },
-      payment: { kind: 'credit', key_id: keyId, amount: price.toString() },
+      // What was reserved for the call when the answer was signed.
+      payment: { kind: 'credit', key_id: keyId, amount: reservation.toString() },
     })
     expect((await get('/v1/aci/receipts/rcpt_unknown')).body.error.code).toBe('receipt_not_found')
     expect((await get('/v1/aci/sessions/aci_unknown')).status).toBe(404)

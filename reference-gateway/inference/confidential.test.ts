@@ -19,7 +19,7 @@ const enclave = {
   allowedMeasurements: ['ab'.repeat(48)],
 } as const
 const open = { kind: 'openai-compatible', baseUrl: 'https://api.example/v1' } as const
-const base = { price: '0.01', contextWindow: 8192 }
+const base = { pricing: { prompt: '1', completion: '1' }, contextWindow: 8192 }
 
 describe('the reserved prefix', () => {
   const parse = (input: unknown) => modelConfigSchema.parse(input) as ModelConfig

@@ -1,6 +1,6 @@
 /**
  * The gateway's own receipt for each confidential answer: a compact JWS (EdDSA, Ed25519, made with
- * `jose`) that binds what was PAID (the key id, ledger entry and debit of a keyed call; the
+ * `jose`) that binds what was PAID (the key id, ledger entry and reservation of a keyed call; the
  * settlement digest and amount of a keyless one) to what was COMPUTED (the enclave's receipt id and
  * the sha256 of its JCS form, the request and response hashes, the attested session it relied on).
  * Its keys are published as a JWKS at `/.well-known/tollgate-receipt-keys.json`, and its hash

@@ -1,7 +1,8 @@
 /**
  * The private inference API end to end on the embedded defaults (SQLite, the ledger emulator, the
  * local model server): the official `openai` SDK with a bearer key (model list, buffered and
- * streamed completions, and the error classes of docs/inference.md), credit that is never overspent and is
+ * streamed completions, and the error classes of docs/inference.md), calls charged by the tokens of
+ * their usage after reserving the most they can cost, credit that is never overspent and is
  * restored exactly once when the upstream fails, 120 requests a minute, the keyless route paid per
  * call with the paying fetch, and the paid credit top-ups in both dialects.
  */
@@ -20,10 +21,21 @@ import { createPayingFetch, type Payment } from '../../src/client/index.js'
 import type { StartedLedger } from '../../src/testing/index.js'
 import { stubReply } from '../../src/testing/index.js'
 import { useTestGateway } from '../server/testHelpers.js'
+import { tokenCost } from './pricing.js'
+import { estimatePromptTokens } from './request.js'
+import { costOfUsage, type WireUsage } from './testHelpers.js'
 
 const model = 'llama-3.3-70b'
-const price = 2_000n // 0.002 USDC, the embedded default model's price
 const messages = [{ role: 'user' as const, content: 'Say hello' }]
+// The embedded default model: 0.6 USDC per million prompt tokens, 0.8 per million output tokens,
+// at most 4096 output tokens. A call reserves its estimated prompt and 4096 output tokens.
+const pricing = { promptPerMillion: 600_000n, completionPerMillion: 800_000n }
+const reservation = tokenCost(pricing, {
+  promptTokens: estimatePromptTokens(messages),
+  completionTokens: 4096,
+})
+/** What a call is charged: the upstream's usage at the model's prices. */
+const costOf = (usage: WireUsage | null | undefined) => costOfUsage(pricing, usage)
 
 const gateway = useTestGateway()
 function client(apiKey: string): OpenAI {
@@ -56,35 +68,48 @@ async function until(check: () => Promise<boolean>, ms = 10_000) {
 }
 
 describe('the openai SDK with a bearer key', () => {
-  it('lists the models with pricing, context window and privacy tier', async () => {
+  it('lists the models with token prices, the keyless price, context window, output cap and privacy tier', async () => {
     const { key } = await newKey(0n)
     const list = await client(key).models.list()
-    expect(list.data).toEqual([
-      {
-        id: model,
-        object: 'model',
-        created: expect.any(Number),
-        owned_by: 'tollgate',
-        pricing: { currency: 'USDC', per_call: '0.002000' },
-        context_window: 131_072,
-        privacy: 'open',
+    const open = {
+      id: model,
+      object: 'model',
+      created: expect.any(Number),
+      owned_by: 'tollgate',
+      // USDC per token; the keyless route's flat price of one call, as its catalog entry says.
+      pricing: {
+        currency: 'USDC',
+        prompt: '0.0000006',
+        completion: '0.0000008',
+        keyless_per_call: '0.050000',
       },
+      context_window: 131_072,
+      max_output_tokens: 4096,
+      privacy: 'open',
+    }
+    expect(list.data).toEqual([
+      open,
       {
-        // The embedded default's confidential model, served by the simulated enclave.
+        // The embedded default's confidential model, served by the simulated enclave: keyed only.
         id: 'confidential/llama-3.3-70b',
         object: 'model',
         created: expect.any(Number),
         owned_by: 'tollgate',
-        pricing: { currency: 'USDC', per_call: '0.004000' },
+        pricing: { currency: 'USDC', prompt: '0.0000012', completion: '0.0000016' },
         context_window: 131_072,
+        max_output_tokens: 4096,
         privacy: 'confidential',
       },
     ])
-    // Public: no key needed.
+    // Public: no key needed. The keyless route's free list has the models it offers, same prices.
     expect((await fetch(`${gateway.url}/v1/models`)).status).toBe(200)
+    const keyless = await (await fetch(`${gateway.url}/open/v1/models`)).json()
+    expect(keyless).toEqual({ object: 'list', data: [open] })
+    const paths = (await (await fetch(`${gateway.url}/openapi.json`)).json()).paths
+    expect(paths['/open/v1/chat/completions'].post['x-payment-info'].price).toBe('0.050000')
   })
 
-  it('gets a buffered completion, debited once by the model price', async () => {
+  it('gets a buffered completion, charged by the tokens of its usage', async () => {
     const { id, key } = await newKey(10_000n)
     const { data, response } = await client(key)
       .chat.completions.create({ model, messages })
@@ -98,33 +123,65 @@ describe('the openai SDK with a bearer key', () => {
     expect(response.headers.get('x-ratelimit-limit-requests')).toBe('120')
     expect(response.headers.get('x-ratelimit-remaining-requests')).toBe('119')
     expect(response.headers.get('x-ratelimit-reset-requests')).toMatch(/^\d+s$/)
-    expect(await creditOf(id)).toBe(10_000n - price)
+    const cost = costOf(data.usage)
+    expect(cost).toBeGreaterThan(0n)
+    expect(cost).toBeLessThan(reservation)
+    expect(await creditOf(id)).toBe(10_000n - cost)
     const ledger = await gateway.inference.keys.ledger(id)
-    expect(ledger.find((e) => e.kind === 'call')).toMatchObject({ state: 'served', amount: price })
+    expect(ledger.find((e) => e.kind === 'call')).toMatchObject({ state: 'served', amount: cost })
   })
 
-  it('streams a completion: chat.completion.chunk events passed through byte for byte', async () => {
+  it('charges a longer answer more, and a max_tokens that cuts the answer less', async () => {
+    const { id, key } = await newKey(10_000n)
+    const long = [{ role: 'user' as const, content: 'Tell me everything about the sea' }]
+    const whole = await client(key).chat.completions.create({ model, messages: long })
+    const cut = await client(key).chat.completions.create({ model, messages: long, max_tokens: 2 })
+    expect(cut.usage?.completion_tokens).toBe(2)
+    expect(cut.choices[0]?.finish_reason).toBe('length')
+    expect(costOf(cut.usage)).toBeLessThan(costOf(whole.usage))
+    expect(await creditOf(id)).toBe(10_000n - costOf(whole.usage) - costOf(cut.usage))
+  })
+
+  it('streams a completion: chunks passed through byte for byte, charged by the final usage chunk', async () => {
     const { id, key } = await newKey(10_000n)
     const stream = await client(key).chat.completions.create({ model, messages, stream: true })
     let text = ''
+    let usage: Parameters<typeof costOf>[0]
     for await (const chunk of stream) {
       expect(chunk.object).toBe('chat.completion.chunk')
       text += chunk.choices[0]?.delta.content ?? ''
+      // The gateway asks the upstream for the usage: its last chunk carries it, and no choice.
+      if (chunk.usage != null) usage = chunk.usage
     }
     expect(text).toBe(stubReply('Say hello'))
+    const cost = costOf(usage)
+    await until(async () => (await creditOf(id)) === 10_000n - cost)
 
-    // The bytes the gateway sends are the bytes the model server sends.
+    // The bytes the gateway sends are the bytes the model server sends when asked as the gateway
+    // asks: at most the output reserved, with the usage.
     const upstream = await fetch(`${gateway.inference.modelStub?.baseUrl}/chat/completions`, {
       method: 'POST',
       headers: { authorization: 'Bearer stub-key', 'content-type': 'application/json' },
-      body: JSON.stringify({ model, messages, stream: true, temperature: 1 }),
+      body: JSON.stringify({
+        model,
+        messages,
+        stream: true,
+        temperature: 1,
+        max_tokens: 4096,
+        stream_options: { include_usage: true },
+      }),
     })
     const through = await chat(key, { model, messages, stream: true })
     expect(through.headers.get('content-type')).toMatch(/^text\/event-stream/)
     const bytes = await through.text()
     expect(bytes).toBe(await upstream.text())
     expect(bytes.endsWith('data: [DONE]\n\n')).toBe(true)
-    await until(async () => (await creditOf(id)) === 10_000n - 2n * price)
+    await until(async () => (await creditOf(id)) === 10_000n - 2n * cost)
+    const calls = (await gateway.inference.keys.ledger(id)).filter((e) => e.kind === 'call')
+    expect(calls.map((e) => [e.state, e.amount])).toEqual([
+      ['served', cost],
+      ['served', cost],
+    ])
   })
 
   it('raises AuthenticationError (401 invalid_api_key) without a key, with a wrong one, with a revoked one', async () => {
@@ -163,8 +220,8 @@ describe('the openai SDK with a bearer key', () => {
     expect(await creditOf(id)).toBe(10_000n)
   })
 
-  it('answers 402 insufficient_credit (the SDK’s APIError with status 402) when the credit is short', async () => {
-    const { id, key } = await newKey(price - 1n)
+  it('answers 402 insufficient_credit (the SDK’s APIError with status 402) when the credit cannot cover the most a call can cost', async () => {
+    const { id, key } = await newKey(reservation - 1n)
     const calls = gateway.inference.modelStub?.calls.length
     const error = await client(key)
       .chat.completions.create({ model, messages })
@@ -172,8 +229,12 @@ describe('the openai SDK with a bearer key', () => {
     expect(error).toBeInstanceOf(APIError)
     expect((error as APIError).status).toBe(402)
     expect((error as APIError).code).toBe('insufficient_credit')
-    expect(await creditOf(id)).toBe(price - 1n)
+    expect((error as APIError).message).toContain('Lower max_tokens')
+    expect(await creditOf(id)).toBe(reservation - 1n)
     expect(gateway.inference.modelStub?.calls.length).toBe(calls)
+    // A smaller max_tokens reserves less: the same credit covers it.
+    const small = await client(key).chat.completions.create({ model, messages, max_tokens: 100 })
+    expect(await creditOf(id)).toBe(reservation - 1n - costOf(small.usage))
   })
 
   it('refuses a body that breaks the schema (400 naming the field) and one over the context window, before the upstream', async () => {
@@ -196,6 +257,12 @@ describe('the openai SDK with a bearer key', () => {
       .chat.completions.create({ model, messages, max_tokens: 131_072 })
       .catch((e: unknown) => e)
     expect((tooMany as BadRequestError).code).toBe('context_length_exceeded')
+    // Within the window, above the model's output cap.
+    const overCap = await client(key)
+      .chat.completions.create({ model, messages, max_tokens: 4097 })
+      .catch((e: unknown) => e)
+    expect(overCap).toBeInstanceOf(BadRequestError)
+    expect((overCap as BadRequestError).param).toBe('max_tokens')
     expect(gateway.inference.modelStub?.calls.length).toBe(calls)
     expect(await creditOf(id)).toBe(10_000n)
   })
@@ -223,19 +290,26 @@ describe('the openai SDK with a bearer key', () => {
 })
 
 describe('credit', () => {
-  it('50 parallel calls on a credit that covers 20: exactly 20 are served, none overspends', async () => {
-    const { id, key } = await newKey(20n * price)
+  it('50 parallel calls on a credit that covers 20 reservations: none overdraws, credit = paid − spent', async () => {
+    const credit = 20n * reservation
+    const { id, key } = await newKey(credit)
     const statuses = await Promise.all(
       Array.from({ length: 50 }, async () => (await chat(key, { model, messages })).status),
     )
-    expect(statuses.filter((s) => s === 200)).toHaveLength(20)
-    expect(statuses.filter((s) => s === 402)).toHaveLength(30)
-    expect(await creditOf(id)).toBe(0n)
+    // At least the 20 reservations the credit covers are served (more when a settled call gave its
+    // rest back in time); every other call was refused before the upstream.
+    const served = statuses.filter((s) => s === 200).length
+    expect(served).toBeGreaterThanOrEqual(20)
+    expect(statuses.filter((s) => s !== 200).every((s) => s === 402)).toBe(true)
     const calls = (await gateway.inference.keys.ledger(id)).filter((e) => e.kind === 'call')
-    expect(calls).toHaveLength(20)
+    expect(calls).toHaveLength(served)
+    expect(calls.every((e) => e.state === 'served')).toBe(true)
+    const spent = calls.reduce((sum, e) => sum + e.amount, 0n)
+    expect(await creditOf(id)).toBe(credit - spent)
+    expect(credit - spent).toBeGreaterThanOrEqual(0n)
   })
 
-  it('an upstream failure restores the debit exactly once (502, credit back)', async () => {
+  it('an upstream failure releases the whole reservation exactly once (502, credit back)', async () => {
     const { id, key } = await newKey(10_000n)
     gateway.inference.modelStub?.failNext(501)
     const error = await client(key)
@@ -251,7 +325,7 @@ describe('credit', () => {
     expect(await creditOf(id)).toBe(10_000n)
   })
 
-  it('a stream that breaks ends with a data: error event, and the debit is restored once', async () => {
+  it('a stream that breaks ends with a data: error event, and the reservation is released once', async () => {
     const { id, key } = await newKey(10_000n)
     gateway.inference.modelStub?.breakNextStream(2)
     const response = await chat(key, { model, messages, stream: true })

@@ -99,34 +99,81 @@ describe('the token estimate', () => {
 })
 
 describe('models', () => {
-  it('lists id, pricing, context window and privacy tier', () => {
-    const [model] = prepareModels([
-      modelConfigSchema.parse({ id: 'm', price: '0.0025', contextWindow: 8192, upstream }),
-    ])
-    expect(model?.priceUnits).toBe(2_500n)
-    expect(
-      modelList(
-        prepareModels([
-          modelConfigSchema.parse({ id: 'm', price: '0.0025', contextWindow: 8192, upstream }),
-        ]),
-      ).data,
-    ).toEqual([
-      {
+  it('lists id, token prices (USDC per token), the keyless price, context window, output cap and privacy tier', () => {
+    const models = prepareModels([
+      modelConfigSchema.parse({
         id: 'm',
-        object: 'model',
-        created: expect.any(Number),
-        owned_by: 'tollgate',
-        pricing: { currency: 'USDC', per_call: '0.002500' },
-        context_window: 8192,
-        privacy: 'open',
+        pricing: { prompt: '0.6', completion: '2.4' },
+        contextWindow: 8192,
+        upstream,
+      }),
+      modelConfigSchema.parse({
+        id: 'k',
+        pricing: { prompt: '0', completion: '15' },
+        contextWindow: 8192,
+        maxOutputTokens: 1024,
+        keyless: false,
+        upstream,
+      }),
+    ])
+    expect(models.map((m) => [m.tokenPricing, m.maxOutput])).toEqual([
+      [{ promptPerMillion: 600_000n, completionPerMillion: 2_400_000n }, 8192],
+      [{ promptPerMillion: 0n, completionPerMillion: 15_000_000n }, 1024],
+    ])
+    const entry = {
+      object: 'model',
+      created: expect.any(Number),
+      owned_by: 'tollgate',
+      context_window: 8192,
+      privacy: 'open',
+    }
+    expect(modelList(models, 50_000n).data).toEqual([
+      {
+        ...entry,
+        id: 'm',
+        pricing: {
+          currency: 'USDC',
+          prompt: '0.0000006',
+          completion: '0.0000024',
+          keyless_per_call: '0.050000',
+        },
+        max_output_tokens: 8192,
+      },
+      // Not offered keyless: no keyless price.
+      {
+        ...entry,
+        id: 'k',
+        pricing: { currency: 'USDC', prompt: '0', completion: '0.000015' },
+        max_output_tokens: 1024,
       },
     ])
+    // Without a keyless route, no model shows a keyless price.
+    expect(modelList(models, undefined).data[0]?.pricing).not.toHaveProperty('keyless_per_call')
+  })
+
+  it('refuses prices that are not USDC per million tokens, a free output, and the old flat price', () => {
+    const parse = (model: Record<string, unknown>) =>
+      modelConfigSchema.safeParse({ id: 'm', contextWindow: 8192, upstream, ...model }).success
+    expect(parse({ pricing: { prompt: '0.15', completion: '0.6' } })).toBe(true)
+    for (const pricing of [
+      { prompt: '0.1', completion: '0' },
+      { prompt: '-1', completion: '1' },
+      { prompt: '0.0000001', completion: '1' },
+      { prompt: '01', completion: '1' },
+      { prompt: 1, completion: '1' },
+      { completion: '1' },
+      { prompt: '1', completion: '1', request: '1' },
+    ]) {
+      expect(parse({ pricing })).toBe(false)
+    }
+    expect(parse({ price: '0.002' })).toBe(false)
+    expect(parse({ price: '0.002', pricing: { prompt: '1', completion: '1' } })).toBe(false)
   })
 
   it('refuses a confidential model on an upstream kind that cannot prove it (no silent downgrade)', () => {
     const result = modelConfigSchema.safeParse({
       id: 'confidential/m',
-      price: '0.01',
+      pricing: { prompt: '1', completion: '1' },
       contextWindow: 8192,
       privacy: 'confidential',
       upstream,
@@ -136,13 +183,15 @@ describe('models', () => {
   })
 
   it('are read from INFERENCE_MODELS (JSON); a bad one stops the start naming the setting', () => {
-    const models = [{ id: 'm', price: '0.01', contextWindow: 4096, upstream }]
+    const models = [
+      { id: 'm', pricing: { prompt: '1', completion: '2' }, contextWindow: 4096, upstream },
+    ]
     const config = loadConfig({ env: { INFERENCE_MODELS: JSON.stringify(models) } })
     expect(config.inferenceModels?.[0]).toMatchObject({ id: 'm', privacy: 'open', keyless: true })
     expect(loadConfig({ env: {} }).inferenceModels).toBeUndefined()
     for (const bad of [
       'not json',
-      JSON.stringify([{ ...models[0], price: '-1' }]),
+      JSON.stringify([{ ...models[0], pricing: { prompt: '-1', completion: '2' } }]),
       JSON.stringify([models[0], models[0]]),
     ]) {
       try {

@@ -1,7 +1,8 @@
 /**
  * The key and credit store on both engines of the relational store (SQLite file, PostgreSQL in a
- * schema of its own): concurrent debits never overspend (a property over prices and credits, 50
- * calls in parallel), a failed call is restored exactly once however many times it is restored, a
+ * schema of its own): concurrent reservations never overspend (a property over prices and credits,
+ * 50 calls in parallel), a call settles once at its cost and gives the rest back, a failed call is
+ * restored exactly once however many times it is restored, lapsed reservations are given back, a
  * payment credits once, and keys are stored hashed.
  */
 import fc from 'fast-check'
@@ -18,6 +19,8 @@ const variants = [
     .map((engine) => ({ engine, direct: true, name: 'SQLite, direct statements' })),
 ]
 
+const lease = () => Date.now() + 60_000
+
 for (const { engine, direct, name } of variants) {
   describe.skipIf(engine.skip)(`keys and credit on ${name}`, () => {
     let database: GatewayDatabase
@@ -31,7 +34,7 @@ for (const { engine, direct, name } of variants) {
       await engine.cleanup()
     })
 
-    it('50 parallel debits on a credit that covers n never overspend: exactly min(n, 50) pass', async () => {
+    it('50 parallel reservations on a credit that covers n never overspend: exactly min(n, 50) pass', async () => {
       await fc.assert(
         fc.asyncProperty(
           fc.bigInt({ min: 1n, max: 5_000_000n }),
@@ -43,10 +46,14 @@ for (const { engine, direct, name } of variants) {
             const { id } = await keys.create({ credit })
             const results = await Promise.all(
               Array.from({ length: 50 }, (_, i) =>
-                keys.debit(id, price, { entryId: `${id}_${i}`, model: 'm' }),
+                keys.reserve(id, price, {
+                  entryId: `${id}_${i}`,
+                  model: 'm',
+                  leaseUntilMs: lease(),
+                }),
               ),
             )
-            const passed = results.filter((r) => r.status === 'debited').length
+            const passed = results.filter((r) => r.status === 'reserved').length
             expect(passed).toBe(Math.min(covers, 50))
             expect(results.every((r) => r.status !== 'unknown_key')).toBe(true)
             const left = (await keys.get(id))?.credit
@@ -62,59 +69,133 @@ for (const { engine, direct, name } of variants) {
       const { id } = await keys.create({ credit: 20n * 2_000n })
       const results = await Promise.all(
         Array.from({ length: 50 }, (_, i) =>
-          keys.debit(id, 2_000n, { entryId: `${id}_${i}`, model: 'm' }),
+          keys.reserve(id, 2_000n, { entryId: `${id}_${i}`, model: 'm', leaseUntilMs: lease() }),
         ),
       )
-      expect(results.filter((r) => r.status === 'debited')).toHaveLength(20)
+      expect(results.filter((r) => r.status === 'reserved')).toHaveLength(20)
       expect(results.filter((r) => r.status === 'insufficient')).toHaveLength(30)
       expect((await keys.get(id))?.credit).toBe(0n)
     })
 
     it('a failed call is restored exactly once, even when restored concurrently', async () => {
       const { id } = await keys.create({ credit: 10_000n })
-      const debit = await keys.debit(id, 3_000n, { entryId: `${id}_call`, model: 'm' })
-      expect(debit).toMatchObject({ status: 'debited', credit: 7_000n })
+      const debit = await keys.reserve(id, 3_000n, {
+        entryId: `${id}_call`,
+        model: 'm',
+        leaseUntilMs: lease(),
+      })
+      expect(debit).toMatchObject({ status: 'reserved', credit: 7_000n })
       const restores = await Promise.all(
         Array.from({ length: 8 }, () => keys.restore(`${id}_call`)),
       )
       expect(restores.filter(Boolean)).toHaveLength(1)
       expect((await keys.get(id))?.credit).toBe(10_000n)
       // A served call is not restored afterwards, and a restored one is not served.
-      await keys.debit(id, 3_000n, { entryId: `${id}_served`, model: 'm' })
-      await keys.served(`${id}_served`, { promptTokens: 3, completionTokens: 4 })
+      await keys.reserve(id, 3_000n, { entryId: `${id}_served`, model: 'm', leaseUntilMs: lease() })
+      expect(
+        await keys.settle(`${id}_served`, 3_000n, { promptTokens: 3, completionTokens: 4 }),
+      ).toEqual({ status: 'settled', charged: 3_000n, released: 0n })
       expect(await keys.restore(`${id}_served`)).toBe(false)
-      await keys.served(`${id}_call`)
+      expect(await keys.settle(`${id}_call`, 1n)).toEqual({ status: 'not_reserved' })
       const states = Object.fromEntries((await keys.ledger(id)).map((e) => [e.id, e.state]))
       expect(states[`${id}_call`]).toBe('restored')
       expect(states[`${id}_served`]).toBe('served')
       expect((await keys.get(id))?.credit).toBe(7_000n)
     })
 
-    it('a debit that fails among concurrent ones fails alone: the others are debited once each', async () => {
+    it('a reservation that fails among concurrent ones fails alone: the others are reserved once each', async () => {
       const { id } = await keys.create({ credit: 1_000n })
-      await keys.debit(id, 10n, { entryId: `${id}_taken`, model: 'm' })
+      await keys.reserve(id, 10n, { entryId: `${id}_taken`, model: 'm', leaseUntilMs: lease() })
       // One reuses an entry id (a unique key): it is refused, and nothing of it is kept.
       const results = await Promise.allSettled([
         ...Array.from({ length: 6 }, (_, i) =>
-          keys.debit(id, 10n, { entryId: `${id}_${i}`, model: 'm' }),
+          keys.reserve(id, 10n, { entryId: `${id}_${i}`, model: 'm', leaseUntilMs: lease() }),
         ),
-        keys.debit(id, 10n, { entryId: `${id}_taken`, model: 'm' }),
+        keys.reserve(id, 10n, { entryId: `${id}_taken`, model: 'm', leaseUntilMs: lease() }),
       ])
       expect(results.map((r) => r.status)).toEqual([...Array(6).fill('fulfilled'), 'rejected'])
       expect((await keys.get(id))?.credit).toBe(1_000n - 70n)
       expect((await keys.ledger(id)).filter((e) => e.kind === 'call')).toHaveLength(7)
     })
 
+    it('settles a call at its cost: the rest of the reservation goes back, once; never above it', async () => {
+      const { id } = await keys.create({ credit: 10_000n })
+      const calls = ['a', 'b', 'c'].map((c) => `${id}_${c}`)
+      for (const entryId of calls)
+        await keys.reserve(id, 3_000n, { entryId, model: 'm', leaseUntilMs: lease() })
+      expect((await keys.get(id))?.credit).toBe(1_000n)
+      // Settled twice at once: one settles, the other finds nothing reserved.
+      const [first, again] = await Promise.all([
+        keys.settle(`${id}_a`, 1_234n, { promptTokens: 10, completionTokens: 20 }),
+        keys.settle(`${id}_a`, 1_234n),
+      ])
+      expect([first, again]).toEqual(
+        expect.arrayContaining([
+          { status: 'settled', charged: 1_234n, released: 1_766n },
+          { status: 'not_reserved' },
+        ]),
+      )
+      // A cost above the reservation is capped at it; a free answer gives it all back.
+      expect(await keys.settle(`${id}_b`, 9_999n)).toEqual({
+        status: 'settled',
+        charged: 3_000n,
+        released: 0n,
+      })
+      expect(await keys.settle(`${id}_c`, 0n)).toEqual({
+        status: 'settled',
+        charged: 0n,
+        released: 3_000n,
+      })
+      expect(await keys.restore(`${id}_c`)).toBe(false)
+      // credit = top-ups − served amounts, exactly.
+      const entries = await keys.ledger(id)
+      const spent = entries
+        .filter((e) => e.kind === 'call' && e.state === 'served')
+        .reduce((sum, e) => sum + e.amount, 0n)
+      expect(spent).toBe(1_234n + 3_000n)
+      expect((await keys.get(id))?.credit).toBe(10_000n - spent)
+    })
+
+    it('gives back the reservations whose lease lapsed, and only those; a renewed one stays', async () => {
+      const { id } = await keys.create({ credit: 1_000n })
+      const now = Date.now()
+      const at = (ms: number) => ({ model: 'm', leaseUntilMs: now + ms })
+      await keys.reserve(id, 100n, { entryId: `${id}_dead`, ...at(-1) })
+      await keys.reserve(id, 100n, { entryId: `${id}_live`, ...at(60_000) })
+      await keys.reserve(id, 100n, { entryId: `${id}_renewed`, ...at(-1) })
+      expect(await keys.renew(`${id}_renewed`, now + 60_000)).toBe(true)
+      await keys.reserve(id, 100n, { entryId: `${id}_settled`, ...at(-1) })
+      await keys.settle(`${id}_settled`, 40n)
+      expect(await keys.renew(`${id}_settled`, now + 60_000)).toBe(false)
+      expect((await keys.get(id))?.credit).toBe(1_000n - 300n - 40n)
+      // Other keys' lapsed reservations may be swept too: this key's are counted by its ledger.
+      await keys.releaseLapsed(now)
+      const states = Object.fromEntries((await keys.ledger(id)).map((e) => [e.id, e.state]))
+      expect(states).toMatchObject({
+        [`${id}_dead`]: 'restored',
+        [`${id}_live`]: 'debited',
+        [`${id}_renewed`]: 'debited',
+        [`${id}_settled`]: 'served',
+      })
+      expect((await keys.get(id))?.credit).toBe(1_000n - 200n - 40n)
+      // The call that was given back cannot settle any more (it runs free, the credit stays exact).
+      expect(await keys.settle(`${id}_dead`, 50n)).toEqual({ status: 'not_reserved' })
+      expect(await keys.releaseLapsed(now)).toBe(0)
+    })
+
     it('the served records of concurrent calls are each written with their own token counts', async () => {
       const { id } = await keys.create({ credit: 100n })
       const calls = Array.from({ length: 12 }, (_, i) => `${id}_s${i}`)
-      for (const entryId of calls) await keys.debit(id, 1n, { entryId, model: 'm' })
+      for (const entryId of calls)
+        await keys.reserve(id, 1n, { entryId, model: 'm', leaseUntilMs: lease() })
       // Served all at once (the direct SQLite store writes one turn's records together), one restored.
       const [restored] = await Promise.all([
         keys.restore(`${id}_s0`),
         ...calls
           .slice(1)
-          .map((entryId, i) => keys.served(entryId, { promptTokens: i, completionTokens: 2 * i })),
+          .map((entryId, i) =>
+            keys.settle(entryId, 1n, { promptTokens: i, completionTokens: 2 * i }),
+          ),
       ])
       expect(restored).toBe(true)
       const rows = await database.db
@@ -152,7 +233,9 @@ for (const { engine, direct, name } of variants) {
       await keys.revoke(id)
       expect(await keys.topUp(id, 5n, `${reference}:y`)).toEqual({ status: 'unknown_key' })
       expect(await keys.creditedBy(`${reference}:y`)).toBe(false)
-      expect(await keys.debit(id, 1n, { entryId: `${id}_r`, model: 'm' })).toEqual({
+      expect(
+        await keys.reserve(id, 1n, { entryId: `${id}_r`, model: 'm', leaseUntilMs: lease() }),
+      ).toEqual({
         status: 'unknown_key',
       })
     })

@@ -4,13 +4,18 @@
  * - A key is `tg_` and 43 base64url characters (256 random bits). Only its SHA-256 is stored; the key
  *   is shown once, when created. A presented key is found by its hash, and the stored hash is
  *   compared again in constant time.
- * - A call debits the model's price with ONE conditional statement,
- *   `UPDATE … SET credit = credit - price WHERE id = ? AND revoked_at IS NULL AND credit >= price
+ * - A call first RESERVES the most it can cost with ONE conditional statement,
+ *   `UPDATE … SET credit = credit - max WHERE id = ? AND revoked_at IS NULL AND credit >= max
  *   RETURNING credit`, so concurrent calls, in one process or many, never overspend. The ledger entry
- *   is written in the same transaction.
+ *   (`debited`, with the reservation and a lease) is written in the same transaction.
+ * - A served call SETTLES once: the entry moves `debited → served` with a conditional update that
+ *   sets its amount to the actual cost (never above the reservation), and the rest goes back to the
+ *   credit in the same transaction. So `credit = top-ups − (served amounts + held reservations)`,
+ *   exactly.
  * - A failed call is restored exactly once: the entry moves `debited → restored` with a conditional
- *   update, and only the caller that moved it gives the amount back. A served call moves
- *   `debited → served`.
+ *   update, and only the caller that moved it gives the reservation back.
+ * - A reservation whose lease lapsed (its process died mid-call) is restored by
+ *   {@link KeyStore.releaseLapsed}; a live call renews its lease while it runs.
  * - A top-up credits once per reference (a payment digest is unique in the ledger).
  *
  * @module
@@ -41,11 +46,27 @@ export type CreatedKey = KeyRecord & { key: string }
 /** Result of {@link KeyStore.authenticate}. */
 export type Authentication = { status: 'valid'; keyId: string } | { status: 'invalid' }
 
-/** Result of {@link KeyStore.debit}. */
-export type Debit =
-  | { status: 'debited'; entryId: string; credit: bigint }
+/** Result of {@link KeyStore.reserve}. */
+export type Reservation =
+  | { status: 'reserved'; entryId: string; credit: bigint }
   | { status: 'insufficient'; credit: bigint }
   | { status: 'unknown_key' }
+
+/** What {@link KeyStore.reserve} records. */
+export type ReservationEntry = {
+  /** The call's id: unique. */
+  entryId: string
+  model: string
+  /** Until when (ms since the epoch) the reservation is the caller's; renewed with {@link KeyStore.renew}. */
+  leaseUntilMs: number
+}
+
+/** Result of {@link KeyStore.settle}. */
+export type Settlement =
+  /** `charged` was kept (at most the reservation); `released` went back to the credit. */
+  | { status: 'settled'; charged: bigint; released: bigint }
+  /** Nothing is reserved under that id any more (settled, restored, or given back after its lease). */
+  | { status: 'not_reserved' }
 
 /** Result of {@link KeyStore.topUp}. */
 export type TopUp =
@@ -108,12 +129,25 @@ export type KeyStore = {
    * top-up payment whose process died after crediting and before recording the payment served.
    */
   creditedBy(reference: string): Promise<boolean>
-  /** Debits one call's price, atomically, refusing to go below zero. `entryId` must be unique. */
-  debit(id: string, amount: bigint, entry: { entryId: string; model: string }): Promise<Debit>
-  /** The call was served: records it (and the upstream's token counts). Idempotent. */
-  served(entryId: string, usage?: Usage): Promise<void>
-  /** The call failed: gives the debit back, exactly once. `true` only for the call that restored it. */
+  /**
+   * Reserves the most a call can cost, atomically, refusing to go below zero: the amount leaves the
+   * credit until the call settles or is restored.
+   */
+  reserve(id: string, amount: bigint, entry: ReservationEntry): Promise<Reservation>
+  /**
+   * The call was served: keeps `cost` (capped at the reservation), gives the rest back and records
+   * the upstream's token counts, once. Later calls answer `not_reserved`.
+   */
+  settle(entryId: string, cost: bigint, usage?: Usage): Promise<Settlement>
+  /** Extends a held reservation's lease (a call still running); `false` when none is held. */
+  renew(entryId: string, leaseUntilMs: number): Promise<boolean>
+  /** The call failed: gives the reservation back, exactly once. `true` only for the call that restored it. */
   restore(entryId: string): Promise<boolean>
+  /**
+   * Restores the reservations whose lease lapsed before `nowMs` (their process died mid-call), at
+   * most `limit` (default 100); answers how many it restored.
+   */
+  releaseLapsed(nowMs: number, options?: { limit?: number | undefined }): Promise<number>
   /** A key's ledger, newest first. */
   ledger(id: string, options?: { limit?: number | undefined }): Promise<LedgerEntry[]>
 }
@@ -159,8 +193,8 @@ function recordOf(row: KeyRow): KeyRecord {
 /** Options of {@link createKeyStore}. */
 export type KeyStoreOptions = {
   /**
-   * The SQLite connection under `db` (`GatewayDatabase.sqlite`): a call's look-up, debit, served
-   * record and restore then run as synchronous statements on it (the same SQL and transactions,
+   * The SQLite connection under `db` (`GatewayDatabase.sqlite`): a call's look-up, reservation,
+   * settlement, lease renewal and restore then run as synchronous statements on it (the same SQL and transactions,
    * without the query layer's per-query work). Default: everything through `db`.
    */
   sqlite?: SqliteDirect | undefined
@@ -210,6 +244,8 @@ export function createKeyStore(db: Kysely<GatewaySchema>, options: KeyStoreOptio
           reference,
           prompt_tokens: null,
           completion_tokens: null,
+          reserved: null,
+          lease_until_ms: null,
           created_at: now(),
           updated_at: now(),
         })
@@ -253,6 +289,27 @@ export function createKeyStore(db: Kysely<GatewaySchema>, options: KeyStoreOptio
         if (key !== undefined) return { status: 'credited', credit: key.credit }
       }
       throw error
+    })
+  }
+
+  async function restore(entryId: string): Promise<boolean> {
+    if (direct) return direct.restore(entryId)
+    return db.transaction().execute(async (trx) => {
+      const entry = await trx
+        .updateTable('inference_ledger')
+        .set({ state: 'restored', lease_until_ms: null, updated_at: now() })
+        .where('id', '=', entryId)
+        .where('kind', '=', 'call')
+        .where('state', '=', 'debited')
+        .returning(['key_id', 'amount'])
+        .executeTakeFirst()
+      if (entry === undefined) return false
+      await trx
+        .updateTable('inference_keys')
+        .set({ credit: sql<bigint>`credit + ${toBigint(entry.amount)}` })
+        .where('id', '=', entry.key_id)
+        .execute()
+      return true
     })
   }
 
@@ -341,9 +398,10 @@ export function createKeyStore(db: Kysely<GatewaySchema>, options: KeyStoreOptio
       return entry !== undefined
     },
 
-    async debit(id, amount, entry) {
-      if (direct) return direct.debit(id, amount, entry)
-      return db.transaction().execute(async (trx) => {
+    async reserve(id, amount, entry) {
+      if (amount <= 0n) throw new RangeError('a reservation must be more than 0')
+      if (direct) return direct.reserve(id, amount, entry)
+      return db.transaction().execute(async (trx): Promise<Reservation> => {
         const row = await trx
           .updateTable('inference_keys')
           .set({ credit: sql<bigint>`credit - ${amount}` })
@@ -359,8 +417,8 @@ export function createKeyStore(db: Kysely<GatewaySchema>, options: KeyStoreOptio
             .where('id', '=', id)
             .executeTakeFirst()
           return current === undefined || current.revoked_at !== null
-            ? { status: 'unknown_key' as const }
-            : { status: 'insufficient' as const, credit: toBigint(current.credit) }
+            ? { status: 'unknown_key' }
+            : { status: 'insufficient', credit: toBigint(current.credit) }
         }
         await trx
           .insertInto('inference_ledger')
@@ -374,49 +432,77 @@ export function createKeyStore(db: Kysely<GatewaySchema>, options: KeyStoreOptio
             reference: null,
             prompt_tokens: null,
             completion_tokens: null,
+            reserved: amount,
+            lease_until_ms: BigInt(entry.leaseUntilMs),
             created_at: now(),
             updated_at: now(),
           })
           .execute()
-        return { status: 'debited' as const, entryId: entry.entryId, credit: toBigint(row.credit) }
+        return { status: 'reserved', entryId: entry.entryId, credit: toBigint(row.credit) }
       })
     },
 
-    async served(entryId, usage = {}) {
-      if (direct) return direct.served(entryId, usage)
-      await db
-        .updateTable('inference_ledger')
-        .set({
-          state: 'served',
-          updated_at: now(),
-          prompt_tokens: usage.promptTokens ?? null,
-          completion_tokens: usage.completionTokens ?? null,
-        })
-        .where('id', '=', entryId)
-        .where('state', '=', 'debited')
-        .execute()
-    },
-
-    async restore(entryId) {
-      if (direct) return direct.restore(entryId)
-      return db.transaction().execute(async (trx) => {
+    async settle(entryId, cost, usage = {}) {
+      if (cost < 0n) throw new RangeError('a cost cannot be below 0')
+      if (direct) return direct.settle(entryId, cost, usage)
+      return db.transaction().execute(async (trx): Promise<Settlement> => {
+        // SET reads the row as it was: `reserved` keeps what was held, `amount` becomes the cost.
         const entry = await trx
           .updateTable('inference_ledger')
-          .set({ state: 'restored', updated_at: now() })
+          .set({
+            state: 'served',
+            amount: sql<bigint>`case when amount < ${cost} then amount else ${cost} end`,
+            reserved: sql<bigint>`amount`,
+            lease_until_ms: null,
+            prompt_tokens: usage.promptTokens ?? null,
+            completion_tokens: usage.completionTokens ?? null,
+            updated_at: now(),
+          })
           .where('id', '=', entryId)
           .where('kind', '=', 'call')
           .where('state', '=', 'debited')
-          .returning(['key_id', 'amount'])
+          .returning(['key_id', 'amount', 'reserved'])
           .executeTakeFirst()
-        if (entry === undefined) return false
-        const amount = toBigint(entry.amount)
-        await trx
-          .updateTable('inference_keys')
-          .set({ credit: sql<bigint>`credit + ${amount}` })
-          .where('id', '=', entry.key_id)
-          .execute()
-        return true
+        if (entry === undefined) return { status: 'not_reserved' }
+        const charged = toBigint(entry.amount)
+        const released = toBigint(entry.reserved ?? 0n) - charged
+        if (released > 0n) {
+          await trx
+            .updateTable('inference_keys')
+            .set({ credit: sql<bigint>`credit + ${released}` })
+            .where('id', '=', entry.key_id)
+            .execute()
+        }
+        return { status: 'settled', charged, released }
       })
+    },
+
+    async renew(entryId, leaseUntilMs) {
+      if (direct) return direct.renew(entryId, leaseUntilMs)
+      const rows = await db
+        .updateTable('inference_ledger')
+        .set({ lease_until_ms: BigInt(leaseUntilMs) })
+        .where('id', '=', entryId)
+        .where('state', '=', 'debited')
+        .returning('id')
+        .execute()
+      return rows.length > 0
+    },
+
+    restore,
+
+    async releaseLapsed(nowMs, options = {}) {
+      const lapsed = await db
+        .selectFrom('inference_ledger')
+        .select('id')
+        .where('state', '=', 'debited')
+        .where('lease_until_ms', '<', BigInt(nowMs))
+        .orderBy('lease_until_ms')
+        .limit(Math.min(Math.max(options.limit ?? 100, 1), 10_000))
+        .execute()
+      let restored = 0
+      for (const { id } of lapsed) if (await restore(id)) restored++
+      return restored
     },
 
     async ledger(id, options = {}) {
@@ -442,10 +528,11 @@ export function createKeyStore(db: Kysely<GatewaySchema>, options: KeyStoreOptio
 
 /**
  * A call's statements on the SQLite connection, synchronous: the same SQL and transactions as the
- * query layer's; the debits and served records of one turn of the event loop in one transaction.
+ * query layer's; the reservations, settlements and renewals of one turn of the event loop in one
+ * transaction.
  */
 function sqliteCalls(sqlite: SqliteDirect) {
-  // The debits and served records asked for in one turn of the event loop are written in one
+  // The reservations, settlements and renewals asked for in one turn of the event loop are written in one
   // transaction, each in a savepoint of its own: one that fails is undone alone and rejects alone.
   type Write = {
     work: (c: SqliteConnection) => unknown
@@ -500,8 +587,8 @@ function sqliteCalls(sqlite: SqliteDirect) {
             | undefined,
       ),
 
-    debit: (id: string, amount: bigint, entry: { entryId: string; model: string }) =>
-      write((c): Debit => {
+    reserve: (id: string, amount: bigint, entry: ReservationEntry) =>
+      write((c): Reservation => {
         const row = c
           .statement(
             'update inference_keys set credit = credit - ? where id = ? and revoked_at is null and credit >= ? returning credit',
@@ -517,25 +604,52 @@ function sqliteCalls(sqlite: SqliteDirect) {
         }
         const at = now()
         c.statement(
-          'insert into inference_ledger (id, key_id, kind, state, amount, model, reference, prompt_tokens, completion_tokens, created_at, updated_at) ' +
-            "values (?, ?, 'call', 'debited', ?, ?, null, null, null, ?, ?)",
-        ).run(entry.entryId, id, amount, entry.model, at, at)
-        return { status: 'debited', entryId: entry.entryId, credit: toBigint(row.credit) }
+          'insert into inference_ledger (id, key_id, kind, state, amount, model, reference, prompt_tokens, completion_tokens, reserved, lease_until_ms, created_at, updated_at) ' +
+            "values (?, ?, 'call', 'debited', ?, ?, null, null, null, ?, ?, ?, ?)",
+        ).run(entry.entryId, id, amount, entry.model, amount, entry.leaseUntilMs, at, at)
+        return { status: 'reserved', entryId: entry.entryId, credit: toBigint(row.credit) }
       }),
 
-    served: (entryId: string, usage: Usage) =>
-      write((c) => {
-        c.statement(
-          "update inference_ledger set state = 'served', updated_at = ?, prompt_tokens = ?, completion_tokens = ? where id = ? and state = 'debited'",
-        ).run(now(), usage.promptTokens ?? null, usage.completionTokens ?? null, entryId)
+    settle: (entryId: string, cost: bigint, usage: Usage) =>
+      write((c): Settlement => {
+        // SET reads the row as it was: `reserved` keeps what was held, `amount` becomes the cost.
+        const entry = c
+          .statement(
+            "update inference_ledger set state = 'served', amount = min(amount, ?), reserved = amount, lease_until_ms = null, " +
+              "prompt_tokens = ?, completion_tokens = ?, updated_at = ? where id = ? and kind = 'call' and state = 'debited' " +
+              'returning key_id, amount, reserved',
+          )
+          .get(cost, usage.promptTokens ?? null, usage.completionTokens ?? null, now(), entryId) as
+          | { key_id: string; amount: bigint | number; reserved: bigint | number }
+          | undefined
+        if (entry === undefined) return { status: 'not_reserved' }
+        const charged = toBigint(entry.amount)
+        const released = toBigint(entry.reserved) - charged
+        if (released > 0n) {
+          c.statement('update inference_keys set credit = credit + ? where id = ?').run(
+            released,
+            entry.key_id,
+          )
+        }
+        return { status: 'settled', charged, released }
       }),
+
+    renew: (entryId: string, leaseUntilMs: number) =>
+      write(
+        (c) =>
+          c
+            .statement(
+              "update inference_ledger set lease_until_ms = ? where id = ? and state = 'debited'",
+            )
+            .run(leaseUntilMs, entryId).changes > 0,
+      ),
 
     restore: (entryId: string) =>
       sqlite.run((c) =>
         c.immediate(() => {
           const entry = c
             .statement(
-              "update inference_ledger set state = 'restored', updated_at = ? where id = ? and kind = 'call' and state = 'debited' returning key_id, amount",
+              "update inference_ledger set state = 'restored', lease_until_ms = null, updated_at = ? where id = ? and kind = 'call' and state = 'debited' returning key_id, amount",
             )
             .get(now(), entryId) as { key_id: string; amount: bigint | number } | undefined
           if (entry === undefined) return false

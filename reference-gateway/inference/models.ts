@@ -1,6 +1,6 @@
 /**
- * The models of the private inference API, from configuration: an id, a flat price per call (USDC),
- * a context window, a privacy tier, whether the keyless route offers it, and the upstream that serves
+ * The models of the private inference API, from configuration: an id, token prices (USDC per
+ * million input and per million output tokens, see `pricing.ts`), a context window, an output cap, a privacy tier, whether the keyless route offers it, and the upstream that serves
  * it. The upstream is a tagged union on `kind`; each kind says which privacy tiers it may serve, so a
  * confidential model can only ever be served by an upstream kind that proves it (`confidential`: an
  * ACI enclave whose attestation verified), never silently by an ordinary upstream.
@@ -11,6 +11,7 @@
 import { X509Certificate } from 'node:crypto'
 import { Attestation, formatAmount, parseAmount } from 'tollgate'
 import { z } from 'zod'
+import { perTokenText, type TokenPricing } from './pricing.js'
 
 /** Privacy tiers: `open` (an ordinary upstream), `confidential` (an attested enclave). */
 export const privacyTiers = ['open', 'confidential'] as const
@@ -168,17 +169,32 @@ export function confidentialPrefixProblems(
 
 const usdc = z
   .string()
-  .regex(/^(?!0+(\.0+)?$)\d{1,7}(\.\d{1,6})?$/, 'must be a USDC amount more than 0, like 0.002')
+  .regex(
+    /^(0|[1-9]\d{0,6})(\.\d{1,6})?$/,
+    'must be a USDC amount with at most 6 decimals, like 0.6',
+  )
+const usdcAboveZero = usdc.regex(/^(?!0+(\.0+)?$)/, 'must be more than 0')
+
+/**
+ * A model's token prices in USDC per million tokens (`{ "prompt": "0.6", "completion": "2.4" }`):
+ * input (prompt) tokens may be free, output (completion) tokens may not.
+ */
+export const modelPricingSchema = z.object({ prompt: usdc, completion: usdcAboveZero }).strict()
 
 /** One configured model. */
 export const modelConfigSchema = z
   .object({
     /** Public id (what buyers put in `model`). */
     id: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$/, 'must be a model id'),
-    /** Flat price of one call in USDC (`"0.002"`). */
-    price: usdc,
+    /** Token prices, USDC per million tokens: `{ "prompt": "0.6", "completion": "2.4" }`. */
+    pricing: modelPricingSchema,
     /** Context window in tokens. */
     contextWindow: z.int().min(16).max(100_000_000),
+    /**
+     * Most output tokens of one call: a keyed call without `max_tokens` is reserved (and sent) with
+     * this, less what the prompt takes of the window. Default: the context window.
+     */
+    maxOutputTokens: z.int().min(1).max(100_000_000).optional(),
     privacy: z.enum(privacyTiers).default('open'),
     /** Offered on the keyless paid route too. Default true. */
     keyless: z.boolean().default(true),
@@ -205,12 +221,19 @@ export const modelListSchema = z
   }, z.array(modelConfigSchema).min(1).max(256))
   .refine((list) => new Set(list.map((m) => m.id)).size === list.length, 'model ids must differ')
 
-/** A model ready to serve: its price in base units. */
-export type InferenceModel = ModelConfig & { priceUnits: bigint }
+/** A model ready to serve: its token prices in base units, its output cap. */
+export type InferenceModel = ModelConfig & { tokenPricing: TokenPricing; maxOutput: number }
 
-/** Prepares configured models (prices in base units). */
+/** Prepares configured models (token prices in base units per million tokens). */
 export function prepareModels(models: readonly ModelConfig[]): InferenceModel[] {
-  return models.map((m) => ({ ...m, priceUnits: parseAmount(m.price) }))
+  return models.map((m) => ({
+    ...m,
+    tokenPricing: {
+      promptPerMillion: parseAmount(m.pricing.prompt, { allowZero: true }),
+      completionPerMillion: parseAmount(m.pricing.completion),
+    },
+    maxOutput: Math.min(m.maxOutputTokens ?? m.contextWindow, m.contextWindow),
+  }))
 }
 
 /** The id of the model the embedded default serves. */
@@ -223,8 +246,9 @@ export const defaultModelId = 'llama-3.3-70b'
 export function defaultModel(baseUrl: string): ModelConfig {
   return {
     id: defaultModelId,
-    price: '0.002',
+    pricing: { prompt: '0.6', completion: '0.8' },
     contextWindow: 131_072,
+    maxOutputTokens: 4096,
     privacy: 'open',
     keyless: true,
     upstream: { kind: 'openai-compatible', baseUrl, credential: 'INFERENCE_API_KEY' },
@@ -252,8 +276,9 @@ export function defaultConfidentialModel(
 ): ModelConfig {
   return {
     id: `${prefix}llama-3.3-70b`,
-    price: '0.004',
+    pricing: { prompt: '1.2', completion: '1.6' },
     contextWindow: 131_072,
+    maxOutputTokens: 4096,
     privacy: 'confidential',
     keyless: false,
     upstream: {
@@ -267,25 +292,47 @@ export function defaultConfidentialModel(
   }
 }
 
-/** A model list entry (`GET /v1/models`, docs/inference.md "Models"): id, pricing, context window, privacy tier. */
+/**
+ * A model's prices in a model list entry: USDC per token (the field's convention, as OpenRouter's
+ * `pricing.prompt` and `pricing.completion`), decimal strings; and, for a model the keyless route
+ * offers, that route's flat price of one call.
+ */
+export type ModelEntryPricing = {
+  currency: 'USDC'
+  /** USDC per input (prompt) token. */
+  prompt: string
+  /** USDC per output (completion) token. */
+  completion: string
+  /** The keyless route's flat price of one call (6 decimals), when the model is offered there. */
+  keyless_per_call?: string
+}
+
+/**
+ * A model list entry (`GET /v1/models`, docs/inference.md "Models"): id, pricing, context window,
+ * output cap, privacy tier.
+ */
 export type ModelEntry = {
   id: string
   object: 'model'
   created: number
   owned_by: string
-  pricing: { currency: 'USDC'; per_call: string }
+  pricing: ModelEntryPricing
   context_window: number
+  max_output_tokens: number
   privacy: PrivacyTier
 }
 
 /** Fixed `created` time of the model entries (configuration has no clock). */
 const listedSince = 1_767_225_600 // 2026-01-01T00:00:00Z
 
-/** The public model list. */
-export function modelList(models: readonly InferenceModel[]): {
-  object: 'list'
-  data: ModelEntry[]
-} {
+/**
+ * The public model list; `keylessPrice` is the keyless route's flat price of one call (shown on the
+ * models it offers), undefined when the gateway has no keyless route.
+ */
+export function modelList(
+  models: readonly InferenceModel[],
+  keylessPrice: bigint | undefined,
+): { object: 'list'; data: ModelEntry[] } {
   return {
     object: 'list',
     data: models.map((m) => ({
@@ -293,8 +340,16 @@ export function modelList(models: readonly InferenceModel[]): {
       object: 'model',
       created: listedSince,
       owned_by: 'tollgate',
-      pricing: { currency: 'USDC', per_call: formatAmount(m.priceUnits) },
+      pricing: {
+        currency: 'USDC',
+        prompt: perTokenText(m.tokenPricing.promptPerMillion),
+        completion: perTokenText(m.tokenPricing.completionPerMillion),
+        ...(m.keyless && keylessPrice !== undefined
+          ? { keyless_per_call: formatAmount(keylessPrice) }
+          : {}),
+      },
       context_window: m.contextWindow,
+      max_output_tokens: m.maxOutput,
       privacy: m.privacy,
     })),
   }

@@ -2,8 +2,10 @@
  * Two `tollgate gateway` processes (the real CLI, configured by environment variables only) share the
  * private inference API's keys and credit through PostgreSQL and its rate limit through Redis: a key
  * made by `tollgate keys create` with the same settings works at both, 50 calls spread over both on a
- * credit that covers 20 serve exactly 20, and the 121st request of a key in a minute is refused
- * whichever process gets it.
+ * credit that covers 20 reservations serve exactly 20 (the model, the model server of
+ * `tollgate/testing` configured through `INFERENCE_MODELS`, answers slowly enough that they all
+ * overlap) and the credit left is what their usage did not spend, and the 121st request of a key in
+ * a minute is refused whichever process gets it.
  */
 import { type ChildProcess, execFile, fork } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
@@ -11,16 +13,26 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import pg from 'pg'
-import { useTestLedger } from 'tollgate/testing'
+import { formatAmount } from 'tollgate'
+import { type ModelUpstream, startModelUpstream, useTestLedger } from 'tollgate/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { cliArgs, cliModule } from '../../scripts/cliUnderTest.js'
 import { serviceUrl, uniqueName } from '../../src/stores/contract.js'
+import { tokenCost } from './pricing.js'
+import { estimatePromptTokens } from './request.js'
+import { spentBy } from './testHelpers.js'
 
 const cli = cliModule()
 const databaseUrl = serviceUrl('DATABASE_URL')
 const redisUrl = serviceUrl('REDIS_URL')
-const model = 'llama-3.3-70b'
+const model = 'slow-llama'
 const messages = [{ role: 'user', content: 'hi' }]
+// 1 USDC per million prompt tokens, 2 per million output tokens, at most 1 000 output tokens.
+const pricing = { promptPerMillion: 1_000_000n, completionPerMillion: 2_000_000n }
+const reservation = tokenCost(pricing, {
+  promptTokens: estimatePromptTokens(messages),
+  completionTokens: 1_000,
+})
 
 type Gateway = { url: string; child: ChildProcess; exited: Promise<number | null> }
 
@@ -35,6 +47,7 @@ describe.skipIf(databaseUrl === undefined || redisUrl === undefined)(
     const children = new Set<ChildProcess>()
     let a: Gateway
     let b: Gateway
+    let upstream: ModelUpstream
 
     function start(): Promise<Gateway> {
       const child = fork(cli.file, ['gateway', '--port', '0'], {
@@ -77,7 +90,17 @@ describe.skipIf(databaseUrl === undefined || redisUrl === undefined)(
 
     beforeAll(async () => {
       folder = mkdtempSync(join(tmpdir(), 'tollgate-inference-processes-'))
+      upstream = await startModelUpstream({ latencyMs: 1_500 })
       env = {
+        INFERENCE_MODELS: JSON.stringify([
+          {
+            id: model,
+            pricing: { prompt: '1', completion: '2' },
+            contextWindow: 8_192,
+            maxOutputTokens: 1_000,
+            upstream: { kind: 'openai-compatible', baseUrl: upstream.baseUrl },
+          },
+        ]),
         PATH: process.env.PATH ?? '',
         LEDGER_URL: chain.url,
         OPERATOR_KEY: chain.createTestWallet({ usdc: '1', sui: '1' }).getSecretKey(),
@@ -100,6 +123,7 @@ describe.skipIf(databaseUrl === undefined || redisUrl === undefined)(
       for (const g of [a, b]) g?.child.kill('SIGTERM')
       await Promise.all([a?.exited, b?.exited])
       for (const child of children) child.kill('SIGKILL')
+      await upstream?.stop()
       if (folder) rmSync(folder, { recursive: true, force: true })
       if (databaseUrl !== undefined) {
         const client = new pg.Client({ connectionString: databaseUrl })
@@ -109,24 +133,28 @@ describe.skipIf(databaseUrl === undefined || redisUrl === undefined)(
       }
     })
 
-    it('a key from tollgate keys works at both; 50 calls over both on a credit for 20 serve 20', async () => {
-      const created = JSON.parse(await keysCli('create', '--credit', '0.04', '--json')) as {
+    it('a key from tollgate keys works at both; 50 calls over both on a credit for 20 reservations serve 20', async () => {
+      const credit = formatAmount(20n * reservation)
+      const created = JSON.parse(await keysCli('create', '--credit', credit, '--json')) as {
         id: string
         key: string
         credit: string
       }
-      expect(created.credit).toBe('0.040000')
-      const statuses = await Promise.all(
-        Array.from(
-          { length: 50 },
-          async (_, i) =>
-            (await chat(i % 2 === 0 ? a : b, created.key, { model, messages })).status,
+      expect(created.credit).toBe(credit)
+      const answers = await Promise.all(
+        Array.from({ length: 50 }, (_, i) =>
+          chat(i % 2 === 0 ? a : b, created.key, { model, messages }),
         ),
       )
-      expect(statuses.filter((s) => s === 200)).toHaveLength(20)
-      expect(statuses.filter((s) => s === 402)).toHaveLength(30)
+      const served = answers.filter((r) => r.status === 200)
+      expect(served).toHaveLength(20)
+      expect(answers.filter((r) => r.status === 402)).toHaveLength(30)
+      // Each served call kept the cost of its usage; the rest of its reservation came back.
+      const spent = await spentBy(pricing, served)
       const listed = JSON.parse(await keysCli('list', '--json')) as { id: string; credit: string }[]
-      expect(listed.find((k) => k.id === created.id)?.credit).toBe('0.000000')
+      expect(listed.find((k) => k.id === created.id)?.credit).toBe(
+        formatAmount(20n * reservation - spent),
+      )
       // Revoked by the command: refused by both processes.
       await keysCli('revoke', created.id)
       for (const g of [a, b])

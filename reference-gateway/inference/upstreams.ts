@@ -22,8 +22,11 @@ import type { ChatRequest } from './request.js'
 
 /** One call to a model's upstream. */
 export type UpstreamChat = {
-  /** The validated request (its `model` is the public id; the upstream maps it). */
-  request: ChatRequest
+  /**
+   * The validated request (its `model` is the public id; the upstream maps it), with, for a keyed
+   * stream, `stream_options.include_usage` so that its last chunk reports the tokens to charge.
+   */
+  request: ChatRequest & { stream_options?: { include_usage: boolean } | undefined }
   /** The caller went away, or the gateway stops. */
   signal: AbortSignal
   /** Request id, for provider-side idempotency and logs. */

@@ -123,12 +123,16 @@ export type StartInferenceApiOptions = {
   logger: GatewayLogger
   /** The issuer of the gateway's signed receipts. */
   publicBaseUrl: string
+  /** The keyless route's flat price of one call (shown in the model lists); none without one. */
+  keylessPrice: bigint | undefined
   cleanups: Cleanups
 }
 
 /**
  * Starts the receipt anchor worker (when an operator key and the anchor package are configured)
- * and builds the inference API, registering their closing with `cleanups`.
+ * and the sweeper of keyed calls' lapsed reservations (every `leaseSweepIntervalMs`; a call's
+ * reservation lease is `serveLeaseMs`, like a paid call's serve lease), and builds the inference
+ * API, registering their closing with `cleanups`.
  *
  * @example
  * ```ts
@@ -156,6 +160,23 @@ export function startInferenceApi(options: StartInferenceApiOptions): {
         })
   anchors?.start(config.refundIntervalMs)
   cleanups.push(() => anchors?.stop())
+  // Keyed calls whose process died mid-call: their reservations are given back once the lease lapsed.
+  const reservations = setInterval(
+    () =>
+      void parts.keys.releaseLapsed(Date.now()).then(
+        (restored) => {
+          if (restored > 0) logger.warn({ event: 'inference_reservations_released', restored })
+        },
+        (error: unknown) =>
+          logger.warn({
+            event: 'inference_reservation_sweep_failed',
+            error: error instanceof Error ? error.name : 'unknown',
+          }),
+      ),
+    config.leaseSweepIntervalMs,
+  )
+  reservations.unref()
+  cleanups.push(() => clearInterval(reservations))
   const inferenceApi = createInferenceApi({
     models: parts.models,
     keys: parts.keys,
@@ -174,6 +195,8 @@ export function startInferenceApi(options: StartInferenceApiOptions): {
     receiptSigner: createGatewayReceiptSigner(database.db, { issuer: options.publicBaseUrl }),
     anchorNow: anchors?.runOnce,
     attestationLimiter: parts.attestationLimiter,
+    keylessPrice: options.keylessPrice,
+    reservationLeaseMs: config.serveLeaseMs,
   })
   cleanups.push(() => inferenceApi.close())
   return { api: inferenceApi, anchors }

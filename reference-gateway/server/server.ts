@@ -34,7 +34,7 @@ import {
   type LedgerInfo,
 } from '../app/app.js'
 import { createLocalBlobStore } from '../blobs/local.js'
-import { type Catalog, paidEntries } from '../catalog/catalog.js'
+import { type Catalog, paidEntries, priceOf } from '../catalog/catalog.js'
 import { configError, type GatewayConfig } from '../config.js'
 import { loadConsoleAssets } from '../console/assets.js'
 import type { AnchorWorker } from '../inference/anchors.js'
@@ -222,9 +222,12 @@ async function start(
 
   const metrics = createMetrics()
   const upstreamFetch = options.fetch ?? createNodeFetch({ maxBufferedBytes: 64 * 1024 * 1024 })
+  // The keyless route's flat price of one call, shown with the models it offers.
+  const keyless = paidEntries(catalog).find((entry) => entry.service.servedBy === 'inference')
   const { api: inferenceApi, anchors } = startInferenceApi({
     config,
     parts: inference,
+    keylessPrice: keyless === undefined ? undefined : priceOf(keyless.endpoint),
     ledger,
     operator,
     anchorPackage: config.receiptAnchorPackage ?? local?.modulesPackage,

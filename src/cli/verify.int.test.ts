@@ -119,7 +119,9 @@ describe('tollgate verify', { timeout: 60_000 }, () => {
       '✓ signed by an attested key',
       '✓ request hash matches',
       '✓ response hash matches',
-      '✓ gateway receipt binds the payment to this answer: 0.004000 USDC debited from key_',
+      // What the call reserved: its prompt's estimate (9 tokens) at 1.2 USDC per million and the
+      // model's 4096 output tokens at 1.6 per million, rounded up.
+      '✓ gateway receipt binds the payment to this answer: 0.006565 USDC debited from key_',
       '✓ ledger anchor event matches the receipt',
     ]) {
       expect(stdout).toContain(step)

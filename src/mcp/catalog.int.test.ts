@@ -214,7 +214,9 @@ describe('tollgate mcp: listed sellers and the inference API as paid tools', () 
     const keyed = tools.find((tool) => tool.name === 'chat-confidential_llama-3_3-70b')
     expect(keyed?.description).toBe(
       "Chat with the model confidential/llama-3.3-70b (confidential, 131072 tokens of context) on the gateway's " +
-        "inference API. Price: 0.004000 USDC per call, debited from your API key's credit.",
+        'inference API. Price: 0.0000012 USDC per prompt token and 0.0000016 per output token, ' +
+        // The most a call can cost: the whole window (131 072 tokens) at the higher token price.
+        "up to 0.209716 USDC per call, debited from your API key's credit.",
     )
     expect(JSON.stringify(tools)).not.toContain(apiKey)
     const refused = await client.callTool({

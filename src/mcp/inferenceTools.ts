@@ -3,8 +3,9 @@
  * (`GET /open/v1/models`) is called on the paid keyless route (`POST /open/v1/chat/completions`),
  * paid per call from the wallet at that route's price. A model that needs an API key (in
  * `GET /v1/models` but not keyless) is offered only when the server was given a key, and is called
- * on `POST /v1/chat/completions` with it: the key's credit pays, at the model's price, still inside
- * the per-call maximum and the budgets. The input schema is the route's request schema from the
+ * on `POST /v1/chat/completions` with it: the key's credit pays by the token, and the per-call
+ * maximum and the budgets count the most a call can cost (the whole context window at the higher of
+ * the model's two token prices). The input schema is the route's request schema from the
  * gateway's OpenAPI document, without `model` (the tool's) and `stream` (answers are whole).
  *
  * @module
@@ -30,7 +31,15 @@ const modelListSchema = z.looseObject({
     .array(
       z.looseObject({
         id: text(128),
-        pricing: z.looseObject({ per_call: text(32) }).optional(),
+        pricing: z
+          .looseObject({
+            /** A flat price of one call (older gateways). */
+            per_call: text(32).optional(),
+            /** USDC per input token and per output token. */
+            prompt: text(32).optional(),
+            completion: text(32).optional(),
+          })
+          .optional(),
         context_window: z.int().min(0).optional(),
         privacy: text(32).optional(),
       }),
@@ -55,6 +64,42 @@ const openApiSchema = z.looseObject({
 })
 
 type Model = z.infer<typeof modelListSchema>['data'][number]
+
+const perTokenPattern = /^(0|[1-9][0-9]{0,6})(?:\.([0-9]{1,12}))?$/
+
+/** A USDC price per token (up to 12 decimals) in base units per million tokens. */
+function perMillion(text: string): bigint | undefined {
+  const match = perTokenPattern.exec(text)
+  if (match === null) return undefined
+  return BigInt(match[1] ?? '0') * 10n ** 12n + BigInt((match[2] ?? '').padEnd(12, '0'))
+}
+
+/**
+ * What a keyed call of `model` may cost at most, and how it is priced: its flat price, or, priced
+ * by the token, the whole context window at the higher token price. Undefined when not priced.
+ */
+function keyedPrice(model: Model): { max: bigint; about: string } | undefined {
+  const pricing = model.pricing
+  if (pricing?.per_call !== undefined) {
+    const price = parseAmount(pricing.per_call)
+    return { max: price, about: `${formatAmount(price)} USDC per call` }
+  }
+  const prompt = pricing?.prompt === undefined ? undefined : perMillion(pricing.prompt)
+  const completion = pricing?.completion === undefined ? undefined : perMillion(pricing.completion)
+  if (prompt === undefined || completion === undefined || model.context_window === undefined) {
+    return undefined
+  }
+  // Every token of the window at the higher price.
+  let highest = prompt
+  if (completion > highest) highest = completion
+  const max = (BigInt(model.context_window) * highest + 999_999n) / 1_000_000n
+  return {
+    max,
+    about:
+      `${pricing?.prompt} USDC per prompt token and ${pricing?.completion} per output token, ` +
+      `up to ${formatAmount(max)} USDC per call`,
+  }
+}
 
 /** The chat fallback schema, when the OpenAPI document has none. */
 const fallbackSchema = {
@@ -111,7 +156,7 @@ export type InferenceDocuments = {
 
 /**
  * The chat tools of the inference API: one per keyless model, paid per call at the keyless route's
- * price; with `withKey`, one per model that needs a key, at its own price from the key's credit.
+ * price; with `withKey`, one per model that needs a key, at its own prices from the key's credit.
  *
  * @throws {ZodError} when the OpenAPI document or a model list is not in the gateway's shape.
  * @example
@@ -151,17 +196,17 @@ export function toolsFromInference(
     const offered = new Set(keyless.map((model) => model.id))
     const inputSchema = chatSchema(paths[keyedChatPath]?.post)
     for (const model of modelListSchema.parse(documents.all).data) {
-      if (offered.has(model.id) || model.pricing === undefined) continue
-      const price = parseAmount(model.pricing.per_call)
+      const price = offered.has(model.id) ? undefined : keyedPrice(model)
+      if (price === undefined) continue
       tools.push({
         name: toolName(`chat-${model.id}`),
         description:
           `Chat with the model ${model.id}${about(model)} on the gateway's inference API. ` +
-          `Price: ${formatAmount(price)} USDC per call, debited from your API key's credit.`,
+          `Price: ${price.about}, debited from your API key's credit.`,
         inputSchema,
         method: 'POST',
         url: `${base}${keyedChatPath}`,
-        price,
+        price: price.max,
         source: 'keyed',
         fixed: { model: model.id, stream: false },
       })

@@ -29,7 +29,12 @@ import { receiptSigningInput } from '../../attestation/receipt.js'
 import { TDX_TEE_TYPE, type TdxCollateral, tdxMeasurementOf } from '../../attestation/tdx.js'
 import { listenOnLoopback } from '../loopback.js'
 import { stubCreated } from '../upstreams/handlers.js'
-import { chatCompletionEvents, chatCompletionObject, modelCompletion } from '../upstreams/model.js'
+import {
+  asksStreamUsage,
+  chatCompletionEvents,
+  chatCompletionObject,
+  modelCompletion,
+} from '../upstreams/model.js'
 import { createTestGpuAttestation, TEST_GPU_ISSUER } from './gpu.js'
 import { createTestTdxPlatform, registersHex, simulatedRegisters } from './tdx.js'
 
@@ -358,7 +363,9 @@ export async function startSimulatedEnclave(
       'cache-control': 'no-cache',
       'x-receipt-id': receiptId,
     })
-    const events = chatCompletionEvents(chatId, model, completion)
+    const events = chatCompletionEvents(chatId, model, completion, {
+      usage: asksStreamUsage(body),
+    })
     const wire: Buffer[] = []
     for (const [index, event] of events.entries()) {
       if (index > 1 && options.tokenIntervalMs) {

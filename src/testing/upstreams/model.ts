@@ -3,7 +3,8 @@
  * gateway's embedded default model, and of tests and benchmarks. Same request, same answer: the
  * reply is {@link stubReply} of the last message, one token per word, cut at `max_tokens`
  * (`finish_reason: "length"`); `stream: true` answers `chat.completion.chunk` events, one per token,
- * written as they are produced, ending `data: [DONE]`. It checks a bearer key when given one, and
+ * written as they are produced (and, when asked `stream_options.include_usage`, a last chunk with the
+ * token counts), ending `data: [DONE]`. It checks a bearer key when given one, and
  * can be told to fail, or to break a stream mid-way, to test what a gateway does then.
  *
  * @module
@@ -89,14 +90,26 @@ export function chatCompletionObject(id: string, model: string, completion: Mode
   }
 }
 
+/** Whether a request asks a stream for its usage (`stream_options: { include_usage: true }`). */
+export function asksStreamUsage(body: { stream_options?: unknown }): boolean {
+  const options = body.stream_options
+  return (
+    typeof options === 'object' &&
+    options !== null &&
+    (options as { include_usage?: unknown }).include_usage === true
+  )
+}
+
 /**
  * The server-sent events of a streamed completion, each a whole `data: …\n\n` event: the role,
- * one chunk a token, the finish reason, then `[DONE]`.
+ * one chunk a token, the finish reason, with `usage` a last chunk of no choices and the token
+ * counts (as OpenAI sends for `stream_options.include_usage`), then `[DONE]`.
  */
 export function chatCompletionEvents(
   id: string,
   model: string,
   completion: ModelCompletion,
+  options: { usage?: boolean | undefined } = {},
 ): string[] {
   const chunk = (delta: Record<string, unknown>, finishReason: string | null) =>
     `data: ${JSON.stringify({
@@ -110,6 +123,18 @@ export function chatCompletionEvents(
     chunk({ role: 'assistant', content: '' }, null),
     ...completion.tokens.map((token) => chunk({ content: token }, null)),
     chunk({}, completion.finish),
+    ...(options.usage === true
+      ? [
+          `data: ${JSON.stringify({
+            id,
+            object: 'chat.completion.chunk',
+            created: stubCreated,
+            model,
+            choices: [],
+            usage: chatCompletionObject(id, model, completion).usage,
+          })}\n\n`,
+        ]
+      : []),
     'data: [DONE]\n\n',
   ]
 }
@@ -207,7 +232,7 @@ export async function startModelUpstream(
       'content-type': 'text/event-stream; charset=utf-8',
       'cache-control': 'no-cache',
     })
-    const events = chatCompletionEvents(id, model, completion)
+    const events = chatCompletionEvents(id, model, completion, { usage: asksStreamUsage(body) })
     for (const [index, event] of events.entries()) {
       if (breakAfter !== undefined && index >= breakAfter) {
         // Cut the connection once the events before are on the wire (a broken model stream).
