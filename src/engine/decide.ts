@@ -67,10 +67,16 @@ export function createDecide(context: DecideContext): Decide {
     const at = prepared.terms(r, resource)
     const bare = isBare(request)
     // A bare request to a method that answers management actions is not a call: no body to check.
-    const read =
-      bare && presented?.enabled === true && presented.method.server.answersBare === true
-        ? ({ status: 'ok', body: undefined } as const)
-        : await readBody(request, r.route.body, r.limit)
+    // Unpaid, on a route with such a method, it is answered the 402 (a buyer about to close or top
+    // up a channel reads the challenge so).
+    const management =
+      bare &&
+      (presented === undefined
+        ? r.methods.enabled.some((m) => m.server.answersBare === true)
+        : presented.enabled && presented.method.server.answersBare === true)
+    const read = management
+      ? ({ status: 'ok', body: undefined } as const)
+      : await readBody(request, r.route.body, r.limit)
     if (read.status === 'too_large') return tooLarge(read.limit)
     if (read.status === 'invalid') {
       emit({ type: 'invalid_body', resource, field: read.field })
