@@ -55,6 +55,12 @@ export const settingVariables = {
   trustProxy: 'TRUST_PROXY',
   escrowPackage: 'ESCROW_PACKAGE',
   escrowConfig: 'ESCROW_CONFIG',
+  sessions: 'SESSIONS',
+  channelPackage: 'CHANNEL_PACKAGE',
+  channelRegistry: 'CHANNEL_REGISTRY',
+  sessionSettleAmount: 'SESSION_SETTLE_AMOUNT',
+  sessionSettleIntervalMs: 'SESSION_SETTLE_INTERVAL_MS',
+  sessionSweepIntervalMs: 'SESSION_SWEEP_INTERVAL_MS',
   reviewMinValue: 'REVIEW_MIN_VALUE',
   corsOrigins: 'CORS_ORIGINS',
   agentRegistryPackage: 'AGENT_REGISTRY_PACKAGE',
@@ -282,6 +288,32 @@ export const gatewayConfigSchema = z
       .string()
       .regex(/^0x[0-9a-fA-F]{1,64}$/, 'must be a 0x-prefixed object id')
       .optional(),
+    /**
+     * Offer MPP sessions (docs/protocol.md §7) beside one-off payments: per call on the catalog's
+     * paid routes, per streamed token on the keyless inference route. Default true; offered only
+     * where a channel package is known (below, or the local ledger's) and the operator key is the
+     * payee's.
+     */
+    sessions: boolFromText.default(true),
+    /** Package of the `channel` module. Default on the local ledger: its package. */
+    channelPackage: z
+      .string()
+      .regex(/^0x[0-9a-fA-F]{1,64}$/, 'must be a 0x-prefixed package address')
+      .optional(),
+    /** The shared channel `Registry` object. Required with `CHANNEL_PACKAGE`. */
+    channelRegistry: z
+      .string()
+      .regex(/^0x[0-9a-fA-F]{1,64}$/, 'must be a 0x-prefixed object id')
+      .optional(),
+    /** Settle a channel when this much (base units) is spent and unsettled. Default 1 USDC. */
+    sessionSettleAmount: integer(1, Number.MAX_SAFE_INTEGER).default(1_000_000),
+    /** Settle a channel with anything unsettled after this long, ms. Default an hour. */
+    sessionSettleIntervalMs: integer(1_000, 86_400_000).default(3_600_000),
+    /**
+     * How often the settler looks at the open channels (the schedule; a buyer's close request is
+     * settled within the grace period), ms. Default 60 000.
+     */
+    sessionSweepIntervalMs: integer(100, 3_600_000).default(60_000),
     /**
      * Origins whose pages may call the gateway from a browser (CORS): `*` (default: any page; the
      * gateway takes no cookies, a payment is the only credential), a comma-separated list of

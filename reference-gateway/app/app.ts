@@ -26,7 +26,7 @@
  */
 import { Hono } from 'hono'
 import type { RequestIdVariables } from 'hono/request-id'
-import { PaymentError, type PaymentInfo, type SellerOptions } from 'tollgate'
+import { type Methods, PaymentError, type PaymentInfo, type SellerOptions } from 'tollgate'
 import { type HonoPaywall, paywall, type TollgateEnv } from 'tollgate/hono'
 import type { HostResolver } from 'tollgate/node'
 import type { LocalBlobStore } from '../blobs/local.js'
@@ -100,6 +100,13 @@ export type GatewayAppOptions = {
   fetch?: typeof globalThis.fetch | undefined
   /** Escrowed jobs at `/v1/jobs` (see docs/escrow.md); off when undefined. */
   jobs?: JobRoutesOptions | undefined
+  /**
+   * The session methods (docs/protocol.md §7): per call on the catalog's paid routes, per streamed
+   * token on the keyless inference route. Absent: one-off payments only.
+   */
+  sessions?:
+    | { readonly perCall: Methods.SessionMethod; readonly perToken: Methods.SessionMethod }
+    | undefined
   /** The marketplace's signed routes at `/v1/agent` (see docs/marketplace.md); off when undefined. */
   marketplace?: MarketplaceRoutesOptions | undefined
   /**
@@ -175,7 +182,8 @@ export function createGatewayApp(options: GatewayAppOptions): GatewayApp {
       if (event.type === 'served' || event.type === 'refund_due')
         inFlight = Math.max(0, inFlight - 1)
       metrics.payment(event)
-      if (event.type === 'settled') recordSale?.(event.payment)
+      // A call on a route metered per token pays as it streams: no sale at settlement.
+      if (event.type === 'settled' && event.payment.amount > 0n) recordSale?.(event.payment)
       onEvent?.(event)
     },
   })

@@ -12,6 +12,7 @@
  * @module
  */
 import type { Context, Hono } from 'hono'
+import { Methods, Session } from 'tollgate'
 import type { HonoPaywall } from 'tollgate/hono'
 import {
   type CatalogEntry,
@@ -40,8 +41,13 @@ export function mountCatalogRoutes(
   paid: HonoPaywall,
   options: GatewayAppOptions,
 ): void {
-  const { catalog, metrics, logger } = options
+  const { catalog, metrics, logger, sessions } = options
   const inference = options.inference
+  // The catalog's paid routes take a session at their per-call price; the keyless inference route
+  // takes one per streamed token.
+  const perCall = sessions === undefined ? undefined : [...Methods.builtInMethods, sessions.perCall]
+  const perToken =
+    sessions === undefined ? undefined : [...Methods.builtInMethods, sessions.perToken]
 
   function upstreamCall(
     entry: CatalogEntry,
@@ -96,6 +102,42 @@ export function mountCatalogRoutes(
     )
   }
 
+  /**
+   * A keyless call paid through a session, per streamed token: only a streamed answer is metered
+   * (a buffered one is refused with 400 before the model is asked; nothing was charged). Each
+   * chunk that carries generated text is one token, committed into the channel's spent before it
+   * is sent; the chunks without text (the role, the usage, `[DONE]`) pass free.
+   */
+  async function meteredKeyless(c: Context<GatewayEnv>, body: ChatRequest): Promise<Response> {
+    const info = c.get('tollgate')
+    if (inference === undefined || sessions === undefined) throw new Error('unreachable')
+    if (body.stream !== true) {
+      return Response.json(
+        {
+          error: {
+            code: 'stream_required',
+            message:
+              'A session pays this route per streamed token: send "stream": true. Nothing was charged.',
+            param: 'stream',
+          },
+        },
+        { status: 400 },
+      )
+    }
+    const answer = await inference.api.serveKeyless(body, {
+      requestId: c.get('requestId'),
+      payment: info.payment,
+      signal: c.req.raw.signal,
+      fail: undefined,
+    })
+    if (answer.status !== 200 || answer.body === null) return answer
+    const metered = sessions.perToken.stream(info.payment, answer.body, {
+      signal: c.req.raw.signal,
+      isUnit: isTextChunk,
+    })
+    return new Response(metered, { status: 200, headers: answer.headers })
+  }
+
   for (const entry of entries(catalog)) {
     const endpoint = entry.endpoint
     if (inference !== undefined && entry.service.servedBy === 'inference') {
@@ -110,14 +152,20 @@ export function mountCatalogRoutes(
             return inference.api.checkKeyless(shaped.body)
           },
           maxBodyBytes: endpoint.maxBodyBytes,
+          methods: perToken,
         })
-        app.post(endpoint.path, route, (c) => {
+        app.post(endpoint.path, route, async (c) => {
           metrics.settlement((performance.now() - c.get('startedAt')) / 1000)
+          const info = c.get('tollgate')
+          const body = info.body as ChatRequest
+          if (sessions !== undefined && info.payment.method === sessions.perToken.name) {
+            return meteredKeyless(c, body)
+          }
           const outgoing = (c.env as { outgoing?: { destroy(error: Error): void } } | undefined)
             ?.outgoing
           // The work started with the handler (the route's default): the buyer leaving no longer
           // cancels the upstream call it pays for.
-          return inference.api.serveKeyless(c.get('tollgate').body as ChatRequest, {
+          return inference.api.serveKeyless(body, {
             requestId: c.get('requestId'),
             payment: c.get('tollgate').payment,
             signal: new AbortController().signal,
@@ -150,6 +198,7 @@ export function mountCatalogRoutes(
         maxBodyBytes: endpoint.maxBodyBytes,
         // The work starts when the upstream request is sent (`onSend` below).
         commit: 'manual',
+        methods: perCall,
       })
       const handlers = [
         route,
@@ -235,5 +284,18 @@ function untilCommitted(
       if (started) buyer.removeEventListener('abort', follow)
       return started
     },
+  }
+}
+
+/** Whether a streamed chat event carries generated text (one token); others pass free. */
+function isTextChunk(event: string): boolean {
+  const { name, data } = Session.sseFields(event)
+  if (name !== 'message' || data === undefined || data === '[DONE]') return false
+  try {
+    const chunk = JSON.parse(data) as { choices?: { delta?: { content?: unknown } }[] }
+    const content = chunk.choices?.[0]?.delta?.content
+    return typeof content === 'string' && content !== ''
+  } catch {
+    return false
   }
 }

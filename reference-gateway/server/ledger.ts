@@ -36,6 +36,8 @@ export type LocalLedger = {
   url: string
   modulesPackage: string
   escrow: { config: string }
+  /** The channel module's shared registry (sessions), when the ledger says. */
+  channel?: { registry: string } | undefined
 }
 
 /** Test money the embedded emulator gives a fresh operator key (gas for refunds). */
@@ -164,6 +166,9 @@ async function openLocalLedger(
           url: there.ledger.url,
           modulesPackage: there.ledger.modulesPackage,
           escrow: { config: there.ledger.escrowConfig },
+          ...(there.ledger.channelRegistry === undefined
+            ? {}
+            : { channel: { registry: there.ledger.channelRegistry } }),
         },
         found: {
           mode: 'joined',

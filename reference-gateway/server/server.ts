@@ -52,6 +52,7 @@ import { openInferenceParts, startInferenceApi } from './inference.js'
 import { escrowJobs } from './jobs.js'
 import { openGatewayLedger } from './ledger.js'
 import { listenGateway } from './listen.js'
+import { type GatewaySessions, keylessTokenPrice, openGatewaySessions } from './sessions.js'
 import { type Cleanups, createCleanups, gracefulStop } from './shutdown.js'
 import { resolveUpstreams } from './upstreams.js'
 
@@ -110,6 +111,8 @@ export type RunningGateway = {
     /** The receipt anchor worker, when an operator key and the anchor package are configured. */
     anchors: AnchorWorker | undefined
   }
+  /** The sessions it offers (docs/protocol.md §7), when it does. */
+  sessions: GatewaySessions | undefined
   /** Stops gracefully (see the module doc). Idempotent. */
   stop(): Promise<void>
 }
@@ -220,6 +223,15 @@ async function start(
     reviews,
   })
 
+  const sessions = await openGatewaySessions({
+    config,
+    ledger: { local, operator, payTo, ledgerUrl },
+    location: storeLocation,
+    tokenPrice: keylessTokenPrice(models),
+    cleanups,
+  })
+  if (sessions.status === 'off') logger.info({ event: 'sessions_off', reason: sessions.reason })
+
   const metrics = createMetrics()
   const upstreamFetch = options.fetch ?? createNodeFetch({ maxBufferedBytes: 64 * 1024 * 1024 })
   // The keyless route's flat price of one call, shown with the models it offers.
@@ -304,6 +316,7 @@ async function start(
     resolveHost: options.resolveHost,
     fetch: upstreamFetch,
     jobs,
+    ...(sessions.status === 'on' ? { sessions } : {}),
     marketplace: {
       store: marketplace,
       signer: createMutationSigner({
@@ -378,6 +391,7 @@ async function start(
       enclave: inference.enclave,
       anchors,
     },
+    sessions: sessions.status === 'on' ? sessions : undefined,
     stop,
   }
 }

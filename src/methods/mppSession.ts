@@ -84,6 +84,8 @@ export type SessionStreamOptions = {
   readonly signal?: AbortSignal | undefined
   /** Told why a stream stopped before its source ended (no voucher came, the channel closed). */
   readonly onStop?: ((stop: MeterStop) => void) | undefined
+  /** Which events are paid units (each event's text). Default {@link isUnitEvent}. */
+  readonly isUnit?: ((event: string) => boolean) | undefined
 }
 
 /** What {@link SessionMethod.stream} reads of a paid call's payment (its `PaymentInfo`). */
@@ -609,7 +611,7 @@ export function createSessionMethod(options: SessionMethodOptions): SessionMetho
         store,
         channelId,
         price,
-        isUnit: isUnitEvent,
+        isUnit: streamOptions.isUnit ?? isUnitEvent,
         waitMs: options.voucherWaitMs,
         holdLeaseMs,
         signal: streamOptions.signal,
