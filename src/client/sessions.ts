@@ -18,6 +18,7 @@
  */
 import type { ClientWithCoreApi } from '@mysten/sui/client'
 import type { Signer } from '@mysten/sui/cryptography'
+import type { Transaction } from '@mysten/sui/transactions'
 import { normalizeStructTag, normalizeSuiAddress, toHex } from '@mysten/sui/utils'
 import { ed25519 } from '@noble/curves/ed25519.js'
 import { z } from 'zod'
@@ -250,7 +251,7 @@ export function createSessionFetch(options: SessionFetchOptions): SessionFetch {
     }
     // Recorded before the deposit is signed: a crash from here on can still find the channel.
     await book.put(entry)
-    const tx = await buildOpen({
+    const tx = buildOpen({
       client,
       package: details.package,
       sender: payer,
@@ -262,23 +263,29 @@ export function createSessionFetch(options: SessionFetchOptions): SessionFetch {
       signerPublicKey: ed25519.getPublicKey(sessionKey),
       graceMs: BigInt(details.gracePeriodMs),
     })
-    const bytes = await tx.build({ client })
+    const digest = await submit(tx)
+    if (digest === undefined) {
+      await book.update(channelId, { state: 'closed' })
+      await reservation?.release()
+      throw new PaymentError('transaction_failed', 'The ledger refused to open the channel.')
+    }
+    await reservation?.settle(digest)
+    const opened = await book.update(channelId, { state: 'open', openDigest: digest })
+    return opened ?? entry
+  }
+
+  /**
+   * Builds a transaction, signs it with the wallet and executes it: its digest, or `undefined` when
+   * the ledger refused it (nothing moved).
+   */
+  async function submit(built: Promise<Transaction>): Promise<string | undefined> {
+    const bytes = await (await built).build({ client })
     const { signature } = await signer.signTransaction(bytes)
     const result = await client.core.executeTransaction({
       transaction: bytes,
       signatures: [signature],
     })
-    if (result.$kind !== 'Transaction') {
-      await book.update(channelId, { state: 'closed' })
-      await reservation?.release()
-      throw new PaymentError('transaction_failed', 'The ledger refused to open the channel.')
-    }
-    await reservation?.settle(result.Transaction.digest)
-    const opened = await book.update(channelId, {
-      state: 'open',
-      openDigest: result.Transaction.digest,
-    })
-    return opened ?? entry
+    return result.$kind === 'Transaction' ? result.Transaction.digest : undefined
   }
 
   /** Tops a channel up by what takes its deposit to `needed` (at least), within `maxDeposit`. */
@@ -298,33 +305,24 @@ export function createSessionFetch(options: SessionFetchOptions): SessionFetch {
       resource: entry.url,
       label: 'session:top-up',
     })
-    const tx = await buildTopUp({
-      client,
-      package: entry.package,
-      sender: payer,
-      channel: await readChannel(client, entry.channelId),
-      amount,
-    })
-    const bytes = await tx.build({ client })
-    const { signature } = await signer.signTransaction(bytes)
-    const result = await client.core.executeTransaction({
-      transaction: bytes,
-      signatures: [signature],
-    })
-    if (result.$kind !== 'Transaction') {
+    const digest = await submit(
+      buildTopUp({
+        client,
+        package: entry.package,
+        sender: payer,
+        channel: await readChannel(client, entry.channelId),
+        amount,
+      }),
+    )
+    if (digest === undefined) {
       await reservation?.release()
       throw new PaymentError('transaction_failed', 'The ledger refused the top-up.')
     }
-    await reservation?.settle(result.Transaction.digest)
+    await reservation?.settle(digest)
     await present(
       entry,
       { method: 'POST' },
-      {
-        action: 'topUp',
-        type: 'digest',
-        digest: result.Transaction.digest,
-        additionalDeposit: amount.toString(),
-      },
+      { action: 'topUp', type: 'digest', digest, additionalDeposit: amount.toString() },
     )
     return (await book.update(entry.channelId, { deposit: target.toString() })) ?? entry
   }
@@ -532,14 +530,8 @@ export function createSessionFetch(options: SessionFetchOptions): SessionFetch {
       }
       const state = await readChannel(client, channelId)
       const common = { client, package: entry.package, sender: payer, channel: state }
-      const submit = async (built: Promise<{ build(o: object): Promise<Uint8Array> }>) => {
-        const bytes = await (await built).build({ client })
-        const { signature } = await signer.signTransaction(bytes)
-        return client.core.executeTransaction({ transaction: bytes, signatures: [signature] })
-      }
       if (state.closeRequestedMs === 0n) {
-        const asked = await submit(buildRequestClose(common))
-        if (asked.$kind !== 'Transaction') {
+        if ((await submit(buildRequestClose(common))) === undefined) {
           throw new PaymentError('transaction_failed', 'The ledger refused the close request.')
         }
         const after = await readChannel(client, channelId)
@@ -547,13 +539,13 @@ export function createSessionFetch(options: SessionFetchOptions): SessionFetch {
       }
       const graceEndsMs = state.closeRequestedMs + state.graceMs
       const refunded = state.escrow
-      const result = await submit(buildWithdraw(common))
+      const digest = await submit(buildWithdraw(common))
       // Refused before the grace period ends: nothing moved.
-      if (result.$kind !== 'Transaction') return { status: 'waiting', graceEndsMs }
+      if (digest === undefined) return { status: 'waiting', graceEndsMs }
       await book.update(channelId, { state: 'closed', spent: state.settled.toString() })
       if (entry.reservation !== undefined)
         await options.limits?.keep(entry.reservation, state.settled)
-      return { status: 'withdrawn', refunded, digest: result.Transaction.digest }
+      return { status: 'withdrawn', refunded, digest }
     },
     list: () => book.list(),
   }
