@@ -20,6 +20,37 @@ beforeAll(() => {
 })
 const tollgate = (...args: string[]) => runCli(args, { TOLLGATE_HOME: home })
 
+/** `tollgate pay --session` of the seller's call, which must succeed: its JSON. */
+async function paySession(): Promise<{ status: number; receipt: Record<string, string> }> {
+  const paid = await tollgate(
+    'pay',
+    '--session',
+    '--ledger',
+    chain.url,
+    '--json',
+    `${seller.base}/call`,
+  )
+  expect(paid.code, paid.stderr).toBe(0)
+  return JSON.parse(paid.stdout)
+}
+
+/** `tollgate session list --json`: its JSON, and the text printed. */
+async function listChannels(): Promise<{
+  channels: { channelId: string; state: string }[]
+  stdout: string
+}> {
+  const listed = await tollgate('session', 'list', '--json')
+  expect(listed.code, listed.stderr).toBe(0)
+  return { channels: JSON.parse(listed.stdout), stdout: listed.stdout }
+}
+
+/** `tollgate session <action> <id> --json` on the test's ledger, which must succeed: its JSON. */
+async function onChannel(action: 'close' | 'withdraw', id: string): Promise<unknown> {
+  const run = await tollgate('session', action, id, '--ledger', chain.url, '--json')
+  expect(run.code, run.stderr).toBe(0)
+  return JSON.parse(run.stdout)
+}
+
 describe('tollgate pay --session, tollgate session', { timeout: 300_000 }, () => {
   it('opens a channel once, pays calls with vouchers, lists it and closes it', async () => {
     const created = await tollgate('wallet', 'new', '--json')
@@ -29,64 +60,34 @@ describe('tollgate pay --session, tollgate session', { timeout: 300_000 }, () =>
     expect(funded.code).toBe(0)
 
     for (let i = 1; i <= 2; i++) {
-      const paid = await tollgate(
-        'pay',
-        '--session',
-        '--ledger',
-        chain.url,
-        '--json',
-        `${seller.base}/call`,
-      )
-      expect(paid.code, paid.stderr).toBe(0)
-      const out = JSON.parse(paid.stdout) as { status: number; receipt: Record<string, string> }
+      const out = await paySession()
       expect(out.status).toBe(200)
       expect(out.receipt).toMatchObject({ intent: 'session', spent: String(10_000 * i) })
     }
     // The default deposit (1 USDC) was made once.
     expect(await chain.usdcBalance(address)).toBe(2_000_000n - 1_000_000n)
 
-    const listed = await tollgate('session', 'list', '--json')
-    const channels = JSON.parse(listed.stdout) as { channelId: string; state: string }[]
+    const { channels, stdout } = await listChannels()
     expect(channels).toHaveLength(1)
     expect(channels[0]).toMatchObject({ state: 'open' })
-    expect(listed.stdout).not.toContain('sessionKey')
+    expect(stdout).not.toContain('sessionKey')
 
-    const closed = await tollgate(
-      'session',
-      'close',
-      channels[0]?.channelId ?? '',
-      '--ledger',
-      chain.url,
-      '--json',
-    )
-    expect(closed.code, closed.stderr).toBe(0)
-    expect(JSON.parse(closed.stdout)).toMatchObject({ spent: '0.020000', refunded: '0.980000' })
+    const closed = await onChannel('close', channels[0]?.channelId ?? '')
+    expect(closed).toMatchObject({ spent: '0.020000', refunded: '0.980000' })
     expect(await chain.usdcBalance(address)).toBe(2_000_000n - 20_000n)
   })
 
   it('withdraws a channel without the seller: asks to close, then takes what is left after the grace period', async () => {
-    const paid = await tollgate(
-      'pay',
-      '--session',
-      '--ledger',
-      chain.url,
-      '--json',
-      `${seller.base}/call`,
-    )
-    expect(paid.code, paid.stderr).toBe(0)
-    const channels = JSON.parse((await tollgate('session', 'list', '--json')).stdout) as {
-      channelId: string
-      state: string
-    }[]
-    const open = channels.find((c) => c.state === 'open')
-    const id = open?.channelId ?? ''
-    const asked = await tollgate('session', 'withdraw', id, '--ledger', chain.url, '--json')
-    expect(JSON.parse(asked.stdout)).toMatchObject({ status: 'requested' })
+    await paySession()
+    const { channels } = await listChannels()
+    const id = channels.find((c) => c.state === 'open')?.channelId ?? ''
+    expect(await onChannel('withdraw', id)).toMatchObject({ status: 'requested' })
     chain.advanceClock(15 * 60_000 + 1)
-    const done = await tollgate('session', 'withdraw', id, '--ledger', chain.url, '--json')
-    expect(done.code, done.stderr).toBe(0)
     // No settler ran for this seller: the whole 1 USDC deposit comes back.
-    expect(JSON.parse(done.stdout)).toMatchObject({ status: 'withdrawn', refunded: '1.000000' })
+    expect(await onChannel('withdraw', id)).toMatchObject({
+      status: 'withdrawn',
+      refunded: '1.000000',
+    })
   })
 
   it('refuses --session on a ledger with no pinned channel package, with one line', async () => {
