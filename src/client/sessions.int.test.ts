@@ -63,6 +63,16 @@ describe('createSessionFetch', () => {
     expect((await b.sessions.list())[0]).toMatchObject({ state: 'closed', spent: '100000' })
   })
 
+  it('concurrent first calls to a seller open one channel between them', async () => {
+    const b = buyer('concurrent')
+    const responses = await Promise.all(
+      [1, 2, 3].map(() => b.sessions.fetch(`${seller.base}/call`)),
+    )
+    expect(responses.map((r) => r.status)).toEqual([200, 200, 200])
+    expect(await b.sessions.list()).toHaveLength(1)
+    expect(await chain.usdcBalance(b.wallet.toSuiAddress())).toBe(5_000_000n - 1_000_000n)
+  })
+
   it('tops the channel up when its deposit runs out, within maxDeposit', async () => {
     const b = buyer('topup', { deposit: (price) => price * 2n, maxDeposit: 40_000n })
     for (let i = 0; i < 4; i++) {

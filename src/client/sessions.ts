@@ -91,10 +91,29 @@ export type SessionWithdrawal =
   /** Everything left came back. */
   | { readonly status: 'withdrawn'; readonly refunded: bigint; readonly digest: string }
 
+/** What one call of {@link SessionFetch.forCall} adds to the buyer's options. */
+export type SessionCallOptions = {
+  /**
+   * Counts a deposit (an open or a top-up) this call makes, instead of the buyer's `limits`; what
+   * a close gives back is still restored through the buyer's `limits.keep`.
+   */
+  readonly limits?: WalletLimits | undefined
+  /**
+   * Checks the session offer (price per call, payee) before anything is signed, beside the pinned
+   * packages and `maxPrice`: throw to refuse it.
+   */
+  readonly check?: ((offer: { amount: bigint; payTo: string }) => void) | undefined
+}
+
 /** The session buyer. */
 export type SessionFetch = {
   /** A `fetch` that pays a session offer through a channel (other 402s are returned as they are). */
   fetch(input: string | URL, init?: RequestInit): Promise<Response>
+  /**
+   * The same `fetch` over the same channels, with `call`'s deposit accounting and offer check: for
+   * a caller that pays on behalf of several budgets (an MCP server's tools).
+   */
+  forCall(call: SessionCallOptions): (input: string | URL, init?: RequestInit) => Promise<Response>
   /** Closes a channel cooperatively at the seller it was opened with. */
   close(channelId: string): Promise<SessionClose>
   /**
@@ -160,7 +179,7 @@ export function createSessionFetch(options: SessionFetchOptions): SessionFetch {
   const now = options.now ?? Date.now
   const payer = normalizeSuiAddress(signer.toSuiAddress())
 
-  function checkOffer(offer: SessionOffer): void {
+  function checkOffer(offer: SessionOffer, call: SessionCallOptions): void {
     const { methodDetails, amount } = offer.request
     const pinned = options.pinned.some(
       (p) =>
@@ -181,26 +200,48 @@ export function createSessionFetch(options: SessionFetchOptions): SessionFetch {
         `${formatAmount(price)} USDC per call is above the cap of ${formatAmount(options.maxPrice)} USDC.`,
       )
     }
+    call.check?.({ amount: price, payTo: normalizeSuiAddress(offer.request.recipient) })
   }
 
+  /** Channels being opened, by what they are for: a concurrent call waits for the same one. */
+  const opening = new Map<string, Promise<ChannelEntry>>()
+
   /** An open channel of this buyer's to the offer's payee, on its package, or a new one. */
-  async function channelFor(url: string, offer: SessionOffer): Promise<ChannelEntry> {
+  async function channelFor(
+    url: string,
+    offer: SessionOffer,
+    limits: WalletLimits | undefined,
+  ): Promise<ChannelEntry> {
     const { request } = offer
     const details = request.methodDetails
+    const payee = normalizeSuiAddress(request.recipient)
+    const coinType = normalizeStructTag(request.currency)
+    const origin = new URL(url).origin
     const found = (await book.list()).find(
       (c) =>
         c.state === 'open' &&
         c.payer === payer &&
-        c.payee === normalizeSuiAddress(request.recipient) &&
-        normalizeStructTag(c.coinType) === normalizeStructTag(request.currency) &&
+        c.payee === payee &&
+        normalizeStructTag(c.coinType) === coinType &&
         c.package === normalizeSuiAddress(details.package) &&
         c.registry === normalizeSuiAddress(details.registry) &&
-        new URL(c.url).origin === new URL(url).origin,
+        new URL(c.url).origin === origin,
     )
-    return found ?? open(url, offer)
+    if (found !== undefined) return found
+    const key = [payee, coinType, details.package, details.registry, origin].join(' ')
+    let pending = opening.get(key)
+    if (pending === undefined) {
+      pending = open(url, offer, limits).finally(() => opening.delete(key))
+      opening.set(key, pending)
+    }
+    return pending
   }
 
-  async function open(url: string, offer: SessionOffer): Promise<ChannelEntry> {
+  async function open(
+    url: string,
+    offer: SessionOffer,
+    limits: WalletLimits | undefined,
+  ): Promise<ChannelEntry> {
     const { request } = offer
     const details = request.methodDetails
     const price = BigInt(request.amount)
@@ -214,7 +255,7 @@ export function createSessionFetch(options: SessionFetchOptions): SessionFetch {
         `A call costs ${formatAmount(price)} USDC, above the most a channel may hold (${formatAmount(options.maxDeposit)} USDC).`,
       )
     }
-    const reservation = await options.limits?.reserve({
+    const reservation = await limits?.reserve({
       amount: deposit,
       resource: url,
       label: 'session:open',
@@ -289,7 +330,11 @@ export function createSessionFetch(options: SessionFetchOptions): SessionFetch {
   }
 
   /** Tops a channel up by what takes its deposit to `needed` (at least), within `maxDeposit`. */
-  async function topUp(entry: ChannelEntry, needed: bigint): Promise<ChannelEntry> {
+  async function topUp(
+    entry: ChannelEntry,
+    needed: bigint,
+    limits: WalletLimits | undefined,
+  ): Promise<ChannelEntry> {
     const deposit = BigInt(entry.deposit)
     let target = deposit * 2n > needed ? deposit * 2n : needed
     if (target > options.maxDeposit) target = options.maxDeposit
@@ -300,7 +345,7 @@ export function createSessionFetch(options: SessionFetchOptions): SessionFetch {
       )
     }
     const amount = target - deposit
-    const reservation = await options.limits?.reserve({
+    const reservation = await limits?.reserve({
       amount,
       resource: entry.url,
       label: 'session:top-up',
@@ -432,7 +477,12 @@ export function createSessionFetch(options: SessionFetchOptions): SessionFetch {
   const marks = new Map<string, bigint>()
 
   /** Pays one call on channel `c`, answering a refusal (a short headroom, a used voucher). */
-  async function payCall(c: ChannelEntry, url: string, init: RequestInit): Promise<Response> {
+  async function payCall(
+    c: ChannelEntry,
+    url: string,
+    init: RequestInit,
+    limits: WalletLimits | undefined,
+  ): Promise<Response> {
     let entry = c
     let { amount, first } = await nextAmount(entry)
     let action = first && entry.openDigest !== undefined ? 'open' : 'voucher'
@@ -455,12 +505,12 @@ export function createSessionFetch(options: SessionFetchOptions): SessionFetch {
       action = 'voucher'
       if (code === 'insufficient_balance' && requiredCumulative !== undefined) {
         const required = BigInt(requiredCumulative)
-        if (required > BigInt(entry.deposit)) entry = await topUp(entry, required)
+        if (required > BigInt(entry.deposit)) entry = await topUp(entry, required, limits)
         ;({ amount } = await nextAmount(entry, required))
       } else if (code === 'replay') {
         ;({ amount } = await nextAmount(entry))
       } else if (code === 'amount_exceeds_deposit') {
-        entry = await topUp(entry, amount)
+        entry = await topUp(entry, amount, limits)
         // Refused above the deposit, the amount was not used: it pays once the deposit covers it.
       } else {
         return response
@@ -468,8 +518,10 @@ export function createSessionFetch(options: SessionFetchOptions): SessionFetch {
     }
   }
 
-  return {
-    async fetch(input, init = {}) {
+  /** The paying `fetch` of one call's options. */
+  const fetchFor =
+    (call: SessionCallOptions) =>
+    async (input: string | URL, init: RequestInit = {}): Promise<Response> => {
       const url = String(input)
       // A live session offer for this URL is paid at once: one request per call.
       let offer = cachedOffer(url)
@@ -480,10 +532,14 @@ export function createSessionFetch(options: SessionFetchOptions): SessionFetch {
         if (offer === undefined) return first
         remember(url, offer)
       }
-      checkOffer(offer)
-      const channel = await channelFor(url, offer)
-      return payCall(channel, url, init)
-    },
+      checkOffer(offer, call)
+      const limits = call.limits ?? options.limits
+      return payCall(await channelFor(url, offer, limits), url, init, limits)
+    }
+
+  return {
+    fetch: fetchFor({}),
+    forCall: fetchFor,
     async close(channelId) {
       const entry = await book.get(channelId)
       if (entry === undefined || entry.state !== 'open') {
