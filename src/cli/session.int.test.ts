@@ -2,11 +2,14 @@
  * `tollgate pay --session` and `tollgate session list|close|withdraw` as a user runs them: subprocesses with
  * their own config folder, against a seller offering sessions on the ledger emulator. The wallet
  * opens one channel, pays two calls with vouchers, lists it, and closes it: the seller takes the
- * two calls, the rest of the deposit comes back.
+ * two calls, the rest of the deposit comes back. `tollgate mcp --session` pays tool calls over a
+ * channel of the same book.
  */
 import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { useSessionSeller } from '../session/testing/sessionSeller.js'
 import { useCheckedLedger } from '../testing/ledger/testSetup.js'
@@ -88,6 +91,37 @@ describe('tollgate pay --session, tollgate session', { timeout: 300_000 }, () =>
       status: 'withdrawn',
       refunded: '1.000000',
     })
+  })
+
+  it('tollgate mcp --session pays two tool calls over one channel in the wallet’s book', async () => {
+    const before = (await listChannels()).channels.length
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [
+        ...['--import', 'tsx', 'src/cli.ts', 'mcp', '--gateway', seller.base],
+        ...['--ledger', chain.url, '--allow-private-sellers', '--session', '--max-deposit', '0.5'],
+      ],
+      env: { ...(process.env as Record<string, string>), TOLLGATE_HOME: home, NO_COLOR: '1' },
+      stderr: 'pipe',
+    })
+    const client = new Client({ name: 'host', version: '1.0.0' })
+    await client.connect(transport)
+    try {
+      for (const spent of ['0.010000', '0.020000']) {
+        const paid = await client.callTool({ name: 'call', arguments: {} })
+        expect(paid.structuredContent).toMatchObject({
+          status: 200,
+          payment: { intent: 'session', spent },
+        })
+      }
+      const report = await client.callTool({ name: 'spend_report', arguments: {} })
+      expect(report.structuredContent).toMatchObject({ session: '0.500000' })
+    } finally {
+      await client.close()
+    }
+    const { channels } = await listChannels()
+    expect(channels).toHaveLength(before + 1)
+    expect(channels.at(-1)).toMatchObject({ state: 'open', deposit: '500000' })
   })
 
   it('refuses --session on a ledger with no pinned channel package, with one line', async () => {

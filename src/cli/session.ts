@@ -21,6 +21,7 @@ import {
   createChannelBook,
   createSessionFetch,
   createWalletLimits,
+  type PinnedChannels,
   type SessionFetch,
 } from 'tollgate/client'
 import { ledgerOption, networkOption } from './options.js'
@@ -28,7 +29,33 @@ import { fail, ledgerLine, moneyLabel, resolveLedger } from './wallet.js'
 import { limitsFrom, loadSettings, loadWallet, walletPaths } from './walletFiles.js'
 
 /** The default most one channel may hold: 1 USDC. */
-const defaultMaxDeposit = 1_000_000n
+export const defaultMaxDeposit = 1_000_000n
+
+/**
+ * The channel package and registry pinned for the resolved ledger, and its client.
+ *
+ * @throws {PaymentError} `invalid_options` when no channel package is pinned for the ledger.
+ */
+export async function pinnedChannels(ledgerOption: string | undefined, network: string) {
+  const ledger = await resolveLedger(ledgerOption, network)
+  const registry = ledger.local?.channelRegistry
+  if (ledger.local === undefined || registry === undefined) {
+    throw new PaymentError(
+      'invalid_options',
+      `No session channel package is pinned for ${ledger.url}: sessions are paid on the local ledger only (tollgate ledger), until the package is published on ${network}.`,
+    )
+  }
+  const pinned: PinnedChannels[] = [
+    { network: network.replace(/^sui:/, ''), package: ledger.local.modulesPackage, registry },
+  ]
+  return {
+    ledger,
+    pinned,
+    client: new SuiGrpcClient({ network: 'mainnet', baseUrl: ledger.url }),
+    /** The wallet's channel book. */
+    book: createChannelBook(join(walletPaths().home, channelBookFileName)),
+  }
+}
 
 /**
  * The session buyer of the local wallet on the resolved ledger.
@@ -41,27 +68,14 @@ export async function walletSessions(
   maxDeposit: bigint = defaultMaxDeposit,
 ): Promise<{ sessions: SessionFetch; label: string; line: string }> {
   const settings = await loadSettings()
-  const ledger = await resolveLedger(ledgerOption, network)
-  const registry = ledger.local?.channelRegistry
-  if (ledger.local === undefined || registry === undefined) {
-    throw new PaymentError(
-      'invalid_options',
-      `No session channel package is pinned for ${ledger.url}: sessions are paid on the local ledger only (tollgate ledger), until the package is published on ${network}.`,
-    )
-  }
+  const { ledger, pinned, client, book } = await pinnedChannels(ledgerOption, network)
   const sessions = createSessionFetch({
     signer: await loadWallet(),
-    client: new SuiGrpcClient({ network: 'mainnet', baseUrl: ledger.url }),
-    pinned: [
-      {
-        network: network.replace(/^sui:/, ''),
-        package: ledger.local.modulesPackage,
-        registry,
-      },
-    ],
+    client,
+    pinned,
     maxDeposit,
     limits: createWalletLimits(limitsFrom(settings)),
-    book: createChannelBook(join(walletPaths().home, channelBookFileName)),
+    book,
   })
   return { sessions, label: moneyLabel(ledger), line: ledgerLine(ledger, network) }
 }
