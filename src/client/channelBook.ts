@@ -48,8 +48,13 @@ const entrySchema = z.object({
   /** `opening`: recorded, the open not known to have executed; `closed`: done. */
   state: z.enum(['opening', 'open', 'closed']),
   openDigest: z.string().max(64).optional(),
-  /** The wallet-limits spend the deposit was counted as. */
+  /** The wallet-limits spend the first deposit was counted as. */
   reservation: z.string().max(64).optional(),
+  /** Each top-up: its amount and the wallet-limits spend it was counted as. */
+  topUps: z
+    .array(z.object({ amount, reservation: z.string().max(64).optional() }))
+    .max(10_000)
+    .optional(),
   openedAt: z.number().int().nonnegative(),
 })
 

@@ -88,6 +88,20 @@ describe('createSessionFetch', () => {
     expect((await b.sessions.list())[0]?.signed).toBe('50000')
   })
 
+  it('restores what a close gives back across the open and its top-ups', async () => {
+    const b = buyer('topup-close', { deposit: (price) => price * 2n, maxDeposit: 60_000n })
+    for (let i = 0; i < 3; i++) {
+      expect((await b.sessions.fetch(`${seller.base}/call`)).status).toBe(200)
+    }
+    const [channel] = await b.sessions.list()
+    // Opened with 20 000, topped up by 20 000 for the third call: both counted when made.
+    expect(channel).toMatchObject({ deposit: '40000' })
+    expect(await b.limits.spentToday()).toBe(40_000n)
+    const closed = await b.sessions.close(channel?.channelId ?? '')
+    expect(closed).toMatchObject({ spent: 30_000n, refunded: 10_000n })
+    expect(await b.limits.spentToday()).toBe(30_000n)
+  })
+
   it('continues a channel after a restart from the book alone, and closes it', async () => {
     const b = buyer('restart')
     expect((await b.sessions.fetch(`${seller.base}/call`)).status).toBe(200)

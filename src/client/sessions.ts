@@ -369,7 +369,28 @@ export function createSessionFetch(options: SessionFetchOptions): SessionFetch {
       { method: 'POST' },
       { action: 'topUp', type: 'digest', digest, additionalDeposit: amount.toString() },
     )
-    return (await book.update(entry.channelId, { deposit: target.toString() })) ?? entry
+    const topUp = {
+      amount: amount.toString(),
+      ...(reservation === undefined ? {} : { reservation: reservation.id }),
+    }
+    const topUps = [...(entry.topUps ?? []), topUp]
+    return (await book.update(entry.channelId, { deposit: target.toString(), topUps })) ?? entry
+  }
+
+  /**
+   * Restores to the wallet's limits what came back of a channel's deposits: its spends (the open,
+   * then each top-up) are lowered to what was `spent` of them, in that order.
+   */
+  async function restore(entry: ChannelEntry, spent: bigint): Promise<void> {
+    const topUps = entry.topUps ?? []
+    const opened = BigInt(entry.deposit) - topUps.reduce((t, u) => t + BigInt(u.amount), 0n)
+    let left = spent
+    for (const deposit of [{ amount: opened, reservation: entry.reservation }, ...topUps]) {
+      const amount = BigInt(deposit.amount)
+      const kept = left < amount ? left : amount
+      left -= kept
+      if (deposit.reservation !== undefined) await options.limits?.keep(deposit.reservation, kept)
+    }
   }
 
   /** Per channel: its descriptor as the seller checks it, and its session key's signer. */
@@ -568,7 +589,7 @@ export function createSessionFetch(options: SessionFetchOptions): SessionFetch {
       const refunded = state.deposited - spent
       await book.update(channelId, { state: 'closed', spent: spent.toString() })
       // What came back is no longer spent, for the wallet's limits.
-      if (entry.reservation !== undefined) await options.limits?.keep(entry.reservation, spent)
+      await restore(entry, spent)
       return {
         channelId,
         spent,
@@ -599,8 +620,7 @@ export function createSessionFetch(options: SessionFetchOptions): SessionFetch {
       // Refused before the grace period ends: nothing moved.
       if (digest === undefined) return { status: 'waiting', graceEndsMs }
       await book.update(channelId, { state: 'closed', spent: state.settled.toString() })
-      if (entry.reservation !== undefined)
-        await options.limits?.keep(entry.reservation, state.settled)
+      await restore(entry, state.settled)
       return { status: 'withdrawn', refunded, digest }
     },
     list: () => book.list(),
