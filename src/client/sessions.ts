@@ -103,6 +103,12 @@ export type SessionCallOptions = {
    * packages and `maxPrice`: throw to refuse it.
    */
   readonly check?: ((offer: { amount: bigint; payTo: string }) => void) | undefined
+  /**
+   * A session offer on a channel package or registry that is not pinned: `refuse` it
+   * (`terms_mismatch`, the default), or `pass` the 402 back as it is, for the caller to pay it
+   * another way (the MCP server pays it per call).
+   */
+  readonly unpinned?: 'refuse' | 'pass' | undefined
 }
 
 /** The session buyer. */
@@ -179,15 +185,20 @@ export function createSessionFetch(options: SessionFetchOptions): SessionFetch {
   const now = options.now ?? Date.now
   const payer = normalizeSuiAddress(signer.toSuiAddress())
 
-  function checkOffer(offer: SessionOffer, call: SessionCallOptions): void {
-    const { methodDetails, amount } = offer.request
-    const pinned = options.pinned.some(
+  /** Whether the offer's channel package and registry are pinned for its network. */
+  function isPinned(offer: SessionOffer): boolean {
+    const { methodDetails } = offer.request
+    return options.pinned.some(
       (p) =>
         p.network === methodDetails.network &&
         normalizeSuiAddress(p.package) === normalizeSuiAddress(methodDetails.package) &&
         normalizeSuiAddress(p.registry) === normalizeSuiAddress(methodDetails.registry),
     )
-    if (!pinned) {
+  }
+
+  function checkOffer(offer: SessionOffer, call: SessionCallOptions): void {
+    const { amount } = offer.request
+    if (!isPinned(offer)) {
       throw new PaymentError(
         'terms_mismatch',
         'The session offer names a channel package or registry this buyer has not pinned.',
@@ -551,7 +562,9 @@ export function createSessionFetch(options: SessionFetchOptions): SessionFetch {
         if (first.status !== 402) return first
         offer = sessionOffer(first)
         if (offer === undefined) return first
-        remember(url, offer)
+        if (!isPinned(offer) && call.unpinned === 'pass') return first
+        // Only a pinned offer is kept: an offer taken from the cache never needs its 402 again.
+        if (isPinned(offer)) remember(url, offer)
       }
       checkOffer(offer, call)
       const limits = call.limits ?? options.limits

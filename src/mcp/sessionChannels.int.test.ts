@@ -13,6 +13,7 @@ import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js'
 import { describe, expect, it } from 'vitest'
 import { createChannelBook } from '../client/channelBook.js'
 import { createWalletLimits } from '../client/limits.js'
+import type { PinnedChannels } from '../client/sessions.js'
 import { useSessionSeller } from '../session/testing/sessionSeller.js'
 import { useCheckedLedger } from '../testing/ledger/testSetup.js'
 import { createGatewayMcp, type GatewayMcpOptions } from './server.js'
@@ -20,8 +21,11 @@ import { createGatewayMcp, type GatewayMcpOptions } from './server.js'
 const chain = useCheckedLedger()
 const seller = useSessionSeller(chain)
 
-/** A funded wallet's MCP server over the seller's catalog (sessions on), and a connected client. */
-async function connect(options: Partial<GatewayMcpOptions> = {}) {
+/**
+ * A funded wallet's MCP server over the seller's catalog (sessions on, with `pinned`: default the
+ * ledger's package), its own spending record and book, and a connected client.
+ */
+async function connect(options: Partial<GatewayMcpOptions> = {}, pinned?: PinnedChannels[]) {
   const payer = chain.createTestWallet({ usdc: '5', sui: '1' })
   const folder = await mkdtemp(join(tmpdir(), 'tollgate-mcp-sessions-'))
   const limits = createWalletLimits({ file: join(folder, 'spending.json') })
@@ -33,7 +37,7 @@ async function connect(options: Partial<GatewayMcpOptions> = {}) {
     limits,
     allowPrivateSellers: true,
     sessions: {
-      pinned: [
+      pinned: pinned ?? [
         { network: 'mainnet', package: chain.modulesPackage, registry: chain.channel.registry },
       ],
       maxDeposit: 1_000_000n,
@@ -95,6 +99,17 @@ describe('tollgate mcp --session: one channel per seller', () => {
     expect(paid.isError).toBe(false)
     expect((paid.structuredContent as Paid).payment).toMatchObject({ amount: '0.010000' })
     expect((paid.structuredContent as Paid).payment.intent).toBeUndefined()
+    expect(await book.list()).toEqual([])
+    expect(await balance()).toBe(5_000_000n - 10_000n)
+  })
+
+  it('pays per call a seller whose session is on a package it has not pinned', async () => {
+    const { client, book, balance } = await connect({}, [
+      { network: 'mainnet', package: `0x${'5'.repeat(64)}`, registry: `0x${'6'.repeat(64)}` },
+    ])
+    const paid = await client.callTool({ name: 'call', arguments: {} })
+    expect(paid.isError).toBe(false)
+    expect((paid.structuredContent as Paid).payment).toMatchObject({ amount: '0.010000' })
     expect(await book.list()).toEqual([])
     expect(await balance()).toBe(5_000_000n - 10_000n)
   })

@@ -3,7 +3,7 @@
  * session on a pinned channel package, a tool call is paid with a voucher over one channel per
  * seller, opened once and reused by every later call (kept in the wallet's channel book, where
  * `tollgate session list|close|withdraw` find it), instead of a ledger transaction per call. A
- * seller that offers no session is paid per call as before.
+ * seller that offers no session, or one on a package not pinned, is paid per call as before.
  *
  * A deposit (the open, a top-up) counts when it is made against the MCP budgets of the session
  * whose call made it (and the day's) and against the wallet limits, labelled with the tool, so a
@@ -131,6 +131,8 @@ export function createMcpSessions(
         limits: limitsOf(tool.name, session),
         // What the model was shown is what may be paid per call: the listed price and recipient.
         check: (offer) => checkListedTerms(tool, offer),
+        // A session on a package not pinned here is not taken: the call is paid on its own.
+        unpinned: 'pass',
       })
       return async (request) =>
         call(request.url, {
