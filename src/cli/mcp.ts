@@ -5,6 +5,7 @@
  * on loopback with `--http`. stdout carries JSON-RPC over stdio: everything else goes to stderr.
  * With `TOLLGATE_API_KEY` set, the inference models that need a key are tools too (the key is
  * never printed); listed sellers on private addresses are called only with `--allow-private-sellers`.
+ * With `--session`, a seller offering an MPP session is paid over one channel (see `tollgate session`).
  *
  * @module
  */
@@ -14,6 +15,7 @@ import { Command, InvalidArgumentError, Option } from 'commander'
 import pc from 'picocolors'
 import { parseAmount } from 'tollgate'
 import { ledgerOption, messageOf, networkOption, preferOption } from './options.js'
+import { defaultMaxDeposit, pinnedChannels } from './session.js'
 import { fail, ledgerUrlOf } from './wallet.js'
 import { limitsFrom, loadSettings, loadWallet, walletPaths } from './walletFiles.js'
 
@@ -31,6 +33,8 @@ type McpOptions = {
   prefer?: 'x402' | 'mpp'
   allowPrivateSellers?: boolean
   allowTestRoot?: boolean
+  session?: boolean
+  maxDeposit?: string
 }
 
 /** The environment variable holding the inference API key (never a flag: argv is visible). */
@@ -97,6 +101,15 @@ export function mcpCommand(): Command {
       'let listed sellers on loopback or private addresses be called (local stack only)',
     )
     .option(
+      '--session',
+      'pay sellers that offer an MPP session over one channel each (opened once, a voucher per call; tollgate session lists them)',
+    )
+    .option(
+      '--max-deposit <usdc>',
+      'with --session: most a channel may hold, in USDC (default 1); counted against the budgets when made',
+      usdc,
+    )
+    .option(
       '--allow-test-root',
       'let verify_receipt accept a quote under a test root CA (the local stack’s simulated enclave)',
     )
@@ -113,6 +126,14 @@ export function mcpCommand(): Command {
         fail(error)
       }
     })
+}
+
+/** `--session`: the channel package pinned for the ledger, the wallet's book, `--max-deposit`. */
+async function sessionsOf(options: McpOptions) {
+  const { pinned, client, book } = await pinnedChannels(options.ledger, options.network)
+  const maxDeposit =
+    options.maxDeposit === undefined ? defaultMaxDeposit : parseAmount(options.maxDeposit)
+  return { pinned, client, book, maxDeposit }
 }
 
 async function serve(options: McpOptions): Promise<void> {
@@ -144,6 +165,7 @@ async function serve(options: McpOptions): Promise<void> {
     apiKey: process.env[apiKeyVariable] || undefined,
     allowPrivateSellers: options.allowPrivateSellers,
     allowTestRoot: options.allowTestRoot,
+    sessions: options.session === true ? await sessionsOf(options) : undefined,
   })
   for (const warning of mcp.warnings) console.error(pc.yellow(warning))
   const summary = `${mcp.toolCount} tools from ${options.gateway}, ${signer === undefined ? 'no wallet to pay with' : `paid by ${signer.toSuiAddress()}`}`

@@ -21,6 +21,7 @@ import {
   createChannelBook,
   createSessionFetch,
   createWalletLimits,
+  type PinnedChannels,
   type SessionFetch,
 } from 'tollgate/client'
 import { ledgerOption, networkOption } from './options.js'
@@ -28,7 +29,33 @@ import { fail, ledgerLine, moneyLabel, resolveLedger } from './wallet.js'
 import { limitsFrom, loadSettings, loadWallet, walletPaths } from './walletFiles.js'
 
 /** The default most one channel may hold: 1 USDC. */
-const defaultMaxDeposit = 1_000_000n
+export const defaultMaxDeposit = 1_000_000n
+
+/**
+ * The channel package and registry pinned for the resolved ledger, and its client.
+ *
+ * @throws {PaymentError} `invalid_options` when no channel package is pinned for the ledger.
+ */
+export async function pinnedChannels(ledgerOption: string | undefined, network: string) {
+  const ledger = await resolveLedger(ledgerOption, network)
+  const registry = ledger.local?.channelRegistry
+  if (ledger.local === undefined || registry === undefined) {
+    throw new PaymentError(
+      'invalid_options',
+      `No session channel package is pinned for ${ledger.url}: sessions are paid on the local ledger only (tollgate ledger), until the package is published on ${network}.`,
+    )
+  }
+  const pinned: PinnedChannels[] = [
+    { network: network.replace(/^sui:/, ''), package: ledger.local.modulesPackage, registry },
+  ]
+  return {
+    ledger,
+    pinned,
+    client: new SuiGrpcClient({ network: 'mainnet', baseUrl: ledger.url }),
+    /** The wallet's channel book. */
+    book: createChannelBook(join(walletPaths().home, channelBookFileName)),
+  }
+}
 
 /**
  * The session buyer of the local wallet on the resolved ledger.
@@ -41,27 +68,14 @@ export async function walletSessions(
   maxDeposit: bigint = defaultMaxDeposit,
 ): Promise<{ sessions: SessionFetch; label: string; line: string }> {
   const settings = await loadSettings()
-  const ledger = await resolveLedger(ledgerOption, network)
-  const registry = ledger.local?.channelRegistry
-  if (ledger.local === undefined || registry === undefined) {
-    throw new PaymentError(
-      'invalid_options',
-      `No session channel package is pinned for ${ledger.url}: sessions are paid on the local ledger only (tollgate ledger), until the package is published on ${network}.`,
-    )
-  }
+  const { ledger, pinned, client, book } = await pinnedChannels(ledgerOption, network)
   const sessions = createSessionFetch({
     signer: await loadWallet(),
-    client: new SuiGrpcClient({ network: 'mainnet', baseUrl: ledger.url }),
-    pinned: [
-      {
-        network: network.replace(/^sui:/, ''),
-        package: ledger.local.modulesPackage,
-        registry,
-      },
-    ],
+    client,
+    pinned,
     maxDeposit,
     limits: createWalletLimits(limitsFrom(settings)),
-    book: createChannelBook(join(walletPaths().home, channelBookFileName)),
+    book,
   })
   return { sessions, label: moneyLabel(ledger), line: ledgerLine(ledger, network) }
 }
@@ -101,42 +115,66 @@ export function sessionCommand(): Command {
         fail(error, options.json)
       }
     })
-  command
-    .command('close')
-    .description('Close a channel at its seller: it takes what was spent, the rest comes back')
-    .argument('<channel-id>', 'the channel (tollgate session list)')
-    .addOption(ledgerOption())
-    .addOption(networkOption())
-    .option('--json', 'print JSON (for scripts)')
-    .action(async (channelId: string, options: Options) => {
-      try {
-        const { sessions, label, line } = await walletSessions(options.ledger, options.network)
-        if (options.json !== true) console.log(line)
+  command.addCommand(
+    channelCommand(
+      'close',
+      'Close a channel at its seller: it takes what was spent, the rest comes back',
+      async (sessions, channelId, label) => {
         const closed = await sessions.close(channelId)
-        if (options.json === true) {
-          console.log(
-            JSON.stringify({
-              channelId: closed.channelId,
-              spent: formatAmount(closed.spent),
-              refunded: formatAmount(closed.refunded),
-              digest: closed.digest ?? null,
-            }),
-          )
-          return
+        const json = {
+          channelId: closed.channelId,
+          spent: formatAmount(closed.spent),
+          refunded: formatAmount(closed.refunded),
+          digest: closed.digest ?? null,
         }
-        console.log(
-          `${pc.bold('closed')}   ${closed.channelId}: ${formatAmount(closed.spent)} USDC spent, ${formatAmount(closed.refunded)} USDC back${label}`,
-        )
-        if (closed.digest !== undefined) console.log(`${pc.bold('digest')}   ${closed.digest}`)
-      } catch (error) {
-        fail(error, options.json)
-      }
-    })
-  command
-    .command('withdraw')
-    .description(
+        const lines = [
+          `${pc.bold('closed')}   ${closed.channelId}: ${json.spent} USDC spent, ${json.refunded} USDC back${label}`,
+        ]
+        if (closed.digest !== undefined) lines.push(`${pc.bold('digest')}   ${closed.digest}`)
+        return { json, lines }
+      },
+    ),
+  )
+  command.addCommand(
+    channelCommand(
+      'withdraw',
       'Take a channel back without the seller: asks to close, then (run again after the grace period) withdraws what is left',
-    )
+      async (sessions, channelId, label) => {
+        const done = await sessions.withdraw(channelId)
+        if (done.status === 'withdrawn') {
+          const refunded = formatAmount(done.refunded)
+          return {
+            json: { status: done.status, refunded, digest: done.digest },
+            lines: [`${pc.bold('withdrawn')} ${refunded} USDC back${label} (${done.digest})`],
+          }
+        }
+        return {
+          json: { status: done.status, graceEndsMs: done.graceEndsMs.toString() },
+          lines: [
+            `${pc.bold(done.status)} the grace period ends at ${new Date(Number(done.graceEndsMs)).toISOString()} (ledger clock); run this again then`,
+          ],
+        }
+      },
+    ),
+  )
+  return command
+}
+
+/**
+ * A `session` subcommand acting on one channel through the wallet's session buyer: the ledger's
+ * line first, then `act`'s lines, or its JSON alone with `--json`.
+ */
+function channelCommand(
+  name: string,
+  description: string,
+  act: (
+    sessions: SessionFetch,
+    channelId: string,
+    label: string,
+  ) => Promise<{ json: unknown; lines: string[] }>,
+): Command {
+  return new Command(name)
+    .description(description)
     .argument('<channel-id>', 'the channel (tollgate session list)')
     .addOption(ledgerOption())
     .addOption(networkOption())
@@ -145,29 +183,11 @@ export function sessionCommand(): Command {
       try {
         const { sessions, label, line } = await walletSessions(options.ledger, options.network)
         if (options.json !== true) console.log(line)
-        const done = await sessions.withdraw(channelId)
-        if (options.json === true) {
-          console.log(
-            JSON.stringify(
-              done.status === 'withdrawn'
-                ? {
-                    status: done.status,
-                    refunded: formatAmount(done.refunded),
-                    digest: done.digest,
-                  }
-                : { status: done.status, graceEndsMs: done.graceEndsMs.toString() },
-            ),
-          )
-          return
-        }
-        console.log(
-          done.status === 'withdrawn'
-            ? `${pc.bold('withdrawn')} ${formatAmount(done.refunded)} USDC back${label} (${done.digest})`
-            : `${pc.bold(done.status)} the grace period ends at ${new Date(Number(done.graceEndsMs)).toISOString()} (ledger clock); run this again then`,
-        )
+        const out = await act(sessions, channelId, label)
+        if (options.json === true) console.log(JSON.stringify(out.json))
+        else for (const text of out.lines) console.log(text)
       } catch (error) {
         fail(error, options.json)
       }
     })
-  return command
 }

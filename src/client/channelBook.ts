@@ -11,11 +11,11 @@
  *
  * @module
  */
-import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { z } from 'zod'
 import { PaymentError } from '../errors.js'
-import { tollgateHome, writeFileAtomic } from './home.js'
+import { tollgateHome } from './home.js'
+import { createRecordFile } from './recordFile.js'
 
 /** The book's file name in {@link tollgateHome}. */
 export const channelBookFileName = 'sessions.json'
@@ -48,8 +48,13 @@ const entrySchema = z.object({
   /** `opening`: recorded, the open not known to have executed; `closed`: done. */
   state: z.enum(['opening', 'open', 'closed']),
   openDigest: z.string().max(64).optional(),
-  /** The wallet-limits spend the deposit was counted as. */
+  /** The wallet-limits spend the first deposit was counted as. */
   reservation: z.string().max(64).optional(),
+  /** Each top-up: its amount and the wallet-limits spend it was counted as. */
+  topUps: z
+    .array(z.object({ amount, reservation: z.string().max(64).optional() }))
+    .max(10_000)
+    .optional(),
   openedAt: z.number().int().nonnegative(),
 })
 
@@ -82,68 +87,38 @@ export type ChannelBook = {
  * a deposit.
  */
 export function createChannelBook(file = join(tollgateHome(), channelBookFileName)): ChannelBook {
-  let queue: Promise<unknown> = Promise.resolve()
-  function locked<T>(task: () => Promise<T>): Promise<T> {
-    const run = queue.then(task, task)
-    queue = run.catch(() => undefined)
-    return run
-  }
-  // Read once, then kept: every change is written through (one process per book at a time).
-  let cached: ChannelEntry[] | undefined
-  async function load(): Promise<ChannelEntry[]> {
-    cached ??= await read()
-    return [...cached]
-  }
-  async function read(): Promise<ChannelEntry[]> {
-    let text: string
-    try {
-      text = await readFile(file, 'utf8')
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return []
-      throw unreadable(error)
-    }
-    try {
-      return bookSchema.parse(JSON.parse(text)).channels
-    } catch (error) {
-      throw unreadable(error)
-    }
-  }
-  function unreadable(cause: unknown): PaymentError {
-    return new PaymentError(
-      'invalid_config',
+  const records = createRecordFile({
+    file,
+    schema: bookSchema,
+    key: 'channels',
+    unreadable:
       'The session book cannot be read; refusing to pay rather than forgetting a deposit.',
-      { details: { file }, cause },
-    )
-  }
-  const save = async (channels: ChannelEntry[]) => {
-    await writeFileAtomic(file, `${JSON.stringify({ version: 1, channels })}\n`)
-    cached = channels
-  }
-  async function change(
+    // Read once, then kept: every change is written through (one process per book at a time).
+    cache: true,
+  })
+  function change(
     channelId: string,
     next: (entry: ChannelEntry) => ChannelEntry,
   ): Promise<ChannelEntry | undefined> {
-    return locked(async () => {
-      const channels = await load()
+    return records.update((channels) => {
       const at = channels.findIndex((c) => c.channelId === channelId)
-      if (at < 0) return undefined
+      if (at < 0) return { result: undefined }
       const entry = next(channels[at] as ChannelEntry)
       channels[at] = entry
-      await save(channels)
-      return entry
+      return { records: channels, result: entry }
     })
   }
   return {
     file,
-    list: () => locked(load),
+    list: () => records.read(),
     async get(channelId) {
-      return (await locked(load)).find((c) => c.channelId === channelId)
+      return (await records.read()).find((c) => c.channelId === channelId)
     },
     put: (entry) =>
-      locked(async () => {
-        const channels = (await load()).filter((c) => c.channelId !== entry.channelId)
-        await save([...channels, entry])
-      }),
+      records.update((channels) => ({
+        records: [...channels.filter((c) => c.channelId !== entry.channelId), entry],
+        result: undefined,
+      })),
     async sign(channelId, next) {
       const entry = await change(channelId, (c) => {
         const cumulative = next(BigInt(c.signed))

@@ -63,6 +63,7 @@ export {
 export {
   createSessionFetch,
   type PinnedChannels,
+  type SessionCallOptions,
   type SessionClose,
   type SessionFetch,
   type SessionFetchOptions,

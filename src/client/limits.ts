@@ -11,12 +11,12 @@
  * @module
  */
 import { randomUUID } from 'node:crypto'
-import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { z } from 'zod'
 import { PaymentError } from '../errors.js'
 import { formatAmount, type PriceInput, parseAmount } from '../money.js'
-import { tollgateHome, writeFileAtomic } from './home.js'
+import { tollgateHome } from './home.js'
+import { createRecordFile } from './recordFile.js'
 
 /** The rolling window of the daily limit: 24 hours. */
 export const dayMs = 24 * 60 * 60 * 1000
@@ -130,57 +130,26 @@ export function createWalletLimits(options: WalletLimitsOptions = {}): WalletLim
   const perDay = limitOf(options.perDay, defaultPerDay)
   const file = options.file ?? join(tollgateHome(), spendingFileName)
   const now = options.now ?? Date.now
-  let queue: Promise<unknown> = Promise.resolve()
-
-  function locked<T>(task: () => Promise<T>): Promise<T> {
-    const run = queue.then(task, task)
-    queue = run.catch(() => undefined)
-    return run
-  }
-
-  async function load(): Promise<Spend[]> {
-    let text: string
-    try {
-      text = await readFile(file, 'utf8')
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return []
-      throw unreadable(error)
-    }
-    try {
-      return spendingFileSchema.parse(JSON.parse(text)).spends
-    } catch (error) {
-      throw unreadable(error)
-    }
-  }
-
-  function unreadable(cause: unknown): PaymentError {
-    return new PaymentError(
-      'invalid_config',
-      'The spending record cannot be read; refusing to pay rather than forgetting what was spent.',
-      { details: { file }, cause },
-    )
-  }
-
-  async function save(spends: Spend[]): Promise<void> {
-    const cutoff = now() - dayMs
-    const kept = spends.filter((s) => s.at > cutoff).slice(-maxEntries)
-    await writeFileAtomic(file, `${JSON.stringify({ version: 1, spends: kept }, null, 1)}\n`)
-  }
-
-  function windowOf(spends: readonly Spend[]): Spend[] {
+  const windowOf = (spends: readonly Spend[]): Spend[] => {
     const cutoff = now() - dayMs
     return spends.filter((s) => s.at > cutoff)
   }
+  const records = createRecordFile({
+    file,
+    schema: spendingFileSchema,
+    key: 'spends',
+    unreadable:
+      'The spending record cannot be read; refusing to pay rather than forgetting what was spent.',
+    prune: (spends) => windowOf(spends).slice(-maxEntries),
+  })
 
   const sum = (spends: readonly Spend[]) => spends.reduce((t, s) => t + BigInt(s.amount), 0n)
 
-  async function update(id: string, change: (s: Spend) => Spend | undefined): Promise<void> {
-    await locked(async () => {
-      const spends = await load()
-      const next = spends.flatMap((s) => (s.id === id ? (change(s) ?? []) : [s]))
-      await save(next)
-    })
-  }
+  const update = (id: string, change: (s: Spend) => Spend | undefined): Promise<void> =>
+    records.update((spends) => ({
+      records: spends.flatMap((s) => (s.id === id ? (change(s) ?? []) : [s])),
+      result: undefined,
+    }))
 
   const keep = (id: string, amount: bigint) =>
     update(id, (s) => (amount < BigInt(s.amount) ? { ...s, amount: amount.toString() } : s))
@@ -190,7 +159,7 @@ export function createWalletLimits(options: WalletLimitsOptions = {}): WalletLim
     perDay,
     file,
     reserve({ amount, resource, label }) {
-      return locked(async () => {
+      return records.update((spends) => {
         if (perTransaction !== null && amount > perTransaction) {
           throw new PaymentError(
             'LIMIT_PER_TX',
@@ -198,7 +167,6 @@ export function createWalletLimits(options: WalletLimitsOptions = {}): WalletLim
             { details: { amount: amount.toString(), limit: perTransaction.toString() } },
           )
         }
-        const spends = await load()
         const spent = sum(windowOf(spends))
         if (perDay !== null && spent + amount > perDay) {
           throw new PaymentError(
@@ -216,22 +184,22 @@ export function createWalletLimits(options: WalletLimitsOptions = {}): WalletLim
         const id = randomUUID()
         const spend: Spend = { id, at: now(), amount: amount.toString(), resource }
         if (label !== undefined) spend.label = label
-        await save([...spends, spend])
-        return {
+        const reservation: Reservation = {
           id,
           amount,
           settle: (digest) => update(id, (s) => ({ ...s, digest })),
           release: () => update(id, () => undefined),
           keep: (kept) => keep(id, kept),
         }
+        return { records: [...spends, spend], result: reservation }
       })
     },
     keep,
     async spentToday() {
-      return sum(windowOf(await locked(load)))
+      return sum(windowOf(await records.read()))
     },
     async recent() {
-      return windowOf(await locked(load)).sort((a, b) => a.at - b.at)
+      return windowOf(await records.read()).sort((a, b) => a.at - b.at)
     },
   }
 }

@@ -52,13 +52,9 @@ export function transferForm(addressBalance: bigint, amount: bigint): 'gasless' 
     : 'coin'
 }
 
-async function buildSigned(
-  offer: MethodOffer,
-  context: PayContext,
-): Promise<SignedTransfer & { form: 'gasless' | 'coin' }> {
-  const sender = context.signer.toSuiAddress()
-  const balance = await context.ledger.getBalance(sender, context.usdc)
-  const form = transferForm(balance.addressBalance, offer.amount)
+/** The wallet's balance, checked to cover `offer`, and the form a transfer of it takes. */
+async function fundsFor(offer: MethodOffer, context: PayContext) {
+  const balance = await context.ledger.getBalance(context.signer.toSuiAddress(), context.usdc)
   if (balance.total < offer.amount) {
     throw new PaymentError(
       'INSUFFICIENT_BALANCE',
@@ -66,6 +62,15 @@ async function buildSigned(
       { details: { balance: balance.total.toString(), amount: offer.amount.toString() } },
     )
   }
+  return { balance, form: transferForm(balance.addressBalance, offer.amount) }
+}
+
+async function buildSigned(
+  offer: MethodOffer,
+  context: PayContext,
+  { balance, form }: Awaited<ReturnType<typeof fundsFor>>,
+): Promise<SignedTransfer & { form: 'gasless' | 'coin' }> {
+  const sender = context.signer.toSuiAddress()
   let bytes: Uint8Array
   try {
     bytes = await context.ledger.buildTransfer({
@@ -119,17 +124,43 @@ export async function makePayment<O extends MethodOffer = PaymentOffer>(
       moneyMayHaveMoved: false,
     }
   }
-  let signed: Awaited<ReturnType<typeof buildSigned>>
+  let funds: Awaited<ReturnType<typeof fundsFor>>
   try {
-    signed = await buildSigned(offer, context)
+    funds = await fundsFor(offer, context)
   } catch (error) {
     return { status: 'failed', error: asPaymentError(error), moneyMayHaveMoved: false }
   }
-  const { digest, form } = signed
-  const made = await method.client.pay(offer, signed, context)
-  return made.status === 'ready'
-    ? { status: 'ready', headers: { ...made.headers }, digest, form }
-    : made
+  const pay = async (): Promise<PaymentAttempt> => {
+    let signed: Awaited<ReturnType<typeof buildSigned>>
+    try {
+      signed = await buildSigned(offer, context, funds)
+    } catch (error) {
+      return { status: 'failed', error: asPaymentError(error), moneyMayHaveMoved: false }
+    }
+    const { digest, form } = signed
+    const made = await method.client.pay(offer, signed, context)
+    return made.status === 'ready'
+      ? { status: 'ready', headers: { ...made.headers }, digest, form }
+      : made
+  }
+  // A coin-form transfer spends the wallet's coin objects (and gas coin) at their current
+  // versions: two built at once would spend the same versions and the second would be refused.
+  // When we submit it ourselves, the wallet's coin-form payments are built after the one before
+  // has executed; gasless transfers (no objects) stay concurrent.
+  return method.buyerSubmits && funds.form === 'coin' ? oneAtATime(context.signer, pay) : pay()
+}
+
+/** Per wallet: the coin-form payment it is building and submitting now (the next waits for it). */
+const walletQueues = new WeakMap<Signer, Promise<unknown>>()
+
+/** Runs `task` after the wallet's coin-form payments before it have finished. */
+function oneAtATime<T>(signer: Signer, task: () => Promise<T>): Promise<T> {
+  const run = (walletQueues.get(signer) ?? Promise.resolve()).then(task, task)
+  walletQueues.set(
+    signer,
+    run.catch(() => undefined),
+  )
+  return run
 }
 
 function asPaymentError(error: unknown): PaymentError {

@@ -63,6 +63,16 @@ describe('createSessionFetch', () => {
     expect((await b.sessions.list())[0]).toMatchObject({ state: 'closed', spent: '100000' })
   })
 
+  it('concurrent first calls to a seller open one channel between them', async () => {
+    const b = buyer('concurrent')
+    const responses = await Promise.all(
+      [1, 2, 3].map(() => b.sessions.fetch(`${seller.base}/call`)),
+    )
+    expect(responses.map((r) => r.status)).toEqual([200, 200, 200])
+    expect(await b.sessions.list()).toHaveLength(1)
+    expect(await chain.usdcBalance(b.wallet.toSuiAddress())).toBe(5_000_000n - 1_000_000n)
+  })
+
   it('tops the channel up when its deposit runs out, within maxDeposit', async () => {
     const b = buyer('topup', { deposit: (price) => price * 2n, maxDeposit: 40_000n })
     for (let i = 0; i < 4; i++) {
@@ -76,6 +86,20 @@ describe('createSessionFetch', () => {
       code: 'LIMIT_PER_SESSION',
     })
     expect((await b.sessions.list())[0]?.signed).toBe('50000')
+  })
+
+  it('restores what a close gives back across the open and its top-ups', async () => {
+    const b = buyer('topup-close', { deposit: (price) => price * 2n, maxDeposit: 60_000n })
+    for (let i = 0; i < 3; i++) {
+      expect((await b.sessions.fetch(`${seller.base}/call`)).status).toBe(200)
+    }
+    const [channel] = await b.sessions.list()
+    // Opened with 20 000, topped up by 20 000 for the third call: both counted when made.
+    expect(channel).toMatchObject({ deposit: '40000' })
+    expect(await b.limits.spentToday()).toBe(40_000n)
+    const closed = await b.sessions.close(channel?.channelId ?? '')
+    expect(closed).toMatchObject({ spent: 30_000n, refunded: 10_000n })
+    expect(await b.limits.spentToday()).toBe(30_000n)
   })
 
   it('continues a channel after a restart from the book alone, and closes it', async () => {

@@ -18,6 +18,7 @@
  */
 import type { ClientWithCoreApi } from '@mysten/sui/client'
 import type { Signer } from '@mysten/sui/cryptography'
+import type { Transaction } from '@mysten/sui/transactions'
 import { normalizeStructTag, normalizeSuiAddress, toHex } from '@mysten/sui/utils'
 import { ed25519 } from '@noble/curves/ed25519.js'
 import { z } from 'zod'
@@ -98,10 +99,35 @@ export type SessionWithdrawal =
   /** Everything left came back. */
   | { readonly status: 'withdrawn'; readonly refunded: bigint; readonly digest: string }
 
+/** What one call of {@link SessionFetch.forCall} adds to the buyer's options. */
+export type SessionCallOptions = {
+  /**
+   * Counts a deposit (an open or a top-up) this call makes, instead of the buyer's `limits`; what
+   * a close gives back is still restored through the buyer's `limits.keep`.
+   */
+  readonly limits?: WalletLimits | undefined
+  /**
+   * Checks the session offer (price per call, payee) before anything is signed, beside the pinned
+   * packages and `maxPrice`: throw to refuse it.
+   */
+  readonly check?: ((offer: { amount: bigint; payTo: string }) => void) | undefined
+  /**
+   * A session offer on a channel package or registry that is not pinned: `refuse` it
+   * (`terms_mismatch`, the default), or `pass` the 402 back as it is, for the caller to pay it
+   * another way (the MCP server pays it per call).
+   */
+  readonly unpinned?: 'refuse' | 'pass' | undefined
+}
+
 /** The session buyer. */
 export type SessionFetch = {
   /** A `fetch` that pays a session offer through a channel (other 402s are returned as they are). */
   fetch(input: string | URL, init?: RequestInit): Promise<Response>
+  /**
+   * The same `fetch` over the same channels, with `call`'s deposit accounting and offer check: for
+   * a caller that pays on behalf of several budgets (an MCP server's tools).
+   */
+  forCall(call: SessionCallOptions): (input: string | URL, init?: RequestInit) => Promise<Response>
   /** Closes a channel cooperatively at the seller it was opened with. */
   close(channelId: string): Promise<SessionClose>
   /**
@@ -167,15 +193,20 @@ export function createSessionFetch(options: SessionFetchOptions): SessionFetch {
   const now = options.now ?? Date.now
   const payer = normalizeSuiAddress(signer.toSuiAddress())
 
-  function checkOffer(offer: SessionOffer): void {
-    const { methodDetails, amount } = offer.request
-    const pinned = options.pinned.some(
+  /** Whether the offer's channel package and registry are pinned for its network. */
+  function isPinned(offer: SessionOffer): boolean {
+    const { methodDetails } = offer.request
+    return options.pinned.some(
       (p) =>
         p.network === methodDetails.network &&
         normalizeSuiAddress(p.package) === normalizeSuiAddress(methodDetails.package) &&
         normalizeSuiAddress(p.registry) === normalizeSuiAddress(methodDetails.registry),
     )
-    if (!pinned) {
+  }
+
+  function checkOffer(offer: SessionOffer, call: SessionCallOptions): void {
+    const { amount } = offer.request
+    if (!isPinned(offer)) {
       throw new PaymentError(
         'terms_mismatch',
         'The session offer names a channel package or registry this buyer has not pinned.',
@@ -188,26 +219,48 @@ export function createSessionFetch(options: SessionFetchOptions): SessionFetch {
         `${formatAmount(price)} USDC per call is above the cap of ${formatAmount(options.maxPrice)} USDC.`,
       )
     }
+    call.check?.({ amount: price, payTo: normalizeSuiAddress(offer.request.recipient) })
   }
 
+  /** Channels being opened, by what they are for: a concurrent call waits for the same one. */
+  const opening = new Map<string, Promise<ChannelEntry>>()
+
   /** An open channel of this buyer's to the offer's payee, on its package, or a new one. */
-  async function channelFor(url: string, offer: SessionOffer): Promise<ChannelEntry> {
+  async function channelFor(
+    url: string,
+    offer: SessionOffer,
+    limits: WalletLimits | undefined,
+  ): Promise<ChannelEntry> {
     const { request } = offer
     const details = request.methodDetails
+    const payee = normalizeSuiAddress(request.recipient)
+    const coinType = normalizeStructTag(request.currency)
+    const origin = new URL(url).origin
     const found = (await book.list()).find(
       (c) =>
         c.state === 'open' &&
         c.payer === payer &&
-        c.payee === normalizeSuiAddress(request.recipient) &&
-        normalizeStructTag(c.coinType) === normalizeStructTag(request.currency) &&
+        c.payee === payee &&
+        normalizeStructTag(c.coinType) === coinType &&
         c.package === normalizeSuiAddress(details.package) &&
         c.registry === normalizeSuiAddress(details.registry) &&
-        new URL(c.url).origin === new URL(url).origin,
+        new URL(c.url).origin === origin,
     )
-    return found ?? open(url, offer)
+    if (found !== undefined) return found
+    const key = [payee, coinType, details.package, details.registry, origin].join(' ')
+    let pending = opening.get(key)
+    if (pending === undefined) {
+      pending = open(url, offer, limits).finally(() => opening.delete(key))
+      opening.set(key, pending)
+    }
+    return pending
   }
 
-  async function open(url: string, offer: SessionOffer): Promise<ChannelEntry> {
+  async function open(
+    url: string,
+    offer: SessionOffer,
+    limits: WalletLimits | undefined,
+  ): Promise<ChannelEntry> {
     const { request } = offer
     const details = request.methodDetails
     const price = BigInt(request.amount)
@@ -221,7 +274,7 @@ export function createSessionFetch(options: SessionFetchOptions): SessionFetch {
         `A call costs ${formatAmount(price)} USDC, above the most a channel may hold (${formatAmount(options.maxDeposit)} USDC).`,
       )
     }
-    const reservation = await options.limits?.reserve({
+    const reservation = await limits?.reserve({
       amount: deposit,
       resource: url,
       label: 'session:open',
@@ -258,7 +311,7 @@ export function createSessionFetch(options: SessionFetchOptions): SessionFetch {
     }
     // Recorded before the deposit is signed: a crash from here on can still find the channel.
     await book.put(entry)
-    const tx = await buildOpen({
+    const tx = buildOpen({
       client,
       package: details.package,
       sender: payer,
@@ -270,27 +323,37 @@ export function createSessionFetch(options: SessionFetchOptions): SessionFetch {
       signerPublicKey: ed25519.getPublicKey(sessionKey),
       graceMs: BigInt(details.gracePeriodMs),
     })
-    const bytes = await tx.build({ client })
+    const digest = await submit(tx)
+    if (digest === undefined) {
+      await book.update(channelId, { state: 'closed' })
+      await reservation?.release()
+      throw new PaymentError('transaction_failed', 'The ledger refused to open the channel.')
+    }
+    await reservation?.settle(digest)
+    const opened = await book.update(channelId, { state: 'open', openDigest: digest })
+    return opened ?? entry
+  }
+
+  /**
+   * Builds a transaction, signs it with the wallet and executes it: its digest, or `undefined` when
+   * the ledger refused it (nothing moved).
+   */
+  async function submit(built: Promise<Transaction>): Promise<string | undefined> {
+    const bytes = await (await built).build({ client })
     const { signature } = await signer.signTransaction(bytes)
     const result = await client.core.executeTransaction({
       transaction: bytes,
       signatures: [signature],
     })
-    if (result.$kind !== 'Transaction') {
-      await book.update(channelId, { state: 'closed' })
-      await reservation?.release()
-      throw new PaymentError('transaction_failed', 'The ledger refused to open the channel.')
-    }
-    await reservation?.settle(result.Transaction.digest)
-    const opened = await book.update(channelId, {
-      state: 'open',
-      openDigest: result.Transaction.digest,
-    })
-    return opened ?? entry
+    return result.$kind === 'Transaction' ? result.Transaction.digest : undefined
   }
 
   /** Tops a channel up by what takes its deposit to `needed` (at least), within `maxDeposit`. */
-  async function topUp(entry: ChannelEntry, needed: bigint): Promise<ChannelEntry> {
+  async function topUp(
+    entry: ChannelEntry,
+    needed: bigint,
+    limits: WalletLimits | undefined,
+  ): Promise<ChannelEntry> {
     const deposit = BigInt(entry.deposit)
     let target = deposit * 2n > needed ? deposit * 2n : needed
     if (target > options.maxDeposit) target = options.maxDeposit
@@ -301,40 +364,52 @@ export function createSessionFetch(options: SessionFetchOptions): SessionFetch {
       )
     }
     const amount = target - deposit
-    const reservation = await options.limits?.reserve({
+    const reservation = await limits?.reserve({
       amount,
       resource: entry.url,
       label: 'session:top-up',
     })
-    const tx = await buildTopUp({
-      client,
-      package: entry.package,
-      sender: payer,
-      channel: await readChannel(client, entry.channelId),
-      amount,
-    })
-    const bytes = await tx.build({ client })
-    const { signature } = await signer.signTransaction(bytes)
-    const result = await client.core.executeTransaction({
-      transaction: bytes,
-      signatures: [signature],
-    })
-    if (result.$kind !== 'Transaction') {
+    const digest = await submit(
+      buildTopUp({
+        client,
+        package: entry.package,
+        sender: payer,
+        channel: await readChannel(client, entry.channelId),
+        amount,
+      }),
+    )
+    if (digest === undefined) {
       await reservation?.release()
       throw new PaymentError('transaction_failed', 'The ledger refused the top-up.')
     }
-    await reservation?.settle(result.Transaction.digest)
+    await reservation?.settle(digest)
     await present(
       entry,
       { method: 'POST' },
-      {
-        action: 'topUp',
-        type: 'digest',
-        digest: result.Transaction.digest,
-        additionalDeposit: amount.toString(),
-      },
+      { action: 'topUp', type: 'digest', digest, additionalDeposit: amount.toString() },
     )
-    return (await book.update(entry.channelId, { deposit: target.toString() })) ?? entry
+    const topUp = {
+      amount: amount.toString(),
+      ...(reservation === undefined ? {} : { reservation: reservation.id }),
+    }
+    const topUps = [...(entry.topUps ?? []), topUp]
+    return (await book.update(entry.channelId, { deposit: target.toString(), topUps })) ?? entry
+  }
+
+  /**
+   * Restores to the wallet's limits what came back of a channel's deposits: its spends (the open,
+   * then each top-up) are lowered to what was `spent` of them, in that order.
+   */
+  async function restore(entry: ChannelEntry, spent: bigint): Promise<void> {
+    const topUps = entry.topUps ?? []
+    const opened = BigInt(entry.deposit) - topUps.reduce((t, u) => t + BigInt(u.amount), 0n)
+    let left = spent
+    for (const deposit of [{ amount: opened, reservation: entry.reservation }, ...topUps]) {
+      const amount = BigInt(deposit.amount)
+      const kept = left < amount ? left : amount
+      left -= kept
+      if (deposit.reservation !== undefined) await options.limits?.keep(deposit.reservation, kept)
+    }
   }
 
   /** Per channel: its descriptor as the seller checks it, and its session key's signer. */
@@ -445,9 +520,15 @@ export function createSessionFetch(options: SessionFetchOptions): SessionFetch {
    * Raises the voucher of `c` during a metered answer (a body-less `POST` to the route, answered
    * 204): to `need` at least, topping up when the deposit is short, and to `wish` within it.
    */
-  async function raise(c: ChannelEntry, url: string, need: bigint, wish: bigint): Promise<bigint> {
+  async function raise(
+    c: ChannelEntry,
+    url: string,
+    need: bigint,
+    wish: bigint,
+    limits: WalletLimits | undefined,
+  ): Promise<bigint> {
     let entry = (await book.get(c.channelId)) ?? c
-    if (need > BigInt(entry.deposit)) entry = await topUp(entry, need)
+    if (need > BigInt(entry.deposit)) entry = await topUp(entry, need, limits)
     const deposit = BigInt(entry.deposit)
     const { amount } = await nextAmount(entry, wish < deposit ? wish : deposit, 1n)
     const bare = new URL(url)
@@ -474,6 +555,7 @@ export function createSessionFetch(options: SessionFetchOptions): SessionFetch {
     url: string,
     amount: bigint,
     price: bigint,
+    limits: WalletLimits | undefined,
   ): Response {
     const type = response.headers.get('content-type') ?? ''
     if (!response.ok || !type.includes('text/event-stream')) return response
@@ -482,7 +564,7 @@ export function createSessionFetch(options: SessionFetchOptions): SessionFetch {
       base: amount - price,
       covered: amount,
       ahead: options.streamAhead ?? 64n,
-      raise: (need, wish) => raise(c, url, need, wish),
+      raise: (need, wish) => raise(c, url, need, wish, limits),
       onError: options.onStreamError,
     })
   }
@@ -493,6 +575,7 @@ export function createSessionFetch(options: SessionFetchOptions): SessionFetch {
     url: string,
     init: RequestInit,
     price: bigint,
+    limits: WalletLimits | undefined,
   ): Promise<Response> {
     let entry = c
     let { amount, first } = await nextAmount(entry, 0n, price)
@@ -505,7 +588,7 @@ export function createSessionFetch(options: SessionFetchOptions): SessionFetch {
       }
       const response = await present(entry, init, payload, url)
       if (response.status !== 402 || attempt >= maxRepays)
-        return metered(response, entry, url, amount, price)
+        return metered(response, entry, url, amount, price, limits)
       const problem = problemSchema.safeParse(
         await response
           .clone()
@@ -517,12 +600,12 @@ export function createSessionFetch(options: SessionFetchOptions): SessionFetch {
       action = 'voucher'
       if (code === 'insufficient_balance' && requiredCumulative !== undefined) {
         const required = BigInt(requiredCumulative)
-        if (required > BigInt(entry.deposit)) entry = await topUp(entry, required)
+        if (required > BigInt(entry.deposit)) entry = await topUp(entry, required, limits)
         ;({ amount } = await nextAmount(entry, required, price))
       } else if (code === 'replay') {
         ;({ amount } = await nextAmount(entry, 0n, price))
       } else if (code === 'amount_exceeds_deposit') {
-        entry = await topUp(entry, amount)
+        entry = await topUp(entry, amount, limits)
         // Refused above the deposit, the amount was not used: it pays once the deposit covers it.
       } else {
         return response
@@ -530,8 +613,10 @@ export function createSessionFetch(options: SessionFetchOptions): SessionFetch {
     }
   }
 
-  return {
-    async fetch(input, init = {}) {
+  /** The paying `fetch` of one call's options. */
+  const fetchFor =
+    (call: SessionCallOptions) =>
+    async (input: string | URL, init: RequestInit = {}): Promise<Response> => {
       const url = String(input)
       // A live session offer for this URL is paid at once: one request per call.
       let offer = cachedOffer(url)
@@ -540,12 +625,19 @@ export function createSessionFetch(options: SessionFetchOptions): SessionFetch {
         if (first.status !== 402) return first
         offer = sessionOffer(first)
         if (offer === undefined) return first
-        remember(url, offer)
+        if (!isPinned(offer) && call.unpinned === 'pass') return first
+        // Only a pinned offer is kept: an offer taken from the cache never needs its 402 again.
+        if (isPinned(offer)) remember(url, offer)
       }
-      checkOffer(offer)
-      const channel = await channelFor(url, offer)
-      return payCall(channel, url, init, BigInt(offer.request.amount))
-    },
+      checkOffer(offer, call)
+      const limits = call.limits ?? options.limits
+      const channel = await channelFor(url, offer, limits)
+      return payCall(channel, url, init, BigInt(offer.request.amount), limits)
+    }
+
+  return {
+    fetch: fetchFor({}),
+    forCall: fetchFor,
     async close(channelId) {
       const entry = await book.get(channelId)
       if (entry === undefined || entry.state !== 'open') {
@@ -574,7 +666,7 @@ export function createSessionFetch(options: SessionFetchOptions): SessionFetch {
       const refunded = state.deposited - spent
       await book.update(channelId, { state: 'closed', spent: spent.toString() })
       // What came back is no longer spent, for the wallet's limits.
-      if (entry.reservation !== undefined) await options.limits?.keep(entry.reservation, spent)
+      await restore(entry, spent)
       return {
         channelId,
         spent,
@@ -592,14 +684,8 @@ export function createSessionFetch(options: SessionFetchOptions): SessionFetch {
       }
       const state = await readChannel(client, channelId)
       const common = { client, package: entry.package, sender: payer, channel: state }
-      const submit = async (built: Promise<{ build(o: object): Promise<Uint8Array> }>) => {
-        const bytes = await (await built).build({ client })
-        const { signature } = await signer.signTransaction(bytes)
-        return client.core.executeTransaction({ transaction: bytes, signatures: [signature] })
-      }
       if (state.closeRequestedMs === 0n) {
-        const asked = await submit(buildRequestClose(common))
-        if (asked.$kind !== 'Transaction') {
+        if ((await submit(buildRequestClose(common))) === undefined) {
           throw new PaymentError('transaction_failed', 'The ledger refused the close request.')
         }
         const after = await readChannel(client, channelId)
@@ -607,13 +693,12 @@ export function createSessionFetch(options: SessionFetchOptions): SessionFetch {
       }
       const graceEndsMs = state.closeRequestedMs + state.graceMs
       const refunded = state.escrow
-      const result = await submit(buildWithdraw(common))
+      const digest = await submit(buildWithdraw(common))
       // Refused before the grace period ends: nothing moved.
-      if (result.$kind !== 'Transaction') return { status: 'waiting', graceEndsMs }
+      if (digest === undefined) return { status: 'waiting', graceEndsMs }
       await book.update(channelId, { state: 'closed', spent: state.settled.toString() })
-      if (entry.reservation !== undefined)
-        await options.limits?.keep(entry.reservation, state.settled)
-      return { status: 'withdrawn', refunded, digest: result.Transaction.digest }
+      await restore(entry, state.settled)
+      return { status: 'withdrawn', refunded, digest }
     },
     list: () => book.list(),
   }

@@ -20,6 +20,18 @@ describe('MCP budgets', () => {
     expect(codeOf(() => session.reserve('b', 30_000n))).toBe('none')
   })
 
+  it('keeps only what a kept spend is lowered to (a deposit, when part comes back)', () => {
+    const budget = createBudget({ perSession: '1', perDay: '1' })
+    const session = budget.session()
+    const deposit = session.reserve('a', 1_000_000n)
+    deposit.settle('open')
+    expect(codeOf(() => session.reserve('b', 1n))).toBe('LIMIT_PER_SESSION')
+    deposit.keep(20_000n)
+    deposit.keep(500_000n)
+    expect(session.report()).toMatchObject({ session: '0.020000', lastDay: '0.020000' })
+    expect(codeOf(() => budget.session().reserve('b', 980_000n))).toBe('none')
+  })
+
   it('shares the daily budget across sessions over a rolling 24 hours', () => {
     let now = Date.parse('2026-01-01T10:00:00Z')
     const budget = createBudget({ perDay: '0.05', now: () => now })

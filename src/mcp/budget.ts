@@ -26,6 +26,8 @@ export type BudgetReservation = {
   settle(digest?: string): void
   /** Removes the spend: only when it is certain that no money moved. */
   release(): void
+  /** Lowers the spend to `amount` (never raises it): what a session's close gave back. */
+  keep(amount: bigint): void
 }
 
 /** Options of {@link createBudget}. */
@@ -141,6 +143,9 @@ export function createBudget(options: BudgetOptions = {}): Budget {
                 const at = list.indexOf(spend)
                 if (at >= 0) list.splice(at, 1)
               }
+            },
+            keep(kept) {
+              if (kept < spend.amount) spend.amount = kept
             },
           }
         },

@@ -58,3 +58,4 @@ export {
   sellerTool,
 } from './sellerTools.js'
 export { createGatewayMcp, type GatewayMcp, type GatewayMcpOptions } from './server.js'
+export type { McpSessionsOptions } from './sessionChannels.js'

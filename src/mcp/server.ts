@@ -1,9 +1,10 @@
 /**
  * The buyer's MCP server (`tollgate mcp`): a gateway's catalog as tools, paid through the buyer
  * client (`createPayingFetch`) with its price cap and wallet limits, inside per-session and per-day
- * budgets; plus tools for the wallet, the spend so far, and verifying a confidential answer's receipt
- * (`verify_receipt`: the library's receipt verifier against the same gateway and ledger, one for the
- * server's lifetime, so each attested session's report is checked once).
+ * budgets — with `sessions`, over one MPP session channel per seller that offers one
+ * (`sessionChannels.ts`); plus tools for the wallet, the spend so far, and verifying a confidential
+ * answer's receipt (`verify_receipt`: the library's receipt verifier against the same gateway and
+ * ledger, one for the server's lifetime, so each attested session's report is checked once).
  *
  * ```
  * tools/call NAME ─▶ catalog tool ─▶ paying fetch ─▶ 402 ─▶ maxPrice (PRICE_ABOVE_MAX)
@@ -26,6 +27,7 @@ import {
   type WalletLimitsOptions,
 } from '../client/limits.js'
 import { usdcTypeOf } from '../client/select.js'
+import type { SessionClose } from '../client/sessions.js'
 import { isPaymentError, PaymentError } from '../errors.js'
 import { messageOf } from '../internal/messageOf.js'
 import { createLedger, type Ledger } from '../ledger/index.js'
@@ -37,6 +39,7 @@ import { loadGatewayTools } from './gatewayTools.js'
 import { sendKeyed } from './inferenceTools.js'
 import type { ToolResult } from './paidTools.js'
 import { checkListedTerms, createSellerFetch } from './sellerTools.js'
+import { createMcpSessions, type McpSessionsOptions, sessionPaymentOf } from './sessionChannels.js'
 
 /** Options of {@link createGatewayMcp}. */
 export type GatewayMcpOptions = {
@@ -85,6 +88,12 @@ export type GatewayMcpOptions = {
   allowTestRoot?: boolean | undefined
   /** The underlying fetch to the gateway; default `globalThis.fetch` (sellers: the SSRF-safe one). */
   fetch?: ((request: Request) => Promise<Response>) | undefined
+  /**
+   * Pay sellers that offer an MPP session through one channel each (reused across calls, kept in
+   * the wallet's channel book); default off: every call is a payment of its own. Each deposit
+   * counts against the budgets when it is made. Needs the wallet limits (not `false`).
+   */
+  sessions?: McpSessionsOptions | undefined
   /** Clock (tests). */
   now?: (() => number) | undefined
 }
@@ -99,6 +108,11 @@ export type GatewayMcp = {
   readonly warnings: readonly string[]
   /** A new MCP server (one session: its own session budget; the daily budget is shared). */
   createServer(): Server
+  /**
+   * Closes the session channels this server opened: each seller captures what was spent, the rest
+   * comes back to the wallet and is restored to the budgets. None without `sessions`.
+   */
+  closeSessions(): Promise<SessionClose[]>
 }
 
 /** The label of a spend made by a tool of this server in the wallet's spending record. */
@@ -211,6 +225,24 @@ export async function createGatewayMcp(options: GatewayMcpOptions): Promise<Gate
       options.noWalletHint ??
         'No wallet is configured to pay with: create one (tollgate wallet new), fund it with USDC (tollgate wallet fund on the local ledger), and start the MCP server again.',
     )
+  if (options.sessions !== undefined && limits === false) {
+    throw new PaymentError(
+      'invalid_config',
+      'Paying through sessions needs the wallet limits: their record keeps each deposit.',
+    )
+  }
+  const gatewayOrigin = new URL(options.gateway).origin
+  const sessionPayments =
+    options.sessions === undefined || signer === undefined || limits === false
+      ? undefined
+      : createMcpSessions({
+          ...options.sessions,
+          signer,
+          limits,
+          label: (tool) => `${mcpLabel}${tool}`,
+          maxPrice,
+          fetchOf: (url) => (new URL(url).origin === gatewayOrigin ? fetcher : sellerFetch),
+        })
   /** The wallet limits, each spend labelled with the tool that made it (`mcp:<tool>`). */
   const limitsFor = (tool: string): WalletLimits | false =>
     limits === false
@@ -231,7 +263,9 @@ export async function createGatewayMcp(options: GatewayMcpOptions): Promise<Gate
       maxPrice: options.maxPrice,
       limits: limitsFor(tool.name),
       prefer: options.prefer,
-      fetch: tool.source === 'seller' ? sellerFetch : fetcher,
+      fetch:
+        sessionPayments?.fetchFor(tool, session) ??
+        (tool.source === 'seller' ? sellerFetch : fetcher),
       onChallenge: (event) => {
         // What the model was shown is what may be paid: the listed price (and, for a seller, the
         // listed recipient), whoever lists the tool — a gateway's 402 may not ask more either.
@@ -264,6 +298,7 @@ export async function createGatewayMcp(options: GatewayMcpOptions): Promise<Gate
     const payment = paymentOf(response)
     if (payment === undefined) hold?.release()
     else hold?.settle(payment.digest)
+    const voucher = sessionPaymentOf(response)
     const text = (await response.text()).slice(0, maxAnswerChars)
     const body = parseJson(text)
     return {
@@ -271,6 +306,7 @@ export async function createGatewayMcp(options: GatewayMcpOptions): Promise<Gate
       content: [{ type: 'text', text }],
       structuredContent: {
         status: response.status,
+        ...(voucher === undefined ? {} : { payment: voucher }),
         ...(payment === undefined
           ? {}
           : {
@@ -325,6 +361,7 @@ export async function createGatewayMcp(options: GatewayMcpOptions): Promise<Gate
     tools,
     toolCount: tools.length + ownTools.length,
     warnings,
+    closeSessions: async () => (await sessionPayments?.close()) ?? [],
     createServer() {
       const session = budget.session()
       const server = new Server(

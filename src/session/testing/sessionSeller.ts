@@ -3,7 +3,9 @@
  * built-in methods and the session method, its channel books in memory. `/call` answers 200 and
  * counts the calls it served; `/failing` answers 503 (a failed call: nothing is spent for it);
  * `POST /tokens?n=N` streams N token events (and `[DONE]`) metered per token at
- * {@link sessionTokenPrice} through a second session method, priced per token, on the same books.
+ * {@link sessionTokenPrice} through a second session method, priced per token, on the same books;
+ * `/openapi.json` lists `/call` and `/failing` as paid POSTs (what `tollgate mcp` reads a catalog
+ * from).
  */
 import { serve } from '@hono/node-server'
 import type { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
@@ -102,7 +104,11 @@ export function useSessionSeller(chain: TestLedger, price = '0.01'): SessionSell
     const server = serve({
       port: 0,
       hostname: '127.0.0.1',
-      fetch: (request) => (routes[new URL(request.url).pathname] ?? call)(request),
+      fetch: (request) => {
+        const { pathname } = new URL(request.url)
+        if (pathname === '/openapi.json') return Response.json(openApiOf(price))
+        return (routes[pathname] ?? call)(request)
+      },
     })
     await new Promise((resolve) => server.once('listening', resolve))
     const address = server.address()
@@ -128,4 +134,12 @@ export function useSessionSeller(chain: TestLedger, price = '0.01'): SessionSell
       return served
     },
   }
+}
+
+/** The seller's OpenAPI document: its two routes, paid per call at `price`. */
+function openApiOf(price: string) {
+  const paid = (operationId: string) => ({
+    post: { operationId, summary: operationId, 'x-payment-info': { price } },
+  })
+  return { openapi: '3.1.0', paths: { '/call': paid('call'), '/failing': paid('failing') } }
 }
