@@ -103,6 +103,8 @@ export type InferenceApiOptions = {
    * it offers. Default: not shown (no keyless route).
    */
   keylessPrice?: bigint | undefined
+  /** The keyless route's session price of one streamed token, base units; none without sessions. */
+  keylessTokenPrice?: bigint | undefined
   /**
    * The lease of a keyed call's reservation, ms: renewed every third of it while the call runs; a
    * reservation whose process died is given back by the sweeper after it. Default 60 000.
@@ -211,11 +213,12 @@ export function createInferenceApi(options: InferenceApiOptions): InferenceApi {
   }
   const maxBodyBytes = options.maxBodyBytes ?? 1024 * 1024
   const keylessMaxTokens = options.keylessMaxTokens ?? 4096
-  const allList = JSON.stringify(modelList(models, options.keylessPrice))
+  const allList = JSON.stringify(modelList(models, options.keylessPrice, options.keylessTokenPrice))
   const keylessList = JSON.stringify(
     modelList(
       models.filter((m) => m.keyless),
       options.keylessPrice,
+      options.keylessTokenPrice,
     ),
   )
   const leaseMs = options.reservationLeaseMs ?? 60_000

@@ -76,35 +76,41 @@ describe('the openai SDK with a bearer key', () => {
       object: 'model',
       created: expect.any(Number),
       owned_by: 'tollgate',
-      // USDC per token; the keyless route's flat price of one call, as its catalog entry says.
+      // USDC per token; the keyless route's flat price of one call, as its catalog entry says, and
+      // its session's price of one streamed token (the highest output price of its models).
       pricing: {
         currency: 'USDC',
         prompt: '0.0000006',
         completion: '0.0000008',
         keyless_per_call: '0.050000',
+        keyless_session_per_token: '0.000002',
       },
       context_window: 131_072,
       max_output_tokens: 4096,
       privacy: 'open',
     }
-    expect(list.data).toEqual([
-      open,
-      {
-        // The embedded default's confidential model, served by the simulated enclave: keyed only.
-        id: 'confidential/llama-3.3-70b',
-        object: 'model',
-        created: expect.any(Number),
-        owned_by: 'tollgate',
-        pricing: { currency: 'USDC', prompt: '0.0000012', completion: '0.0000016' },
-        context_window: 131_072,
-        max_output_tokens: 4096,
-        privacy: 'confidential',
+    const confidential = {
+      // The embedded default's confidential model, served by the simulated enclave; keyless too.
+      id: 'confidential/llama-3.3-70b',
+      object: 'model',
+      created: expect.any(Number),
+      owned_by: 'tollgate',
+      pricing: {
+        currency: 'USDC',
+        prompt: '0.0000012',
+        completion: '0.0000016',
+        keyless_per_call: '0.050000',
+        keyless_session_per_token: '0.000002',
       },
-    ])
+      context_window: 131_072,
+      max_output_tokens: 4096,
+      privacy: 'confidential',
+    }
+    expect(list.data).toEqual([open, confidential])
     // Public: no key needed. The keyless route's free list has the models it offers, same prices.
     expect((await fetch(`${gateway.url}/v1/models`)).status).toBe(200)
     const keyless = await (await fetch(`${gateway.url}/open/v1/models`)).json()
-    expect(keyless).toEqual({ object: 'list', data: [open] })
+    expect(keyless).toEqual({ object: 'list', data: [open, confidential] })
     const paths = (await (await fetch(`${gateway.url}/openapi.json`)).json()).paths
     expect(paths['/open/v1/chat/completions'].post['x-payment-info'].price).toBe('0.050000')
   })
@@ -371,7 +377,7 @@ describe('the keyless route and the paid top-ups', () => {
       fetch: payingFetch('x402', paid),
     })
     const models = await openai.models.list()
-    expect(models.data.map((m) => m.id)).toEqual([model])
+    expect(models.data.map((m) => m.id)).toEqual([model, 'confidential/llama-3.3-70b'])
     for (let call = 1; call <= 2; call++) {
       const stream = await openai.chat.completions.create({ model, messages, stream: true })
       let text = ''

@@ -280,7 +280,7 @@ export function defaultConfidentialModel(
     contextWindow: 131_072,
     maxOutputTokens: 4096,
     privacy: 'confidential',
-    keyless: false,
+    keyless: true,
     upstream: {
       kind: 'confidential',
       baseUrl: enclave.baseUrl,
@@ -305,6 +305,11 @@ export type ModelEntryPricing = {
   completion: string
   /** The keyless route's flat price of one call (6 decimals), when the model is offered there. */
   keyless_per_call?: string
+  /**
+   * USDC per streamed token of the keyless route's session (pay as you go, docs/protocol.md §7),
+   * when the model is offered there and the gateway offers sessions.
+   */
+  keyless_session_per_token?: string
 }
 
 /**
@@ -327,11 +332,13 @@ const listedSince = 1_767_225_600 // 2026-01-01T00:00:00Z
 
 /**
  * The public model list; `keylessPrice` is the keyless route's flat price of one call (shown on the
- * models it offers), undefined when the gateway has no keyless route.
+ * models it offers), undefined when the gateway has no keyless route; `keylessTokenPrice` the
+ * price of one streamed token of its session (base units), when the gateway offers sessions.
  */
 export function modelList(
   models: readonly InferenceModel[],
   keylessPrice: bigint | undefined,
+  keylessTokenPrice?: bigint | undefined,
 ): { object: 'list'; data: ModelEntry[] } {
   return {
     object: 'list',
@@ -346,6 +353,9 @@ export function modelList(
         completion: perTokenText(m.tokenPricing.completionPerMillion),
         ...(m.keyless && keylessPrice !== undefined
           ? { keyless_per_call: formatAmount(keylessPrice) }
+          : {}),
+        ...(m.keyless && keylessTokenPrice !== undefined
+          ? { keyless_session_per_token: perTokenText(keylessTokenPrice * 1_000_000n) }
           : {}),
       },
       context_window: m.contextWindow,

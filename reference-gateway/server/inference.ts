@@ -125,6 +125,8 @@ export type StartInferenceApiOptions = {
   publicBaseUrl: string
   /** The keyless route's flat price of one call (shown in the model lists); none without one. */
   keylessPrice: bigint | undefined
+  /** The keyless route's session price of one streamed token; none without sessions. */
+  keylessTokenPrice: bigint | undefined
   cleanups: Cleanups
 }
 
@@ -196,6 +198,7 @@ export function startInferenceApi(options: StartInferenceApiOptions): {
     anchorNow: anchors?.runOnce,
     attestationLimiter: parts.attestationLimiter,
     keylessPrice: options.keylessPrice,
+    keylessTokenPrice: options.keylessTokenPrice,
     reservationLeaseMs: config.serveLeaseMs,
   })
   cleanups.push(() => inferenceApi.close())

@@ -240,6 +240,7 @@ async function start(
     config,
     parts: inference,
     keylessPrice: keyless === undefined ? undefined : priceOf(keyless.endpoint),
+    keylessTokenPrice: sessions.status === 'on' ? sessions.tokenPrice : undefined,
     ledger,
     operator,
     anchorPackage: config.receiptAnchorPackage ?? local?.modulesPackage,

@@ -124,7 +124,10 @@ describe('tollgate mcp: listed sellers and the inference API as paid tools', () 
     ])
     expect(model?.inputSchema.required).toEqual(['messages'])
     // The confidential model needs an API key: not a tool without one.
-    expect(names.filter((name) => name.startsWith('chat-'))).toEqual(['chat-llama-3_3-70b'])
+    expect(names.filter((name) => name.startsWith('chat-'))).toEqual([
+      'chat-llama-3_3-70b',
+      'chat-confidential_llama-3_3-70b',
+    ])
   })
 
   it('pays the seller directly and the chat through the gateway, counted per tool', async () => {
@@ -209,7 +212,18 @@ describe('tollgate mcp: listed sellers and the inference API as paid tools', () 
   it('lists a model that needs a key only with one; a refused key costs nothing', async () => {
     const payer = gateway.emulator.createTestWallet({ usdc: '1', sui: '1' })
     const apiKey = 'tg_not-a-real-key-of-this-gateway'
-    const { client } = await connect(payer, { apiKey, sessionBudget: '1' })
+    // The embedded default serves every model keyless: this gateway's keyless list is read without
+    // the confidential model, which then needs a key.
+    const keyedOnly = async (request: Request) => {
+      const response = await fetch(request)
+      if (new URL(request.url).pathname !== '/open/v1/models') return response
+      const list = (await response.json()) as { data: { id: string }[] }
+      return Response.json({
+        ...list,
+        data: list.data.filter((m) => !m.id.startsWith('confidential/')),
+      })
+    }
+    const { client } = await connect(payer, { apiKey, sessionBudget: '1', fetch: keyedOnly })
     const { tools } = await client.listTools()
     const keyed = tools.find((tool) => tool.name === 'chat-confidential_llama-3_3-70b')
     expect(keyed?.description).toBe(
