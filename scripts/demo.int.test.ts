@@ -12,7 +12,7 @@ const root = fileURLToPath(new URL('..', import.meta.url))
 const plain = (text: string) => text.replace(/\x1b\[[0-9;]*m/g, '')
 
 describe('npm run demo', () => {
-  it('shows the 402, a payment in each dialect and a confidential answer whose receipt verifies', async () => {
+  it('shows the 402, a payment in each dialect, a confidential answer whose receipt verifies, and one paid per token', async () => {
     const { stdout } = await promisify(execFile)('node', ['--import', 'tsx', 'scripts/demo.ts'], {
       cwd: root,
       // Nothing from the environment that could point it at real services.
@@ -34,5 +34,12 @@ describe('npm run demo', () => {
     expect(out).toMatch(/TEST ROOT: .*test root CA, accepted here on purpose/)
     expect(out).toMatch(/✓ response_hash: .*= the bytes you received/)
     expect(out).toMatch(/✓ gateway_receipt: .*debited from key_.*= your payment/)
+    // Pay as you go: the channel opened once, vouchers answered 204, the receipt event at the end of
+    // the stream, a settlement and a close on the ledger (the demo checks spent = tokens × price).
+    expect(out).toMatch(/channel 0x[0-9a-f]{64} opened: deposit 0\.050000 USDC, digest \w{43,44}/)
+    expect(out).toMatch(/> voucher \d+\.\d{6} USDC {2}< 204/)
+    expect(out).toMatch(/< event payment-receipt: \{"channelId":"0x[0-9a-f]{64}"/)
+    expect(out).toMatch(/settled on the ledger: \d+\.\d{6} USDC to the gateway, digest \w{43,44}/)
+    expect(out).toMatch(/closed: spent \d+\.\d{6} USDC, \d+\.\d{6} USDC back to the buyer/)
   })
 })

@@ -5,12 +5,16 @@
 // and the answer; then a chat with the embedded confidential model (served by the simulated enclave)
 // whose receipt is verified step by step, as `tollgate verify` does, bound to the demo's key and the
 // bytes it received. The simulated enclave's quote chains to a TEST root CA: the demo accepts it on
-// purpose (`allowTestRoot`) and says so. Payments on the local emulator are NOT real money.
+// purpose (`allowTestRoot`) and says so. Last, pay as you go: one streamed confidential answer paid
+// per token over a session — the channel's opening, the vouchers, the settlement and the close.
+// Payments on the local emulator are NOT real money.
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { SuiGrpcClient } from '@mysten/sui/grpc'
 import pc from 'picocolors'
-import { Attestation } from 'tollgate'
+import { Attestation, Mpp, Session } from 'tollgate'
+import * as Client from 'tollgate/client'
 import { loadConfig } from '../reference-gateway/config.js'
 import { defaultConfidentialModelId } from '../reference-gateway/inference/models.js'
 import { startGateway } from '../reference-gateway/server/server.js'
@@ -160,6 +164,80 @@ console.log(
   `  receipt ${pc.bold(verified.status)} (trust policy from the ${verified.policySource}${verified.testRoot ? ', TEST ROOT accepted' : ''})`,
 )
 if (verified.status !== 'verified') throw new Error('the confidential receipt did not verify')
+
+rule('5. pay as you go: a streamed confidential answer paid per token over a session')
+// One channel, opened once on the ledger; then each token is paid by an off-chain voucher signed
+// by the channel's session key. The buyer raises its voucher ahead of the stream (body-less POSTs,
+// answered 204); the gateway commits each token's price before it sends it.
+const sessions = gateway.sessions
+if (sessions === undefined) throw new Error('the embedded gateway offers sessions')
+let action = 'voucher'
+const sessionBuyer = Client.createSessionFetch({
+  signer: buyer,
+  client: new SuiGrpcClient({ network: 'mainnet', baseUrl: emulator.url }),
+  pinned: [{ network: 'mainnet', package: sessions.package, registry: sessions.registry }],
+  maxDeposit: 100_000n,
+  deposit: () => 50_000n,
+  streamAhead: 16n,
+  book: Client.createChannelBook(join(folder, 'sessions.json')),
+  fetch: async (input, init) => {
+    const response = await fetch(input, init)
+    const receipt = response.headers.get('payment-receipt')
+    if (response.status === 204 && receipt !== null) {
+      const { acceptedCumulative } = Mpp.decodeReceipt(receipt)
+      console.log(`  > ${action} ${formatAmount(BigInt(String(acceptedCumulative)))} USDC  < 204`)
+    }
+    return response
+  },
+})
+const openUrl = `${gateway.url}/open/v1/chat/completions`
+console.log(
+  `> POST ${openUrl}  (model ${defaultConfidentialModelId}, stream, ${formatAmount(sessions.tokenPrice)} USDC a token)`,
+)
+const streamed = await sessionBuyer.fetch(openUrl, {
+  method: 'POST',
+  headers: { 'content-type': 'application/json' },
+  body: JSON.stringify({
+    model: defaultConfidentialModelId,
+    messages: [{ role: 'user', content: 'Tell me about payment channels, token by token.' }],
+    max_tokens: 64,
+    stream: true,
+  }),
+})
+const [channel] = await sessionBuyer.list()
+if (streamed.status !== 200 || streamed.body === null || channel === undefined) {
+  throw new Error(`the session call failed (${streamed.status})`)
+}
+console.log(
+  `  channel ${channel.channelId} opened: deposit ${formatAmount(BigInt(channel.deposit))} USDC, digest ${channel.openDigest}`,
+)
+let tokens = 0
+let text = ''
+for await (const event of Session.sseEvents(streamed.body)) {
+  const { name, data } = Session.sseFields(event)
+  if (name === 'payment-receipt') console.log(`< event payment-receipt: ${data}`)
+  else if (name !== 'message') console.log(`< event ${name}: ${data}`)
+  else if (data !== undefined && data !== '[DONE]') {
+    const delta = (JSON.parse(data) as { choices?: { delta?: { content?: string } }[] })
+      .choices?.[0]?.delta?.content
+    if (typeof delta === 'string' && delta !== '') {
+      tokens++
+      text += delta
+    }
+  }
+}
+console.log(`  ${tokens} tokens: ${show(text, 200)}`)
+const settled = await sessions.settler.settle(channel.channelId)
+console.log(
+  `  settled on the ledger: ${formatAmount(settled?.settled ?? 0n)} USDC to the gateway, digest ${settled?.digest ?? '(nothing to settle)'}`,
+)
+action = 'close, voucher'
+const closed = await sessionBuyer.close(channel.channelId)
+console.log(
+  `  closed: spent ${formatAmount(closed.spent)} USDC, ${formatAmount(closed.refunded)} USDC back to the buyer, digest ${closed.digest}`,
+)
+if (closed.spent !== BigInt(tokens) * sessions.tokenPrice)
+  throw new Error('spent is not the tokens')
 
 rule('done')
 console.log(`buyer balance now ${await balance()} USDC (test money)`)
