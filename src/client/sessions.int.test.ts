@@ -41,6 +41,19 @@ function buyer(name: string, extra: Partial<SessionFetchOptions> = {}) {
 }
 
 describe('createSessionFetch', () => {
+  it('asks again to close while a call is still running on the channel', async () => {
+    const b = buyer('closing')
+    expect((await b.sessions.fetch(`${seller.base}/call`)).status).toBe(200)
+    const [channel] = await b.sessions.list()
+    // A call in flight holds its price: the seller refuses the close (settlement_pending) until
+    // the call is done, and the buyer asks again.
+    const running = b.sessions.fetch(`${seller.base}/slow`)
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    const closed = await b.sessions.close(channel?.channelId ?? '')
+    expect((await running).status).toBe(200)
+    expect(closed).toMatchObject({ spent: 20_000n })
+  })
+
   it('pays many calls over one channel: one ledger transaction, the deposit counted, the rest restored at close', async () => {
     const b = buyer('many')
     const servedBefore = seller.served

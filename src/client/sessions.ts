@@ -143,6 +143,21 @@ export type SessionFetch = {
 /** How many times a call is paid again after a refusal (a used voucher, a short headroom). */
 const maxRepays = 4
 
+/** How many times a close refused while calls are still running is asked again. */
+const closeRetries = 5
+
+/** Whether a refusal says calls are still running on the channel (`settlement_pending`). */
+async function isPending(response: Response): Promise<boolean> {
+  if (response.status !== 402) return false
+  const problem = problemSchema.safeParse(
+    await response
+      .clone()
+      .json()
+      .catch(() => ({})),
+  )
+  return problem.success && problem.data.code === 'settlement_pending'
+}
+
 /** How many calls' amounts the book's mark is written ahead (one write per block). */
 const markBlock = 32n
 
@@ -649,11 +664,17 @@ export function createSessionFetch(options: SessionFetchOptions): SessionFetch {
       // The highest amount signed (at most the deposit): it covers everything spent.
       const deposit = BigInt(entry.deposit)
       const signed = counters.get(channelId) ?? BigInt(entry.signed)
-      const response = await present(
-        entry,
-        { method: 'POST' },
-        { action: 'close', ...(await voucher(entry, signed < deposit ? signed : deposit)) },
-      )
+      const payload = {
+        action: 'close',
+        ...(await voucher(entry, signed < deposit ? signed : deposit)),
+      }
+      let response = await present(entry, { method: 'POST' }, payload)
+      // Calls still running on the channel (the last answer's price is committed a moment after
+      // the buyer read it): the close is asked again, a few times.
+      for (let attempt = 1; attempt <= closeRetries && (await isPending(response)); attempt++) {
+        await new Promise((resolve) => setTimeout(resolve, 100 * attempt))
+        response = await present(entry, { method: 'POST' }, payload)
+      }
       if (response.status !== 204) {
         throw new PaymentError(
           'PAYMENT_REJECTED',

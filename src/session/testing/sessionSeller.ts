@@ -1,7 +1,7 @@
 /**
  * A seller taking MPP sessions on the local ledger, for tests: a paywall on loopback with the
  * built-in methods and the session method, its channel books in memory. `/call` answers 200 and
- * counts the calls it served; `/failing` answers 503 (a failed call: nothing is spent for it);
+ * counts the calls it served (`/slow` the same, 300 ms later); `/failing` answers 503 (a failed call: nothing is spent for it);
  * `POST /tokens?n=N` streams N token events (and `[DONE]`) metered per token at
  * {@link sessionTokenPrice} through a second session method, priced per token, on the same books;
  * `/openapi.json` lists `/call` and `/failing` as paid POSTs (what `tollgate mcp` reads a catalog
@@ -97,7 +97,13 @@ export function useSessionSeller(chain: TestLedger, price = '0.01'): SessionSell
         return new Response(body, { headers: { 'content-type': 'text/event-stream' } })
       },
     )
+    const slow = paywall.protect({ price }, async () => {
+      await new Promise((resolve) => setTimeout(resolve, 300))
+      served++
+      return Response.json({ ok: true, n: served })
+    })
     const routes: Record<string, (request: Request) => Promise<Response>> = {
+      '/slow': slow,
       '/failing': failing,
       '/tokens': tokens,
     }
