@@ -9,25 +9,29 @@
 import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import pg from 'pg'
 import { Session } from 'tollgate'
 import { createChannelBook, createSessionFetch, type SessionFetchOptions } from 'tollgate/client'
-import { describe, expect, it } from 'vitest'
+import { afterAll, describe, expect, it } from 'vitest'
+import { serviceUrl, uniqueName } from '../src/stores/contract.js'
 import { examplePathOf, paidEntries, priceOf } from './catalog/catalog.js'
-import { useTestGateway } from './server/testHelpers.js'
+import { type TestGateway, useTestGateway } from './server/testHelpers.js'
 
 const gateway = useTestGateway()
 const folder = mkdtempSync(join(tmpdir(), 'tollgate-gateway-sessions-'))
+const databaseUrl = serviceUrl('DATABASE_URL')
+const redisUrl = serviceUrl('REDIS_URL')
 
-function buyer(name: string) {
-  const wallet = gateway.emulator.createTestWallet({ usdc: '5', sui: '1' })
+function buyer(name: string, on: TestGateway = gateway) {
+  const wallet = on.emulator.createTestWallet({ usdc: '5', sui: '1' })
   const options: SessionFetchOptions = {
     signer: wallet,
-    client: gateway.ledgerClient,
+    client: on.ledgerClient,
     pinned: [
       {
         network: 'mainnet',
-        package: gateway.emulator.modulesPackage,
-        registry: gateway.emulator.channel.registry,
+        package: on.emulator.modulesPackage,
+        registry: on.emulator.channel.registry,
       },
     ],
     maxDeposit: 1_000_000n,
@@ -38,46 +42,54 @@ function buyer(name: string) {
 }
 
 /** The gateway's books of a channel. */
-const booksOf = (channelId: string | undefined) => {
-  const sessions = gateway.sessions
+const booksOf = (channelId: string | undefined, on: TestGateway = gateway) => {
+  const sessions = on.sessions
   if (sessions === undefined) throw new Error('the embedded gateway offers sessions')
   return sessions.store.get(channelId ?? '')
 }
 
+/**
+ * A catalog route paid per call over one channel on `on`; the channel closed by a buyer that starts
+ * afresh from its book (it reads the challenge with a bare POST, no body).
+ */
+async function payCatalogOverSession(on: TestGateway, name: string): Promise<void> {
+  const entry = paidEntries(on.catalog).find(
+    (e) => e.endpoint.path === '/openai/v1/chat/completions',
+  )
+  if (entry === undefined) throw new Error('no chat endpoint in the catalog')
+  const url = `${on.url}${examplePathOf(entry.endpoint)}`
+  const body = JSON.stringify(entry.endpoint.shape.example)
+  const init = { method: 'POST', headers: { 'content-type': 'application/json' }, body }
+
+  // The 402 offers the one-off charge and the session, per call.
+  const offered = await fetch(url, init)
+  expect(offered.status).toBe(402)
+  const challenges = offered.headers.get('www-authenticate') ?? ''
+  expect(challenges).toMatch(/intent="charge"/)
+  expect(challenges).toMatch(/intent="session"/)
+
+  const b = buyer(name, on)
+  for (let i = 0; i < 3; i++) {
+    const answer = await b.sessions.fetch(url, init)
+    expect(answer.status).toBe(200)
+    await answer.arrayBuffer()
+  }
+  const [channel] = await b.sessions.list()
+  const price = priceOf(entry.endpoint)
+  // A call's price is committed once its answer was handed to the server: a moment after the
+  // buyer has read it.
+  await expect.poll(async () => (await booksOf(channel?.channelId, on))?.spent).toBe(3n * price)
+
+  // A buyer starting afresh (a new process): the offer is read again with a bare POST.
+  const later = createSessionFetch(b.options)
+  const closed = await later.close(channel?.channelId ?? '')
+  expect(closed).toMatchObject({ spent: 3n * price, refunded: 500_000n - 3n * price })
+  expect(await on.usdcBalance(b.wallet.toSuiAddress())).toBe(5_000_000n - 3n * price)
+}
+
 describe('the gateway with sessions', () => {
-  it('serves a catalog route per call over one channel, and closes it for a buyer that starts afresh', async () => {
-    const entry = paidEntries(gateway.catalog).find(
-      (e) => e.endpoint.path === '/openai/v1/chat/completions',
-    )
-    if (entry === undefined) throw new Error('no chat endpoint in the catalog')
-    const url = `${gateway.url}${examplePathOf(entry.endpoint)}`
-    const body = JSON.stringify(entry.endpoint.shape.example)
-    const init = { method: 'POST', headers: { 'content-type': 'application/json' }, body }
-
-    // The 402 offers the one-off charge and the session, per call.
-    const offered = await fetch(url, init)
-    expect(offered.status).toBe(402)
-    const challenges = offered.headers.get('www-authenticate') ?? ''
-    expect(challenges).toMatch(/intent="charge"/)
-    expect(challenges).toMatch(/intent="session"/)
-
-    const b = buyer('catalog')
-    for (let i = 0; i < 3; i++) {
-      const answer = await b.sessions.fetch(url, init)
-      expect(answer.status).toBe(200)
-      await answer.arrayBuffer()
-    }
-    const [channel] = await b.sessions.list()
-    const price = priceOf(entry.endpoint)
-    const books = await booksOf(channel?.channelId)
-    expect(books?.spent).toBe(3n * price)
-
-    // A buyer starting afresh (a new process): the offer is read again with a bare POST.
-    const later = createSessionFetch(b.options)
-    const closed = await later.close(channel?.channelId ?? '')
-    expect(closed).toMatchObject({ spent: 3n * price, refunded: 500_000n - 3n * price })
-    expect(await gateway.usdcBalance(b.wallet.toSuiAddress())).toBe(5_000_000n - 3n * price)
-  })
+  it('serves a catalog route per call over one channel, and closes it for a buyer that starts afresh', () =>
+    payCatalogOverSession(gateway, 'catalog'))
 
   it('meters the keyless route per streamed token, and refuses a buffered session call', async () => {
     const [model] = (
@@ -124,4 +136,26 @@ describe('the gateway with sessions', () => {
     )
     expect((await booksOf(channel?.channelId))?.spent).toBe(books?.spent)
   })
+})
+
+// The channel books beside a PostgreSQL or Redis payment store (every process shares them).
+describe.skipIf(databaseUrl === undefined)('the gateway with sessions on PostgreSQL', () => {
+  const prefix = uniqueName('gw_sessions').toLowerCase()
+  // The relational tables (API keys, credit) in a schema of their own, dropped afterwards.
+  const onPostgres = useTestGateway({
+    config: { store: 'postgres', databaseUrl, storePrefix: prefix, databaseSchema: prefix },
+  })
+  afterAll(async () => {
+    const pool = new pg.Pool({ connectionString: databaseUrl })
+    await pool.query(`DROP SCHEMA IF EXISTS "${prefix}" CASCADE`)
+    await pool.end()
+  })
+  it('keeps the channel books in PostgreSQL', () => payCatalogOverSession(onPostgres, 'postgres'))
+})
+
+describe.skipIf(redisUrl === undefined)('the gateway with sessions on Redis', () => {
+  const onRedis = useTestGateway({
+    config: { store: 'redis', redisUrl, storePrefix: uniqueName('gw_sessions').toLowerCase() },
+  })
+  it('keeps the channel books in Redis', () => payCatalogOverSession(onRedis, 'redis'))
 })
