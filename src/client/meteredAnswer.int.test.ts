@@ -133,4 +133,12 @@ describe('a stream paid per token over a session', () => {
     expect(channel.spent).toBeLessThan(100_000n * sessionTokenPrice)
     expect(channel.spent).toBeLessThanOrEqual(channel.highest)
   })
+
+  it('passes a session priced per token back as its 402 when the caller pays per call', async () => {
+    const b = buyer('per-call-only')
+    const call = b.sessions.forCall({ metered: 'pass' })
+    const answer = await call(`${seller.base}/tokens?n=5`, { method: 'POST' })
+    expect(answer.status).toBe(402)
+    expect(await b.sessions.list()).toEqual([])
+  })
 })

@@ -117,6 +117,12 @@ export type SessionCallOptions = {
    * another way (the MCP server pays it per call).
    */
   readonly unpinned?: 'refuse' | 'pass' | undefined
+  /**
+   * A session priced per streamed unit (`unitType` other than `request`, the cost of a call not
+   * known before it streams): `take` it (the default), or `pass` the 402 back as it is, for the
+   * caller to pay it per call (the MCP server does: its budgets bound each call before it is made).
+   */
+  readonly metered?: 'take' | 'pass' | undefined
 }
 
 /** The session buyer. */
@@ -635,12 +641,16 @@ export function createSessionFetch(options: SessionFetchOptions): SessionFetch {
       const url = String(input)
       // A live session offer for this URL is paid at once: one request per call.
       let offer = cachedOffer(url)
+      if (offer !== undefined && call.metered === 'pass' && offer.request.unitType !== 'request') {
+        offer = undefined
+      }
       if (offer === undefined) {
         const first = await send(url, init)
         if (first.status !== 402) return first
         offer = sessionOffer(first)
         if (offer === undefined) return first
         if (!isPinned(offer) && call.unpinned === 'pass') return first
+        if (offer.request.unitType !== 'request' && call.metered === 'pass') return first
         // Only a pinned offer is kept: an offer taken from the cache never needs its 402 again.
         if (isPinned(offer)) remember(url, offer)
       }

@@ -133,6 +133,8 @@ export function createMcpSessions(
         check: (offer) => checkListedTerms(tool, offer),
         // A session on a package not pinned here is not taken: the call is paid on its own.
         unpinned: 'pass',
+        // A call's cost must be known before it is made (the budgets): per call, not per token.
+        metered: 'pass',
       })
       return async (request) =>
         call(request.url, {

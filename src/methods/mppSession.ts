@@ -66,10 +66,10 @@ export type SessionMethodOptions = {
   readonly holdLeaseMs?: number | undefined
   /**
    * What one unit is. `request` (default): each call pays one unit, held before the handler runs.
-   * Any other (`token`, `chunk`): the handler meters its answer with {@link SessionMethod.stream},
+   * `token`: the handler meters its answer with {@link SessionMethod.stream},
    * one unit per event; a call only presents (or raises) the channel's voucher.
    */
-  readonly unitType?: string | undefined
+  readonly unitType?: 'request' | 'token' | undefined
   /** Price of one unit, base units. Default the route's price. */
   readonly unitPrice?: bigint | undefined
   /** How long a metered stream waits for a higher voucher before it ends, ms. Default 60 000. */
@@ -98,7 +98,7 @@ export type MeteredPayment = {
 /** The session payment method, with the metering of answers priced per unit. */
 export type SessionMethod = PaymentMethod & {
   /** What one unit is (`request`, or the unit a handler meters). */
-  readonly unitType: string
+  readonly unitType: 'request' | 'token'
   /**
    * Meters an event stream (an upstream's `text/event-stream` body) against the channel that paid
    * `payment`, one unit per event (`[DONE]`, comments and named events pass free): each event's
