@@ -10,7 +10,11 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { sseEvents, sseFields } from '../session/sse.js'
-import { sessionTokenPrice, useSessionSeller } from '../session/testing/sessionSeller.js'
+import {
+  pinnedBuyer,
+  sessionTokenPrice,
+  useSessionSeller,
+} from '../session/testing/sessionSeller.js'
 import { useCheckedLedger } from '../testing/ledger/testSetup.js'
 import { createChannelBook } from './channelBook.js'
 import { createSessionFetch, type SessionFetchOptions } from './sessions.js'
@@ -24,14 +28,9 @@ beforeAll(async () => {
 
 /** A buyer whose `fetch` counts the voucher raises (body-less POSTs) it sends. */
 function buyer(name: string, extra: Partial<SessionFetchOptions> = {}) {
-  const wallet = chain.createTestWallet({ usdc: '5', sui: '1' })
   const counts = { raises: 0 }
   const options: SessionFetchOptions = {
-    signer: wallet,
-    client: chain.client,
-    pinned: [
-      { network: 'mainnet', package: chain.modulesPackage, registry: chain.channel.registry },
-    ],
+    ...pinnedBuyer(chain).options,
     maxDeposit: 1_000_000n,
     deposit: () => 100_000n,
     book: createChannelBook(join(folder, `${name}.json`)),

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { readChannel } from '../session/channelTx.js'
-import { useSessionSeller } from '../session/testing/sessionSeller.js'
+import { pinnedBuyer, useSessionSeller } from '../session/testing/sessionSeller.js'
 import { useCheckedLedger } from '../testing/ledger/testSetup.js'
 import { createChannelBook } from './channelBook.js'
 import { createWalletLimits } from './limits.js'
@@ -23,15 +23,11 @@ beforeAll(async () => {
 })
 
 function buyer(name: string, extra: Partial<SessionFetchOptions> = {}) {
-  const wallet = chain.createTestWallet({ usdc: '5', sui: '1' })
+  const { wallet, options: pinned } = pinnedBuyer(chain)
   const book = createChannelBook(join(folder, `${name}.json`))
   const limits = createWalletLimits({ file: join(folder, `${name}-spending.json`) })
   const options: SessionFetchOptions = {
-    signer: wallet,
-    client: chain.client,
-    pinned: [
-      { network: 'mainnet', package: chain.modulesPackage, registry: chain.channel.registry },
-    ],
+    ...pinned,
     maxDeposit: 1_000_000n,
     limits,
     book,

@@ -45,6 +45,24 @@ function tokenEvents(n: number): ReadableStream<Uint8Array> {
   })
 }
 
+/**
+ * What a test buyer of the local ledger starts from: a fresh funded wallet, the ledger's client, and
+ * the ledger's channel package and registry pinned.
+ */
+export function pinnedBuyer(chain: TestLedger) {
+  const wallet = chain.createTestWallet({ usdc: '5', sui: '1' })
+  return {
+    wallet,
+    options: {
+      signer: wallet,
+      client: chain.client,
+      pinned: [
+        { network: 'mainnet', package: chain.modulesPackage, registry: chain.channel.registry },
+      ],
+    },
+  }
+}
+
 /** The challenge secret of the seller's 402s. */
 export const sessionSellerSecret = 'a-challenge-secret-of-at-least-32-bytes!'
 
@@ -55,21 +73,17 @@ export function useSessionSeller(chain: TestLedger, price = '0.01'): SessionSell
   beforeAll(async () => {
     const payee = chain.createTestWallet({ usdc: '0', sui: '1' })
     const channels = createMemoryChannelStore()
-    const session = createSessionMethod({
+    const common = {
       client: chain.client,
       signer: payee,
       package: chain.modulesPackage,
       registry: chain.channel.registry,
       store: channels,
       network: 'mainnet',
-    })
+    }
+    const session = createSessionMethod(common)
     const perToken = createSessionMethod({
-      client: chain.client,
-      signer: payee,
-      package: chain.modulesPackage,
-      registry: chain.channel.registry,
-      store: channels,
-      network: 'mainnet',
+      ...common,
       unitType: 'token',
       unitPrice: sessionTokenPrice,
       voucherWaitMs: 2_000,
