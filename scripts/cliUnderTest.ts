@@ -1,19 +1,71 @@
 /**
- * The `tollgate` CLI as the tests run it, in a subprocess: `src/cli.ts` bundled once per test run
- * with esbuild (by the test set-up, {@link buildCliBundle}) — the same source, as one file whose
- * packages resolve from the repository's `node_modules`, so each run starts in a tenth of a second
- * instead of seconds of compiling through tsx. Outside a test run (no bundle), `src/cli.ts` runs
- * through tsx. The package check (scripts/check-package.mjs) runs the packed tarball's own bin.
+ * The `tollgate` CLI, and the other TypeScript programs the tests start as subprocesses (worker
+ * fixtures), as the tests run them: each bundled once per test run with esbuild — the same source,
+ * as one file whose packages resolve from the repository's `node_modules` — so a subprocess starts
+ * in a tenth of a second instead of seconds of compiling through tsx. The CLI is bundled by the
+ * test set-up ({@link buildCliBundle}); a worker fixture on first use ({@link testModule}).
+ * Outside a test run (no bundle named), everything runs through tsx. The package check
+ * (scripts/check-package.mjs) runs the packed tarball's own bin.
  */
-import { mkdir, rm } from 'node:fs/promises'
-import { join } from 'node:path'
+import { mkdirSync, readFileSync, rmSync } from 'node:fs'
+import { basename, join } from 'node:path'
+import { buildSync } from 'esbuild'
 import { repositoryRoot } from './subpaths.js'
 
-/** The variable naming the bundle, set by the test set-up for every test process. */
+/** The variable naming the CLI's bundle, set by the test set-up for every test process. */
 const bundleVariable = 'TOLLGATE_TEST_CLI'
 
 /** The CLI's source file. */
 export const cliSource = join(repositoryRoot, 'src/cli.ts')
+
+/**
+ * Where bundles go: two folders below the root, as `src/cli/` is, so paths the code finds from its
+ * own file (`../../dist/console/`) still lead to the root's.
+ */
+const folder = join(repositoryRoot, '.cache/test-cli')
+
+/**
+ * Bundles `source` into `outfile`: the package's dependencies stay outside, its own subpaths
+ * (`tollgate/…`) resolve to their sources through tsconfig.json's `paths`.
+ */
+function bundle(source: string, outfile: string): void {
+  const manifest = JSON.parse(readFileSync(join(repositoryRoot, 'package.json'), 'utf8')) as Record<
+    string,
+    Record<string, string> | undefined
+  >
+  const packages = ['dependencies', 'peerDependencies', 'devDependencies', 'optionalDependencies']
+    .flatMap((field) => Object.keys(manifest[field] ?? {}))
+    .flatMap((name) => [name, `${name}/*`])
+  mkdirSync(folder, { recursive: true })
+  buildSync({
+    entryPoints: [source],
+    outfile,
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    external: packages,
+    tsconfig: join(repositoryRoot, 'tsconfig.json'),
+    logLevel: 'warning',
+  })
+}
+
+/**
+ * Bundles the CLI and names it in the environment (for every test process); returns how to remove
+ * the bundles of the run.
+ */
+export async function buildCliBundle(): Promise<() => Promise<void>> {
+  const outfile = join(folder, `cli-${process.pid}.mjs`)
+  bundle(cliSource, outfile)
+  process.env[bundleVariable] = outfile
+  return async () => {
+    delete process.env[bundleVariable]
+    rmSync(folder, { recursive: true, force: true })
+  }
+}
+
+/** Whether this is a test run with bundles (the test set-up ran). */
+const bundled = () => (process.env[bundleVariable] ?? '') !== ''
 
 /**
  * The arguments after `node` that run `tollgate ...args`.
@@ -24,61 +76,38 @@ export const cliSource = join(repositoryRoot, 'src/cli.ts')
  * ```
  */
 export function cliArgs(...args: string[]): string[] {
-  const bundle = process.env[bundleVariable]
-  return bundle === undefined || bundle === ''
-    ? ['--import', 'tsx', cliSource, ...args]
-    : [bundle, ...args]
+  return bundled()
+    ? [process.env[bundleVariable] as string, ...args]
+    : ['--import', 'tsx', cliSource, ...args]
 }
 
-/**
- * Bundles `src/cli.ts` into `.cache/test-cli/` (two folders below the root, as `src/cli/` is, so
- * paths the code finds from its own file still lead to the root's `dist/`) and names it in the
- * environment; returns how to remove it. The package's dependencies stay outside the bundle, and
- * its own subpaths (`tollgate/…`) resolve to their sources through tsconfig.json's `paths`.
- */
-export async function buildCliBundle(): Promise<() => Promise<void>> {
-  const { build } = await import('esbuild')
-  const { readFileSync } = await import('node:fs')
-  const manifest = JSON.parse(readFileSync(join(repositoryRoot, 'package.json'), 'utf8')) as Record<
-    string,
-    Record<string, string> | undefined
-  >
-  const packages = ['dependencies', 'peerDependencies', 'devDependencies', 'optionalDependencies']
-    .flatMap((field) => Object.keys(manifest[field] ?? {}))
-    .flatMap((name) => [name, `${name}/*`])
-  const folder = join(repositoryRoot, '.cache/test-cli')
-  await mkdir(folder, { recursive: true })
-  const outfile = join(folder, `cli-${process.pid}.mjs`)
-  await build({
-    entryPoints: [cliSource],
-    outfile,
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    target: 'node20',
-    external: packages,
-    tsconfig: join(repositoryRoot, 'tsconfig.json'),
-    logLevel: 'warning',
-  })
-  process.env[bundleVariable] = outfile
-  return async () => {
-    delete process.env[bundleVariable]
-    await rm(outfile, { force: true })
-  }
+/** The module and `execArgv` that `fork` runs the CLI with. */
+export function cliModule(): { file: string; execArgv: string[] } {
+  return bundled()
+    ? { file: process.env[bundleVariable] as string, execArgv: [] }
+    : { file: cliSource, execArgv: ['--import', 'tsx'] }
 }
 
+/** The worker fixtures this process has bundled, by source. */
+const workers = new Map<string, string>()
+
 /**
- * The module and `execArgv` that `fork` runs the CLI with.
+ * The module and `execArgv` that run the TypeScript program `source` (a worker fixture) in a
+ * subprocess: its bundle, made on first use in this process.
  *
  * @example
  * ```ts
- * const { file, execArgv } = cliModule()
- * const child = fork(file, ['gateway', '--port', '0'], { execArgv })
+ * const { file, execArgv } = testModule(workerPath)
+ * const child = fork(file, [], { execArgv })
  * ```
  */
-export function cliModule(): { file: string; execArgv: string[] } {
-  const [first, second, third] = cliArgs()
-  return first === '--import'
-    ? { file: third ?? cliSource, execArgv: [first, second ?? 'tsx'] }
-    : { file: first ?? cliSource, execArgv: [] }
+export function testModule(source: string): { file: string; execArgv: string[] } {
+  if (!bundled()) return { file: source, execArgv: ['--import', 'tsx'] }
+  let file = workers.get(source)
+  if (file === undefined) {
+    file = join(folder, `${basename(source, '.ts')}-${process.pid}.mjs`)
+    bundle(source, file)
+    workers.set(source, file)
+  }
+  return { file, execArgv: [] }
 }

@@ -21,7 +21,9 @@ import { createSqliteStore } from './stores/sqlite.js'
 import type { PaymentStore, StoreOptions } from './stores/types.js'
 import { signTestPayment, useTestLedger } from './testing/index.js'
 
-const claimLeaseMs = 300
+// Long enough that the steps before the first sweep (a ledger execution, a balance read) end within
+// it on a loaded machine: the sweep inside the lease must find the claim still running.
+const claimLeaseMs = 1_500
 const price = 20_000n
 const resource = 'https://api.example/v1/paid'
 

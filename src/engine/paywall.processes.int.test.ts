@@ -9,6 +9,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { testModule } from '../../scripts/cliUnderTest.js'
 import { serviceUrl, uniqueName } from '../stores/contract.js'
 import type { SellerConfig } from '../testing/fixtures/seller.js'
 import { useTestLedger } from '../testing/index.js'
@@ -41,8 +42,9 @@ function spawnSeller(
   config: Omit<SellerConfig, 'ledgerUrl' | 'secret' | 'publicBaseUrl'>,
 ): Promise<Seller> {
   const full: SellerConfig = { ...config, ledgerUrl: chain.url, secret, publicBaseUrl }
-  const child = fork(workerPath, [], {
-    execArgv: ['--import', 'tsx'],
+  const worker = testModule(workerPath)
+  const child = fork(worker.file, [], {
+    execArgv: worker.execArgv,
     env: { ...process.env, SELLER_CONFIG: JSON.stringify(full) },
     stdio: ['ignore', 'inherit', 'pipe', 'ipc'],
   })

@@ -9,13 +9,14 @@ import { promisify } from 'node:util'
 import { Redis } from 'ioredis'
 import pg from 'pg'
 import { afterAll, describe, expect, it } from 'vitest'
+import { testModule } from '../../scripts/cliUnderTest.js'
 import { serviceUrl, uniqueName } from '../stores/contract.js'
 import type { ChannelStore } from './channelStore.js'
 import { createRedisChannelStore } from './redisChannelStore.js'
 import { createPostgresChannelStore } from './sqlChannelStore.js'
 
 const run = promisify(execFile)
-const worker = fileURLToPath(new URL('./testing/holdWorker.ts', import.meta.url))
+const holder = testModule(fileURLToPath(new URL('./testing/holdWorker.ts', import.meta.url)))
 const databaseUrl = serviceUrl('DATABASE_URL')
 const redisUrl = serviceUrl('REDIS_URL')
 const closers: (() => unknown)[] = []
@@ -48,7 +49,9 @@ async function twoProcesses(kind: 'postgres' | 'redis', url: string, store: Chan
   const job = { kind, url, names, channelId, price: price.toString(), count: 40 }
   const outputs = await Promise.all(
     [1, 2].map(() =>
-      run(process.execPath, ['--import', 'tsx', worker, JSON.stringify(job)], { timeout: 60_000 }),
+      run(process.execPath, [...holder.execArgv, holder.file, JSON.stringify(job)], {
+        timeout: 60_000,
+      }),
     ),
   )
   const committed = outputs.map((o) => (JSON.parse(o.stdout) as { committed: number }).committed)

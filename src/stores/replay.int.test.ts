@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url'
 import { Redis } from 'ioredis'
 import pg from 'pg'
 import { afterAll, describe, expect, test } from 'vitest'
+import { testModule } from '../../scripts/cliUnderTest.js'
 import { randomDigest, serviceUrl, uniqueName } from './contract.js'
 import { createPostgresStore } from './postgres.js'
 import { createRedisStore } from './redis.js'
@@ -18,6 +19,7 @@ import type { WorkerConfig, WorkerReport } from './testing/claimWorker.js'
 import type { PaymentStore } from './types.js'
 
 const workerPath = fileURLToPath(new URL('./testing/claimWorker.ts', import.meta.url))
+const worker = testModule(workerPath)
 const tsxInstalled = existsSync(
   fileURLToPath(new URL('../../node_modules/.bin/tsx', import.meta.url)),
 )
@@ -55,8 +57,8 @@ async function race(
   config: Omit<WorkerConfig, 'claimsPerDigest'>,
 ): Promise<WorkerReport[]> {
   const children = Array.from({ length: processes }, () =>
-    fork(workerPath, [], {
-      execArgv: ['--import', 'tsx'],
+    fork(worker.file, [], {
+      execArgv: worker.execArgv,
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     }),
   )
@@ -90,8 +92,8 @@ async function crashAndRecover(
   config: Omit<WorkerConfig, 'claimsPerDigest' | 'mode'>,
   reopen: (now: () => number) => PaymentStore,
 ) {
-  const child = fork(workerPath, [], {
-    execArgv: ['--import', 'tsx'],
+  const child = fork(worker.file, [], {
+    execArgv: worker.execArgv,
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   })
   try {
