@@ -26,7 +26,7 @@ beforeAll(async () => {
   folder = await mkdtemp(join(tmpdir(), 'tollgate-metered-'))
 })
 
-/** A buyer whose `fetch` counts the voucher raises (body-less POSTs) it sends. */
+/** A buyer whose `fetch` counts the voucher raises it sends. */
 function buyer(name: string, extra: Partial<SessionFetchOptions> = {}) {
   const counts = { raises: 0 }
   const options: SessionFetchOptions = {
@@ -35,7 +35,9 @@ function buyer(name: string, extra: Partial<SessionFetchOptions> = {}) {
     deposit: () => 100_000n,
     book: createChannelBook(join(folder, `${name}.json`)),
     fetch: (input, init) => {
-      const bare = init?.method === 'POST' && init.body === undefined
+      // A raise is a body-less POST without the call's query (`?n=`), with a credential.
+      const bare =
+        init?.method === 'POST' && init.body === undefined && !String(input).includes('?')
       if (bare && new Headers(init.headers).has('authorization')) counts.raises++
       return fetch(input, init)
     },
@@ -139,5 +141,22 @@ describe('a stream paid per token over a session', () => {
     const answer = await call(`${seller.base}/tokens?n=5`, { method: 'POST' })
     expect(answer.status).toBe(402)
     expect(await b.sessions.list()).toEqual([])
+  })
+
+  it('counts the headroom earlier answers left: a short answer after them raises nothing', async () => {
+    const b = buyer('short-answers', { streamAhead: 64n })
+    const first = await b.sessions.fetch(`${seller.base}/tokens?n=16`, { method: 'POST' })
+    expect((await readAll(first)).tokens).toHaveLength(16)
+    const raisedFirst = b.counts.raises
+    expect(raisedFirst).toBeGreaterThan(0)
+    // The first answer's receipt said what was spent; the vouchers signed ahead cover the next.
+    const second = await b.sessions.fetch(`${seller.base}/tokens?n=16`, { method: 'POST' })
+    const { tokens, named } = await readAll(second)
+    expect(tokens).toHaveLength(16)
+    expect(named.map((e) => e.name)).toEqual(['payment-receipt'])
+    // A raise runs beside the stream and may be sent after its last event: give it time to show.
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    expect(b.counts.raises).toBe(raisedFirst)
+    expect((await channelOf(b.sessions)).spent).toBe(32n * sessionTokenPrice)
   })
 })

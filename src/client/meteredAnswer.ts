@@ -22,7 +22,11 @@ export type RaiseVoucher = (need: bigint, wish: bigint) => Promise<bigint>
 export type MeteredAnswerOptions = {
   /** Price of one unit, base units. */
   readonly price: bigint
-  /** What was signed before this answer (its first unit is covered above it). */
+  /**
+   * What the channel had spent when this answer began, as far as the buyer knows (the last
+   * receipt's `spent`; else what was signed before this answer): the answer's units are counted
+   * above it.
+   */
   readonly base: bigint
   /** What the voucher that started this answer covers. */
   readonly covered: bigint
@@ -31,11 +35,13 @@ export type MeteredAnswerOptions = {
   readonly raise: RaiseVoucher
   /** Told when a raise fails (the stream may then end early, as the seller decides). */
   readonly onError?: ((error: unknown) => void) | undefined
+  /** Told what the channel has spent, from the answer's closing `payment-receipt` event. */
+  readonly onSpent?: ((spent: bigint) => void) | undefined
 }
 
-const needSchema = z.object({
-  requiredCumulative: z.string().regex(/^[0-9]{1,20}$/),
-})
+const amount = z.string().regex(/^[0-9]{1,20}$/)
+const needSchema = z.object({ requiredCumulative: amount })
+const receiptSchema = z.object({ spent: amount })
 
 /**
  * Returns `response` with a body that raises the channel's voucher as the answer's units pass;
@@ -79,11 +85,17 @@ export function watchMeteredAnswer(response: Response, options: MeteredAnswerOpt
       return
     }
     const { name, data } = sseFields(event)
-    if (name !== 'payment-need-voucher' || data === undefined) return
+    if (data === undefined) return
+    if (name !== 'payment-need-voucher' && name !== 'payment-receipt') return
     let parsed: unknown
     try {
       parsed = JSON.parse(data)
     } catch {
+      return
+    }
+    if (name === 'payment-receipt') {
+      const receipt = receiptSchema.safeParse(parsed)
+      if (receipt.success) options.onSpent?.(BigInt(receipt.data.spent))
       return
     }
     const need = needSchema.safeParse(parsed)

@@ -569,6 +569,9 @@ export function createSessionFetch(options: SessionFetchOptions): SessionFetch {
     return amount
   }
 
+  /** Per channel: the highest `spent` a metered answer's receipt reported. */
+  const spentSeen = new Map<string, bigint>()
+
   /** A metered answer's body, watched to keep the vouchers ahead of it. */
   function metered(
     response: Response,
@@ -580,10 +583,16 @@ export function createSessionFetch(options: SessionFetchOptions): SessionFetch {
   ): Response {
     const type = response.headers.get('content-type') ?? ''
     if (!response.ok || !type.includes('text/event-stream')) return response
+    // The headroom left by earlier answers (the last receipt's spent) counts: an answer shorter
+    // than it raises nothing.
+    const seen = spentSeen.get(c.channelId)
     return watchMeteredAnswer(response, {
       price,
-      base: amount - price,
+      base: seen !== undefined && seen < amount ? seen : amount - price,
       covered: amount,
+      onSpent: (spent) => {
+        if (spent > (spentSeen.get(c.channelId) ?? 0n)) spentSeen.set(c.channelId, spent)
+      },
       ahead: options.streamAhead ?? 64n,
       raise: (need, wish) => raise(c, url, need, wish, limits),
       onError: options.onStreamError,
