@@ -137,6 +137,8 @@ try {
       })
       for (const route of routes) {
         let sent = 0
+        /** The last refusal (402) of a paid request: why a close failed. */
+        let refusal = ''
         const sessions = createSessionFetch({
           signer,
           client,
@@ -144,9 +146,13 @@ try {
           maxDeposit: 2n * route.deposit,
           deposit: () => route.deposit,
           book: createChannelBook(join(folder, `${route.path.replaceAll('/', '_')}.json`)),
-          fetch: (input, init) => {
+          fetch: async (input, init) => {
             sent++
-            return fetch(input, init)
+            const response = await fetch(input, init)
+            if (response.status === 402 && new Headers(init?.headers).has('authorization')) {
+              refusal = await response.clone().text()
+            }
+            return response
           },
         })
         const url = `${info.url}${route.path}`
@@ -189,12 +195,18 @@ try {
           streamRows.push(
             `| ${store} | ${ttft.unpaid.toFixed(2)} / ${ttft.paid.toFixed(2)} (+${(ttft.paid - ttft.unpaid).toFixed(2)}) | ${p99.unpaid.toFixed(2)} / ${p99.paid.toFixed(2)} (+${(p99.paid - p99.unpaid).toFixed(2)}) | ${Math.max(...gaps.unpaid).toFixed(1)} / ${Math.max(...gaps.paid).toFixed(1)} | ${median(gaps.unpaid).toFixed(2)} / ${median(gaps.paid).toFixed(2)} | ${loadStart} → ${load()} |`,
           )
+          // Each row as soon as it is measured: a later failure loses none.
+          console.error(streamRows.at(-1))
         }
 
-        const closeTx = await closeSession(sessions, transactions)
+        const closeTx = await closeSession(sessions, transactions).catch((error: unknown) => {
+          console.error(`${store} ${route.path}: the close failed (${error}): ${refusal}`)
+          return Number.NaN
+        })
         callRows.push(
           `| ${store} | ${route.name} ${callCells(compared, openTx + closeTx)} ${loadStart} → ${load()} |`,
         )
+        console.error(callRows.at(-1))
       }
     } finally {
       gateway.process.kill()

@@ -181,7 +181,11 @@ export function callCells(c: CallComparison, openAndClose: number): string {
   return `| ${c.unpaidRate.toFixed(0)} | ${c.sessionRate.toFixed(0)} (${(c.sessionRate / c.unpaidRate).toFixed(2)}×) | ${c.chargeRate.toFixed(1)} (session ${(c.sessionRate / c.chargeRate).toFixed(0)}×) | ${c.unpaidMs.toFixed(2)} / ${c.sessionMs.toFixed(2)} (+${(c.sessionMs - c.unpaidMs).toFixed(2)}) | ${perThousand.toFixed(1)} / ${((c.chargeTx / settings.chargeCalls) * 1000).toFixed(0)} | ${c.requestsPerCall.toFixed(2)} |`
 }
 
-/** Closes the buyer's open channel (if any); the ledger's transactions the close took. */
+/**
+ * Closes the buyer's open channel (if any); the ledger's transactions the close took. A close
+ * refused (a close sent right after the last call can find it still held: `settlement_pending`,
+ * src/client/sessionCloseRace.int.test.ts) is said on stderr and sent again once, a second later.
+ */
 export async function closeSession(
   sessions: {
     list(): Promise<readonly { state: string; channelId: string }[]>
@@ -191,6 +195,12 @@ export async function closeSession(
 ): Promise<number> {
   const [channel] = (await sessions.list()).filter((c) => c.state === 'open')
   const before = await transactions()
-  if (channel !== undefined) await sessions.close(channel.channelId)
+  if (channel !== undefined) {
+    await sessions.close(channel.channelId).catch(async (error: unknown) => {
+      console.error(`The close was refused (${error}); sent again in a second.`)
+      await new Promise((resolve) => setTimeout(resolve, 1000))
+      await sessions.close(channel.channelId)
+    })
+  }
   return (await transactions()) - before
 }
