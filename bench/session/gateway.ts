@@ -41,13 +41,12 @@ import {
   ask,
   type Call,
   callCells,
-  callColumns,
-  callsHeader,
   closeSession,
   compareCalls,
   load,
   median,
   percentile,
+  printCalls,
   settings,
   timed,
   tokenTimes,
@@ -218,12 +217,11 @@ try {
   model.process.kill()
 }
 
-console.log(
-  `\n${callsHeader()} ${streams} streams of ${streamTokens} tokens, one every ${tokenMs} ms, each way. Unpaid: the gateway's upstream request sent straight to the upstream.\n`,
+printCalls(
+  ['store', 'route'],
+  callRows,
+  ` ${streams} streams of ${streamTokens} tokens, one every ${tokenMs} ms, each way. Unpaid: the gateway's upstream request sent straight to the upstream.`,
 )
-console.log(`| store | route ${callColumns} load average |`)
-console.log('|---|---|---:|---:|---:|---:|---:|---:|---|')
-for (const row of callRows) console.log(row)
 console.log(
   `\n| store | ${streamTokens}-token stream: ms to first token, unpaid / per token (added) | p99 ms between tokens, unpaid / per token (added) | longest gap ms, unpaid / per token | median ms between tokens | load average |`,
 )

@@ -164,13 +164,20 @@ export async function compareCalls(input: {
   }
 }
 
-/** The header of the runs of {@link compareCalls}: the settings. */
-export const callsHeader = () =>
-  `Ledger latency ${settings.latencyMs} ms, ${settings.calls} calls at ${settings.concurrency} in flight (charge: ${settings.chargeCalls} at ${settings.chargeConcurrency}), ${settings.rounds} sequential rounds.`
-
-/** The columns of {@link callCells}. */
-export const callColumns =
-  '| unpaid calls/s | session calls/s (vs unpaid) | charge calls/s | median ms unpaid / session (added) | ledger tx per 1 000 calls: session / charge | requests per session call |'
+/**
+ * Prints the table of the runs of {@link compareCalls}: the settings and `note`, then a markdown
+ * table whose rows begin with the cells named by `lead` and end with the load average.
+ */
+export function printCalls(lead: readonly string[], rows: readonly string[], note = ''): void {
+  console.log(
+    `\nLedger latency ${settings.latencyMs} ms, ${settings.calls} calls at ${settings.concurrency} in flight (charge: ${settings.chargeCalls} at ${settings.chargeConcurrency}), ${settings.rounds} sequential rounds.${note}\n`,
+  )
+  console.log(
+    `| ${lead.join(' | ')} | unpaid calls/s | session calls/s (vs unpaid) | charge calls/s | median ms unpaid / session (added) | ledger tx per 1 000 calls: session / charge | requests per session call | load average |`,
+  )
+  console.log(`|${lead.map(() => '---|').join('')}---:|---:|---:|---:|---:|---:|---|`)
+  for (const row of rows) console.log(row)
+}
 
 /**
  * A comparison's table cells; the session's transactions per 1 000 calls count `openAndClose`

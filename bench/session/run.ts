@@ -30,11 +30,10 @@ import { startScript } from '../script.js'
 import {
   ask,
   callCells,
-  callColumns,
-  callsHeader,
   closeSession,
   compareCalls,
   load,
+  printCalls,
   settings,
 } from './measure.js'
 
@@ -94,7 +93,4 @@ for (const store of settings.stores) {
   }
 }
 
-console.log(`\n${callsHeader()}\n`)
-console.log(`| channel store ${callColumns} load average |`)
-console.log('|---|---:|---:|---:|---:|---:|---:|---|')
-for (const row of rows) console.log(row)
+printCalls(['channel store'], rows)
