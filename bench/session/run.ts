@@ -21,76 +21,33 @@
  * Prints a markdown table with the load average at the start and the end of each store's run.
  */
 import { mkdtemp } from 'node:fs/promises'
-import { loadavg, tmpdir } from 'node:os'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { SuiGrpcClient } from '@mysten/sui/grpc'
 import { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
 import { createChannelBook, createPayingFetch, createSessionFetch } from '../../src/client/index.js'
 import { startScript } from '../script.js'
-
-const calls = Number(process.env.BENCH_CALLS ?? 2000)
-const chargeCalls = Number(process.env.BENCH_CHARGE_CALLS ?? 16)
-const chargeConcurrency = Number(process.env.BENCH_CHARGE_CONCURRENCY ?? 1)
-const concurrency = Number(process.env.BENCH_CONCURRENCY ?? 32)
-const rounds = Number(process.env.BENCH_ROUNDS ?? 300)
-const latencyMs = process.env.LEDGER_LATENCY_MS ?? '400'
-const stores = (
-  process.env.BENCH_STORES ?? (process.env.DATABASE_URL ? 'sqlite,postgres' : 'sqlite')
-).split(',')
+import {
+  ask,
+  callCells,
+  closeSession,
+  compareCalls,
+  load,
+  printCalls,
+  settings,
+} from './measure.js'
 
 type Info = { url: string; ledgerUrl: string; package: string; registry: string; buyerKey: string }
 
-const load = () => loadavg()[0]?.toFixed(2) ?? '?'
-const median = (values: number[]) => {
-  const sorted = [...values].sort((a, b) => a - b)
-  return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN
-}
-
-/** Runs `count` calls of `call`, `concurrency` at a time; calls/s. Every answer must be 200. */
-async function rate(
-  count: number,
-  call: () => Promise<Response>,
-  inFlight = concurrency,
-): Promise<number> {
-  let next = 0
-  const started = performance.now()
-  const worker = async () => {
-    while (next < count) {
-      next++
-      const response = await call()
-      await response.arrayBuffer()
-      if (response.status !== 200) throw new Error(`answered ${response.status}`)
-    }
-  }
-  await Promise.all(Array.from({ length: Math.min(inFlight, count) }, worker))
-  return count / ((performance.now() - started) / 1000)
-}
-
-async function timed(call: () => Promise<Response>): Promise<number> {
-  const started = performance.now()
-  const response = await call()
-  await response.arrayBuffer()
-  if (response.status !== 200) throw new Error(`answered ${response.status}`)
-  return performance.now() - started
-}
-
 const rows: string[] = []
-for (const store of stores) {
+for (const store of settings.stores) {
   const loadStart = load()
   const seller = await startScript<Info>(new URL('./server.ts', import.meta.url), {
     CHANNEL_STORE: store,
-    LEDGER_LATENCY_MS: latencyMs,
+    LEDGER_LATENCY_MS: settings.latencyMs,
   })
-  const transactions = async () => {
-    const stdin = seller.process.stdin
-    const stdout = seller.process.stdout
-    if (stdin === null || stdout === null) throw new Error('no pipe to the seller')
-    const line = new Promise<string>((resolve) =>
-      stdout.once('data', (chunk: Buffer) => resolve(chunk.toString())),
-    )
-    stdin.write('count\n')
-    return (JSON.parse(await line) as { transactions: number }).transactions
-  }
+  const transactions = async () =>
+    (await ask<{ transactions: number }>(seller.process, 'count')).transactions
   try {
     const { url, ledgerUrl } = seller.info
     const signer = Ed25519Keypair.fromSecretKey(seller.info.buyerKey)
@@ -121,41 +78,19 @@ for (const store of stores) {
     for (let i = 0; i < 200; i++) await (await free()).arrayBuffer()
     for (let i = 0; i < 200; i++) await (await paidBySession()).arrayBuffer()
 
-    const unpaidRate = await rate(calls, free)
-    const txBefore = await transactions()
-    sent = 0
-    const sessionRate = await rate(calls, paidBySession)
-    const requestsPerCall = sent / calls
-    const sessionTx = (await transactions()) - txBefore
-    const chargeBefore = await transactions()
-    const chargeRate = await rate(chargeCalls, () => charge(`${url}/call`), chargeConcurrency)
-    const chargeTx = (await transactions()) - chargeBefore
-
-    const unpaid: number[] = []
-    const session: number[] = []
-    for (let i = 0; i < rounds; i++) {
-      unpaid.push(await timed(free))
-      session.push(await timed(paidBySession))
-    }
-    const [channel] = (await sessions.list()).filter((c) => c.state === 'open')
-    const closeBefore = await transactions()
-    if (channel !== undefined) await sessions.close(channel.channelId)
-    const closeTx = (await transactions()) - closeBefore
+    const compared = await compareCalls({
+      unpaid: free,
+      session: paidBySession,
+      charge: () => charge(`${url}/call`),
+      transactions,
+      sent: () => sent,
+    })
     // Per 1 000 session calls: the calls' own transactions, plus the open and the close once.
-    const perThousand = ((sessionTx + 1 + closeTx) / calls) * 1000
-    rows.push(
-      `| ${store} | ${unpaidRate.toFixed(0)} | ${sessionRate.toFixed(0)} (${(sessionRate / unpaidRate).toFixed(2)}×) | ${chargeRate.toFixed(1)} (session ${(sessionRate / chargeRate).toFixed(0)}×) | ${median(unpaid).toFixed(2)} / ${median(session).toFixed(2)} (+${(median(session) - median(unpaid)).toFixed(2)}) | ${perThousand.toFixed(1)} / ${((chargeTx / chargeCalls) * 1000).toFixed(0)} | ${requestsPerCall.toFixed(2)} | ${loadStart} → ${load()} |`,
-    )
+    const closeTx = await closeSession(sessions, transactions)
+    rows.push(`| ${store} ${callCells(compared, 1 + closeTx)} ${loadStart} → ${load()} |`)
   } finally {
     seller.process.kill()
   }
 }
 
-console.log(
-  `\nLedger latency ${latencyMs} ms, ${calls} calls at ${concurrency} in flight (charge: ${chargeCalls} at ${chargeConcurrency}), ${rounds} sequential rounds.\n`,
-)
-console.log(
-  '| channel store | unpaid calls/s | session calls/s (vs unpaid) | charge calls/s | median ms unpaid / session (added) | ledger tx per 1 000 calls: session / charge | requests per session call | load average |',
-)
-console.log('|---|---:|---:|---:|---:|---:|---:|---|')
-for (const row of rows) console.log(row)
+printCalls(['channel store'], rows)

@@ -4,17 +4,12 @@
  * and the buyer withdraws the rest after the grace period — every unit of money accounted for (the
  * test ledger checks conservation after every transaction).
  */
-import { mkdtemp } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { createChannelBook } from '../client/channelBook.js'
-import { createSessionFetch } from '../client/sessions.js'
 import { MIN_GRACE_MS } from '../testing/ledger/channel.js'
 import { useCheckedLedger } from '../testing/ledger/testSetup.js'
 import { buildRequestClose, buildWithdraw, readChannel } from './channelTx.js'
 import { createSessionSettler } from './settler.js'
-import { useSessionSeller } from './testing/sessionSeller.js'
+import { sessionBuyer, useSessionSeller } from './testing/sessionSeller.js'
 
 const chain = useCheckedLedger()
 const seller = useSessionSeller(chain)
@@ -34,17 +29,7 @@ async function execute(
 
 describe('createSessionSettler', () => {
   it('settles what was spent on schedule, settles at once on a close request, and the buyer withdraws the rest', async () => {
-    const wallet = chain.createTestWallet({ usdc: '5', sui: '1' })
-    const folder = await mkdtemp(join(tmpdir(), 'tollgate-settler-'))
-    const sessions = createSessionFetch({
-      signer: wallet,
-      client: chain.client,
-      pinned: [
-        { network: 'mainnet', package: chain.modulesPackage, registry: chain.channel.registry },
-      ],
-      maxDeposit: 1_000_000n,
-      book: createChannelBook(join(folder, 'book.json')),
-    })
+    const { wallet, sessions } = await sessionBuyer(chain)
     const settler = createSessionSettler({
       client: chain.client,
       signer: seller.payee,

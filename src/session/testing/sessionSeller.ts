@@ -7,9 +7,14 @@
  * `/openapi.json` lists `/call` and `/failing` as paid POSTs (what `tollgate mcp` reads a catalog
  * from).
  */
+import { mkdtemp } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { serve } from '@hono/node-server'
 import type { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
 import { afterAll, beforeAll } from 'vitest'
+import { createChannelBook } from '../../client/channelBook.js'
+import { createSessionFetch } from '../../client/sessions.js'
 import { createPaywall } from '../../engine/paywall.js'
 import { createLedger } from '../../ledger/index.js'
 import { builtInMethods } from '../../methods/index.js'
@@ -66,13 +71,20 @@ export function pinnedBuyer(chain: TestLedger) {
 /** The challenge secret of the seller's 402s. */
 export const sessionSellerSecret = 'a-challenge-secret-of-at-least-32-bytes!'
 
-/** Starts the seller before the file's tests (on `chain`) and stops it after them. */
-export function useSessionSeller(chain: TestLedger, price = '0.01'): SessionSeller {
+/**
+ * Starts the seller before the file's tests (on `chain`) and stops it after them; its channel books
+ * in memory, or in the store `channelStore` makes.
+ */
+export function useSessionSeller(
+  chain: TestLedger,
+  price = '0.01',
+  channelStore: () => ChannelStore = createMemoryChannelStore,
+): SessionSeller {
   let started: (Omit<SessionSeller, 'served'> & { close(): void }) | undefined
   let served = 0
   beforeAll(async () => {
     const payee = chain.createTestWallet({ usdc: '0', sui: '1' })
-    const channels = createMemoryChannelStore()
+    const channels = channelStore()
     const common = {
       client: chain.client,
       signer: payee,
@@ -154,6 +166,21 @@ export function useSessionSeller(chain: TestLedger, price = '0.01'): SessionSell
       return served
     },
   }
+}
+
+/**
+ * A buyer of sessions on `chain`: a fresh wallet (5 USDC, 1 SUI) and its session `fetch`, pinned to
+ * the ledger's channel package, deposits up to 1 USDC, its book in a fresh folder.
+ */
+export async function sessionBuyer(chain: TestLedger) {
+  const { wallet, options } = pinnedBuyer(chain)
+  const folder = await mkdtemp(join(tmpdir(), 'tollgate-session-buyer-'))
+  const sessions = createSessionFetch({
+    ...options,
+    maxDeposit: 1_000_000n,
+    book: createChannelBook(join(folder, 'book.json')),
+  })
+  return { wallet, sessions }
 }
 
 /** The seller's OpenAPI document: its two routes, paid per call at `price`. */

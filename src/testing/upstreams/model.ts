@@ -26,6 +26,11 @@ export type ModelUpstreamOptions = {
   tokenIntervalMs?: number | undefined
   /** Largest request body accepted, bytes. Default 4 MiB. */
   maxBodyBytes?: number | undefined
+  /**
+   * Length of every reply, tokens: the stub reply's words repeated up to it (then cut at
+   * `max_tokens`), for long streamed answers. Default: the stub reply as it is.
+   */
+  replyTokens?: number | undefined
 }
 
 /** A request the model server received (no header values, no body). */
@@ -46,8 +51,14 @@ export type ModelUpstream = {
 
 type Message = { role?: unknown; content?: unknown }
 
-/** The deterministic completion of a request: its reply tokens, cut at `max_tokens`. */
-export function modelCompletion(body: { messages?: unknown; max_tokens?: unknown }): {
+/**
+ * The deterministic completion of a request: its reply tokens (the stub reply's words, repeated up
+ * to `replyTokens` when given), cut at `max_tokens`.
+ */
+export function modelCompletion(
+  body: { messages?: unknown; max_tokens?: unknown },
+  replyTokens?: number,
+): {
   tokens: string[]
   finish: 'stop' | 'length'
   promptTokens: number
@@ -56,7 +67,11 @@ export function modelCompletion(body: { messages?: unknown; max_tokens?: unknown
   const last = messages[messages.length - 1]
   const prompt = typeof last?.content === 'string' ? last.content.slice(0, 200) : ''
   const words = stubReply(prompt).split(' ')
-  const tokens = words.map((word, i) => (i === 0 ? word : ` ${word}`))
+  const length = Math.max(words.length, replyTokens ?? 0)
+  const tokens = Array.from({ length }, (_, i) => {
+    const word = words[i % words.length] as string
+    return i === 0 ? word : ` ${word}`
+  })
   const max =
     typeof body.max_tokens === 'number' && body.max_tokens >= 1 ? body.max_tokens : Infinity
   const promptTokens = messages.reduce(
@@ -222,7 +237,7 @@ export async function startModelUpstream(
     }
     const stream = body.stream === true
     const model = typeof body.model === 'string' ? body.model : 'stub-model'
-    const completion = modelCompletion(body)
+    const completion = modelCompletion(body, options.replyTokens)
     const id = `chatcmpl-${createHash('sha256').update(JSON.stringify(body)).digest('hex').slice(0, 24)}`
     await wait(options.latencyMs)
     record(200, stream)

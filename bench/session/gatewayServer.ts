@@ -1,0 +1,120 @@
+/**
+ * The gateway of `bench/session/gateway.ts`, in its own process: the reference gateway's embedded
+ * default — its own ledger emulator (every transaction committed after `LEDGER_LATENCY_MS`, default
+ * 400), sessions on, stub upstreams — with the catalog's providers at `UPSTREAM_URLS` (the stub
+ * upstreams' process) and its keyless model the embedded default's, served by the model server at
+ * `MODEL_URL` (its own process). `BENCH_STORE` is `sqlite` (a temporary folder) or `postgres`
+ * (`DATABASE_URL`; tables and schema named for this process, dropped at the end).
+ *
+ * Prints one JSON line: the gateway's and the ledger's URLs, the channel package and registry, a
+ * funded buyer's secret key. Answers on stdin, one JSON line each: `count` with the ledger's
+ * executed transactions so far; `upstream` with the last request the gateway sent upstream (URL,
+ * method, headers, body), which the runner replays directly as the unpaid baseline.
+ */
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { createInterface } from 'node:readline'
+import pg from 'pg'
+import { createNodeFetch } from 'tollgate/node'
+import { loadConfig } from '../../reference-gateway/config.js'
+import { defaultModel } from '../../reference-gateway/inference/models.js'
+import { startGateway } from '../../reference-gateway/server/server.js'
+
+const store = process.env.BENCH_STORE ?? 'sqlite'
+const databaseUrl = process.env.DATABASE_URL
+if (store === 'postgres' && databaseUrl === undefined) {
+  throw new Error('BENCH_STORE=postgres needs DATABASE_URL')
+}
+const suffix = `${process.pid}_${Date.now()}`
+const storePrefix = `bench_session_${suffix}`
+const folder = mkdtempSync(join(tmpdir(), 'tollgate-bench-session-gateway-'))
+
+type Sent = { url: string; method: string; headers: Record<string, string>; body: string | null }
+let lastSent: Sent | undefined
+const upstreamFetch = createNodeFetch({ maxBufferedBytes: 64 * 1024 * 1024 })
+/** The gateway's upstream `fetch`, remembering the last request (the runner's direct baseline). */
+const recording: typeof fetch = (input, init = {}) => {
+  const body = init.body
+  lastSent = {
+    url: String(input instanceof Request ? input.url : input),
+    method: init.method ?? 'GET',
+    headers: Object.fromEntries(new Headers(init.headers).entries()),
+    body:
+      typeof body === 'string'
+        ? body
+        : body instanceof Uint8Array
+          ? Buffer.from(body).toString()
+          : null,
+  }
+  return upstreamFetch(input, init)
+}
+
+const gateway = await startGateway({
+  fetch: recording,
+  config: loadConfig({
+    env: {},
+    overrides: {
+      port: 0,
+      upstreams: 'stub',
+      upstreamUrls: JSON.parse(process.env.UPSTREAM_URLS ?? '{}') as Record<string, string>,
+      inferenceModels: [defaultModel(process.env.MODEL_URL as string)],
+      emulatorLatencyMs: Number(process.env.LEDGER_LATENCY_MS ?? 400),
+      store: store as 'sqlite',
+      ...(store === 'postgres'
+        ? { databaseUrl, databaseSchema: storePrefix, storePrefix }
+        : { dataDir: folder }),
+      rateLimitPerMinute: 1_000_000,
+      // No scheduled settlement during the run: the transactions counted are the calls' own (the
+      // default schedule's settlements are bounded in docs/benchmarks.md).
+      sessionSweepIntervalMs: 3_600_000,
+      logLevel: 'silent',
+    },
+  }),
+})
+const emulator = gateway.emulator
+if (emulator === undefined || gateway.sessions === undefined) {
+  throw new Error('the embedded default has its emulator and offers sessions')
+}
+const buyer = emulator.createTestWallet({ usdc: '1000', sui: '10' })
+process.stdout.write(
+  `${JSON.stringify({
+    url: gateway.url,
+    ledgerUrl: emulator.url,
+    package: gateway.sessions.package,
+    registry: gateway.sessions.registry,
+    buyerKey: buyer.getSecretKey(),
+  })}\n`,
+)
+createInterface({ input: process.stdin }).on('line', (line) => {
+  const answer =
+    line === 'upstream'
+      ? { upstream: lastSent }
+      : { transactions: emulator.engine.state.transactions.size }
+  process.stdout.write(`${JSON.stringify(answer)}\n`)
+})
+
+/** Drops what this run wrote to PostgreSQL: its schema and its payment and channel tables. */
+async function dropTables(): Promise<void> {
+  if (store !== 'postgres') return
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: 1 })
+  try {
+    const { rows } = await pool.query<{ name: string }>(
+      `SELECT tablename AS name FROM pg_tables WHERE schemaname = 'public' AND tablename LIKE $1`,
+      [`${storePrefix}%`],
+    )
+    for (const { name } of rows) await pool.query(`DROP TABLE IF EXISTS "${name}" CASCADE`)
+    await pool.query(`DROP SCHEMA IF EXISTS "${storePrefix}" CASCADE`)
+  } finally {
+    await pool.end()
+  }
+}
+
+process.once('SIGTERM', () => {
+  void (async () => {
+    await gateway.stop()
+    await dropTables().catch(() => undefined)
+    rmSync(folder, { recursive: true, force: true })
+    process.exit(0)
+  })()
+})

@@ -1,0 +1,213 @@
+/**
+ * The session benchmarks' measures (`bench/session/run.ts` on a library seller,
+ * `bench/session/gateway.ts` on the reference gateway): calls/s at a number in flight, one call's
+ * latency, the token times of a streamed answer, medians and percentiles, the load average, and the
+ * seller process's answers on its stdin.
+ */
+import type { ChildProcess } from 'node:child_process'
+import { loadavg } from 'node:os'
+import { Session } from 'tollgate'
+
+/** The 1-minute load average, two decimals. */
+export const load = () => loadavg()[0]?.toFixed(2) ?? '?'
+
+/** The value at fraction `p` (0–1) of `values` sorted (nearest rank, lower). */
+export function percentile(values: readonly number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b)
+  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] ?? Number.NaN
+}
+
+/** The median of `values`. */
+export const median = (values: readonly number[]) => percentile(values, 0.5)
+
+/** Runs `count` calls of `call`, `inFlight` at a time; calls/s. Every answer must be 200. */
+export async function rate(
+  count: number,
+  call: () => Promise<Response>,
+  inFlight: number,
+): Promise<number> {
+  let next = 0
+  const started = performance.now()
+  const worker = async () => {
+    while (next < count) {
+      next++
+      const response = await call()
+      await response.arrayBuffer()
+      if (response.status !== 200) throw new Error(`answered ${response.status}`)
+    }
+  }
+  await Promise.all(Array.from({ length: Math.min(inFlight, count) }, worker))
+  return count / ((performance.now() - started) / 1000)
+}
+
+/** One call's time to its whole answer, ms. The answer must be 200. */
+export async function timed(call: () => Promise<Response>): Promise<number> {
+  const started = performance.now()
+  const response = await call()
+  await response.arrayBuffer()
+  if (response.status !== 200) throw new Error(`answered ${response.status}`)
+  return performance.now() - started
+}
+
+/**
+ * A streamed chat answer's token times: from the call to the first chunk that carries text (ms),
+ * and the gaps between consecutive text chunks as they were read (ms; events read together are 0
+ * apart). The answer must be 200 and carry `tokens` text chunks.
+ */
+export async function tokenTimes(
+  call: () => Promise<Response>,
+  tokens: number,
+): Promise<{ firstMs: number; gaps: number[] }> {
+  const started = performance.now()
+  const response = await call()
+  if (response.status !== 200 || response.body === null) {
+    throw new Error(`answered ${response.status}`)
+  }
+  const times: number[] = []
+  for await (const event of Session.sseEvents(response.body)) {
+    const at = performance.now()
+    const { name, data } = Session.sseFields(event)
+    if (name !== 'message' || data === undefined || data === '[DONE]') continue
+    const content = (JSON.parse(data) as { choices?: { delta?: { content?: unknown } }[] })
+      .choices?.[0]?.delta?.content
+    if (typeof content === 'string' && content !== '') times.push(at)
+  }
+  if (times.length !== tokens) throw new Error(`streamed ${times.length} tokens, not ${tokens}`)
+  return {
+    firstMs: (times[0] as number) - started,
+    gaps: times.slice(1).map((at, i) => at - (times[i] as number)),
+  }
+}
+
+/**
+ * Asks a seller process started by `startScript` one question on its stdin (a line) and parses the
+ * JSON line it answers on its stdout.
+ */
+export async function ask<T>(seller: ChildProcess, question: string): Promise<T> {
+  const { stdin, stdout } = seller
+  if (stdin === null || stdout === null) throw new Error('no pipe to the seller')
+  const line = new Promise<string>((resolve) =>
+    stdout.once('data', (chunk: Buffer) => resolve(chunk.toString())),
+  )
+  stdin.write(`${question}\n`)
+  return JSON.parse(await line) as T
+}
+
+/** The settings both session benchmarks read from their environment (defaults in their docs). */
+export const settings = {
+  calls: Number(process.env.BENCH_CALLS ?? 2000),
+  concurrency: Number(process.env.BENCH_CONCURRENCY ?? 32),
+  chargeCalls: Number(process.env.BENCH_CHARGE_CALLS ?? 16),
+  chargeConcurrency: Number(process.env.BENCH_CHARGE_CONCURRENCY ?? 1),
+  rounds: Number(process.env.BENCH_ROUNDS ?? 300),
+  latencyMs: process.env.LEDGER_LATENCY_MS ?? '400',
+  stores: (
+    process.env.BENCH_STORES ?? (process.env.DATABASE_URL ? 'sqlite,postgres' : 'sqlite')
+  ).split(','),
+}
+
+/** A call of a benchmark: one request, its answer. */
+export type Call = () => Promise<Response>
+
+/** What {@link compareCalls} measured on a route, unpaid, over a session and by `charge`. */
+export type CallComparison = {
+  unpaidRate: number
+  sessionRate: number
+  chargeRate: number
+  /** Medians of the sequential rounds, ms. */
+  unpaidMs: number
+  sessionMs: number
+  /** Ledger transactions during the session's and the charges' calls/s runs. */
+  sessionTx: number
+  chargeTx: number
+  /** Requests the session buyer sent per session call. */
+  requestsPerCall: number
+}
+
+/**
+ * The calls part of a session benchmark, after its warm-up: calls/s unpaid, over the session and by
+ * `charge` (counting the ledger's transactions around the last two), then the sequential rounds,
+ * unpaid and over the session alternating. `sent` reads the session buyer's requests so far.
+ */
+export async function compareCalls(input: {
+  unpaid: Call
+  session: Call
+  charge: Call
+  transactions: () => Promise<number>
+  sent: () => number
+}): Promise<CallComparison> {
+  const { unpaid, session, charge, transactions } = input
+  const unpaidRate = await rate(settings.calls, unpaid, settings.concurrency)
+  const txBefore = await transactions()
+  const sentBefore = input.sent()
+  const sessionRate = await rate(settings.calls, session, settings.concurrency)
+  const requestsPerCall = (input.sent() - sentBefore) / settings.calls
+  const sessionTx = (await transactions()) - txBefore
+  const chargeBefore = await transactions()
+  const chargeRate = await rate(settings.chargeCalls, charge, settings.chargeConcurrency)
+  const chargeTx = (await transactions()) - chargeBefore
+  const unpaidMs: number[] = []
+  const sessionMs: number[] = []
+  for (let i = 0; i < settings.rounds; i++) {
+    unpaidMs.push(await timed(unpaid))
+    sessionMs.push(await timed(session))
+  }
+  return {
+    unpaidRate,
+    sessionRate,
+    chargeRate,
+    unpaidMs: median(unpaidMs),
+    sessionMs: median(sessionMs),
+    sessionTx,
+    chargeTx,
+    requestsPerCall,
+  }
+}
+
+/**
+ * Prints the table of the runs of {@link compareCalls}: the settings and `note`, then a markdown
+ * table whose rows begin with the cells named by `lead` and end with the load average.
+ */
+export function printCalls(lead: readonly string[], rows: readonly string[], note = ''): void {
+  console.log(
+    `\nLedger latency ${settings.latencyMs} ms, ${settings.calls} calls at ${settings.concurrency} in flight (charge: ${settings.chargeCalls} at ${settings.chargeConcurrency}), ${settings.rounds} sequential rounds.${note}\n`,
+  )
+  console.log(
+    `| ${lead.join(' | ')} | unpaid calls/s | session calls/s (vs unpaid) | charge calls/s | median ms unpaid / session (added) | ledger tx per 1 000 calls: session / charge | requests per session call | load average |`,
+  )
+  console.log(`|${lead.map(() => '---|').join('')}---:|---:|---:|---:|---:|---:|---|`)
+  for (const row of rows) console.log(row)
+}
+
+/**
+ * A comparison's table cells; the session's transactions per 1 000 calls count `openAndClose`
+ * (the channel's open and close, once) with those of its calls.
+ */
+export function callCells(c: CallComparison, openAndClose: number): string {
+  const perThousand = ((c.sessionTx + openAndClose) / settings.calls) * 1000
+  return `| ${c.unpaidRate.toFixed(0)} | ${c.sessionRate.toFixed(0)} (${(c.sessionRate / c.unpaidRate).toFixed(2)}×) | ${c.chargeRate.toFixed(1)} (session ${(c.sessionRate / c.chargeRate).toFixed(0)}×) | ${c.unpaidMs.toFixed(2)} / ${c.sessionMs.toFixed(2)} (+${(c.sessionMs - c.unpaidMs).toFixed(2)}) | ${perThousand.toFixed(1)} / ${((c.chargeTx / settings.chargeCalls) * 1000).toFixed(0)} | ${c.requestsPerCall.toFixed(2)} |`
+}
+
+/**
+ * Closes the buyer's open channel (if any); the ledger's transactions the close took. A close
+ * refused (a close sent right after the last call can find it still held: `settlement_pending`,
+ * src/client/sessionCloseRace.int.test.ts) is said on stderr and sent again once, a second later.
+ */
+export async function closeSession(
+  sessions: {
+    list(): Promise<readonly { state: string; channelId: string }[]>
+    close(channelId: string): Promise<unknown>
+  },
+  transactions: () => Promise<number>,
+): Promise<number> {
+  const [channel] = (await sessions.list()).filter((c) => c.state === 'open')
+  const before = await transactions()
+  if (channel !== undefined) {
+    await sessions.close(channel.channelId).catch(async (error: unknown) => {
+      console.error(`The close was refused (${error}); sent again in a second.`)
+      await new Promise((resolve) => setTimeout(resolve, 1000))
+      await sessions.close(channel.channelId)
+    })
+  }
+  return (await transactions()) - before
+}
