@@ -38,6 +38,7 @@ import { type MeterStop, meterStream } from '../session/meter.js'
 import { formatMeteredEvent, isUnitEvent, sseEvents } from '../session/sse.js'
 import { channelIdOf } from '../session/voucher.js'
 import { createVoucherVerifier } from '../session/voucherKeys.js'
+import { createVoucherWaits } from '../session/voucherWaits.js'
 import { sessionPayloadSchema } from '../session/wire.js'
 import type { PaymentBooks, SettlementResult } from '../settle.js'
 import type { MethodSettleInput, PaymentMethod } from './types.js'
@@ -184,30 +185,8 @@ export function createSessionMethod(options: SessionMethodOptions): SessionMetho
   const unitPrices = new Map<string, bigint>()
 
   /** Streams waiting for a voucher on a channel, woken when this process takes one. */
-  const waiting = new Map<string, Set<() => void>>()
-  function wake(channelId: string): void {
-    const woken = waiting.get(channelId)
-    if (woken === undefined) return
-    waiting.delete(channelId)
-    for (const resume of woken) resume()
-  }
-  /** Sleeps `ms`, or less when a voucher for the channel arrives at this process. */
-  function sleepUntilVoucher(channelId: string, ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      let set = waiting.get(channelId)
-      if (set === undefined) {
-        set = new Set()
-        waiting.set(channelId, set)
-      }
-      const resume = () => {
-        clearTimeout(timer)
-        waiting.get(channelId)?.delete(resume)
-        resolve()
-      }
-      const timer = setTimeout(resume, ms)
-      set.add(resume)
-    })
-  }
+  const waits = createVoucherWaits()
+  const wake = waits.wake
 
   /** The session challenge's `request` for a route's terms (per unit: the route's price). */
   function requestOf(terms: PreparedTerms): string {
@@ -605,6 +584,7 @@ export function createSessionMethod(options: SessionMethodOptions): SessionMetho
     if (payment.method !== 'mppSession' || channelId === undefined || price === undefined) {
       throw new PaymentError('invalid_options', 'This payment was not made through this session.')
     }
+    const { sleep, done } = waits.sleeper(channelId)
     const events = meterStream(
       sseEvents(body),
       {
@@ -616,18 +596,26 @@ export function createSessionMethod(options: SessionMethodOptions): SessionMetho
         holdLeaseMs,
         signal: streamOptions.signal,
         now,
-        sleep: (ms) => sleepUntilVoucher(channelId, ms),
+        sleep,
       },
       streamOptions.onStop,
     )
     const encoder = new TextEncoder()
     return new ReadableStream<Uint8Array>({
       async pull(controller) {
-        const next = await events.next()
-        if (next.done) controller.close()
-        else controller.enqueue(encoder.encode(formatMeteredEvent(next.value)))
+        try {
+          const next = await events.next()
+          if (next.done) {
+            done()
+            controller.close()
+          } else controller.enqueue(encoder.encode(formatMeteredEvent(next.value)))
+        } catch (error) {
+          done()
+          throw error
+        }
       },
       async cancel() {
+        done()
         await events.return(undefined)
       },
     })
