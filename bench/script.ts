@@ -3,7 +3,10 @@
  * under tsx and reads the JSON line it prints first.
  */
 import { type ChildProcess, spawn } from 'node:child_process'
+import { mkdirSync, mkdtempSync, readdirSync } from 'node:fs'
+import { join } from 'node:path'
 import { createInterface } from 'node:readline'
+import { build } from 'tsup'
 
 /**
  * Runs `script` (a file URL) with `env` added; `ipc` opens an IPC channel; `wrapper` runs it under
@@ -34,4 +37,30 @@ export async function startScript<T>(
     createInterface({ input: child.stdout as NodeJS.ReadableStream }).once('line', resolve)
   })
   return { process: child, info: JSON.parse(line) as T }
+}
+
+/**
+ * Bundles `script` (a file URL) into a new folder under the project's `.data/` (so that the bundle
+ * resolves the packages from its `node_modules`), for a process that should not also run the
+ * TypeScript loader (under valgrind). Answers the folder and the bundle's path.
+ */
+export async function bundleScript(
+  script: URL,
+  prefix: string,
+): Promise<{ folder: string; bundle: string }> {
+  const dataFolder = new URL('../.data/', import.meta.url).pathname
+  mkdirSync(dataFolder, { recursive: true })
+  const folder = mkdtempSync(join(dataFolder, prefix))
+  await build({
+    entry: { main: script.pathname },
+    outDir: folder,
+    format: 'esm',
+    platform: 'node',
+    target: 'node20',
+    skipNodeModulesBundle: true,
+    silent: true,
+    config: false,
+  })
+  const file = readdirSync(folder).find((name) => /^main\.m?js$/.test(name)) as string
+  return { folder, bundle: join(folder, file) }
 }

@@ -28,12 +28,12 @@
  * valgrind; about 15 minutes in all); `BENCH_PARALLEL` servers at a time (default 2).
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process'
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { readdirSync, readFileSync, rmSync } from 'node:fs'
 import { Agent, request } from 'node:http'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { promisify } from 'node:util'
-import { build } from 'tsup'
+import { bundleScript } from '../script.js'
 import { topFunctions } from './symbols.js'
 
 const warm = Number(process.env.BENCH_WARM ?? 8000)
@@ -79,23 +79,9 @@ const plan: Record<string, Path[]> = {
   '@hono/node-server alone': [barePost, sameBytes],
 }
 
-// Inside the project, so that the bundle resolves the packages from its node_modules.
-const dataFolder = new URL('../../.data/', import.meta.url).pathname
-mkdirSync(dataFolder, { recursive: true })
-const folder = mkdtempSync(join(dataFolder, 'bench-instructions-'))
-await build({
-  entry: { servers: new URL('./servers.ts', import.meta.url).pathname },
-  outDir: folder,
-  format: 'esm',
-  platform: 'node',
-  target: 'node20',
-  skipNodeModulesBundle: true,
-  silent: true,
-  config: false,
-})
-const bundle = join(
-  folder,
-  readdirSync(folder).find((file) => /^servers\.m?js$/.test(file)) as string,
+const { folder, bundle } = await bundleScript(
+  new URL('./servers.ts', import.meta.url),
+  'bench-instructions-',
 )
 
 /** Starts `name` under callgrind; resolves with its URL once it listens. */

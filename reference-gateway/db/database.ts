@@ -72,9 +72,9 @@ export type SqliteConnection = {
 /** Direct access to the SQLite connection under the query layer. */
 export type SqliteDirect = {
   /**
-   * Runs `work` synchronously on the connection once the query layer hands it over: no query or
-   * transaction of the query layer runs or is open meanwhile (SQLite has one connection, and the
-   * query layer lends it to one user at a time).
+   * Runs `work` synchronously on the connection: at once when the query layer holds it for nobody,
+   * else once it hands it over. No query or transaction of the query layer runs or is open
+   * meanwhile (SQLite has one connection, and the query layer lends it to one user at a time).
    */
   run<T>(work: (connection: SqliteConnection) => T): Promise<T>
 }
@@ -111,10 +111,11 @@ export async function openDatabase(
     // Integers come back as bigints: no amount is ever read through a float.
     database.defaultSafeIntegers(true)
     const cached = withStatementCache(database)
+    const lending = { lent: 0 }
     db = new Kysely<GatewaySchema>({
-      dialect: new ImmediateSqliteDialect({ database: cached }),
+      dialect: new ImmediateSqliteDialect({ database: cached }, lending),
     })
-    sqlite = directSqlite(db, cached.prepare)
+    sqlite = directSqlite(db, cached.prepare, lending)
   } else {
     const schema = location.schema ?? 'public'
     if (!schemaName.test(schema)) {
@@ -146,10 +147,20 @@ export async function openDatabase(
   }
 }
 
-/** {@link SqliteDirect} over the query layer's connection and its statement cache. */
+/** How many users of the query layer hold the SQLite connection (0 or 1: it lends it to one at a time). */
+type Lending = { lent: number }
+
+/**
+ * {@link SqliteDirect} over the query layer's connection and its statement cache. While the query
+ * layer lends the connection to nobody (`lending.lent` is 0: no query or transaction of it runs or
+ * is open), work runs at once, without borrowing the connection through it (its connection hand-over
+ * costs several promise turns per call): the work is synchronous, so nothing of the query layer can
+ * start before it ends.
+ */
 function directSqlite(
   db: Kysely<GatewaySchema>,
   statement: (sql: string) => SqliteStatement,
+  lending: Lending,
 ): SqliteDirect {
   const begin = () => statement('begin immediate').run()
   const connection: SqliteConnection = {
@@ -170,8 +181,17 @@ function directSqlite(
     },
   }
   return {
-    // Holding the connection through the query layer waits out its queries and transactions.
-    run: (work) => db.connection().execute(async () => work(connection)),
+    run(work) {
+      if (lending.lent === 0) {
+        try {
+          return Promise.resolve(work(connection))
+        } catch (error) {
+          return Promise.reject(error)
+        }
+      }
+      // Holding the connection through the query layer waits out its queries and transactions.
+      return db.connection().execute(async () => work(connection))
+    },
   }
 }
 
@@ -200,14 +220,16 @@ async function createSchema(pool: import('pg').Pool, schema: string): Promise<vo
  */
 class ImmediateSqliteDialect extends SqliteDialect {
   readonly #settings: SqliteDialectConfig
+  readonly #lending: Lending
 
-  constructor(settings: SqliteDialectConfig) {
+  constructor(settings: SqliteDialectConfig, lending: Lending) {
     super(settings)
     this.#settings = settings
+    this.#lending = lending
   }
 
   override createDriver(): Driver {
-    return new ImmediateSqliteDriver(this.#settings)
+    return new ImmediateSqliteDriver(this.#settings, this.#lending)
   }
 
   override createAdapter(): DialectAdapter {
@@ -215,7 +237,26 @@ class ImmediateSqliteDialect extends SqliteDialect {
   }
 }
 
+/** Kysely's SQLite driver, beginning transactions IMMEDIATE and counting who holds the connection. */
 class ImmediateSqliteDriver extends SqliteDriver {
+  readonly #lending: Lending
+
+  constructor(settings: SqliteDialectConfig, lending: Lending) {
+    super(settings)
+    this.#lending = lending
+  }
+
+  override async acquireConnection(): Promise<DatabaseConnection> {
+    const connection = await super.acquireConnection()
+    this.#lending.lent++
+    return connection
+  }
+
+  override async releaseConnection(): Promise<void> {
+    this.#lending.lent--
+    await super.releaseConnection()
+  }
+
   override async beginTransaction(connection: DatabaseConnection): Promise<void> {
     await connection.executeQuery(CompiledQuery.raw('begin immediate'))
   }

@@ -7,7 +7,6 @@
  * @module
  */
 
-import { z } from 'zod'
 import { AttestationRefusal } from './confidentialStream.js'
 import { errorResponse, streamErrorEvent } from './errors.js'
 import type { Usage } from './keys.js'
@@ -39,16 +38,19 @@ export function isEventStream(response: Response): boolean {
   return /^text\/event-stream/i.test(response.headers.get('content-type') ?? '')
 }
 
-/** What is read of an upstream's answer: its `usage`, when it is an object. */
-const usageSchema = z.looseObject({
-  usage: z.looseObject({ prompt_tokens: z.unknown(), completion_tokens: z.unknown() }).optional(),
-})
+/** `value` when it is a JSON object (not null, not an array). */
+function objectOf(value: unknown): Record<string, unknown> | undefined {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : undefined
+}
 
 /** The upstream's token counts of a buffered answer (its text, or its parsed value), if it reports them. */
 export function usageOf(answer: string | Record<string, unknown>): Usage {
   try {
     const value = typeof answer === 'string' ? JSON.parse(answer) : answer
-    const usage = usageSchema.safeParse(value).data?.usage
+    // What is read of the answer: its `usage`, when the answer and it are objects.
+    const usage = objectOf(objectOf(value)?.usage)
     const count = (v: unknown) =>
       typeof v === 'number' && Number.isSafeInteger(v) && v >= 0 ? v : undefined
     return {

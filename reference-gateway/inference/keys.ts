@@ -543,6 +543,12 @@ function sqliteCalls(sqlite: SqliteDirect) {
   const flush = () => {
     const batch = writes
     writes = []
+    const [only] = batch
+    if (batch.length === 1 && only !== undefined) {
+      // Alone in its transaction: the transaction is its savepoint (a failure rolls it back).
+      sqlite.run((c) => c.immediate(() => only.work(c) as never)).then(only.resolve, only.reject)
+      return
+    }
     sqlite
       .run((c) => {
         const outcomes: ({ ok: true; value: unknown } | { ok: false; error: unknown })[] = []

@@ -52,8 +52,6 @@ export function parseChatRequest(input: unknown): ChatRequestCheck {
   return { status: 'invalid', param, message: `${param}: ${issue?.message ?? 'invalid'}` }
 }
 
-const encoder = new TextEncoder()
-
 /**
  * A deterministic, deliberately generous estimate of a prompt's tokens: 3 for the reply's priming,
  * then per message 4 (role and separators) plus one token per 3 UTF-8 bytes of its role, name and
@@ -70,10 +68,11 @@ export function estimatePromptTokens(
 ): number {
   let tokens = 3
   for (const message of messages) {
+    // UTF-8 lengths, counted without encoding (a lone surrogate counts as U+FFFD's 3 bytes).
     const bytes =
-      encoder.encode(message.role).byteLength +
-      encoder.encode(message.content).byteLength +
-      (message.name === undefined ? 0 : encoder.encode(message.name).byteLength)
+      Buffer.byteLength(message.role, 'utf8') +
+      Buffer.byteLength(message.content, 'utf8') +
+      (message.name === undefined ? 0 : Buffer.byteLength(message.name, 'utf8'))
     tokens += 4 + Math.ceil(bytes / 3)
   }
   return tokens
