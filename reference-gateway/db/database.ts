@@ -314,12 +314,12 @@ export async function migrate(db: Kysely<GatewaySchema>, schema?: string): Promi
     ...(schema === undefined ? {} : { migrationTableSchema: schema }),
   })
   let { error } = await migrator.migrateToLatest()
-  // Kysely's migrator looks for its lock table through PostgreSQL's catalog of every schema
-  // (`has_schema_privilege` per schema): another schema dropped at that moment — by another
-  // application or test sharing the database — fails the read with 3F000 ("schema … does not
-  // exist"), though nothing of ours is missing. Read again; a schema of ours that is missing still
-  // fails after the last try.
-  for (let attempt = 1; attempt < 10 && schemaVanished(error); attempt++) {
+  // Kysely's migrator looks for its lock table through PostgreSQL's catalog of every schema and
+  // table: another schema or table dropped at that moment — by another application or test
+  // sharing the database — fails the read with 3F000 ("schema … does not exist") or 42P01
+  // ("relation … does not exist"), though nothing of ours is missing. Read again; a schema or
+  // table of ours that is missing still fails after the last try.
+  for (let attempt = 1; attempt < 10 && catalogRaced(error); attempt++) {
     await new Promise((resolve) => setTimeout(resolve, 10 * attempt + Math.random() * 20))
     ;({ error } = await migrator.migrateToLatest())
   }
@@ -329,9 +329,13 @@ export async function migrate(db: Kysely<GatewaySchema>, schema?: string): Promi
     : new PaymentError('store_error', `a migration failed: ${String(error).slice(0, 300)}`)
 }
 
-/** PostgreSQL's `invalid_schema_name` (3F000): a schema that does not exist (any more). */
-function schemaVanished(error: unknown): boolean {
-  return (error as { code?: unknown } | undefined)?.code === '3F000'
+/**
+ * PostgreSQL's `invalid_schema_name` (3F000) or `undefined_table` (42P01): a schema or table that
+ * does not exist (any more), as a catalog read racing a drop elsewhere in the database sees it.
+ */
+function catalogRaced(error: unknown): boolean {
+  const code = (error as { code?: unknown } | undefined)?.code
+  return code === '3F000' || code === '42P01'
 }
 
 /** A driver's integer (bigint, number or numeric string) as a bigint. */
