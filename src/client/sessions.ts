@@ -149,21 +149,6 @@ export type SessionFetch = {
 /** How many times a call is paid again after a refusal (a used voucher, a short headroom). */
 const maxRepays = 4
 
-/** How many times a close refused while calls are still running is asked again. */
-const closeRetries = 5
-
-/** Whether a refusal says calls are still running on the channel (`settlement_pending`). */
-async function isPending(response: Response): Promise<boolean> {
-  if (response.status !== 402) return false
-  const problem = problemSchema.safeParse(
-    await response
-      .clone()
-      .json()
-      .catch(() => ({})),
-  )
-  return problem.success && problem.data.code === 'settlement_pending'
-}
-
 /** How many calls' amounts the book's mark is written ahead (one write per block). */
 const markBlock = 32n
 
@@ -178,6 +163,26 @@ const problemSchema = z.looseObject({
     .regex(/^[0-9]{1,20}$/)
     .optional(),
 })
+
+/** How many times a close refused while calls are still running is asked again. */
+const closeRetries = 5
+
+/** The problem document of a 402 (untrusted: schema-checked), or `undefined`. */
+async function problemOf(response: Response): Promise<z.infer<typeof problemSchema> | undefined> {
+  if (response.status !== 402) return undefined
+  const problem = problemSchema.safeParse(
+    await response
+      .clone()
+      .json()
+      .catch(() => ({})),
+  )
+  return problem.success ? problem.data : undefined
+}
+
+/** Whether a refusal says calls are still running on the channel (`settlement_pending`). */
+async function isPending(response: Response): Promise<boolean> {
+  return (await problemOf(response))?.code === 'settlement_pending'
+}
 
 type SessionOffer = { challenge: Challenge; request: z.infer<typeof sessionRequestSchema> }
 
@@ -619,14 +624,9 @@ export function createSessionFetch(options: SessionFetchOptions): SessionFetch {
       const response = await present(entry, init, payload, url)
       if (response.status !== 402 || attempt >= maxRepays)
         return metered(response, entry, url, amount, price, limits)
-      const problem = problemSchema.safeParse(
-        await response
-          .clone()
-          .json()
-          .catch(() => ({})),
-      )
-      if (!problem.success) return response
-      const { code, requiredCumulative } = problem.data
+      const problem = await problemOf(response)
+      if (problem === undefined) return response
+      const { code, requiredCumulative } = problem
       action = 'voucher'
       if (code === 'insufficient_balance' && requiredCumulative !== undefined) {
         const required = BigInt(requiredCumulative)
