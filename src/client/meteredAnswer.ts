@@ -10,7 +10,7 @@
  * @module
  */
 import { z } from 'zod'
-import { isUnitEvent, sseFields } from '../session/sse.js'
+import { isUnitEvent, sseFields, sseSplitter } from '../session/sse.js'
 
 /**
  * How the buyer raises the channel's voucher: to `wish` if the deposit allows, and to `need` at
@@ -53,8 +53,7 @@ export function watchMeteredAnswer(response: Response, options: MeteredAnswerOpt
   const lowWater = ahead / 4n > 0n ? ahead / 4n : 1n
   let covered = options.covered
   let units = 0n
-  let buffered = ''
-  const decoder = new TextDecoder()
+  let split = sseSplitter()
   // One raise at a time; a later need is folded into the next one.
   let raising: Promise<void> | undefined
   let needed = 0n
@@ -104,16 +103,12 @@ export function watchMeteredAnswer(response: Response, options: MeteredAnswerOpt
   const watch = new TransformStream<Uint8Array, Uint8Array>({
     transform(chunk, controller) {
       controller.enqueue(chunk)
-      buffered += decoder.decode(chunk, { stream: true })
-      if (buffered.includes('\r')) buffered = buffered.replace(/\r\n?/g, '\n')
-      for (;;) {
-        const end = buffered.indexOf('\n\n')
-        if (end < 0) break
-        seen(buffered.slice(0, end))
-        buffered = buffered.slice(end + 2)
+      // An event longer than the seller's limit (1 MiB) is passed on unwatched.
+      try {
+        for (const event of split.push(chunk)) seen(event)
+      } catch {
+        split = sseSplitter()
       }
-      // An event is at most 1 MiB (the seller's limit too): a longer one is not watched.
-      if (buffered.length > 1 << 20) buffered = ''
     },
   })
   return new Response(response.body.pipeThrough(watch), {

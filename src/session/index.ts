@@ -44,7 +44,14 @@ export {
   type PostgresChannelStoreOptions,
   type SqliteChannelStoreOptions,
 } from './sqlChannelStore.js'
-export { formatMeteredEvent, isUnitEvent, sseEvents, sseFields } from './sse.js'
+export {
+  formatMeteredEvent,
+  isUnitEvent,
+  type SseSplitter,
+  sseEvents,
+  sseFields,
+  sseSplitter,
+} from './sse.js'
 export {
   type ChannelIdentity,
   channelIdOf,

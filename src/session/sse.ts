@@ -11,9 +11,57 @@ import type { MeteredEvent } from './meter.js'
 /** The longest event taken from an upstream, in characters (a longer one ends the stream). */
 const maxEventChars = 1 << 20
 
+/** Splits event-stream bytes, as they come, into events. */
+export type SseSplitter = {
+  /**
+   * The events completed by `chunk` (or, with none, by the end of the bytes: the last event, if
+   * its blank line never came), each as its text without the blank line that ends it, line ends
+   * normalised to `\n`.
+   * @throws {RangeError} when an event grows longer than 1 MiB.
+   */
+  push(chunk?: Uint8Array): string[]
+}
+
 /**
- * The events of an event stream, each as its text without the blank line that ends it (line ends
- * normalised to `\n`). A last event without its blank line is yielded when the body ends.
+ * A splitter of event-stream bytes into events (multi-byte characters and line ends split across
+ * chunks are joined).
+ *
+ * @example
+ * ```ts
+ * const split = sseSplitter()
+ * for (const event of split.push(chunk)) console.log(event)
+ * ```
+ */
+export function sseSplitter(): SseSplitter {
+  const decoder = new TextDecoder()
+  let buffered = ''
+  return {
+    push(chunk) {
+      buffered += chunk === undefined ? decoder.decode() : decoder.decode(chunk, { stream: true })
+      if (buffered.includes('\r')) buffered = buffered.replace(/\r\n?/g, '\n')
+      const events: string[] = []
+      for (;;) {
+        const end = buffered.indexOf('\n\n')
+        if (end < 0) break
+        const event = buffered.slice(0, end)
+        buffered = buffered.slice(end + 2)
+        if (event.length > 0) events.push(event)
+      }
+      if (buffered.length > maxEventChars) {
+        throw new RangeError('An event of the stream is too long.')
+      }
+      if (chunk === undefined) {
+        if (buffered.trim().length > 0) events.push(buffered)
+        buffered = ''
+      }
+      return events
+    },
+  }
+}
+
+/**
+ * The events of an event stream (see {@link sseSplitter}); a last event without its blank line is
+ * yielded when the body ends.
  *
  * @example
  * ```ts
@@ -21,32 +69,15 @@ const maxEventChars = 1 << 20
  * ```
  */
 export async function* sseEvents(body: ReadableStream<Uint8Array>): AsyncGenerator<string> {
-  const decoder = new TextDecoder()
+  const split = sseSplitter()
   const reader = body.getReader()
-  let buffered = ''
   let done = false
   try {
     for (;;) {
       const next = await reader.read()
-      if (next.done) {
-        buffered += decoder.decode()
-      } else {
-        buffered += decoder.decode(next.value, { stream: true })
-      }
-      if (buffered.includes('\r')) buffered = buffered.replace(/\r\n?/g, '\n')
-      for (;;) {
-        const end = buffered.indexOf('\n\n')
-        if (end < 0) break
-        const event = buffered.slice(0, end)
-        buffered = buffered.slice(end + 2)
-        if (event.length > 0) yield event
-      }
-      if (buffered.length > maxEventChars) {
-        throw new RangeError('An event of the stream is too long.')
-      }
+      yield* split.push(next.done ? undefined : next.value)
       if (next.done) {
         done = true
-        if (buffered.trim().length > 0) yield buffered
         return
       }
     }
