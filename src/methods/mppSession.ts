@@ -32,7 +32,12 @@ import {
   parseCredential,
   paymentScheme,
 } from '../mpp.js'
-import type { ChannelRecord, ChannelStore } from '../session/channelStore.js'
+import type {
+  ChannelRecord,
+  ChannelStore,
+  HoldOutcome,
+  HoldRequest,
+} from '../session/channelStore.js'
 import { buildClose, type ChannelState, readChannel } from '../session/channelTx.js'
 import { type MeterStop, meterStream } from '../session/meter.js'
 import { formatMeteredEvent, isUnitEvent, sseEvents } from '../session/sse.js'
@@ -311,7 +316,8 @@ export function createSessionMethod(options: SessionMethodOptions): SessionMetho
     channel: ChannelRecord,
     amount: string,
     signature: string,
-  ): Promise<{ fresh: boolean; channel: ChannelRecord } | PaymentError> {
+    hold?: HoldRequest,
+  ): Promise<{ fresh: boolean; channel: ChannelRecord; hold?: HoldOutcome } | PaymentError> {
     const cumulative = BigInt(amount)
     const signed = await vouchers.verify(
       {
@@ -335,11 +341,20 @@ export function createSessionMethod(options: SessionMethodOptions): SessionMetho
         `A voucher must raise the last by ${delta} at least.`,
       )
     }
-    const accepted = await store.acceptVoucher(channel.channelId, cumulative, signature.slice(2))
+    const accepted = await store.acceptVoucher(
+      channel.channelId,
+      cumulative,
+      signature.slice(2),
+      hold,
+    )
     switch (accepted.status) {
       case 'accepted':
         wake(channel.channelId)
-        return { fresh: true, channel: accepted.channel }
+        return {
+          fresh: true,
+          channel: accepted.channel,
+          ...(accepted.hold === undefined ? {} : { hold: accepted.hold }),
+        }
       case 'same':
         return { fresh: false, channel: accepted.channel }
       case 'over_deposit':
@@ -381,14 +396,16 @@ export function createSessionMethod(options: SessionMethodOptions): SessionMetho
     answer: { status: 204, headers },
   })
 
-  /** A call paid from the channel: its price held now, committed when served, released if not. */
-  async function holdCall(
+  /**
+   * A call paid from the channel: its price held (with its voucher, in one step of the store),
+   * committed when served, released if not.
+   */
+  function holdCall(
     channel: ChannelRecord,
     price: bigint,
     challengeId: string,
-  ): Promise<SettlementResult> {
-    const holdId = crypto.randomUUID()
-    const held = await store.hold(channel.channelId, price, holdId, now() + holdLeaseMs)
+    held: HoldOutcome,
+  ): SettlementResult {
     if (held.status === 'insufficient') {
       return refuse(
         new PaymentError('insufficient_balance', "The channel's vouchers do not cover this call.", {
@@ -401,12 +418,7 @@ export function createSessionMethod(options: SessionMethodOptions): SessionMetho
         }),
       )
     }
-    if (held.status === 'not_open') {
-      return refuse(new PaymentError('channel_finalized', 'The channel is closing or closed.'))
-    }
-    if (held.status === 'unknown') {
-      return refuse(new PaymentError('channel_not_found', 'No such channel.'))
-    }
+    const holdId = held.holdId
     // What the channel will have spent once this call is committed (calls in flight aside).
     const after = receipt(challengeId, held.channel, {
       spent: held.channel.spent + price,
@@ -556,11 +568,17 @@ export function createSessionMethod(options: SessionMethodOptions): SessionMetho
         return close(channel, p, id)
       case 'open':
       case 'voucher': {
-        const taken = await takeVoucher(channel, p.cumulativeAmount, p.signature)
+        // A call (not a bare raise, nor a metered answer, charged as it is sent) holds its price
+        // in the same step of the store as its voucher.
+        const price = priceOf(terms)
+        const hold =
+          bare || metered
+            ? undefined
+            : { amount: price, holdId: crypto.randomUUID(), leaseUntil: now() + holdLeaseMs }
+        const taken = await takeVoucher(channel, p.cumulativeAmount, p.signature, hold)
         if (isPaymentError(taken)) return refuse(taken)
         if (bare) return answered(receipt(id, taken.channel))
-        // A metered answer is charged as it is sent: the call itself holds nothing.
-        if (metered) return meteredCall(taken.channel, priceOf(terms))
+        if (metered) return meteredCall(taken.channel, price)
         // A call is paid by a voucher amount not used before: a repeated one pays nothing again.
         if (!taken.fresh) {
           return refuse(
@@ -569,7 +587,8 @@ export function createSessionMethod(options: SessionMethodOptions): SessionMetho
             }),
           )
         }
-        return holdCall(taken.channel, priceOf(terms), id)
+        if (taken.hold === undefined) throw new Error('an accepted voucher answers its hold')
+        return holdCall(taken.channel, price, id, taken.hold)
       }
     }
   }
@@ -593,7 +612,6 @@ export function createSessionMethod(options: SessionMethodOptions): SessionMetho
         price,
         isUnit: streamOptions.isUnit ?? isUnitEvent,
         waitMs: options.voucherWaitMs,
-        holdLeaseMs,
         signal: streamOptions.signal,
         now,
         sleep,

@@ -1,7 +1,8 @@
 /**
- * The channel stores' contract, the same for every store: the voucher rules, holds that never spend
- * more than the highest voucher (also when many connections hold at once), commits and releases
- * counted once, lapsed holds given back. PostgreSQL runs when DATABASE_URL is set, Redis when
+ * The channel stores' contract, the same for every store: the voucher rules, holds (alone, or taken
+ * with a voucher in one step) and units spent at once that never spend more than the highest
+ * voucher (also when many connections hold at once), commits and releases counted once, lapsed
+ * holds given back. PostgreSQL runs when DATABASE_URL is set, Redis when
  * REDIS_URL is (each skipped, with that reason, when not).
  */
 import { randomUUID } from 'node:crypto'
@@ -86,6 +87,54 @@ describe.each(kinds)('$name channel store', (kind) => {
     expect(await store.release(b.holdId)).toBe(false)
     expect(await store.commit(b.holdId)).toBe(false)
     expect(await store.get(channel.channelId)).toMatchObject({ spent: 20n, held: 0n, units: 1n })
+  })
+
+  it('takes a voucher and the hold of its call in one step; a repeat or a refused voucher holds nothing', async () => {
+    const { store } = kind.open()
+    const channel = opened(1_000n)
+    await store.track(channel)
+    const hold = (amount: bigint) => ({ amount, holdId: randomUUID(), leaseUntil: lease() })
+    const first = await store.acceptVoucher(channel.channelId, 30n, 'a', hold(30n))
+    expect(first).toMatchObject({
+      status: 'accepted',
+      channel: { highest: 30n, held: 30n },
+      hold: { status: 'held', channel: { held: 30n } },
+    })
+    // A lower amount arriving late is accepted, but the headroom it leaves is 0.
+    expect(await store.acceptVoucher(channel.channelId, 20n, 'b', hold(10n))).toMatchObject({
+      status: 'accepted',
+      hold: { status: 'insufficient', required: 40n },
+    })
+    expect(await store.acceptVoucher(channel.channelId, 30n, 'a', hold(1n))).toMatchObject({
+      status: 'same',
+    })
+    expect(await store.acceptVoucher(channel.channelId, 2_000n, 'c', hold(1n))).not.toHaveProperty(
+      'hold',
+    )
+    if (first.status !== 'accepted' || first.hold?.status !== 'held') throw new Error('held')
+    expect(await store.commit(first.hold.holdId)).toBe(true)
+    expect(await store.get(channel.channelId)).toMatchObject({ spent: 30n, held: 0n, units: 1n })
+  })
+
+  it('spends a unit straight out of the headroom, never beyond it', async () => {
+    const { store } = kind.open()
+    const channel = opened()
+    await store.track(channel)
+    await store.acceptVoucher(channel.channelId, 25n, 'v')
+    const held = await store.hold(channel.channelId, 10n, randomUUID(), lease())
+    expect(held.status).toBe('held')
+    expect(await store.spend(channel.channelId, 10n)).toMatchObject({
+      status: 'spent',
+      channel: { spent: 10n, held: 10n, units: 1n },
+    })
+    expect(await store.spend(channel.channelId, 6n)).toMatchObject({
+      status: 'insufficient',
+      required: 26n,
+    })
+    expect((await store.spend(`0x${'e'.repeat(64)}`, 1n)).status).toBe('unknown')
+    await store.observe(channel.channelId, { state: 'closing' })
+    expect((await store.spend(channel.channelId, 1n)).status).toBe('not_open')
+    expect(await store.get(channel.channelId)).toMatchObject({ spent: 10n, units: 1n })
   })
 
   it('gives lapsed holds back, and only those', async () => {

@@ -1,7 +1,8 @@
 /**
  * The channel stores under random interleavings, on every store, against a model of the rules: each
  * voucher amount is accepted once (a repeat is refused, across connections), never above the
- * deposit nor once the channel is closing; holds never take more than `highest − spent − held`;
+ * deposit nor once the channel is closing; holds (alone, or taken with a voucher in one step) and
+ * units spent at once never take more than `highest − spent − held`;
  * commits and releases count once; a crashed connection's holds lapse and are given back. After
  * every step the store's record equals the model's, and `spent + held ≤ highest ≤ deposit`.
  * PostgreSQL runs when DATABASE_URL is set, Redis when REDIS_URL is (skipped, with that reason,
@@ -20,8 +21,9 @@ if (kinds.redisUrl === undefined)
   it.skip('redis channel store: skipped, REDIS_URL is not set', () => {})
 
 type Step =
-  | { kind: 'voucher'; amount: bigint; via: 0 | 1 }
-  | { kind: 'hold'; price: bigint; via: 0 | 1 }
+  /** A voucher, holding `holdPrice` in the same step when it is above 0. */
+  | { kind: 'voucher'; amount: bigint; holdPrice: bigint; via: 0 | 1 }
+  | { kind: 'hold' | 'spend'; price: bigint; via: 0 | 1 }
   | { kind: 'commit' | 'release'; pick: number; via: 0 | 1 }
   | { kind: 'topUp'; amount: bigint }
   | { kind: 'closeRequested' }
@@ -35,12 +37,17 @@ const step: fc.Arbitrary<Step> = fc.oneof(
     arbitrary: fc.record({
       kind: fc.constant('voucher' as const),
       amount: fc.bigInt(0n, 1_200n),
+      holdPrice: fc.oneof(fc.constant(0n), fc.bigInt(1n, 150n)),
       via,
     }),
   },
   {
     weight: 4,
-    arbitrary: fc.record({ kind: fc.constant('hold' as const), price: fc.bigInt(1n, 150n), via }),
+    arbitrary: fc.record({
+      kind: fc.constantFrom('hold' as const, 'spend' as const),
+      price: fc.bigInt(1n, 150n),
+      via,
+    }),
   },
   {
     weight: 3,
@@ -95,7 +102,11 @@ for (const kind of kinds) {
             const store = 'via' in s ? (stores[s.via] as ChannelStore) : (stores[0] as ChannelStore)
             switch (s.kind) {
               case 'voucher': {
-                const got = await store.acceptVoucher(channelId, s.amount, `sig${s.amount}`)
+                const hold =
+                  s.holdPrice === 0n
+                    ? undefined
+                    : { amount: s.holdPrice, holdId: randomUUID(), leaseUntil: now + 1_000 }
+                const got = await store.acceptVoucher(channelId, s.amount, `sig${s.amount}`, hold)
                 const expected = !open
                   ? 'not_open'
                   : s.amount > deposit
@@ -107,6 +118,28 @@ for (const kind of kinds) {
                 if (expected === 'accepted') {
                   used.add(s.amount)
                   if (s.amount > highest) highest = s.amount
+                  // The hold, in the same step: out of the headroom the voucher left.
+                  if (hold === undefined) expect(got).not.toHaveProperty('hold')
+                  else {
+                    const held = highest - spent - heldSum() >= hold.amount
+                    expect(got).toMatchObject({ hold: { status: held ? 'held' : 'insufficient' } })
+                    if (held)
+                      holds.set(hold.holdId, { amount: hold.amount, via: s.via, lapsed: false })
+                  }
+                } else expect(got).not.toHaveProperty('hold')
+                break
+              }
+              case 'spend': {
+                const got = await store.spend(channelId, s.price)
+                const expected = !open
+                  ? 'not_open'
+                  : highest - spent - heldSum() >= s.price
+                    ? 'spent'
+                    : 'insufficient'
+                expect(got.status).toBe(expected)
+                if (expected === 'spent') {
+                  spent += s.price
+                  units++
                 }
                 break
               }

@@ -51,13 +51,26 @@ export type OpenedChannel = Pick<
   'channelId' | 'payer' | 'payee' | 'coinType' | 'signer' | 'deposit' | 'settled'
 >
 
+/** A hold to take in the same atomic step as a voucher ({@link ChannelStore.acceptVoucher}). */
+export type HoldRequest = {
+  /** Base units to hold out of the headroom. */
+  readonly amount: bigint
+  readonly holdId: string
+  /** When the hold lapses if its process dies, ms since the epoch. */
+  readonly leaseUntil: number
+}
+
+/** What came of the hold asked with an accepted voucher. */
+export type HoldOutcome = Extract<HoldResult, { status: 'held' | 'insufficient' }>
+
 /** The outcome of {@link ChannelStore.acceptVoucher}. */
 export type VoucherAcceptance =
   /**
    * First seen: this amount is now used (only one caller, in any process, gets `accepted` for an
-   * amount); stored as the highest when above it.
+   * amount); stored as the highest when above it. With a hold asked, `hold` says whether it was
+   * taken out of the headroom the voucher left (`channel` is then the record after both).
    */
-  | { status: 'accepted'; channel: ChannelRecord }
+  | { status: 'accepted'; channel: ChannelRecord; hold?: HoldOutcome }
   /** This amount was accepted before: a repeat, which must not pay a second call. */
   | { status: 'same'; channel: ChannelRecord }
   /** Above the deposit: the buyer must top up first. */
@@ -69,6 +82,14 @@ export type VoucherAcceptance =
 /** The outcome of {@link ChannelStore.hold}. */
 export type HoldResult =
   | { status: 'held'; holdId: string; channel: ChannelRecord }
+  /** Not enough headroom: the buyer must sign a voucher for at least `required`. */
+  | { status: 'insufficient'; required: bigint; channel: ChannelRecord }
+  | { status: 'not_open'; channel: ChannelRecord }
+  | { status: 'unknown' }
+
+/** The outcome of {@link ChannelStore.spend}. */
+export type SpendResult =
+  | { status: 'spent'; channel: ChannelRecord }
   /** Not enough headroom: the buyer must sign a voucher for at least `required`. */
   | { status: 'insufficient'; required: bigint; channel: ChannelRecord }
   | { status: 'not_open'; channel: ChannelRecord }
@@ -88,14 +109,24 @@ export type ChannelStore = {
    * voucher copied off the wire pays nothing), in any order — a call's voucher may arrive after a
    * later call's — and the highest is kept with its signature. Of several callers presenting the
    * same amount, one gets `accepted` and the others `same`, in every process.
+   *
+   * With `hold`, an accepted voucher also holds the call's price in the same atomic step (one
+   * transaction, one round trip): what {@link ChannelStore.hold} would do right after. A voucher
+   * that is not accepted holds nothing.
    */
   acceptVoucher(
     channelId: string,
     cumulativeAmount: bigint,
     signature: string,
+    hold?: HoldRequest,
   ): Promise<VoucherAcceptance>
   /** Holds `amount` of the headroom for a call, until `now + leaseMs`. */
   hold(channelId: string, amount: bigint, holdId: string, leaseUntil: number): Promise<HoldResult>
+  /**
+   * Moves `amount` of the headroom straight into `spent` (one unit): a hold committed at once, in
+   * one atomic step — a metered answer's unit, spent just before it is sent.
+   */
+  spend(channelId: string, amount: bigint): Promise<SpendResult>
   /** Moves a hold into `spent` (one unit). False when the hold is gone (released, or lapsed and swept). */
   commit(holdId: string): Promise<boolean>
   /** Gives a hold back to the headroom. False when it is gone. */
@@ -142,6 +173,23 @@ export function createMemoryChannelStore(): ChannelStore {
     channels.set(channel.channelId, channel)
     return channel
   }
+  /** Holds `hold.amount` of an open channel's headroom. */
+  const holdIn = (channel: ChannelRecord, hold: HoldRequest): HoldOutcome => {
+    if (channel.highest - channel.spent - channel.held < hold.amount) {
+      return {
+        status: 'insufficient',
+        required: channel.spent + channel.held + hold.amount,
+        channel,
+      }
+    }
+    holds.set(hold.holdId, {
+      channelId: channel.channelId,
+      amount: hold.amount,
+      leaseUntil: hold.leaseUntil,
+    })
+    const held = put({ ...channel, held: channel.held + hold.amount })
+    return { status: 'held', holdId: hold.holdId, channel: held }
+  }
   const drop = (holdId: string, spend: boolean): boolean => {
     const held = holds.get(holdId)
     if (held === undefined) return false
@@ -179,8 +227,9 @@ export function createMemoryChannelStore(): ChannelStore {
     async list(state) {
       return [...channels.values()].filter((c) => c.state === state)
     },
-    async acceptVoucher(channelId, cumulativeAmount, signature) {
+    async acceptVoucher(channelId, cumulativeAmount, signature, hold) {
       checkStoredAmount(cumulativeAmount, 'voucher amount')
+      if (hold !== undefined) checkStoredAmount(hold.amount, 'price')
       const channel = channels.get(channelId)
       if (channel === undefined) return { status: 'unknown' }
       if (channel.state !== 'open') return { status: 'not_open', channel }
@@ -192,13 +241,22 @@ export function createMemoryChannelStore(): ChannelStore {
       }
       if (amounts.has(cumulativeAmount)) return { status: 'same', channel }
       amounts.add(cumulativeAmount)
-      if (cumulativeAmount <= channel.highest) return { status: 'accepted', channel }
-      return {
-        status: 'accepted',
-        channel: put({ ...channel, highest: cumulativeAmount, highestSignature: signature }),
-      }
+      const raised =
+        cumulativeAmount <= channel.highest
+          ? channel
+          : put({ ...channel, highest: cumulativeAmount, highestSignature: signature })
+      if (hold === undefined) return { status: 'accepted', channel: raised }
+      const held = holdIn(raised, hold)
+      return { status: 'accepted', channel: held.channel, hold: held }
     },
     async hold(channelId, amount, holdId, leaseUntil) {
+      checkStoredAmount(amount, 'price')
+      const channel = channels.get(channelId)
+      if (channel === undefined) return { status: 'unknown' }
+      if (channel.state !== 'open') return { status: 'not_open', channel }
+      return holdIn(channel, { amount, holdId, leaseUntil })
+    },
+    async spend(channelId, amount) {
       checkStoredAmount(amount, 'price')
       const channel = channels.get(channelId)
       if (channel === undefined) return { status: 'unknown' }
@@ -206,8 +264,8 @@ export function createMemoryChannelStore(): ChannelStore {
       if (channel.highest - channel.spent - channel.held < amount) {
         return { status: 'insufficient', required: channel.spent + channel.held + amount, channel }
       }
-      holds.set(holdId, { channelId, amount, leaseUntil })
-      return { status: 'held', holdId, channel: put({ ...channel, held: channel.held + amount }) }
+      const spent = { ...channel, spent: channel.spent + amount, units: channel.units + 1n }
+      return { status: 'spent', channel: put(spent) }
     },
     async commit(holdId) {
       return drop(holdId, true)

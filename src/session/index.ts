@@ -11,8 +11,11 @@ export {
   type ChannelRecord,
   type ChannelStore,
   createMemoryChannelStore,
+  type HoldOutcome,
+  type HoldRequest,
   type HoldResult,
   type OpenedChannel,
+  type SpendResult,
   type VoucherAcceptance,
 } from './channelStore.js'
 export {

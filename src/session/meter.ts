@@ -1,13 +1,13 @@
 /**
  * Metering a streamed answer against a session channel, one unit per event (a token, a chunk), as
  * mppx meters its SSE answers: when the source has produced an event that is a unit, its price is
- * held out of the channel's headroom and committed into `spent` just before the event is handed on
- * (so `spent` is durable before the bytes leave); events that are not units (`[DONE]`) pass
- * uncharged. At most one event of the source waits unpaid. When the headroom
+ * moved out of the channel's headroom into `spent` in one atomic step of the store just before the
+ * event is handed on (so `spent` is durable before the bytes leave); events that are not units
+ * (`[DONE]`) pass uncharged. At most one event of the source waits unpaid. When the headroom
  * runs out, one `payment-need-voucher` event asks the buyer for a higher voucher, and the stream
  * waits for it — a bounded wait, polling the store (the voucher may arrive at another process of
  * the seller). It ends with a `payment-receipt` event. An event that is never handed on (the source
- * ended or failed, the buyer left) releases its hold: `spent` never grows for it.
+ * ended or failed, the buyer left before it) is never spent.
  *
  * @module
  */
@@ -45,8 +45,6 @@ export type MeterOptions<T> = {
   readonly waitMs?: number | undefined
   /** How often the store is read while waiting, ms. Default 100. */
   readonly pollMs?: number | undefined
-  /** How long a hold lives if this process dies, ms. Default 60 000. */
-  readonly holdLeaseMs?: number | undefined
   /** Aborted when the buyer leaves. */
   readonly signal?: AbortSignal | undefined
   readonly now?: (() => number) | undefined
@@ -81,21 +79,22 @@ export async function* meterStream<T>(
   const sleep = options.sleep ?? defaultSleep
   const waitMs = options.waitMs ?? 60_000
   const pollMs = options.pollMs ?? 100
-  const leaseMs = options.holdLeaseMs ?? 60_000
   const isUnit = options.isUnit ?? (() => true)
   let last: ChannelRecord | undefined
   let asked: bigint | undefined
 
-  /** Holds one unit's price, waiting (bounded) for a voucher; the hold id, or why not. */
-  async function* holdOne(): AsyncGenerator<MeteredEvent<T>, string | MeterStop> {
+  /**
+   * Spends one unit's price (one atomic step of the store), waiting (bounded) for a voucher;
+   * undefined when spent, else why not.
+   */
+  async function* spendOne(): AsyncGenerator<MeteredEvent<T>, MeterStop | undefined> {
     const deadline = now() + waitMs
     for (;;) {
       if (options.signal?.aborted) return { reason: 'aborted' }
-      const holdId = crypto.randomUUID()
-      const held = await store.hold(channelId, price, holdId, now() + leaseMs)
-      if (held.status === 'held') {
+      const held = await store.spend(channelId, price)
+      if (held.status === 'spent') {
         last = held.channel
-        return holdId
+        return undefined
       }
       if (held.status !== 'insufficient') return { reason: 'not_open' }
       last = held.channel
@@ -127,12 +126,8 @@ export async function* meterStream<T>(
         break
       }
       if (isUnit(next.value)) {
-        const hold = yield* holdOne()
-        if (typeof hold !== 'string') {
-          stop = hold
-          break
-        }
-        await store.commit(hold)
+        stop = yield* spendOne()
+        if (stop !== undefined) break
       }
       yield { type: 'message', data: next.value }
     }

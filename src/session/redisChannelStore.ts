@@ -15,6 +15,7 @@ import {
   type ChannelStore,
   checkStoredAmount,
   type HoldResult,
+  type SpendResult,
   type VoucherAcceptance,
 } from './channelStore.js'
 
@@ -27,22 +28,53 @@ local function cmp(a, b)
 end
 `
 
+/** The channel's fields a script answers with, after its status (in the order of `fields`). */
+const record = `
+local function record(key)
+  return redis.call('HMGET', key, 'payer', 'payee', 'coin_type', 'signer', 'deposit', 'settled',
+    'highest', 'highest_signature', 'spent', 'held', 'units', 'state')
+end
+`
+
 /**
- * KEYS: channel, its set of accepted amounts. ARGV: cumulative, signature. The headroom grows by
- * `cumulative − highest` as two exact integer additions.
+ * KEYS: channel, its set of accepted amounts, and with a hold: the hold, the leases. ARGV:
+ * cumulative, signature, and with a hold: amount, hold id, lease end, channel id. The headroom
+ * grows by `cumulative − highest` as two exact integer additions. Answers the status, the hold's
+ * status ('' without one), then the channel's fields.
  */
-const acceptSource = `${compare}
-if redis.call('EXISTS', KEYS[1]) == 0 then return 'unknown' end
+const acceptSource = `${compare}${record}
+if redis.call('EXISTS', KEYS[1]) == 0 then return {'unknown'} end
 local c = redis.call('HMGET', KEYS[1], 'state', 'deposit', 'highest')
-if c[1] ~= 'open' then return 'not_open' end
-if cmp(ARGV[1], c[2]) > 0 then return 'over_deposit' end
-if redis.call('SADD', KEYS[2], ARGV[1]) == 0 then return 'same' end
+local function answer(status, hold) return {status, hold, unpack(record(KEYS[1]))} end
+if c[1] ~= 'open' then return answer('not_open', '') end
+if cmp(ARGV[1], c[2]) > 0 then return answer('over_deposit', '') end
+if redis.call('SADD', KEYS[2], ARGV[1]) == 0 then return answer('same', '') end
 if cmp(ARGV[1], c[3]) > 0 then
   redis.call('HSET', KEYS[1], 'highest', ARGV[1], 'highest_signature', ARGV[2])
   redis.call('HINCRBY', KEYS[1], 'headroom', ARGV[1])
   if c[3] ~= '0' then redis.call('HINCRBY', KEYS[1], 'headroom', '-' .. c[3]) end
 end
-return 'accepted'
+if ARGV[3] == nil then return answer('accepted', '') end
+if cmp(redis.call('HGET', KEYS[1], 'headroom'), ARGV[3]) < 0 then
+  return answer('accepted', 'insufficient')
+end
+redis.call('HINCRBY', KEYS[1], 'headroom', '-' .. ARGV[3])
+redis.call('HINCRBY', KEYS[1], 'held', ARGV[3])
+redis.call('HSET', KEYS[3], 'channel', ARGV[6], 'amount', ARGV[3])
+redis.call('ZADD', KEYS[4], ARGV[5], ARGV[4])
+return answer('accepted', 'held')
+`
+
+/** KEYS[1] channel. ARGV: amount. Answers the status, then the channel's fields. */
+const spendSource = `${compare}${record}
+if redis.call('EXISTS', KEYS[1]) == 0 then return {'unknown'} end
+local c = redis.call('HMGET', KEYS[1], 'state', 'headroom')
+if c[1] ~= 'open' then return {'not_open', unpack(record(KEYS[1]))} end
+if cmp(c[2], ARGV[1]) < 0 then return {'insufficient', unpack(record(KEYS[1]))} end
+redis.call('HINCRBY', KEYS[1], 'headroom', '-' .. ARGV[1])
+redis.call('HINCRBY', KEYS[1], 'spent', ARGV[1])
+redis.call('HINCRBY', KEYS[1], 'units', 1)
+return {'spent', unpack(record(KEYS[1]))}
 `
 
 /** KEYS: channel, hold, leases. ARGV: amount, hold id, lease end, channel id. */
@@ -121,6 +153,7 @@ const scripts = {
   track: script(trackSource),
   accept: script(acceptSource),
   hold: script(holdSource),
+  spend: script(spendSource),
   drop: script(dropSource),
   lapse: script(lapseSource),
   observe: script(observeSource),
@@ -167,8 +200,15 @@ export function createRedisChannelStore(options: RedisChannelStoreOptions): Chan
   }
 
   async function get(channelId: string): Promise<ChannelRecord | undefined> {
-    const values = await redis.hmget(`${channelPrefix}${channelId}`, ...fields)
-    if (values[0] === null) return undefined
+    return recordOf(channelId, await redis.hmget(`${channelPrefix}${channelId}`, ...fields))
+  }
+
+  /** The channel from its fields (in the order of `fields`), or undefined when it has none. */
+  function recordOf(
+    channelId: string,
+    values: readonly (string | null | undefined)[],
+  ): ChannelRecord | undefined {
+    if (values[0] === null || values[0] === undefined) return undefined
     const [
       payer,
       payee,
@@ -232,15 +272,43 @@ export function createRedisChannelStore(options: RedisChannelStoreOptions): Chan
       const found = await Promise.all(ids.map(get))
       return found.filter((c): c is ChannelRecord => c?.state === state)
     },
-    async acceptVoucher(channelId, cumulative, signature): Promise<VoucherAcceptance> {
+    async acceptVoucher(channelId, cumulative, signature, hold): Promise<VoucherAcceptance> {
       checkStoredAmount(cumulative, 'voucher amount')
+      if (hold !== undefined) checkStoredAmount(hold.amount, 'price')
       const key = `${channelPrefix}${channelId}`
-      const status = String(
-        await run(scripts.accept, [key, `${key}:vouchers`], [cumulative.toString(), signature]),
-      )
-      if (status === 'unknown') return { status: 'unknown' }
-      const channel = (await get(channelId)) as ChannelRecord
-      return { status: status as Exclude<VoucherAcceptance['status'], 'unknown'>, channel }
+      const [status, held, ...values] = (await run(
+        scripts.accept,
+        [
+          key,
+          `${key}:vouchers`,
+          ...(hold === undefined ? [] : [`${holdPrefix}${hold.holdId}`, leases]),
+        ],
+        [
+          cumulative.toString(),
+          signature,
+          ...(hold === undefined
+            ? []
+            : [hold.amount.toString(), hold.holdId, String(hold.leaseUntil), channelId]),
+        ],
+      )) as string[]
+      const channel = recordOf(channelId, values)
+      if (status === 'unknown' || channel === undefined) return { status: 'unknown' }
+      if (status !== 'accepted') {
+        return { status: status as 'same' | 'over_deposit' | 'not_open', channel }
+      }
+      if (hold === undefined) return { status: 'accepted', channel }
+      return {
+        status: 'accepted',
+        channel,
+        hold:
+          held === 'held'
+            ? { status: 'held', holdId: hold.holdId, channel }
+            : {
+                status: 'insufficient',
+                required: channel.spent + channel.held + hold.amount,
+                channel,
+              },
+      }
     },
     async hold(channelId, amount, holdId, leaseUntil): Promise<HoldResult> {
       checkStoredAmount(amount, 'price')
@@ -254,6 +322,19 @@ export function createRedisChannelStore(options: RedisChannelStoreOptions): Chan
       const channel = await get(channelId)
       if (status === 'unknown' || channel === undefined) return { status: 'unknown' }
       if (status === 'held') return { status: 'held', holdId, channel }
+      if (status === 'not_open') return { status: 'not_open', channel }
+      return { status: 'insufficient', required: channel.spent + channel.held + amount, channel }
+    },
+    async spend(channelId, amount): Promise<SpendResult> {
+      checkStoredAmount(amount, 'price')
+      const [status, ...values] = (await run(
+        scripts.spend,
+        [`${channelPrefix}${channelId}`],
+        [amount.toString()],
+      )) as string[]
+      const channel = recordOf(channelId, values)
+      if (status === 'unknown' || channel === undefined) return { status: 'unknown' }
+      if (status === 'spent') return { status: 'spent', channel }
       if (status === 'not_open') return { status: 'not_open', channel }
       return { status: 'insufficient', required: channel.spent + channel.held + amount, channel }
     },

@@ -16,7 +16,10 @@ import {
   type ChannelRecord,
   type ChannelStore,
   checkStoredAmount,
+  type HoldOutcome,
+  type HoldRequest,
   type HoldResult,
+  type SpendResult,
   type VoucherAcceptance,
 } from './channelStore.js'
 
@@ -101,7 +104,10 @@ function refusal(channel: ChannelRecord | undefined, cumulative: bigint): Vouche
   return { status: 'same', channel }
 }
 
-function holdRefusal(channel: ChannelRecord | undefined, amount: bigint): HoldResult {
+function holdRefusal(
+  channel: ChannelRecord | undefined,
+  amount: bigint,
+): Exclude<HoldResult, { status: 'held' }> {
   if (channel === undefined) return { status: 'unknown' }
   if (channel.state !== 'open') return { status: 'not_open', channel }
   return { status: 'insufficient', required: channel.spent + channel.held + amount, channel }
@@ -138,6 +144,18 @@ export function createSqliteChannelStore(options: SqliteChannelStoreOptions): Ch
   const select = (channelId: string) => {
     const row = one(`SELECT * FROM ${t.channels} WHERE channel_id = ?`, channelId)
     return row === undefined ? undefined : recordOf(row)
+  }
+  /** Holds `hold.amount` of the channel's headroom; run inside a transaction. */
+  const holdIn = (channelId: string, hold: HoldRequest): HoldResult => {
+    const row = one(
+      `UPDATE ${t.channels} SET held = held + @amount WHERE channel_id = @id AND state = 'open' AND highest - spent - held >= @amount RETURNING *`,
+      { amount: hold.amount, id: channelId },
+    )
+    if (row === undefined) return holdRefusal(select(channelId), hold.amount)
+    statement(
+      `INSERT INTO ${t.holds} (hold_id, channel_id, amount, lease_until) VALUES (?, ?, ?, ?)`,
+    ).run(hold.holdId, channelId, hold.amount, BigInt(hold.leaseUntil))
+    return { status: 'held', holdId: hold.holdId, channel: recordOf(row) }
   }
   const drop = (holdId: string, spend: boolean) =>
     db
@@ -181,8 +199,9 @@ export function createSqliteChannelStore(options: SqliteChannelStoreOptions): Ch
         >[]
       ).map(recordOf)
     },
-    async acceptVoucher(channelId, cumulative, signature) {
+    async acceptVoucher(channelId, cumulative, signature, hold) {
       checkStoredAmount(cumulative, 'voucher amount')
+      if (hold !== undefined) checkStoredAmount(hold.amount, 'price')
       return db
         .transaction((): VoucherAcceptance => {
           const channel = select(channelId)
@@ -197,25 +216,27 @@ export function createSqliteChannelStore(options: SqliteChannelStoreOptions): Ch
             `UPDATE ${t.channels} SET highest = @cumulative, highest_signature = @signature WHERE channel_id = @id AND @cumulative > highest RETURNING *`,
             { cumulative, signature, id: channelId },
           )
-          return { status: 'accepted', channel: row === undefined ? channel : recordOf(row) }
+          const raised = row === undefined ? channel : recordOf(row)
+          if (hold === undefined) return { status: 'accepted', channel: raised }
+          // The channel is open and tracked (just read in this transaction): held or insufficient.
+          const held = holdIn(channelId, hold) as HoldOutcome
+          return { status: 'accepted', channel: held.channel, hold: held }
         })
         .immediate()
     },
     async hold(channelId, amount, holdId, leaseUntil) {
       checkStoredAmount(amount, 'price')
-      return db
-        .transaction((): HoldResult => {
-          const row = one(
-            `UPDATE ${t.channels} SET held = held + @amount WHERE channel_id = @id AND state = 'open' AND highest - spent - held >= @amount RETURNING *`,
-            { amount, id: channelId },
-          )
-          if (row === undefined) return holdRefusal(select(channelId), amount)
-          statement(
-            `INSERT INTO ${t.holds} (hold_id, channel_id, amount, lease_until) VALUES (?, ?, ?, ?)`,
-          ).run(holdId, channelId, amount, BigInt(leaseUntil))
-          return { status: 'held', holdId, channel: recordOf(row) }
-        })
-        .immediate()
+      return db.transaction(() => holdIn(channelId, { amount, holdId, leaseUntil })).immediate()
+    },
+    async spend(channelId, amount): Promise<SpendResult> {
+      checkStoredAmount(amount, 'price')
+      // One statement: atomic on its own.
+      const row = one(
+        `UPDATE ${t.channels} SET spent = spent + @amount, units = units + 1 WHERE channel_id = @id AND state = 'open' AND highest - spent - held >= @amount RETURNING *`,
+        { amount, id: channelId },
+      )
+      if (row === undefined) return holdRefusal(select(channelId), amount)
+      return { status: 'spent', channel: recordOf(row) }
     },
     async commit(holdId) {
       return drop(holdId, true)
@@ -312,23 +333,46 @@ FROM d WHERE c.channel_id = d.channel_id RETURNING c.channel_id`,
     async list(state) {
       return (await rows(`SELECT * FROM ${t.channels} WHERE state = $1`, [state])).map(recordOf)
     },
-    async acceptVoucher(channelId, cumulative, signature) {
+    async acceptVoucher(channelId, cumulative, signature, hold) {
       checkStoredAmount(cumulative, 'voucher amount')
-      // One statement: the amount is claimed (once, in any process) only on an open channel
-      // within its deposit; the highest is raised if the amount is above it; the channel's row
-      // comes back (the raised one, or the row as it was).
+      if (hold !== undefined) checkStoredAmount(hold.amount, 'price')
+      // One statement: the channel's row is locked (`c`, only when open and the amount within its
+      // deposit); the amount is claimed once, in any process (`ins`); the highest is raised when
+      // the amount is above it and, with a hold asked, the hold is taken out of the headroom the
+      // voucher leaves (`up`, `h`); the channel's row comes back — updated, as locked, or as it
+      // is when the voucher was refused.
       const [row] = await rows(
-        `WITH c AS (SELECT channel_id FROM ${t.channels} WHERE channel_id = $3 AND state = 'open' AND $1::bigint <= deposit),
+        `WITH c AS (SELECT * FROM ${t.channels} WHERE channel_id = $3 AND state = 'open' AND $1::bigint <= deposit FOR UPDATE),
 ins AS (INSERT INTO ${t.vouchers} (channel_id, amount) SELECT channel_id, $1::bigint FROM c ON CONFLICT DO NOTHING RETURNING channel_id),
-up AS (UPDATE ${t.channels} SET highest = $1::bigint, highest_signature = $2 WHERE channel_id IN (SELECT channel_id FROM ins) AND $1::bigint > highest RETURNING *)
+take AS (SELECT c.channel_id, ($4::bigint IS NOT NULL AND GREATEST(c.highest, $1::bigint) - c.spent - c.held >= $4::bigint) AS took FROM c JOIN ins ON ins.channel_id = c.channel_id),
+up AS (UPDATE ${t.channels} ch SET highest = GREATEST(ch.highest, $1::bigint), highest_signature = CASE WHEN $1::bigint > ch.highest THEN $2 ELSE ch.highest_signature END, held = ch.held + CASE WHEN take.took THEN $4::bigint ELSE 0 END FROM take WHERE ch.channel_id = take.channel_id AND ($1::bigint > ch.highest OR take.took) RETURNING ch.*, take.took),
+h AS (INSERT INTO ${t.holds} (hold_id, channel_id, amount, lease_until) SELECT $5, channel_id, $4::bigint, $6::bigint FROM up WHERE took)
 SELECT (SELECT count(*) FROM ins) AS inserted, up.* FROM up
-UNION ALL SELECT (SELECT count(*) FROM ins) AS inserted, ch.* FROM ${t.channels} ch WHERE ch.channel_id = $3 AND NOT EXISTS (SELECT 1 FROM up)`,
-        [cumulative.toString(), signature, channelId],
+UNION ALL SELECT (SELECT count(*) FROM ins) AS inserted, c.*, false AS took FROM c WHERE NOT EXISTS (SELECT 1 FROM up)
+UNION ALL SELECT 0 AS inserted, ch.*, false AS took FROM ${t.channels} ch WHERE ch.channel_id = $3 AND NOT EXISTS (SELECT 1 FROM c)`,
+        [
+          cumulative.toString(),
+          signature,
+          channelId,
+          hold?.amount.toString() ?? null,
+          hold?.holdId ?? null,
+          hold === undefined ? null : String(hold.leaseUntil),
+        ],
       )
       const channel = row === undefined ? undefined : recordOf(row)
-      return Number(row?.inserted ?? 0) === 0 || channel === undefined
-        ? refusal(channel, cumulative)
-        : { status: 'accepted', channel }
+      if (Number(row?.inserted ?? 0) === 0 || channel === undefined) {
+        return refusal(channel, cumulative)
+      }
+      if (hold === undefined) return { status: 'accepted', channel }
+      const held: HoldOutcome =
+        row?.took === true
+          ? { status: 'held', holdId: hold.holdId, channel }
+          : {
+              status: 'insufficient',
+              required: channel.spent + channel.held + hold.amount,
+              channel,
+            }
+      return { status: 'accepted', channel, hold: held }
     },
     async hold(channelId, amount, holdId, leaseUntil) {
       checkStoredAmount(amount, 'price')
@@ -341,6 +385,16 @@ SELECT * FROM up`,
       return row === undefined
         ? holdRefusal(await select(channelId), amount)
         : { status: 'held', holdId, channel: recordOf(row) }
+    },
+    async spend(channelId, amount): Promise<SpendResult> {
+      checkStoredAmount(amount, 'price')
+      const [row] = await rows(
+        `UPDATE ${t.channels} SET spent = spent + $1::bigint, units = units + 1 WHERE channel_id = $2 AND state = 'open' AND highest - spent - held >= $1::bigint RETURNING *`,
+        [amount.toString(), channelId],
+      )
+      return row === undefined
+        ? holdRefusal(await select(channelId), amount)
+        : { status: 'spent', channel: recordOf(row) }
     },
     commit: (holdId) => drop(holdId, true),
     release: (holdId) => drop(holdId, false),
