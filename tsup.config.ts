@@ -34,6 +34,9 @@ export default defineConfig([
   {
     entry: entries,
     format: ['esm', 'cjs'],
+    // `import.meta.url` in the CommonJS build (the SQLite checkpoint worker finds better-sqlite3
+    // from it).
+    shims: true,
     dts: true,
     clean: true,
     sourcemap: true,

@@ -1,10 +1,10 @@
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import { describe, expect, test } from 'vitest'
 import { describePaymentStoreContract } from './contract.js'
-import { createSqliteStore } from './sqlite.js'
+import { createSqliteStore, openSqliteDatabase } from './sqlite.js'
 
 describePaymentStoreContract('sqlite (file)', () => {
   const folder = mkdtempSync(join(tmpdir(), 'tollgate-sqlite-'))
@@ -23,6 +23,35 @@ describePaymentStoreContract('sqlite (caller-owned Database, custom table)', () 
       db.close()
     },
   }
+})
+
+describe('sqlite checkpoints', () => {
+  // SQLite's own checkpoint would copy the log into the file inside the commit that crosses 1 000
+  // pages, blocking the process; the store's files hand it to a worker thread instead.
+  test('a commit never checkpoints; the worker copies the log into the file soon after', async () => {
+    const folder = mkdtempSync(join(tmpdir(), 'tollgate-sqlite-'))
+    const path = join(folder, 'c.db')
+    const db = openSqliteDatabase(path) as Database.Database
+    try {
+      expect(db.pragma('wal_autocheckpoint', { simple: true })).toBe(0)
+      db.exec('CREATE TABLE t (v BLOB)')
+      const insert = db.prepare('INSERT INTO t (v) VALUES (?)')
+      // About 3 000 pages of log in one commit: far past SQLite's own threshold.
+      db.transaction(() => {
+        for (let i = 0; i < 3_000; i++) insert.run(Buffer.alloc(4_000, i % 256))
+      })()
+      // Still in the log: SQLite's own checkpoint would have copied it before the commit returned.
+      expect(statSync(path).size).toBeLessThan(1_000_000)
+      const deadline = Date.now() + 10_000
+      while (statSync(path).size < 3_000 * 4_000 && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 20))
+      }
+      expect(statSync(path).size).toBeGreaterThanOrEqual(3_000 * 4_000)
+    } finally {
+      db.close()
+      rmSync(folder, { recursive: true, force: true })
+    }
+  })
 })
 
 describe('sqlite store options', () => {

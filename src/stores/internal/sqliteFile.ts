@@ -7,10 +7,12 @@
 import { mkdirSync, statSync } from 'node:fs'
 import { dirname } from 'node:path'
 import Database from 'better-sqlite3'
+import { checkpointInBackground } from './sqliteCheckpoints.js'
 
 /**
- * Opens (creating its folder) a database file for the store: WAL journal, the busy timeout, and
- * `synchronous` NORMAL (default) or FULL.
+ * Opens (creating its folder) a database file for the store: WAL journal, the busy timeout,
+ * `synchronous` NORMAL (default) or FULL, and its checkpoints run by a worker thread instead of
+ * inside a commit (`sqliteCheckpoints.ts`).
  */
 export function openSqliteFile(
   path: string,
@@ -21,6 +23,7 @@ export function openSqliteFile(
   const db = new Database(path, { timeout: busyTimeoutMs })
   retryWhileBusy(() => db.pragma('journal_mode = WAL'), busyTimeoutMs)
   db.pragma(options.synchronous === 'full' ? 'synchronous = FULL' : 'synchronous = NORMAL')
+  checkpointInBackground(db, path)
   return db
 }
 
