@@ -10,22 +10,25 @@
  * Two routes: the catalog route `POST /exchangerate/v1/rates` (paid per call) and the keyless
  * inference route `POST /open/v1/chat/completions` (a session pays it per streamed token; its calls
  * here are streamed answers of `BENCH_CALL_TOKENS` tokens, default 16). The unpaid baseline of a
- * route is the request the gateway sends upstream for it, replayed from this process straight to the
- * upstream (the stub upstream, the model server): the gateway cannot serve a paid route unpaid, so
- * "added" below is all the gateway does for a paid call — its routing, body checks and upstream call
- * as well as the payment — and the ratios are against the upstream alone.
+ * route is the same route of the same gateway served without payment: the gateway process listens
+ * on a second port where its paid routes go through `bench/session/passThrough.ts` — the body read
+ * and checked as the paywall does before a payment, then the same handler, upstream call and relay
+ * (the keyless stream unmetered) — so "added" is the payment alone. For reference, the request the
+ * gateway sent upstream for the route is also replayed from this process straight to the upstream
+ * (the stub upstream, the model server): the "upstream direct" columns, the upstream alone.
  *
  * For each store and route, after a warm-up (the channel is opened then):
  * 1. calls/s at `BENCH_CONCURRENCY` in flight (default 32), `BENCH_CALLS` calls (default 2 000):
- *    unpaid, over one session (target ≥ 0.5× unpaid), and paid by MPP `charge` (`BENCH_CHARGE_CALLS`,
- *    default 16, one at a time: each waits for the ledger);
- * 2. latency added over an unpaid call, one call at a time, alternating, `BENCH_ROUNDS` rounds
- *    (default 300): the difference of the medians (target ≤ 1 ms);
+ *    unpaid, upstream direct, over one session (target ≥ 0.5× unpaid), and paid by MPP `charge`
+ *    (`BENCH_CHARGE_CALLS`, default 16, one at a time: each waits for the ledger);
+ * 2. latency added over an unpaid call, one call at a time, unpaid, session and upstream direct in
+ *    turn, `BENCH_ROUNDS` rounds (default 300): the difference of the medians (target ≤ 1 ms);
  * 3. ledger transactions per 1 000 calls over the session (its open and close counted, and any
  *    settlement of the gateway's schedule) and by `charge`, counted by the gateway's emulator.
  * Then, on the keyless route, `BENCH_STREAMS` (default 8) answers of `BENCH_TOKENS` tokens paid per
- * token over the session, alternating with the same stream unpaid: time to the first token (median;
- * target ≤ 1 ms added) and the 99th percentile of the gaps between tokens (target ≤ 5 ms added).
+ * token over the session, in turn with the same stream unpaid and upstream direct: time to the
+ * first token (median; target ≤ 1 ms added over unpaid) and the 99th percentile of the gaps between
+ * tokens (target ≤ 5 ms added).
  *
  * Prints markdown tables with the load average at the start and the end of each store's run.
  */
@@ -58,7 +61,14 @@ const callTokens = Number(process.env.BENCH_CALL_TOKENS ?? 16)
 const tokenMs = process.env.BENCH_TOKEN_MS ?? '1'
 const warm = 200
 
-type Info = { url: string; ledgerUrl: string; package: string; registry: string; buyerKey: string }
+type Info = {
+  url: string
+  unpaidUrl: string
+  ledgerUrl: string
+  package: string
+  registry: string
+  buyerKey: string
+}
 type Sent = { url: string; method: string; headers: Record<string, string>; body: string | null }
 
 const post = (body: unknown) => ({
@@ -90,7 +100,7 @@ const routes = [
 
 /** Headers that `fetch` sets itself. */
 const ownHeaders = new Set(['host', 'content-length', 'connection', 'transfer-encoding'])
-/** A call that replays the gateway's upstream request straight to the upstream. */
+/** A call that replays the gateway's upstream request straight to the upstream (the reference). */
 function direct(sent: Sent): Call {
   const headers = Object.fromEntries(
     Object.entries(sent.headers).filter(([name]) => !ownHeaders.has(name)),
@@ -155,44 +165,59 @@ try {
           },
         })
         const url = `${info.url}${route.path}`
+        const unpaidUrl = `${info.unpaidUrl}${route.path}`
         const paid: Call = () => sessions.fetch(url, route.init)
+        const unpaid: Call = () => fetch(unpaidUrl, route.init)
 
-        // Warm-up: the channel opened, then both paths.
+        // Warm-up: the channel opened, then the unpaid route and the upstream direct.
         const openBefore = await transactions()
         for (let i = 0; i < warm; i++) await timed(paid)
         const openTx = (await transactions()) - openBefore
-        const unpaid = await lastUpstream()
+        const upstream = await lastUpstream()
         for (let i = 0; i < warm; i++) await timed(unpaid)
+        for (let i = 0; i < warm; i++) await timed(upstream)
 
         const compared = await compareCalls({
           unpaid,
           session: paid,
           charge: () => charge(url, route.init),
+          reference: upstream,
           transactions,
           sent: () => sent,
         })
 
         if (route.path === '/open/v1/chat/completions') {
           const long: Call = () => sessions.fetch(url, chat(streamTokens))
+          const longUnpaid: Call = () => fetch(unpaidUrl, chat(streamTokens))
           await tokenTimes(long, streamTokens)
-          const longUnpaid = await lastUpstream()
+          const longUpstream = await lastUpstream()
           await tokenTimes(longUnpaid, streamTokens)
-          const first = { unpaid: [] as number[], paid: [] as number[] }
-          const gaps = { unpaid: [] as number[], paid: [] as number[] }
+          await tokenTimes(longUpstream, streamTokens)
+          const first = { unpaid: [] as number[], paid: [] as number[], upstream: [] as number[] }
+          const gaps = { unpaid: [] as number[], paid: [] as number[], upstream: [] as number[] }
           for (let i = 0; i < streams; i++) {
             for (const [side, call] of [
               ['unpaid', longUnpaid],
               ['paid', long],
+              ['upstream', longUpstream],
             ] as const) {
               const times = await tokenTimes(call, streamTokens)
               first[side].push(times.firstMs)
               gaps[side].push(...times.gaps)
             }
           }
-          const ttft = { unpaid: median(first.unpaid), paid: median(first.paid) }
-          const p99 = { unpaid: percentile(gaps.unpaid, 0.99), paid: percentile(gaps.paid, 0.99) }
+          const ttft = {
+            unpaid: median(first.unpaid),
+            paid: median(first.paid),
+            upstream: median(first.upstream),
+          }
+          const p99 = {
+            unpaid: percentile(gaps.unpaid, 0.99),
+            paid: percentile(gaps.paid, 0.99),
+            upstream: percentile(gaps.upstream, 0.99),
+          }
           streamRows.push(
-            `| ${store} | ${ttft.unpaid.toFixed(2)} / ${ttft.paid.toFixed(2)} (+${(ttft.paid - ttft.unpaid).toFixed(2)}) | ${p99.unpaid.toFixed(2)} / ${p99.paid.toFixed(2)} (+${(p99.paid - p99.unpaid).toFixed(2)}) | ${Math.max(...gaps.unpaid).toFixed(1)} / ${Math.max(...gaps.paid).toFixed(1)} | ${median(gaps.unpaid).toFixed(2)} / ${median(gaps.paid).toFixed(2)} | ${loadStart} → ${load()} |`,
+            `| ${store} | ${ttft.unpaid.toFixed(2)} / ${ttft.paid.toFixed(2)} (+${(ttft.paid - ttft.unpaid).toFixed(2)}) | ${p99.unpaid.toFixed(2)} / ${p99.paid.toFixed(2)} (+${(p99.paid - p99.unpaid).toFixed(2)}) | ${Math.max(...gaps.unpaid).toFixed(1)} / ${Math.max(...gaps.paid).toFixed(1)} | ${median(gaps.unpaid).toFixed(2)} / ${median(gaps.paid).toFixed(2)} | ${ttft.upstream.toFixed(2)} / ${p99.upstream.toFixed(2)} | ${loadStart} → ${load()} |`,
           )
           // Each row as soon as it is measured: a later failure loses none.
           console.error(streamRows.at(-1))
@@ -217,13 +242,12 @@ try {
   model.process.kill()
 }
 
-printCalls(
-  ['store', 'route'],
-  callRows,
-  ` ${streams} streams of ${streamTokens} tokens, one every ${tokenMs} ms, each way. Unpaid: the gateway's upstream request sent straight to the upstream.`,
-)
+printCalls(['store', 'route'], callRows, {
+  note: ` ${streams} streams of ${streamTokens} tokens, one every ${tokenMs} ms, each way. Unpaid: the same gateway route served without payment (its unpaid port). Upstream direct: the gateway's upstream request sent straight to the upstream (reference).`,
+  reference: 'upstream direct',
+})
 console.log(
-  `\n| store | ${streamTokens}-token stream: ms to first token, unpaid / per token (added) | p99 ms between tokens, unpaid / per token (added) | longest gap ms, unpaid / per token | median ms between tokens | load average |`,
+  `\n| store | ${streamTokens}-token stream: ms to first token, unpaid / per token (added) | p99 ms between tokens, unpaid / per token (added) | longest gap ms, unpaid / per token | median ms between tokens | upstream direct: ms to first token / p99 ms between tokens | load average |`,
 )
-console.log('|---|---:|---:|---:|---:|---|')
+console.log('|---|---:|---:|---:|---:|---:|---|')
 for (const row of streamRows) console.log(row)

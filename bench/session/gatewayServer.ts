@@ -6,10 +6,17 @@
  * `MODEL_URL` (its own process). `BENCH_STORE` is `sqlite` (a temporary folder) or `postgres`
  * (`DATABASE_URL`; tables and schema named for this process, dropped at the end).
  *
- * Prints one JSON line: the gateway's and the ledger's URLs, the channel package and registry, a
- * funded buyer's secret key. Answers on stdin, one JSON line each: `count` with the ledger's
- * executed transactions so far; `upstream` with the last request the gateway sent upstream (URL,
- * method, headers, body), which the runner replays directly as the unpaid baseline.
+ * The same gateway also listens on a second port, where its paid routes are served unpaid: the
+ * same app, stores and upstreams, with the gateway's `pay` option set to `passThrough`
+ * (`./passThrough.ts`), which picks the requests that came in on that port — the body read and
+ * checked as the paywall does before a payment, then the route's handler without any payment (the
+ * keyless route's stream unmetered). That port is the runner's unpaid baseline of a route.
+ *
+ * Prints one JSON line: the gateway's URL, its unpaid twin's URL, the ledger's URL, the channel
+ * package and registry, a funded buyer's secret key. Answers on stdin, one JSON line each: `count`
+ * with the ledger's executed transactions so far; `upstream` with the last request the gateway
+ * sent upstream (URL, method, headers, body), which the runner replays straight to the upstream as
+ * a reference (the upstream alone).
  */
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -19,7 +26,10 @@ import pg from 'pg'
 import { createNodeFetch } from 'tollgate/node'
 import { loadConfig } from '../../reference-gateway/config.js'
 import { defaultModel } from '../../reference-gateway/inference/models.js'
+import { listenGateway } from '../../reference-gateway/server/listen.js'
 import { startGateway } from '../../reference-gateway/server/server.js'
+import { createCleanups } from '../../reference-gateway/server/shutdown.js'
+import { passThrough } from './passThrough.js'
 
 const store = process.env.BENCH_STORE ?? 'sqlite'
 const databaseUrl = process.env.DATABASE_URL
@@ -33,7 +43,7 @@ const folder = mkdtempSync(join(tmpdir(), 'tollgate-bench-session-gateway-'))
 type Sent = { url: string; method: string; headers: Record<string, string>; body: string | null }
 let lastSent: Sent | undefined
 const upstreamFetch = createNodeFetch({ maxBufferedBytes: 64 * 1024 * 1024 })
-/** The gateway's upstream `fetch`, remembering the last request (the runner's direct baseline). */
+/** The gateway's upstream `fetch`, remembering the last request (the runner's direct reference). */
 const recording: typeof fetch = (input, init = {}) => {
   const body = init.body
   lastSent = {
@@ -50,27 +60,43 @@ const recording: typeof fetch = (input, init = {}) => {
   return upstreamFetch(input, init)
 }
 
+/** The requests that came in on the unpaid port: served by `passThrough`, without payment. */
+const unpaidRequests = new WeakSet<Request>()
+const config = loadConfig({
+  env: {},
+  overrides: {
+    port: 0,
+    upstreams: 'stub',
+    upstreamUrls: JSON.parse(process.env.UPSTREAM_URLS ?? '{}') as Record<string, string>,
+    inferenceModels: [defaultModel(process.env.MODEL_URL as string)],
+    emulatorLatencyMs: Number(process.env.LEDGER_LATENCY_MS ?? 400),
+    store: store as 'sqlite',
+    ...(store === 'postgres'
+      ? { databaseUrl, databaseSchema: storePrefix, storePrefix }
+      : { dataDir: folder }),
+    rateLimitPerMinute: 1_000_000,
+    // No scheduled settlement during the run: the transactions counted are the calls' own (the
+    // default schedule's settlements are bounded in docs/benchmarks.md).
+    sessionSweepIntervalMs: 3_600_000,
+    logLevel: 'silent',
+  },
+})
 const gateway = await startGateway({
   fetch: recording,
-  config: loadConfig({
-    env: {},
-    overrides: {
-      port: 0,
-      upstreams: 'stub',
-      upstreamUrls: JSON.parse(process.env.UPSTREAM_URLS ?? '{}') as Record<string, string>,
-      inferenceModels: [defaultModel(process.env.MODEL_URL as string)],
-      emulatorLatencyMs: Number(process.env.LEDGER_LATENCY_MS ?? 400),
-      store: store as 'sqlite',
-      ...(store === 'postgres'
-        ? { databaseUrl, databaseSchema: storePrefix, storePrefix }
-        : { dataDir: folder }),
-      rateLimitPerMinute: 1_000_000,
-      // No scheduled settlement during the run: the transactions counted are the calls' own (the
-      // default schedule's settlements are bounded in docs/benchmarks.md).
-      sessionSweepIntervalMs: 3_600_000,
-      logLevel: 'silent',
-    },
-  }),
+  config,
+  pay: passThrough({ unpaid: (c) => unpaidRequests.has(c.req.raw) }),
+})
+// The unpaid twin: a second server like the gateway's own (`listenGateway`), on the same app.
+const twinCleanups = createCleanups({
+  info: () => undefined,
+  warn: () => undefined,
+  error: () => undefined,
+  debug: () => undefined,
+})
+const twin = await listenGateway(config, twinCleanups)
+twin.serve((request, env) => {
+  unpaidRequests.add(request)
+  return gateway.gateway.app.fetch(request, env as never)
 })
 const emulator = gateway.emulator
 if (emulator === undefined || gateway.sessions === undefined) {
@@ -80,6 +106,7 @@ const buyer = emulator.createTestWallet({ usdc: '1000', sui: '10' })
 process.stdout.write(
   `${JSON.stringify({
     url: gateway.url,
+    unpaidUrl: twin.url,
     ledgerUrl: emulator.url,
     package: gateway.sessions.package,
     registry: gateway.sessions.registry,
@@ -112,6 +139,7 @@ async function dropTables(): Promise<void> {
 
 process.once('SIGTERM', () => {
   void (async () => {
+    await twinCleanups.run()
     await gateway.stop()
     await dropTables().catch(() => undefined)
     rmSync(folder, { recursive: true, force: true })

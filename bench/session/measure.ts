@@ -122,22 +122,30 @@ export type CallComparison = {
   chargeTx: number
   /** Requests the session buyer sent per session call. */
   requestsPerCall: number
+  /** The reference call's calls/s and median ms, when one was given. */
+  reference?: { rate: number; ms: number } | undefined
 }
 
 /**
- * The calls part of a session benchmark, after its warm-up: calls/s unpaid, over the session and by
- * `charge` (counting the ledger's transactions around the last two), then the sequential rounds,
- * unpaid and over the session alternating. `sent` reads the session buyer's requests so far.
+ * The calls part of a session benchmark, after its warm-up: calls/s unpaid (and of `reference`, a
+ * call measured for comparison only, when given), over the session and by `charge` (counting the
+ * ledger's transactions around the last two), then the sequential rounds, unpaid, over the session
+ * (and `reference`) in turn. `sent` reads the session buyer's requests so far.
  */
 export async function compareCalls(input: {
   unpaid: Call
   session: Call
   charge: Call
+  reference?: Call | undefined
   transactions: () => Promise<number>
   sent: () => number
 }): Promise<CallComparison> {
-  const { unpaid, session, charge, transactions } = input
+  const { unpaid, session, charge, reference, transactions } = input
   const unpaidRate = await rate(settings.calls, unpaid, settings.concurrency)
+  const referenceRate =
+    reference === undefined
+      ? Number.NaN
+      : await rate(settings.calls, reference, settings.concurrency)
   const txBefore = await transactions()
   const sentBefore = input.sent()
   const sessionRate = await rate(settings.calls, session, settings.concurrency)
@@ -148,9 +156,11 @@ export async function compareCalls(input: {
   const chargeTx = (await transactions()) - chargeBefore
   const unpaidMs: number[] = []
   const sessionMs: number[] = []
+  const referenceMs: number[] = []
   for (let i = 0; i < settings.rounds; i++) {
     unpaidMs.push(await timed(unpaid))
     sessionMs.push(await timed(session))
+    if (reference !== undefined) referenceMs.push(await timed(reference))
   }
   return {
     unpaidRate,
@@ -161,31 +171,44 @@ export async function compareCalls(input: {
     sessionTx,
     chargeTx,
     requestsPerCall,
+    ...(reference === undefined
+      ? {}
+      : { reference: { rate: referenceRate, ms: median(referenceMs) } }),
   }
 }
 
 /**
- * Prints the table of the runs of {@link compareCalls}: the settings and `note`, then a markdown
- * table whose rows begin with the cells named by `lead` and end with the load average.
+ * Prints the table of the runs of {@link compareCalls}: the settings and `options.note`, then a
+ * markdown table whose rows begin with the cells named by `lead` and end with the load average;
+ * `options.reference` names the reference call's column (calls/s and median ms), for rows whose
+ * comparison has one.
  */
-export function printCalls(lead: readonly string[], rows: readonly string[], note = ''): void {
+export function printCalls(
+  lead: readonly string[],
+  rows: readonly string[],
+  options: { note?: string; reference?: string } = {},
+): void {
+  const { note = '', reference } = options
   console.log(
     `\nLedger latency ${settings.latencyMs} ms, ${settings.calls} calls at ${settings.concurrency} in flight (charge: ${settings.chargeCalls} at ${settings.chargeConcurrency}), ${settings.rounds} sequential rounds.${note}\n`,
   )
+  const extra = reference === undefined ? '' : ` ${reference}: calls/s, median ms |`
   console.log(
-    `| ${lead.join(' | ')} | unpaid calls/s | session calls/s (vs unpaid) | charge calls/s | median ms unpaid / session (added) | ledger tx per 1 000 calls: session / charge | requests per session call | load average |`,
+    `| ${lead.join(' | ')} | unpaid calls/s | session calls/s (vs unpaid) | charge calls/s | median ms unpaid / session (added) | ledger tx per 1 000 calls: session / charge | requests per session call |${extra} load average |`,
   )
-  console.log(`|${lead.map(() => '---|').join('')}---:|---:|---:|---:|---:|---:|---|`)
+  console.log(
+    `|${lead.map(() => '---|').join('')}---:|---:|---:|---:|---:|---:|${reference === undefined ? '' : '---:|'}---|`,
+  )
   for (const row of rows) console.log(row)
 }
 
 /**
- * A comparison's table cells; the session's transactions per 1 000 calls count `openAndClose`
- * (the channel's open and close, once) with those of its calls.
+ * A comparison's table cells (the reference's last, when it has one); the session's transactions
+ * per 1 000 calls count `openAndClose` (the channel's open and close, once) with those of its calls.
  */
 export function callCells(c: CallComparison, openAndClose: number): string {
   const perThousand = ((c.sessionTx + openAndClose) / settings.calls) * 1000
-  return `| ${c.unpaidRate.toFixed(0)} | ${c.sessionRate.toFixed(0)} (${(c.sessionRate / c.unpaidRate).toFixed(2)}×) | ${c.chargeRate.toFixed(1)} (session ${(c.sessionRate / c.chargeRate).toFixed(0)}×) | ${c.unpaidMs.toFixed(2)} / ${c.sessionMs.toFixed(2)} (+${(c.sessionMs - c.unpaidMs).toFixed(2)}) | ${perThousand.toFixed(1)} / ${((c.chargeTx / settings.chargeCalls) * 1000).toFixed(0)} | ${c.requestsPerCall.toFixed(2)} |`
+  return `| ${c.unpaidRate.toFixed(0)} | ${c.sessionRate.toFixed(0)} (${(c.sessionRate / c.unpaidRate).toFixed(2)}×) | ${c.chargeRate.toFixed(1)} (session ${(c.sessionRate / c.chargeRate).toFixed(0)}×) | ${c.unpaidMs.toFixed(2)} / ${c.sessionMs.toFixed(2)} (+${(c.sessionMs - c.unpaidMs).toFixed(2)}) | ${perThousand.toFixed(1)} / ${((c.chargeTx / settings.chargeCalls) * 1000).toFixed(0)} | ${c.requestsPerCall.toFixed(2)} |${c.reference === undefined ? '' : ` ${c.reference.rate.toFixed(0)}, ${c.reference.ms.toFixed(2)} |`}`
 }
 
 /**

@@ -121,6 +121,17 @@ export type GatewayAppOptions = {
   corsOrigins?: readonly string[] | undefined
   /** The owner's console at `/console` (see docs/inference.md); off when undefined. */
   console?: Omit<ConsoleOptions, 'fetch'> | undefined
+  /**
+   * Replaces what prices the paid routes, for benchmarks and tests only: given the paywall, returns
+   * the `pay` every paid route (catalog, keyless inference, credit top-ups) is built with instead of
+   * the paywall's own — e.g. one that serves some requests of a route without payment, after the
+   * same body checks (`bench/session/passThrough.ts`, the unpaid baseline of `npm run
+   * bench:session`). Default: the paywall's `pay`. The paywall itself (refund worker, lease sweeper,
+   * `GatewayApp.paywall`) is built either way.
+   *
+   * Security: whatever it returns decides whether a paid route is paid; never set it in production.
+   */
+  pay?: ((paywall: HonoPaywall) => HonoPaywall['pay']) | undefined
 }
 
 /** The private inference API as the app serves it. */
@@ -191,9 +202,11 @@ export function createGatewayApp(options: GatewayAppOptions): GatewayApp {
 
   const app = new Hono<GatewayEnv>()
   useGatewayMiddleware(app, options)
-  mountCatalogRoutes(app, paid, options)
+  // The paid routes' pricing: the paywall itself, unless a benchmark or test replaced its `pay`.
+  const pricing = options.pay === undefined ? paid : { pay: options.pay(paid) }
+  mountCatalogRoutes(app, pricing, options)
   if (options.inference !== undefined)
-    mountInferenceRoutes(app, paid, options.inference, options.seller.trustProxy === true)
+    mountInferenceRoutes(app, pricing, options.inference, options.seller.trustProxy === true)
   mountDiscoveryRoutes(app, options, discovery)
   app.get('/blobs/:name', (c) => options.blobs.serve(c.req.param('name')))
   mountHealthRoutes(app, options)

@@ -38,7 +38,7 @@ import type { GatewayAppOptions, GatewayEnv } from './app.js'
  */
 export function mountCatalogRoutes(
   app: Hono<GatewayEnv>,
-  paid: HonoPaywall,
+  paid: Pick<HonoPaywall, 'pay'>,
   options: GatewayAppOptions,
 ): void {
   const { catalog, metrics, logger, sessions } = options

@@ -26,7 +26,7 @@ import type { GatewayEnv, GatewayInference } from './app.js'
  */
 export function mountInferenceRoutes(
   app: Hono<GatewayEnv>,
-  paid: HonoPaywall,
+  paid: Pick<HonoPaywall, 'pay'>,
   inference: GatewayInference,
   trustProxy: boolean,
 ): void {

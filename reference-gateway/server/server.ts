@@ -30,6 +30,7 @@ import pkg from '../../package.json' with { type: 'json' }
 import {
   createGatewayApp,
   type GatewayApp,
+  type GatewayAppOptions,
   type GatewayLogger,
   type LedgerInfo,
 } from '../app/app.js'
@@ -72,6 +73,12 @@ export type StartGatewayOptions = {
   resolveHost?: HostResolver | undefined
   /** Observes payment and refund events (tests, the demo). */
   onEvent?: ((event: SellerEvent) => void) | undefined
+  /**
+   * Replaces what prices the paid routes, for benchmarks and tests only (`GatewayAppOptions.pay`:
+   * given the paywall, the `pay` the routes use instead of its own). Default: the paywall's.
+   * Security: never set it in production.
+   */
+  pay?: GatewayAppOptions['pay']
 }
 
 export type { StoreKind } from '../storeLocation.js'
@@ -345,6 +352,7 @@ async function start(
       signIns: { maxOutstandingNonces: config.maxOutstandingNonces, client: listingGates.client },
       assets: consoleAssets,
     },
+    pay: options.pay,
   })
   cleanups.push(() => gateway.paywall.close())
   listening.serve((request, env) => gateway.app.fetch(request, env as never))
