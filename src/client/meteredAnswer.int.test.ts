@@ -44,7 +44,7 @@ function buyer(name: string, extra: Partial<SessionFetchOptions> = {}) {
     },
     ...extra,
   }
-  return { counts, sessions: createSessionFetch(options) }
+  return { counts, options, sessions: createSessionFetch(options) }
 }
 
 /**
@@ -221,5 +221,31 @@ describe('a stream paid per token over a session', () => {
     // The window is the channel's: at most 64 tokens signed beyond those served.
     expect(channel.highest - channel.spent).toBeLessThanOrEqual(64n * sessionTokenPrice)
     expect(counted.counts.vouchersAboveMark).toBe(0)
+  })
+
+  it('writes the book once per block of raises, and always before a voucher above its mark', async () => {
+    const counted = countedBook('blocks')
+    const b = buyer('blocks', { streamAhead: 64n, book: counted.book, fetch: counted.fetch })
+    const response = await b.sessions.fetch(`${seller.base}/tokens?n=500`, { method: 'POST' })
+    expect((await readAll(response)).tokens).toHaveLength(500)
+    // About ten raises; the call wrote the mark once, the raises once between them (a block of
+    // 32 raises of their step is beyond this deposit of 1 000 tokens: the mark went to it).
+    expect(counted.counts.raises).toBeGreaterThan(5)
+    expect(counted.counts.writes).toBeLessThanOrEqual(2)
+    expect(counted.counts.vouchersAboveMark).toBe(0)
+    const [entry] = await b.sessions.list()
+    expect(entry?.signed).toBe(entry?.deposit)
+
+    // After a restart the buyer signs above the mark: the deposit is topped up first.
+    const restarted = createSessionFetch({
+      ...b.options,
+      book: createChannelBook(join(folder, 'blocks.json')),
+    })
+    const again = await restarted.fetch(`${seller.base}/tokens?n=16`, { method: 'POST' })
+    expect((await readAll(again)).tokens).toHaveLength(16)
+    const channel = await channelOf(restarted)
+    expect(channel.deposit).toBeGreaterThan(BigInt(entry?.deposit ?? 0))
+    expect(channel.highest).toBeGreaterThan(BigInt(entry?.signed ?? 0))
+    expect(channel.spent).toBe(516n * sessionTokenPrice)
   })
 })

@@ -153,7 +153,11 @@ export type SessionFetch = {
 /** How many times a call is paid again after a refusal (a used voucher, a short headroom). */
 const maxRepays = 4
 
-/** How many calls' amounts the book's mark is written ahead (one write per block). */
+/**
+ * How many amounts the book's mark is written ahead (one write per block): `markBlock` calls'
+ * prices, or for a raise during a metered answer, `markBlock` raises of its own step — never past
+ * the deposit.
+ */
 const markBlock = 32n
 
 const problemSchema = z.looseObject({
@@ -174,6 +178,8 @@ type NextAmount = {
   readonly atLeast?: bigint | undefined
   /** How far above the last amount signed, at least: a call's price (default the channel's). */
   readonly price?: bigint | undefined
+  /** A raise during a metered answer: the mark's block is of its own step, not of `price`. */
+  readonly raise?: boolean | undefined
 }
 
 /** How many times a close refused while calls are still running is asked again. */
@@ -529,8 +535,10 @@ export function createSessionFetch(options: SessionFetchOptions): SessionFetch {
 
   /**
    * A new amount for `c`, never used before, and recorded before it is used: the book keeps a mark
-   * at or above every amount signed, written a block of calls ahead (one write per
-   * {@link markBlock} calls), so a restart resumes above it.
+   * at or above every amount signed, written a block ahead (one write per {@link markBlock}
+   * amounts), so a restart resumes above it. A call's block is {@link markBlock} of its price; a
+   * raise's, {@link markBlock} of its own step (the mark runs at most that far beyond what is
+   * signed, and never past the deposit).
    */
   async function nextAmount(
     c: ChannelEntry,
@@ -544,7 +552,8 @@ export function createSessionFetch(options: SessionFetchOptions): SessionFetch {
     let mark = marks.get(c.channelId) ?? BigInt(c.signed)
     if (amount > mark) {
       const deposit = BigInt(c.deposit)
-      const ahead = amount + (markBlock - 1n) * price
+      const block = next.raise ? amount - current : price
+      const ahead = amount + (markBlock - 1n) * block
       const target = ahead <= deposit ? ahead : amount > deposit ? amount : deposit
       const entry = await book.sign(c.channelId, () => target)
       mark = BigInt(entry.signed)
@@ -571,6 +580,7 @@ export function createSessionFetch(options: SessionFetchOptions): SessionFetch {
     const { amount } = await nextAmount(entry, {
       atLeast: wish < deposit ? wish : deposit,
       price: 1n,
+      raise: true,
     })
     const bare = new URL(url)
     bare.search = ''
