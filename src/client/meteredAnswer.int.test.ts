@@ -9,6 +9,7 @@ import { mkdtemp } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { beforeAll, describe, expect, it } from 'vitest'
+import { parseCredential } from '../mpp.js'
 import { sseEvents, sseFields } from '../session/sse.js'
 import {
   pinnedBuyer,
@@ -16,7 +17,7 @@ import {
   useSessionSeller,
 } from '../session/testing/sessionSeller.js'
 import { useCheckedLedger } from '../testing/ledger/testSetup.js'
-import { createChannelBook } from './channelBook.js'
+import { type ChannelBook, createChannelBook } from './channelBook.js'
 import { createSessionFetch, type SessionFetchOptions } from './sessions.js'
 
 const chain = useCheckedLedger()
@@ -43,7 +44,39 @@ function buyer(name: string, extra: Partial<SessionFetchOptions> = {}) {
     },
     ...extra,
   }
-  return { counts, sessions: createSessionFetch(options) }
+  return { counts, options, sessions: createSessionFetch(options) }
+}
+
+/**
+ * A book that counts its writes (each `sign` writes the file) and keeps the mark it last wrote,
+ * and a `fetch` that checks every voucher it sends against that mark: the mark is written before
+ * a voucher above it is sent.
+ */
+function countedBook(name: string) {
+  const inner = createChannelBook(join(folder, `${name}.json`))
+  const counts = { writes: 0, raises: 0, vouchersAboveMark: 0 }
+  let mark = 0n
+  const book: ChannelBook = {
+    ...inner,
+    async sign(channelId, next) {
+      counts.writes++
+      const entry = await inner.sign(channelId, next)
+      mark = BigInt(entry.signed)
+      return entry
+    },
+  }
+  const send: typeof fetch = (input, init) => {
+    const authorization = new Headers(init?.headers).get('authorization')
+    if (authorization !== null) {
+      const { payload } = parseCredential(authorization)
+      if (BigInt(String(payload.cumulativeAmount ?? 0)) > mark) counts.vouchersAboveMark++
+      if (init?.method === 'POST' && init.body === undefined && !String(input).includes('?')) {
+        if (payload.action === 'voucher') counts.raises++
+      }
+    }
+    return fetch(input, init)
+  }
+  return { counts, book, fetch: send }
 }
 
 /** Reads an event stream: its token events, and the session's own events by name. */
@@ -158,5 +191,61 @@ describe('a stream paid per token over a session', () => {
     await new Promise((resolve) => setTimeout(resolve, 300))
     expect(b.counts.raises).toBe(raisedFirst)
     expect((await channelOf(b.sessions)).spent).toBe(32n * sessionTokenPrice)
+  })
+
+  it('shares the raises of a channel between its streams: one in flight, the window per channel', async () => {
+    const counted = countedBook('shared')
+    const b = buyer('shared', { streamAhead: 64n, book: counted.book, fetch: counted.fetch })
+    // The channel is opened first; then 32 answers of 16 tokens stream on it at once.
+    const opening = await b.sessions.fetch(`${seller.base}/tokens?n=1`, { method: 'POST' })
+    expect((await readAll(opening)).tokens).toHaveLength(1)
+    const before = counted.counts.raises
+    const answers = await Promise.all(
+      Array.from({ length: 32 }, () =>
+        b.sessions.fetch(`${seller.base}/tokens?n=16`, { method: 'POST' }).then(readAll),
+      ),
+    )
+    for (const { tokens, named } of answers) {
+      expect(tokens).toHaveLength(16)
+      expect(named.at(-1)?.name).toBe('payment-receipt')
+    }
+    // 512 tokens at 64 signed ahead, raised when fewer than 16 are left: about 11 raises for the
+    // channel, not one or more per answer (each answer raising on its own sent 260 or so).
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    const raises = counted.counts.raises - before
+    expect(raises).toBeGreaterThan(0)
+    expect(raises).toBeLessThanOrEqual(24)
+    const channel = await channelOf(b.sessions)
+    expect(channel.spent).toBe(513n * sessionTokenPrice)
+    expect(channel.held).toBe(0n)
+    // The window is the channel's: at most 64 tokens signed beyond those served.
+    expect(channel.highest - channel.spent).toBeLessThanOrEqual(64n * sessionTokenPrice)
+    expect(counted.counts.vouchersAboveMark).toBe(0)
+  })
+
+  it('writes the book once per block of raises, and always before a voucher above its mark', async () => {
+    const counted = countedBook('blocks')
+    const b = buyer('blocks', { streamAhead: 64n, book: counted.book, fetch: counted.fetch })
+    const response = await b.sessions.fetch(`${seller.base}/tokens?n=500`, { method: 'POST' })
+    expect((await readAll(response)).tokens).toHaveLength(500)
+    // About ten raises; the call wrote the mark once, the raises once between them (a block of
+    // 32 raises of their step is beyond this deposit of 1 000 tokens: the mark went to it).
+    expect(counted.counts.raises).toBeGreaterThan(5)
+    expect(counted.counts.writes).toBeLessThanOrEqual(2)
+    expect(counted.counts.vouchersAboveMark).toBe(0)
+    const [entry] = await b.sessions.list()
+    expect(entry?.signed).toBe(entry?.deposit)
+
+    // After a restart the buyer signs above the mark: the deposit is topped up first.
+    const restarted = createSessionFetch({
+      ...b.options,
+      book: createChannelBook(join(folder, 'blocks.json')),
+    })
+    const again = await restarted.fetch(`${seller.base}/tokens?n=16`, { method: 'POST' })
+    expect((await readAll(again)).tokens).toHaveLength(16)
+    const channel = await channelOf(restarted)
+    expect(channel.deposit).toBeGreaterThan(BigInt(entry?.deposit ?? 0))
+    expect(channel.highest).toBeGreaterThan(BigInt(entry?.signed ?? 0))
+    expect(channel.spent).toBe(516n * sessionTokenPrice)
   })
 })

@@ -12,7 +12,9 @@
  *
  * Concurrent calls on one channel sign ahead by at most the prices of the calls in flight (each
  * takes `signed + price` atomically), and may reach the seller in any order: the seller takes each
- * amount once.
+ * amount once. Answers metered per unit (streams paid per token) share their channel's window:
+ * the buyer signs about `streamAhead` units beyond those received on all of them, one raise in
+ * flight per channel (`createStreamWindow`).
  *
  * @module
  */
@@ -44,6 +46,7 @@ import { sessionRequestSchema } from '../session/wire.js'
 import { type ChannelBook, type ChannelEntry, createChannelBook } from './channelBook.js'
 import type { WalletLimits } from './limits.js'
 import { watchMeteredAnswer } from './meteredAnswer.js'
+import { createStreamWindow, type StreamWindow } from './streamWindow.js'
 
 /** A channel package and registry the buyer trusts, for one network (the seller names its own). */
 export type PinnedChannels = {
@@ -72,8 +75,9 @@ export type SessionFetchOptions = {
   readonly book?: ChannelBook | undefined
   readonly fetch?: typeof globalThis.fetch | undefined
   /**
-   * On an answer metered per unit (a stream paid per token), how many units the buyer signs ahead
-   * of the events it has received. Default 64.
+   * On answers metered per unit (streams paid per token), how many units the buyer signs ahead of
+   * the events it has received, counted per channel (all its answers streaming at once share the
+   * window). Default 64.
    */
   readonly streamAhead?: bigint | undefined
   /** Told when raising a voucher during a metered answer fails (the seller then ends it early). */
@@ -149,7 +153,11 @@ export type SessionFetch = {
 /** How many times a call is paid again after a refusal (a used voucher, a short headroom). */
 const maxRepays = 4
 
-/** How many calls' amounts the book's mark is written ahead (one write per block). */
+/**
+ * How many amounts the book's mark is written ahead (one write per block): `markBlock` calls'
+ * prices, or for a raise during a metered answer, `markBlock` raises of its own step — never past
+ * the deposit.
+ */
 const markBlock = 32n
 
 const problemSchema = z.looseObject({
@@ -163,6 +171,16 @@ const problemSchema = z.looseObject({
     .regex(/^[0-9]{1,20}$/)
     .optional(),
 })
+
+/** What a new amount must be (see `nextAmount` in {@link createSessionFetch}). */
+type NextAmount = {
+  /** The least amount. Default 0. */
+  readonly atLeast?: bigint | undefined
+  /** How far above the last amount signed, at least: a call's price (default the channel's). */
+  readonly price?: bigint | undefined
+  /** A raise during a metered answer: the mark's block is of its own step, not of `price`. */
+  readonly raise?: boolean | undefined
+}
 
 /** How many times a close refused while calls are still running is asked again. */
 const closeRetries = 5
@@ -516,15 +534,17 @@ export function createSessionFetch(options: SessionFetchOptions): SessionFetch {
   const counters = new Map<string, bigint>()
 
   /**
-   * A new amount for a call on `c` (at least `atLeast`), never used before, and recorded before it
-   * is used: the book keeps a mark at or above every amount signed, written a block of calls ahead
-   * (one write per {@link markBlock} calls), so a restart resumes above it.
+   * A new amount for `c`, never used before, and recorded before it is used: the book keeps a mark
+   * at or above every amount signed, written a block ahead (one write per {@link markBlock}
+   * amounts), so a restart resumes above it. A call's block is {@link markBlock} of its price; a
+   * raise's, {@link markBlock} of its own step (the mark runs at most that far beyond what is
+   * signed, and never past the deposit).
    */
   async function nextAmount(
     c: ChannelEntry,
-    atLeast = 0n,
-    price = BigInt(c.price),
+    next: NextAmount = {},
   ): Promise<{ amount: bigint; first: boolean }> {
+    const { atLeast = 0n, price = BigInt(c.price) } = next
     const before = counters.get(c.channelId)
     const current = before ?? BigInt(c.signed)
     const amount = current + price > atLeast ? current + price : atLeast
@@ -532,7 +552,8 @@ export function createSessionFetch(options: SessionFetchOptions): SessionFetch {
     let mark = marks.get(c.channelId) ?? BigInt(c.signed)
     if (amount > mark) {
       const deposit = BigInt(c.deposit)
-      const ahead = amount + (markBlock - 1n) * price
+      const block = next.raise ? amount - current : price
+      const ahead = amount + (markBlock - 1n) * block
       const target = ahead <= deposit ? ahead : amount > deposit ? amount : deposit
       const entry = await book.sign(c.channelId, () => target)
       mark = BigInt(entry.signed)
@@ -556,7 +577,11 @@ export function createSessionFetch(options: SessionFetchOptions): SessionFetch {
     let entry = (await book.get(c.channelId)) ?? c
     if (need > BigInt(entry.deposit)) entry = await topUp(entry, need, limits)
     const deposit = BigInt(entry.deposit)
-    const { amount } = await nextAmount(entry, wish < deposit ? wish : deposit, 1n)
+    const { amount } = await nextAmount(entry, {
+      atLeast: wish < deposit ? wish : deposit,
+      price: 1n,
+      raise: true,
+    })
     const bare = new URL(url)
     bare.search = ''
     const response = await present(
@@ -574,10 +599,13 @@ export function createSessionFetch(options: SessionFetchOptions): SessionFetch {
     return amount
   }
 
-  /** Per channel: the highest `spent` a metered answer's receipt reported. */
-  const spentSeen = new Map<string, bigint>()
+  /** Per channel: the window its metered answers share (made by the first of them). */
+  const windows = new Map<string, StreamWindow>()
 
-  /** A metered answer's body, watched to keep the vouchers ahead of it. */
+  /**
+   * A metered answer's body, watched to keep the channel's vouchers ahead of it; a call served
+   * otherwise is counted in the channel's window, if it has one.
+   */
   function metered(
     response: Response,
     c: ChannelEntry,
@@ -587,21 +615,26 @@ export function createSessionFetch(options: SessionFetchOptions): SessionFetch {
     limits: WalletLimits | undefined,
   ): Response {
     const type = response.headers.get('content-type') ?? ''
-    if (!response.ok || !type.includes('text/event-stream')) return response
-    // The headroom left by earlier answers (the last receipt's spent) counts: an answer shorter
-    // than it raises nothing.
-    const seen = spentSeen.get(c.channelId)
-    return watchMeteredAnswer(response, {
+    let window = windows.get(c.channelId)
+    if (!response.ok || !type.includes('text/event-stream')) {
+      if (response.ok) window?.served({ amount, price })
+      return response
+    }
+    if (window === undefined) {
+      // What was signed before counts as spent until a receipt says otherwise.
+      window = createStreamWindow({
+        ahead: options.streamAhead ?? 64n,
+        consumed: amount - price,
+        onError: options.onStreamError,
+      })
+      windows.set(c.channelId, window)
+    }
+    const stream = window.open({
+      amount,
       price,
-      base: seen !== undefined && seen < amount ? seen : amount - price,
-      covered: amount,
-      onSpent: (spent) => {
-        if (spent > (spentSeen.get(c.channelId) ?? 0n)) spentSeen.set(c.channelId, spent)
-      },
-      ahead: options.streamAhead ?? 64n,
       raise: (need, wish) => raise(c, url, need, wish, limits),
-      onError: options.onStreamError,
     })
+    return watchMeteredAnswer(response, stream)
   }
 
   /** Pays one call on channel `c`, answering a refusal (a short headroom, a used voucher). */
@@ -613,7 +646,7 @@ export function createSessionFetch(options: SessionFetchOptions): SessionFetch {
     limits: WalletLimits | undefined,
   ): Promise<Response> {
     let entry = c
-    let { amount, first } = await nextAmount(entry, 0n, price)
+    let { amount, first } = await nextAmount(entry, { price })
     let action = first && entry.openDigest !== undefined ? 'open' : 'voucher'
     for (let attempt = 0; ; attempt++) {
       const payload = {
@@ -631,9 +664,9 @@ export function createSessionFetch(options: SessionFetchOptions): SessionFetch {
       if (code === 'insufficient_balance' && requiredCumulative !== undefined) {
         const required = BigInt(requiredCumulative)
         if (required > BigInt(entry.deposit)) entry = await topUp(entry, required, limits)
-        ;({ amount } = await nextAmount(entry, required, price))
+        ;({ amount } = await nextAmount(entry, { atLeast: required, price }))
       } else if (code === 'replay') {
-        ;({ amount } = await nextAmount(entry, 0n, price))
+        ;({ amount } = await nextAmount(entry, { price }))
       } else if (code === 'amount_exceeds_deposit') {
         entry = await topUp(entry, amount, limits)
         // Refused above the deposit, the amount was not used: it pays once the deposit covers it.
@@ -705,6 +738,7 @@ export function createSessionFetch(options: SessionFetchOptions): SessionFetch {
       const spent = state.settled
       const refunded = state.deposited - spent
       await book.update(channelId, { state: 'closed', spent: spent.toString() })
+      windows.delete(channelId)
       // What came back is no longer spent, for the wallet's limits.
       await restore(entry, spent)
       return {
@@ -737,6 +771,7 @@ export function createSessionFetch(options: SessionFetchOptions): SessionFetch {
       // Refused before the grace period ends: nothing moved.
       if (digest === undefined) return { status: 'waiting', graceEndsMs }
       await book.update(channelId, { state: 'closed', spent: state.settled.toString() })
+      windows.delete(channelId)
       await restore(entry, state.settled)
       return { status: 'withdrawn', refunded, digest }
     },

@@ -1,0 +1,189 @@
+/**
+ * The signing-ahead window of one channel's answers metered per unit (docs/protocol.md §7), shared
+ * by every such answer streaming on the channel at once. The window counts the units received on
+ * all of them — what the channel has consumed, as far as the buyer knows — and when what is signed
+ * covers fewer than a quarter of `ahead` more units, raises the channel's voucher to `ahead` units
+ * beyond them: a buyer signs at most about `ahead` units beyond what it has been sent, per channel,
+ * however many answers stream on it.
+ *
+ * One raise is in flight per channel at a time; a need that comes meanwhile (a unit received, a
+ * seller's `payment-need-voucher`) is folded into the next raise, and every need is answered by the
+ * raise that covers it.
+ *
+ * @module
+ */
+
+/**
+ * How the buyer raises the channel's voucher: to `wish` if the deposit allows, and to `need` at
+ * least (topping up when the deposit does not cover it); resolves to the amount now signed.
+ */
+export type RaiseVoucher = (need: bigint, wish: bigint) => Promise<bigint>
+
+/** Options of {@link createStreamWindow}. */
+export type StreamWindowOptions = {
+  /**
+   * How many units the buyer signs ahead of those received on the channel. A larger window lets
+   * the seller's meter wait less and authorises more beyond what was served.
+   */
+  readonly ahead: bigint
+  /**
+   * What the channel had consumed when the window begins, as far as the buyer knows (what was
+   * signed before the first metered answer, counted as spent): units are counted above it.
+   */
+  readonly consumed: bigint
+  /** Told when a raise fails (the seller then ends its answers early, as it decides). */
+  readonly onError?: ((error: unknown) => void) | undefined
+}
+
+/** What one metered answer tells its channel's window. */
+export type WindowStream = {
+  /** A unit of the answer was received. */
+  unit(): void
+  /**
+   * The seller asked for a voucher of at least `required` (`payment-need-voucher`): resolves to
+   * the amount signed once a raise covers it, rejects when the raise meant to cover it fails.
+   */
+  needed(required: bigint): Promise<bigint>
+  /** The answer's `payment-receipt` said what the channel has spent. */
+  spent(spent: bigint): void
+  /** The answer ended (read to its end, left by its reader, or broken). */
+  close(): void
+}
+
+/** The window of one channel; see the module's description. */
+export type StreamWindow = {
+  /**
+   * A metered answer begins: its call's voucher signed `amount` (which pays its first unit), each
+   * unit costs `price`, and `raise` raises the voucher through its route.
+   */
+  open(answer: { amount: bigint; price: bigint; raise: RaiseVoucher }): WindowStream
+  /**
+   * A call on the channel that was not metered was served: its voucher signed `amount`, and it
+   * consumed its `price`.
+   */
+  served(call: { amount: bigint; price: bigint }): void
+}
+
+type Open = { received: bigint; price: bigint }
+type Waiter = { need: bigint; resolve: (signed: bigint) => void; reject: (error: unknown) => void }
+
+/**
+ * Creates the window of one channel; see the module's description.
+ *
+ * @example
+ * ```ts
+ * const window = createStreamWindow({ ahead: 64n, consumed: signedBefore })
+ * const stream = window.open({ amount, price, raise })
+ * stream.unit() // as each unit arrives; a raise is sent when the window runs low
+ * ```
+ */
+export function createStreamWindow(options: StreamWindowOptions): StreamWindow {
+  const { ahead } = options
+  const lowWater = ahead / 4n > 0n ? ahead / 4n : 1n
+  /** What the channel has consumed, as far as the buyer knows. */
+  let consumed = options.consumed
+  /** The highest amount signed for the answers (their calls' vouchers and the raises). */
+  let covered = 0n
+  /** The highest amount a seller asked for. */
+  let asked = 0n
+  /** The price of a unit: the highest of the answers streaming (or of the last one). */
+  let price = 0n
+  const streams = new Set<Open>()
+  let waiters: Waiter[] = []
+  let raiser: RaiseVoucher | undefined
+  let raising = false
+
+  const need = () => {
+    const low = consumed + lowWater * price
+    return asked > low ? asked : low
+  }
+
+  function want(raise: RaiseVoucher): void {
+    raiser = raise
+    if (raising || need() <= covered) return
+    raising = true
+    void run()
+  }
+
+  /** Raises, one at a time, until the needs known are covered (or a raise fails). */
+  async function run(): Promise<void> {
+    try {
+      for (let n = need(); n > covered && raiser !== undefined; n = need()) {
+        // `ahead` units beyond those received (a seller's ask may count more: units on their way,
+        // and the units other answers hold as they are sent).
+        let wish = consumed + ahead * price
+        if (wish < n) wish = n
+        const signed = await raiser(n, wish)
+        if (signed > covered) covered = signed
+        settle()
+        if (signed < n) throw new RangeError('The raise signed less than was needed.')
+      }
+    } catch (error) {
+      options.onError?.(error)
+      fail(error)
+    } finally {
+      // Cleared in the same turn as the last check: a need that comes after it starts a raise.
+      raising = false
+    }
+  }
+
+  /** Resolves every need the amount signed now covers. */
+  function settle(): void {
+    const left: Waiter[] = []
+    for (const waiter of waiters) {
+      if (waiter.need <= covered) waiter.resolve(covered)
+      else left.push(waiter)
+    }
+    waiters = left
+  }
+
+  function fail(error: unknown): void {
+    const failed = waiters
+    waiters = []
+    for (const waiter of failed) waiter.reject(error)
+  }
+
+  return {
+    open(call) {
+      const open: Open = { received: 0n, price: call.price }
+      streams.add(open)
+      if (call.amount > covered) covered = call.amount
+      if (call.price > price || streams.size === 1) price = call.price
+      return {
+        unit() {
+          open.received += open.price
+          consumed += open.price
+          if (consumed + lowWater * price > covered) want(call.raise)
+        },
+        needed(required) {
+          // What the seller counts as spent may include units still on their way: they are
+          // counted when received, not from the ask.
+          if (required > asked) asked = required
+          if (required <= covered) return Promise.resolve(covered)
+          const waiting = new Promise<bigint>((resolve, reject) => {
+            waiters.push({ need: required, resolve, reject })
+          })
+          want(call.raise)
+          return waiting
+        },
+        spent(spent) {
+          // What was consumed is at most the receipt's and what the other answers received (each
+          // may have come after the receipt was made). Never raised from it: units it counts may
+          // still be on their way, and are counted when they come.
+          let most = spent
+          for (const other of streams) if (other !== open) most += other.received
+          if (consumed > most) consumed = most
+        },
+        close() {
+          if (!streams.delete(open) || streams.size === 0) return
+          price = 0n
+          for (const other of streams) if (other.price > price) price = other.price
+        },
+      }
+    },
+    served(call) {
+      consumed += call.price
+      if (call.amount > covered) covered = call.amount
+    },
+  }
+}
