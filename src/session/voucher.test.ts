@@ -28,6 +28,30 @@ describe('voucherMessage', () => {
     expect(toHex(message.slice(59))).toBe('0807060504030201')
   })
 
+  it('is the same bytes for every voucher of a channel, once its first bytes are kept', () => {
+    const short = '0x2a'
+    for (const [id, amount] of [
+      [channelId, 1n],
+      [channelId, maxChannelAmount],
+      [short, 0n],
+      [short, 0x0a0b0c0dn],
+    ] as const) {
+      const expected = bcs
+        .struct('VoucherMsg', {
+          domain: bcs.vector(bcs.u8()),
+          channel_id: bcs.Address,
+          cumulative_amount: bcs.u64(),
+        })
+        .serialize({
+          domain: new TextEncoder().encode(voucherDomain),
+          channel_id: id,
+          cumulative_amount: amount,
+        })
+        .toBytes()
+      expect(toHex(voucherMessage(id, amount))).toBe(toHex(expected))
+    }
+  })
+
   it('refuses an amount that is not a u64', () => {
     expect(() => voucherMessage(channelId, -1n)).toThrow(/u64/)
     expect(() => voucherMessage(channelId, maxChannelAmount + 1n)).toThrow(/u64/)

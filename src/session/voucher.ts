@@ -72,12 +72,29 @@ function checkAmount(amount: bigint): void {
  */
 export function voucherMessage(channelId: string, cumulativeAmount: bigint): Uint8Array {
   checkAmount(cumulativeAmount)
-  return VoucherMsg.serialize({
-    domain: domainBytes,
-    channel_id: normalizeSuiAddress(channelId),
-    cumulative_amount: cumulativeAmount,
-  }).toBytes()
+  // Every voucher of a channel shares its first 59 bytes (the domain and the channel id): they are
+  // serialised once per channel, and each voucher adds its amount (a u64, little-endian).
+  let prefix = messagePrefixes.get(channelId)
+  if (prefix === undefined) {
+    const whole = VoucherMsg.serialize({
+      domain: domainBytes,
+      channel_id: normalizeSuiAddress(channelId),
+      cumulative_amount: 0n,
+    }).toBytes()
+    prefix = whole.subarray(0, whole.length - 8)
+    if (messagePrefixes.size >= 10_000) {
+      messagePrefixes.delete(messagePrefixes.keys().next().value as string)
+    }
+    messagePrefixes.set(channelId, prefix)
+  }
+  const message = new Uint8Array(prefix.length + 8)
+  message.set(prefix)
+  new DataView(message.buffer).setBigUint64(prefix.length, cumulativeAmount, true)
+  return message
 }
+
+/** The shared first bytes of each channel's voucher messages, by channel id as given. */
+const messagePrefixes = new Map<string, Uint8Array>()
 
 /** What signs vouchers: a raw Ed25519 signer (the channel's session key). */
 export type VoucherSigner = {
