@@ -41,11 +41,17 @@ function names(tables: ChannelTables) {
     channels: quoteIdentifier(channels, 'channels table'),
     vouchers: quoteIdentifier(vouchers, 'vouchers table'),
     holds: quoteIdentifier(holds, 'holds table'),
-    holdsIndex: quoteIdentifier(`${holds}_lease`, 'holds table'),
   }
 }
 
-function schema(t: ReturnType<typeof names>, bigint: string): string[] {
+/**
+ * The tables. The holds and the vouchers are keyed by their primary key alone: on SQLite `WITHOUT
+ * ROWID`, so that a call writes one B-tree of each and not a table and its key's index. The holds
+ * have no index on their lease: the table only keeps the calls in flight (and lapsed ones until the
+ * next sweep), which `releaseLapsed` reads whole.
+ */
+function schema(t: ReturnType<typeof names>, bigint: string, withoutRowid: boolean): string[] {
+  const keyed = withoutRowid ? ' WITHOUT ROWID' : ''
   return [
     `CREATE TABLE IF NOT EXISTS ${t.channels} (
   channel_id TEXT PRIMARY KEY,
@@ -68,13 +74,12 @@ function schema(t: ReturnType<typeof names>, bigint: string): string[] {
   channel_id TEXT NOT NULL,
   amount ${bigint} NOT NULL,
   lease_until ${bigint} NOT NULL
-)`,
-    `CREATE INDEX IF NOT EXISTS ${t.holdsIndex} ON ${t.holds} (lease_until)`,
+)${keyed}`,
     `CREATE TABLE IF NOT EXISTS ${t.vouchers} (
   channel_id TEXT NOT NULL,
   amount ${bigint} NOT NULL,
   PRIMARY KEY (channel_id, amount)
-)`,
+)${keyed}`,
   ]
 }
 
@@ -128,7 +133,7 @@ export function createSqliteChannelStore(options: SqliteChannelStoreOptions): Ch
   const db = options.database as Database.Database
   const t = names(options)
   db.transaction(() => {
-    for (const statement of schema(t, 'INTEGER')) db.exec(statement)
+    for (const statement of schema(t, 'INTEGER', true)) db.exec(statement)
   }).immediate()
   const prepared = new Map<string, Database.Statement>()
   const statement = (text: string) => {
@@ -287,7 +292,7 @@ export function createPostgresChannelStore(options: PostgresChannelStoreOptions)
   let ready: Promise<void> | undefined
   const migrated = () => {
     ready ??= (async () => {
-      for (const statement of schema(t, 'BIGINT')) await db.query(statement)
+      for (const statement of schema(t, 'BIGINT', false)) await db.query(statement)
     })().catch((error: unknown) => {
       ready = undefined
       throw error
