@@ -2,7 +2,8 @@
  * The gateway's sessions, end to end on its embedded default (SQLite, the ledger emulator, the stub
  * upstreams and model server): a catalog route paid per call over one channel (one ledger
  * transaction for many calls), closed later by a buyer that starts afresh from its channel book
- * (the close reads the challenge with a bare request, no body); the keyless inference route paid
+ * (the close reads the challenge with a bare request, no body) and recorded as the gateway's one
+ * sale from the channel; the keyless inference route paid
  * per streamed token — what the channel spent is exactly the text chunks sent — and a buffered
  * session call refused before anything is charged.
  */
@@ -85,6 +86,20 @@ async function payCatalogOverSession(on: TestGateway, name: string): Promise<voi
   const closed = await later.close(channel?.channelId ?? '')
   expect(closed).toMatchObject({ spent: 3n * price, refunded: 500_000n - 3n * price })
   expect(await on.usdcBalance(b.wallet.toSuiAddress())).toBe(5_000_000n - 3n * price)
+
+  // The gateway's sales: the close that paid it, once — not a sale per call (the calls moved no
+  // money on the ledger).
+  const feed = (await (await fetch(`${on.url}/v1/activity?limit=100`)).json()) as {
+    items: { buyer: string; digest: string; amount: string; resource: string | null }[]
+  }
+  const payer = b.wallet.toSuiAddress()
+  expect(feed.items.filter((item) => item.buyer === payer)).toEqual([
+    expect.objectContaining({
+      digest: closed.digest,
+      amount: (3n * price).toString(),
+      resource: null,
+    }),
+  ])
 }
 
 describe('the gateway with sessions', () => {

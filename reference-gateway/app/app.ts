@@ -193,8 +193,15 @@ export function createGatewayApp(options: GatewayAppOptions): GatewayApp {
       if (event.type === 'served' || event.type === 'refund_due')
         inFlight = Math.max(0, inFlight - 1)
       metrics.payment(event)
-      // A call on a route metered per token pays as it streams: no sale at settlement.
-      if (event.type === 'settled' && event.payment.amount > 0n) recordSale?.(event.payment)
+      // A payment that moved money on the ledger is a sale. A session's calls move none: its
+      // sales are its settlements and its close, recorded as they are made (server/sessions.ts).
+      if (
+        event.type === 'settled' &&
+        event.payment.amount > 0n &&
+        event.payment.channelId === undefined
+      ) {
+        recordSale?.(event.payment)
+      }
       onEvent?.(event)
     },
   })

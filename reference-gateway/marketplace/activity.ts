@@ -348,7 +348,7 @@ export function activityRoutes(options: ActivityRoutesOptions): Hono {
 export async function recordGatewaySale(
   activity: ActivityStore,
   gateway: { payTo: string; asset: string },
-  payment: { digest: string; payer: string; amount: bigint; resource: string },
+  payment: { digest: string; payer: string; amount: bigint; resource: string | null },
   at: Date = new Date(),
 ): Promise<void> {
   await activity.add({

@@ -41,7 +41,7 @@ import { loadConsoleAssets } from '../console/assets.js'
 import type { AnchorWorker } from '../inference/anchors.js'
 import type { InferenceApi } from '../inference/api.js'
 import type { KeyStore } from '../inference/keys.js'
-import { createActivityStore } from '../marketplace/activity.js'
+import { createActivityStore, recordGatewaySale } from '../marketplace/activity.js'
 import { createReviewStore, gatewayPurchases } from '../marketplace/reviews.js'
 import { startMarketplaceReprobes } from '../marketplace/schedule.js'
 import { createMutationSigner } from '../marketplace/signing.js'
@@ -230,12 +230,22 @@ async function start(
     reviews,
   })
 
+  // The marketplace's record of sales: a paid call's payment, or a session's settlement.
+  const activity = createActivityStore(database.db)
   const sessions = await openGatewaySessions({
     config,
     ledger: { local, operator, payTo, ledgerUrl },
     location: storeLocation,
     tokenPrice: keylessTokenPrice(models),
     cleanups,
+    onSettled: (settlement) =>
+      void recordGatewaySale(activity, { payTo, asset }, { ...settlement, resource: null }).catch(
+        (error: unknown) =>
+          logger.warn({
+            event: 'activity_record_failed',
+            error: errorFields(error, secretValues(config)),
+          }),
+      ),
   })
   if (sessions.status === 'off') logger.info({ event: 'sessions_off', reason: sessions.reason })
 
@@ -335,7 +345,7 @@ async function start(
       gates: listingGates,
       reprobeIntervalMs: config.reprobeIntervalMs,
       reviews: { store: reviews, purchases: gatewayPurchases(store, payTo) },
-      activity: { store: createActivityStore(database.db), ledger },
+      activity: { store: activity, ledger },
     },
     inference: { api: inferenceApi, keys, topUps: config.creditTopUps },
     console: {

@@ -52,6 +52,8 @@ export async function openGatewaySessions(input: {
   location: Exclude<StoreLocation, { kind: 'missing' }>
   tokenPrice: bigint
   cleanups: Cleanups
+  /** Told of each settlement and cooperative close that paid the gateway (its sales). */
+  onSettled?: ((settlement: Session.ChannelSettlement) => void) | undefined
 }): Promise<GatewaySessions | NoSessions> {
   const { config, ledger, location, cleanups } = input
   if ((config.channelPackage === undefined) !== (config.channelRegistry === undefined)) {
@@ -84,6 +86,7 @@ export async function openGatewaySessions(input: {
     registry,
     store,
     network: config.network.replace(/^sui:/, ''),
+    onSettled: input.onSettled,
   }
   const perCall = Methods.createSessionMethod(common)
   const perToken = Methods.createSessionMethod({
@@ -100,6 +103,7 @@ export async function openGatewaySessions(input: {
       amount: BigInt(config.sessionSettleAmount),
       intervalMs: config.sessionSettleIntervalMs,
     },
+    onSettled: input.onSettled,
   })
   settler.start(config.sessionSweepIntervalMs)
   cleanups.push(() => settler.stop())

@@ -40,6 +40,7 @@ import type {
 } from '../session/channelStore.js'
 import { buildClose, type ChannelState, readChannel } from '../session/channelTx.js'
 import { type MeterStop, meterStream } from '../session/meter.js'
+import type { ChannelSettlement } from '../session/settler.js'
 import { formatMeteredEvent, isUnitEvent, sseEvents } from '../session/sse.js'
 import { channelIdOf } from '../session/voucher.js'
 import { createVoucherVerifier } from '../session/voucherKeys.js'
@@ -82,6 +83,11 @@ export type SessionMethodOptions = {
   readonly voucherWaitMs?: number | undefined
   /** Clock in ms. Default `Date.now`. */
   readonly now?: (() => number) | undefined
+  /**
+   * Told of each cooperative close that paid the payee (trigger `close`), as the settler's
+   * `onSettled` is of its settlements: where a seller records its sales.
+   */
+  readonly onSettled?: ((settlement: ChannelSettlement) => void) | undefined
 }
 
 /** Options of {@link SessionMethod.stream}. */
@@ -515,6 +521,16 @@ export function createSessionMethod(options: SessionMethodOptions): SessionMetho
       )
     }
     const closed = await store.observe(current.channelId, { settled: capture, state: 'closed' })
+    if (capture > state.settled) {
+      options.onSettled?.({
+        channelId: current.channelId,
+        payer: current.payer,
+        settled: capture,
+        amount: capture - state.settled,
+        digest: result.Transaction.digest,
+        trigger: 'close',
+      })
+    }
     return answered(receipt(challengeId, closed ?? current, { txHash: result.Transaction.digest }))
   }
 

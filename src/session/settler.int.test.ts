@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest'
 import { MIN_GRACE_MS } from '../testing/ledger/channel.js'
 import { useCheckedLedger } from '../testing/ledger/testSetup.js'
 import { buildRequestClose, buildWithdraw, readChannel } from './channelTx.js'
-import { createSessionSettler } from './settler.js'
+import { type ChannelSettlement, createSessionSettler } from './settler.js'
 import { sessionBuyer, useSessionSeller } from './testing/sessionSeller.js'
 
 const chain = useCheckedLedger()
@@ -30,12 +30,14 @@ async function execute(
 describe('createSessionSettler', () => {
   it('settles what was spent on schedule, settles at once on a close request, and the buyer withdraws the rest', async () => {
     const { wallet, sessions } = await sessionBuyer(chain)
+    const told: ChannelSettlement[] = []
     const settler = createSessionSettler({
       client: chain.client,
       signer: seller.payee,
       package: chain.modulesPackage,
       store: seller.channels,
       schedule: { amount: 30_000n },
+      onSettled: (settlement) => told.push(settlement),
     })
     const payee = seller.payee.toSuiAddress()
     const payeeBefore = await chain.usdcBalance(payee)
@@ -75,6 +77,12 @@ describe('createSessionSettler', () => {
       state: 'closing',
       settled: 70_000n,
     })
+    // Each settlement told as made: who paid, and what each transaction moved.
+    const payer = wallet.toSuiAddress()
+    expect(told).toEqual([
+      expect.objectContaining({ channelId, payer, settled: 50_000n, amount: 50_000n }),
+      expect.objectContaining({ channelId, payer, settled: 70_000n, amount: 20_000n }),
+    ])
     // A closing channel takes no more calls.
     expect((await sessions.fetch(`${seller.base}/call`)).status).toBe(410)
 

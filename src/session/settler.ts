@@ -41,16 +41,28 @@ export type SessionSettlerOptions = {
   readonly schedule?: SettlementSchedule | undefined
   /** Clock in ms. Default `Date.now`. */
   readonly now?: (() => number) | undefined
+  /**
+   * Told of each settlement made (after the books record it): where a seller records its sales —
+   * the money a session moves reaches the payee in these transactions, not in its calls.
+   */
+  readonly onSettled?: ((settlement: ChannelSettlement) => void) | undefined
 }
 
-/** One settlement made. */
+/** One settlement made: a transaction that paid the payee from a channel. */
 export type ChannelSettlement = {
   readonly channelId: string
+  /** Who deposited (the buyer). */
+  readonly payer: string
   /** What the payee has in all after it (= what was spent). */
   readonly settled: bigint
+  /** What this transaction paid the payee (`settled` less what was settled before). */
+  readonly amount: bigint
   readonly digest: string
-  /** Why: the schedule, or the buyer's close request. */
-  readonly trigger: 'schedule' | 'close_requested'
+  /**
+   * Why: the schedule, the buyer's close request (a unilateral close, settled in its grace
+   * period), or a cooperative close (the session method's, at the buyer's `close`).
+   */
+  readonly trigger: 'schedule' | 'close_requested' | 'close'
 }
 
 /** The settler; see the module's description. */
@@ -124,7 +136,16 @@ export function createSessionSettler(options: SessionSettlerOptions): SessionSet
     if (result.$kind !== 'Transaction') return undefined
     await store.observe(channelId, { settled: capture })
     last.set(channelId, { at: now(), units: record.units })
-    return { channelId, settled: capture, digest: result.Transaction.digest, trigger }
+    const made: ChannelSettlement = {
+      channelId,
+      payer: record.payer,
+      settled: capture,
+      amount: capture - state.settled,
+      digest: result.Transaction.digest,
+      trigger,
+    }
+    options.onSettled?.(made)
+    return made
   }
 
   function due(record: ChannelRecord): boolean {
