@@ -137,6 +137,20 @@ describe.each(kinds)('$name channel store', (kind) => {
     expect(await store.get(channel.channelId)).toMatchObject({ spent: 10n, units: 1n })
   })
 
+  it('counts each of many units spent at once on one channel, never beyond the voucher', async () => {
+    const { store } = kind.open()
+    const channel = opened()
+    await store.track(channel)
+    await store.acceptVoucher(channel.channelId, 30n * 7n, 'v')
+    // 40 at once (on PostgreSQL most of them committed together, in one transaction).
+    const results = await Promise.all(
+      Array.from({ length: 40 }, () => store.spend(channel.channelId, 7n)),
+    )
+    expect(results.filter((r) => r.status === 'spent')).toHaveLength(30)
+    expect(results.filter((r) => r.status === 'insufficient')).toHaveLength(10)
+    expect(await store.get(channel.channelId)).toMatchObject({ spent: 210n, units: 30n, held: 0n })
+  })
+
   it('gives lapsed holds back, and only those', async () => {
     const { store } = kind.open()
     const channel = opened()

@@ -11,6 +11,7 @@ import type Database from 'better-sqlite3'
 import type pg from 'pg'
 import { quoteIdentifier } from '../stores/internal/sql.js'
 import type { SqliteDatabase } from '../stores/sqlite.js'
+import { createChannelBatches } from './channelBatches.js'
 import {
   type ChannelPhase,
   type ChannelRecord,
@@ -281,14 +282,32 @@ export function createSqliteChannelStore(options: SqliteChannelStoreOptions): Ch
 
 /** Options of {@link createPostgresChannelStore}. */
 export type PostgresChannelStoreOptions = ChannelTables & {
-  /** A `pg` pool (or anything with its `query`); left open by `close()`. */
-  pool: Pick<pg.Pool, 'query'>
+  /**
+   * A `pg` pool (or anything with its `query`); left open by `close()`. With its `connect` too, the
+   * writes that arrive on a channel while one runs are committed together (`channelBatches.ts`).
+   */
+  pool: Pick<pg.Pool, 'query'> & Partial<Pick<pg.Pool, 'connect'>>
 }
 
-/** A channel store in PostgreSQL; the tables are created on first use. */
+/**
+ * A channel store in PostgreSQL; the tables are created on first use. A channel's writes that
+ * arrive while one is running are committed together, in one transaction (group commit per
+ * channel), when the pool can lend a connection.
+ */
 export function createPostgresChannelStore(options: PostgresChannelStoreOptions): ChannelStore {
   const t = names(options)
   const db = options.pool
+  const connect = db.connect?.bind(db)
+  const batches =
+    connect === undefined ? undefined : createChannelBatches({ query: db.query.bind(db), connect })
+  /** The channel of each hold taken by this process, so that its commit joins the channel's batch. */
+  const holdChannels = new Map<string, string>()
+  const heldBy = (holdId: string, channelId: string) => {
+    if (holdChannels.size >= 100_000) {
+      holdChannels.delete(holdChannels.keys().next().value as string)
+    }
+    holdChannels.set(holdId, channelId)
+  }
   let ready: Promise<void> | undefined
   const migrated = () => {
     ready ??= (async () => {
@@ -303,12 +322,21 @@ export function createPostgresChannelStore(options: PostgresChannelStoreOptions)
     await migrated()
     return (await db.query(text, values)).rows as Record<string, unknown>[]
   }
+  /** A write to one channel: in its batch when there are batches. */
+  const write = async (channelId: string | undefined, text: string, values: unknown[]) => {
+    if (batches === undefined || channelId === undefined) return rows(text, values)
+    await migrated()
+    return batches(channelId, { text, values })
+  }
   const select = async (channelId: string) => {
     const [row] = await rows(`SELECT * FROM ${t.channels} WHERE channel_id = $1`, [channelId])
     return row === undefined ? undefined : recordOf(row)
   }
   const drop = async (holdId: string, spend: boolean) => {
-    const [row] = await rows(
+    const channelId = holdChannels.get(holdId)
+    holdChannels.delete(holdId)
+    const [row] = await write(
+      channelId,
       `WITH d AS (DELETE FROM ${t.holds} WHERE hold_id = $1 RETURNING channel_id, amount)
 UPDATE ${t.channels} c SET held = c.held - d.amount${spend ? ', spent = c.spent + d.amount, units = c.units + 1' : ''}
 FROM d WHERE c.channel_id = d.channel_id RETURNING c.channel_id`,
@@ -346,7 +374,8 @@ FROM d WHERE c.channel_id = d.channel_id RETURNING c.channel_id`,
       // the amount is above it and, with a hold asked, the hold is taken out of the headroom the
       // voucher leaves (`up`, `h`); the channel's row comes back — updated, as locked, or as it
       // is when the voucher was refused.
-      const [row] = await rows(
+      const [row] = await write(
+        channelId,
         `WITH c AS (SELECT * FROM ${t.channels} WHERE channel_id = $3 AND state = 'open' AND $1::bigint <= deposit FOR UPDATE),
 ins AS (INSERT INTO ${t.vouchers} (channel_id, amount) SELECT channel_id, $1::bigint FROM c ON CONFLICT DO NOTHING RETURNING channel_id),
 take AS (SELECT c.channel_id, ($4::bigint IS NOT NULL AND GREATEST(c.highest, $1::bigint) - c.spent - c.held >= $4::bigint) AS took FROM c JOIN ins ON ins.channel_id = c.channel_id),
@@ -369,6 +398,7 @@ UNION ALL SELECT 0 AS inserted, ch.*, false AS took FROM ${t.channels} ch WHERE 
         return refusal(channel, cumulative)
       }
       if (hold === undefined) return { status: 'accepted', channel }
+      if (row?.took === true) heldBy(hold.holdId, channelId)
       const held: HoldOutcome =
         row?.took === true
           ? { status: 'held', holdId: hold.holdId, channel }
@@ -381,19 +411,21 @@ UNION ALL SELECT 0 AS inserted, ch.*, false AS took FROM ${t.channels} ch WHERE 
     },
     async hold(channelId, amount, holdId, leaseUntil) {
       checkStoredAmount(amount, 'price')
-      const [row] = await rows(
+      const [row] = await write(
+        channelId,
         `WITH up AS (UPDATE ${t.channels} SET held = held + $1::bigint WHERE channel_id = $2 AND state = 'open' AND highest - spent - held >= $1::bigint RETURNING *),
 ins AS (INSERT INTO ${t.holds} (hold_id, channel_id, amount, lease_until) SELECT $3, channel_id, $1::bigint, $4::bigint FROM up)
 SELECT * FROM up`,
         [amount.toString(), channelId, holdId, String(leaseUntil)],
       )
-      return row === undefined
-        ? holdRefusal(await select(channelId), amount)
-        : { status: 'held', holdId, channel: recordOf(row) }
+      if (row === undefined) return holdRefusal(await select(channelId), amount)
+      heldBy(holdId, channelId)
+      return { status: 'held', holdId, channel: recordOf(row) }
     },
     async spend(channelId, amount): Promise<SpendResult> {
       checkStoredAmount(amount, 'price')
-      const [row] = await rows(
+      const [row] = await write(
+        channelId,
         `UPDATE ${t.channels} SET spent = spent + $1::bigint, units = units + 1 WHERE channel_id = $2 AND state = 'open' AND highest - spent - held >= $1::bigint RETURNING *`,
         [amount.toString(), channelId],
       )

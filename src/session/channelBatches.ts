@@ -1,0 +1,100 @@
+/**
+ * Group commit per channel, for the PostgreSQL channel store. Every write to a channel locks its
+ * row until its transaction's commit has reached the disk, so the calls in flight on one channel
+ * queue on that row one WAL flush at a time — the flush rate bounds the calls/s of a channel. Here
+ * a write to a channel runs at once when none is running on it; those that arrive meanwhile wait,
+ * and then run together: in order, in ONE transaction on one connection, with one flush. Each sees
+ * the effects of the ones before it, as if they had committed one by one. Writes to different
+ * channels never share a transaction (so no two transactions lock rows in different orders).
+ *
+ * A batch that fails (the connection lost, the server gone) fails every write in it, as each would
+ * have failed alone; none is tried again (a unit spent may have been committed).
+ *
+ * @module
+ */
+import type pg from 'pg'
+
+/** One statement and its parameters. */
+export type Statement = { readonly text: string; readonly values: readonly unknown[] }
+
+type Waiting = Statement & {
+  readonly resolve: (rows: Record<string, unknown>[]) => void
+  readonly reject: (error: unknown) => void
+}
+
+/** Runs a channel's writes; see the module's description. */
+export type ChannelBatches = (
+  channelId: string,
+  statement: Statement,
+) => Promise<Record<string, unknown>[]>
+
+/**
+ * Creates the batches of a store over `pool`.
+ *
+ * @example
+ * ```ts
+ * const write = createChannelBatches(pool)
+ * const rows = await write(channelId, { text: 'UPDATE …', values: [channelId] })
+ * ```
+ */
+export function createChannelBatches(pool: Pick<pg.Pool, 'query' | 'connect'>): ChannelBatches {
+  /** Per channel with writes running: the ones waiting for the next batch. */
+  const queues = new Map<string, Waiting[]>()
+
+  async function alone(item: Waiting): Promise<void> {
+    try {
+      item.resolve((await pool.query(item.text, item.values as unknown[])).rows)
+    } catch (error) {
+      item.reject(error)
+    }
+  }
+
+  async function together(items: Waiting[]): Promise<void> {
+    let client: pg.PoolClient
+    try {
+      client = await pool.connect()
+    } catch (error) {
+      for (const item of items) item.reject(error)
+      return
+    }
+    const results: Record<string, unknown>[][] = []
+    try {
+      await client.query('BEGIN')
+      for (const item of items)
+        results.push((await client.query(item.text, item.values as unknown[])).rows)
+      await client.query('COMMIT')
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => undefined)
+      client.release()
+      for (const item of items) item.reject(error)
+      return
+    }
+    client.release()
+    for (const [i, item] of items.entries()) item.resolve(results[i] as Record<string, unknown>[])
+  }
+
+  async function drain(channelId: string, first: Waiting): Promise<void> {
+    await alone(first)
+    for (;;) {
+      const waiting = queues.get(channelId) ?? []
+      if (waiting.length === 0) {
+        queues.delete(channelId)
+        return
+      }
+      queues.set(channelId, [])
+      await (waiting.length === 1 ? alone(waiting[0] as Waiting) : together(waiting))
+    }
+  }
+
+  return (channelId, statement) =>
+    new Promise((resolve, reject) => {
+      const item: Waiting = { ...statement, resolve, reject }
+      const waiting = queues.get(channelId)
+      if (waiting !== undefined) {
+        waiting.push(item)
+        return
+      }
+      queues.set(channelId, [])
+      void drain(channelId, item)
+    })
+}
