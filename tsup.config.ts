@@ -34,9 +34,6 @@ export default defineConfig([
   {
     entry: entries,
     format: ['esm', 'cjs'],
-    // `import.meta.url` in the CommonJS build (the SQLite checkpoint worker finds better-sqlite3
-    // from it).
-    shims: true,
     dts: true,
     clean: true,
     sourcemap: true,

@@ -9,7 +9,8 @@
 //   3. with the optional peers a user adds: `tollgate gateway` starts on the embedded defaults,
 //      `/healthz` answers and the console's script is served; `tollgate pay` pays one of its routes
 //      against the gateway's local ledger;
-//   4. every subpath export loads with `import` and with `require`;
+//   4. every subpath export loads with `import` and with `require` (and a SQLite file the store
+//      opens hands its checkpoints to the worker thread from both);
 //   5. a TypeScript file that uses each adapter and store type-checks with `skipLibCheck: false`.
 //
 // The temporary project gets a lock file cut from this repository's own (the packages the tarball
@@ -550,6 +551,22 @@ export const mcp = [createGatewayMcp]
   for (const file of ['esm.mjs', 'cjs.cjs']) {
     const loaded = run(process.execPath, [file], { cwd: project })
     if (loaded.code !== 0) fail(`${file}: ${firstLines(loaded.stderr, 20)}`)
+  }
+
+  step('a SQLite file opened by the store checkpoints in its worker: import and require')
+  const checkpoints = (load) =>
+    `${load}\nconst db = openSqliteDatabase(process.argv[2])\nconst pages = db.pragma('wal_autocheckpoint', { simple: true })\ndb.close()\nif (pages !== 0) { console.error('automatic checkpoint left at ' + pages + ' pages: the worker did not start'); process.exit(1) }\n`
+  writeFileSync(
+    join(project, 'checkpoints.mjs'),
+    checkpoints("import { openSqliteDatabase } from 'tollgate/stores/sqlite'"),
+  )
+  writeFileSync(
+    join(project, 'checkpoints.cjs'),
+    checkpoints("const { openSqliteDatabase } = require('tollgate/stores/sqlite')"),
+  )
+  for (const file of ['checkpoints.mjs', 'checkpoints.cjs']) {
+    const opened = run(process.execPath, [file, join(project, `${file}.db`)], { cwd: project })
+    if (opened.code !== 0) fail(`${file}: ${firstLines(opened.stderr, 20)}`)
   }
 
   step('type-check a file using each adapter and store, skipLibCheck: false (in the background)')

@@ -13,8 +13,8 @@
  *
  * @module
  */
-import { createRequire } from 'node:module'
 import { resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { Worker } from 'node:worker_threads'
 import type Database from 'better-sqlite3'
 
@@ -62,8 +62,12 @@ const handed = new Set<Database.Database>()
 function checkpointer(): Worker | undefined {
   if (worker === undefined) {
     try {
-      // The worker loads the same better-sqlite3 as this module.
-      const module = createRequire(import.meta.url).resolve('better-sqlite3')
+      // The worker loads the same better-sqlite3 as this module (resolved as the CommonJS build
+      // or the ES module resolves it).
+      const module =
+        typeof require === 'function' && typeof require.resolve === 'function'
+          ? require.resolve('better-sqlite3')
+          : fileURLToPath(import.meta.resolve('better-sqlite3'))
       const started = new Worker(workerSource, {
         eval: true,
         workerData: { module, intervalMs: checkpointIntervalMs },
