@@ -96,6 +96,9 @@ for (const kind of kinds) {
           // Holds by id: amount, and the connection that holds it (a crash makes them lapse).
           const holds = new Map<string, { amount: bigint; via: 0 | 1; lapsed: boolean }>()
           const heldSum = () => [...holds.values()].reduce((t, h) => t + h.amount, 0n)
+          /** What the model says of taking `price` from the headroom (a hold, a spend). */
+          const taking = <T extends string>(price: bigint, taken: T) =>
+            !open ? 'not_open' : highest - spent - heldSum() >= price ? taken : 'insufficient'
           let now = 1_000_000
 
           for (const s of steps) {
@@ -131,11 +134,7 @@ for (const kind of kinds) {
               }
               case 'spend': {
                 const got = await store.spend(channelId, s.price)
-                const expected = !open
-                  ? 'not_open'
-                  : highest - spent - heldSum() >= s.price
-                    ? 'spent'
-                    : 'insufficient'
+                const expected = taking(s.price, 'spent')
                 expect(got.status).toBe(expected)
                 if (expected === 'spent') {
                   spent += s.price
@@ -146,11 +145,7 @@ for (const kind of kinds) {
               case 'hold': {
                 const id = randomUUID()
                 const got = await store.hold(channelId, s.price, id, now + 1_000)
-                const expected = !open
-                  ? 'not_open'
-                  : highest - spent - heldSum() >= s.price
-                    ? 'held'
-                    : 'insufficient'
+                const expected = taking(s.price, 'held')
                 expect(got.status).toBe(expected)
                 if (expected === 'held')
                   holds.set(id, { amount: s.price, via: s.via, lapsed: false })

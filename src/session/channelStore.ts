@@ -144,6 +144,14 @@ export type ChannelStore = {
   close(): Promise<void>
 }
 
+/** The refusal of a hold or a spend of `amount` the headroom of `channel` does not cover. */
+export function insufficient(
+  channel: ChannelRecord,
+  amount: bigint,
+): { status: 'insufficient'; required: bigint; channel: ChannelRecord } {
+  return { status: 'insufficient', required: channel.spent + channel.held + amount, channel }
+}
+
 /** The largest amount a store keeps: 2^63 − 1. */
 export const maxStoredAmount = 2n ** 63n - 1n
 
@@ -176,11 +184,7 @@ export function createMemoryChannelStore(): ChannelStore {
   /** Holds `hold.amount` of an open channel's headroom. */
   const holdIn = (channel: ChannelRecord, hold: HoldRequest): HoldOutcome => {
     if (channel.highest - channel.spent - channel.held < hold.amount) {
-      return {
-        status: 'insufficient',
-        required: channel.spent + channel.held + hold.amount,
-        channel,
-      }
+      return insufficient(channel, hold.amount)
     }
     holds.set(hold.holdId, {
       channelId: channel.channelId,
@@ -262,7 +266,7 @@ export function createMemoryChannelStore(): ChannelStore {
       if (channel === undefined) return { status: 'unknown' }
       if (channel.state !== 'open') return { status: 'not_open', channel }
       if (channel.highest - channel.spent - channel.held < amount) {
-        return { status: 'insufficient', required: channel.spent + channel.held + amount, channel }
+        return insufficient(channel, amount)
       }
       const spent = { ...channel, spent: channel.spent + amount, units: channel.units + 1n }
       return { status: 'spent', channel: put(spent) }

@@ -15,6 +15,7 @@ import {
   type ChannelStore,
   checkStoredAmount,
   type HoldResult,
+  insufficient,
   type SpendResult,
   type VoucherAcceptance,
 } from './channelStore.js'
@@ -303,11 +304,7 @@ export function createRedisChannelStore(options: RedisChannelStoreOptions): Chan
         hold:
           held === 'held'
             ? { status: 'held', holdId: hold.holdId, channel }
-            : {
-                status: 'insufficient',
-                required: channel.spent + channel.held + hold.amount,
-                channel,
-              },
+            : insufficient(channel, hold.amount),
       }
     },
     async hold(channelId, amount, holdId, leaseUntil): Promise<HoldResult> {
@@ -323,7 +320,7 @@ export function createRedisChannelStore(options: RedisChannelStoreOptions): Chan
       if (status === 'unknown' || channel === undefined) return { status: 'unknown' }
       if (status === 'held') return { status: 'held', holdId, channel }
       if (status === 'not_open') return { status: 'not_open', channel }
-      return { status: 'insufficient', required: channel.spent + channel.held + amount, channel }
+      return insufficient(channel, amount)
     },
     async spend(channelId, amount): Promise<SpendResult> {
       checkStoredAmount(amount, 'price')
@@ -336,7 +333,7 @@ export function createRedisChannelStore(options: RedisChannelStoreOptions): Chan
       if (status === 'unknown' || channel === undefined) return { status: 'unknown' }
       if (status === 'spent') return { status: 'spent', channel }
       if (status === 'not_open') return { status: 'not_open', channel }
-      return { status: 'insufficient', required: channel.spent + channel.held + amount, channel }
+      return insufficient(channel, amount)
     },
     commit: (holdId) => drop(holdId, true),
     release: (holdId) => drop(holdId, false),

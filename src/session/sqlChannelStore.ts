@@ -20,6 +20,7 @@ import {
   type HoldOutcome,
   type HoldRequest,
   type HoldResult,
+  insufficient,
   type SpendResult,
   type VoucherAcceptance,
 } from './channelStore.js'
@@ -116,7 +117,7 @@ function holdRefusal(
 ): Exclude<HoldResult, { status: 'held' }> {
   if (channel === undefined) return { status: 'unknown' }
   if (channel.state !== 'open') return { status: 'not_open', channel }
-  return { status: 'insufficient', required: channel.spent + channel.held + amount, channel }
+  return insufficient(channel, amount)
 }
 
 /** The state update of `observe`: a channel never goes back to an earlier state. */
@@ -402,11 +403,7 @@ UNION ALL SELECT 0 AS inserted, ch.*, false AS took FROM ${t.channels} ch WHERE 
       const held: HoldOutcome =
         row?.took === true
           ? { status: 'held', holdId: hold.holdId, channel }
-          : {
-              status: 'insufficient',
-              required: channel.spent + channel.held + hold.amount,
-              channel,
-            }
+          : insufficient(channel, hold.amount)
       return { status: 'accepted', channel, hold: held }
     },
     async hold(channelId, amount, holdId, leaseUntil) {
