@@ -317,10 +317,13 @@ export async function migrate(db: Kysely<GatewaySchema>, schema?: string): Promi
   // Kysely's migrator looks for its lock table through PostgreSQL's catalog of every schema and
   // table: another schema or table dropped at that moment — by another application or test
   // sharing the database — fails the read with 3F000 ("schema … does not exist") or 42P01
-  // ("relation … does not exist"), though nothing of ours is missing. Read again; a schema or
-  // table of ours that is missing still fails after the last try.
-  for (let attempt = 1; attempt < 10 && catalogRaced(error); attempt++) {
-    await new Promise((resolve) => setTimeout(resolve, 10 * attempt + Math.random() * 20))
+  // ("relation … does not exist"), though nothing of ours is missing. Read again, for up to
+  // about 5 s (a test suite creating and dropping schemas keeps the catalog churning for longer
+  // than half a second); a schema or table of ours that is missing still fails after the last try.
+  for (let attempt = 1; attempt < 30 && catalogRaced(error); attempt++) {
+    await new Promise((resolve) =>
+      setTimeout(resolve, Math.min(200, 10 * attempt) + Math.random() * 20),
+    )
     ;({ error } = await migrator.migrateToLatest())
   }
   if (error === undefined) return
