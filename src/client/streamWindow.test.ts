@@ -18,26 +18,25 @@ describe('the signing-ahead window of a channel', () => {
   it('keeps one raise in flight for all its answers and folds later needs into the next', async () => {
     const { calls, raise } = handRaise()
     const window = createStreamWindow({ ahead: 8n, consumed: 0n })
-    // Three answers at 10 a unit, their calls' vouchers up to 30: one unit each paid. The window
-    // is 8 units per answer streaming: 24, raised when fewer than 6 are left.
+    // Three answers at 10 a unit, their calls' vouchers up to 30: one unit each paid.
     const answers = [10n, 20n, 30n].map((amount) => window.open({ amount, price: 10n, raise }))
     for (const answer of answers) answer.unit()
-    // At the first unit fewer than 6 were left: one raise, to 24 units beyond the 1 received.
-    expect(calls).toEqual([expect.objectContaining({ need: 70n, wish: 250n })])
+    // At the second unit fewer than 2 (a quarter of 8) were left: one raise, to 8 units beyond 20.
+    expect(calls).toEqual([expect.objectContaining({ need: 40n, wish: 100n })])
     // More units and a seller's ask while it is in flight: no second raise yet.
     for (const answer of answers) answer.unit()
-    const asked = answers[0]?.needed(280n)
-    const coveredByFirst = answers[1]?.needed(200n)
+    const asked = answers[0]?.needed(130n)
+    const coveredByFirst = answers[1]?.needed(70n)
     await settle()
     expect(calls).toHaveLength(1)
     calls[0]?.land()
-    expect(await coveredByFirst).toBe(250n)
+    expect(await coveredByFirst).toBe(100n)
     await settle()
-    // The next raise takes both: the ask (280) and the window's 24 units beyond the 6 received.
+    // The next raise takes both: the ask (130) and the window's 8 units beyond the 60 received.
     expect(calls).toHaveLength(2)
-    expect(calls[1]).toMatchObject({ need: 280n, wish: 300n })
+    expect(calls[1]).toMatchObject({ need: 130n, wish: 140n })
     calls[1]?.land()
-    expect(await asked).toBe(300n)
+    expect(await asked).toBe(140n)
     await settle()
     expect(calls).toHaveLength(2)
   })
@@ -47,12 +46,11 @@ describe('the signing-ahead window of a channel', () => {
     const window = createStreamWindow({ ahead: 8n, consumed: 0n })
     const a = window.open({ amount: 60n, price: 10n, raise })
     const b = window.open({ amount: 70n, price: 10n, raise })
-    // 70 signed, a window of 16 units (two answers): 3 units on `a` leave 4, a quarter of it;
-    // 1 more on `b` leaves 3.
-    for (let i = 0; i < 3; i++) a.unit()
+    // 70 signed: 5 units on `a` and 1 on `b` leave 1 unit, under a quarter of the window.
+    for (let i = 0; i < 5; i++) a.unit()
     expect(calls).toHaveLength(0)
     b.unit()
-    expect(calls).toEqual([expect.objectContaining({ need: 80n, wish: 200n })])
+    expect(calls).toEqual([expect.objectContaining({ need: 80n, wish: 140n })])
   })
 
   it('tells a failed raise once, refuses the needs it was for, and raises again on the next unit', async () => {

@@ -1,11 +1,10 @@
 /**
  * The signing-ahead window of one channel's answers metered per unit (docs/protocol.md §7), shared
  * by every such answer streaming on the channel at once. The window counts the units received on
- * all of them — what the channel has consumed, as far as the buyer knows — and is `ahead` units per
- * answer streaming (each answer in flight may be sent `ahead` units before the buyer's next raise
- * reaches the seller, as a call in flight may cost its price): when what is signed covers fewer than
- * a quarter of the window, it raises the channel's voucher to the window beyond them. A buyer signs
- * at most about `ahead` units per answer in flight beyond what it has been sent.
+ * all of them — what the channel has consumed, as far as the buyer knows — and when what is signed
+ * covers fewer than a quarter of `ahead` more units, raises the channel's voucher to `ahead` units
+ * beyond them: a buyer signs at most about `ahead` units beyond what it has been sent, per channel,
+ * however many answers stream on it.
  *
  * One raise is in flight per channel at a time; a need that comes meanwhile (a unit received, a
  * seller's `payment-need-voucher`) is folded into the next raise, and every need is answered by the
@@ -23,9 +22,8 @@ export type RaiseVoucher = (need: bigint, wish: bigint) => Promise<bigint>
 /** Options of {@link createStreamWindow}. */
 export type StreamWindowOptions = {
   /**
-   * How many units the buyer signs ahead of those received on the channel, per answer streaming
-   * on it. A larger window lets the seller's meter wait less and authorises more beyond what was
-   * served.
+   * How many units the buyer signs ahead of those received on the channel. A larger window lets
+   * the seller's meter wait less and authorises more beyond what was served.
    */
   readonly ahead: bigint
   /**
@@ -80,10 +78,8 @@ type Waiter = { need: bigint; resolve: (signed: bigint) => void; reject: (error:
  * ```
  */
 export function createStreamWindow(options: StreamWindowOptions): StreamWindow {
-  const streams = new Set<Open>()
-  /** The window now, in units: `ahead` per answer streaming (one at least). */
-  const span = () => options.ahead * BigInt(Math.max(streams.size, 1))
-  const lowWater = () => (span() / 4n > 0n ? span() / 4n : 1n)
+  const { ahead } = options
+  const lowWater = ahead / 4n > 0n ? ahead / 4n : 1n
   /** What the channel has consumed, as far as the buyer knows. */
   let consumed = options.consumed
   /** The highest amount signed for the answers (their calls' vouchers and the raises). */
@@ -92,12 +88,13 @@ export function createStreamWindow(options: StreamWindowOptions): StreamWindow {
   let asked = 0n
   /** The price of a unit: the highest of the answers streaming (or of the last one). */
   let price = 0n
+  const streams = new Set<Open>()
   let waiters: Waiter[] = []
   let raiser: RaiseVoucher | undefined
   let raising = false
 
   const need = () => {
-    const low = consumed + lowWater() * price
+    const low = consumed + lowWater * price
     return asked > low ? asked : low
   }
 
@@ -112,9 +109,9 @@ export function createStreamWindow(options: StreamWindowOptions): StreamWindow {
   async function run(): Promise<void> {
     try {
       for (let n = need(); n > covered && raiser !== undefined; n = need()) {
-        // The window beyond the units received (a seller's ask may count more: units on their
-        // way, and the units other answers hold as they are sent).
-        let wish = consumed + span() * price
+        // `ahead` units beyond those received (a seller's ask may count more: units on their way,
+        // and the units other answers hold as they are sent).
+        let wish = consumed + ahead * price
         if (wish < n) wish = n
         const signed = await raiser(n, wish)
         if (signed > covered) covered = signed
@@ -156,7 +153,7 @@ export function createStreamWindow(options: StreamWindowOptions): StreamWindow {
         unit() {
           open.received += open.price
           consumed += open.price
-          if (consumed + lowWater() * price > covered) want(call.raise)
+          if (consumed + lowWater * price > covered) want(call.raise)
         },
         needed(required) {
           // What the seller counts as spent may include units still on their way: they are
