@@ -97,6 +97,26 @@ describe('createSessionFetch', () => {
     expect((await b.sessions.list())[0]?.signed).toBe('50000')
   })
 
+  it('tops up one at a time when concurrent calls all find the deposit short, and serves them all', async () => {
+    const b = buyer('topup-concurrent', { deposit: (price) => price * 2n })
+    expect((await b.sessions.fetch(`${seller.base}/call`)).status).toBe(200)
+    // Eight calls at once on a deposit of two: most are refused above it, and each tops up. Two
+    // top-ups built at once would take the same coins, and the ledger would refuse one.
+    const responses = await Promise.all(
+      Array.from({ length: 8 }, () => b.sessions.fetch(`${seller.base}/call`)),
+    )
+    expect(responses.map((r) => r.status)).toEqual(Array(8).fill(200))
+    const [channel] = await b.sessions.list()
+    const onLedger = await readChannel(chain.client, channel?.channelId ?? '')
+    expect(onLedger.deposited).toBe(BigInt(channel?.deposit ?? 0))
+    expect(onLedger.deposited).toBeGreaterThanOrEqual(90_000n)
+    const topUps = channel?.topUps ?? []
+    // Each top-up at least doubles the deposit or reaches what was asked: a few, not one per call.
+    expect(topUps.length).toBeGreaterThan(0)
+    expect(topUps.length).toBeLessThan(8)
+    expect(await b.limits.spentToday()).toBe(onLedger.deposited)
+  })
+
   it('restores what a close gives back across the open and its top-ups', async () => {
     const b = buyer('topup-close', { deposit: (price) => price * 2n, maxDeposit: 60_000n })
     for (let i = 0; i < 3; i++) {

@@ -355,19 +355,20 @@ export function createSessionFetch(options: SessionFetchOptions): SessionFetch {
     }
     // Recorded before the deposit is signed: a crash from here on can still find the channel.
     await book.put(entry)
-    const tx = buildOpen({
-      client,
-      package: details.package,
-      sender: payer,
-      registry: details.registry,
-      coinType: request.currency,
-      deposit,
-      payee: request.recipient,
-      salt,
-      signerPublicKey: ed25519.getPublicKey(sessionKey),
-      graceMs: BigInt(details.gracePeriodMs),
-    })
-    const digest = await submit(tx)
+    const digest = await submit(() =>
+      buildOpen({
+        client,
+        package: details.package,
+        sender: payer,
+        registry: details.registry,
+        coinType: request.currency,
+        deposit,
+        payee: request.recipient,
+        salt,
+        signerPublicKey: ed25519.getPublicKey(sessionKey),
+        graceMs: BigInt(details.gracePeriodMs),
+      }),
+    )
     if (digest === undefined) {
       await book.update(channelId, { state: 'closed' })
       await reservation?.release()
@@ -382,7 +383,16 @@ export function createSessionFetch(options: SessionFetchOptions): SessionFetch {
    * Builds a transaction, signs it with the wallet and executes it: its digest, or `undefined` when
    * the ledger refused it (nothing moved).
    */
-  async function submit(built: Promise<Transaction>): Promise<string | undefined> {
+  function submit(build: () => Promise<Transaction>): Promise<string | undefined> {
+    // One at a time, each built when its turn comes: two transactions built at once would take
+    // their funds and gas from the same coins.
+    const next = submitting.catch(() => undefined).then(() => submitNow(build()))
+    submitting = next
+    return next
+  }
+  let submitting: Promise<unknown> = Promise.resolve()
+
+  async function submitNow(built: Promise<Transaction>): Promise<string | undefined> {
     const bytes = await (await built).build({ client })
     const { signature } = await signer.signTransaction(bytes)
     const result = await client.core.executeTransaction({
@@ -392,8 +402,35 @@ export function createSessionFetch(options: SessionFetchOptions): SessionFetch {
     return result.$kind === 'Transaction' ? result.Transaction.digest : undefined
   }
 
-  /** Tops a channel up by what takes its deposit to `needed` (at least), within `maxDeposit`. */
-  async function topUp(
+  /** Per channel: the top-up being made, which the next one waits for. */
+  const toppingUp = new Map<string, Promise<unknown>>()
+
+  /**
+   * Tops a channel up by what takes its deposit to `needed` (at least), within `maxDeposit`. One
+   * top-up runs at a time per channel, and one that comes after another finds the deposit it made:
+   * calls and raises that all find the deposit short top it up once.
+   */
+  function topUp(
+    entry: ChannelEntry,
+    needed: bigint,
+    limits: WalletLimits | undefined,
+  ): Promise<ChannelEntry> {
+    const before = toppingUp.get(entry.channelId) ?? Promise.resolve()
+    const next = before
+      .catch(() => undefined)
+      .then(async () => {
+        const latest = (await book.get(entry.channelId)) ?? entry
+        return BigInt(latest.deposit) >= needed ? latest : topUpNow(latest, needed, limits)
+      })
+    toppingUp.set(entry.channelId, next)
+    const clear = () => {
+      if (toppingUp.get(entry.channelId) === next) toppingUp.delete(entry.channelId)
+    }
+    next.then(clear, clear)
+    return next
+  }
+
+  async function topUpNow(
     entry: ChannelEntry,
     needed: bigint,
     limits: WalletLimits | undefined,
@@ -413,7 +450,7 @@ export function createSessionFetch(options: SessionFetchOptions): SessionFetch {
       resource: entry.url,
       label: 'session:top-up',
     })
-    const digest = await submit(
+    const digest = await submit(async () =>
       buildTopUp({
         client,
         package: entry.package,
@@ -759,7 +796,7 @@ export function createSessionFetch(options: SessionFetchOptions): SessionFetch {
       const state = await readChannel(client, channelId)
       const common = { client, package: entry.package, sender: payer, channel: state }
       if (state.closeRequestedMs === 0n) {
-        if ((await submit(buildRequestClose(common))) === undefined) {
+        if ((await submit(() => buildRequestClose(common))) === undefined) {
           throw new PaymentError('transaction_failed', 'The ledger refused the close request.')
         }
         const after = await readChannel(client, channelId)
@@ -767,7 +804,7 @@ export function createSessionFetch(options: SessionFetchOptions): SessionFetch {
       }
       const graceEndsMs = state.closeRequestedMs + state.graceMs
       const refunded = state.escrow
-      const digest = await submit(buildWithdraw(common))
+      const digest = await submit(() => buildWithdraw(common))
       // Refused before the grace period ends: nothing moved.
       if (digest === undefined) return { status: 'waiting', graceEndsMs }
       await book.update(channelId, { state: 'closed', spent: state.settled.toString() })
