@@ -209,8 +209,9 @@ describe('a stream paid per token over a session', () => {
       expect(tokens).toHaveLength(16)
       expect(named.at(-1)?.name).toBe('payment-receipt')
     }
-    // 512 tokens at 64 signed ahead, raised when fewer than 16 are left: about 11 raises for the
-    // channel, not one or more per answer (each answer raising on its own sent 260 or so).
+    // 512 tokens, 64 signed ahead per answer streaming, raised when fewer than a quarter of that
+    // are left: a few raises for the channel, not one or more per answer (each answer raising on
+    // its own sent 260 or so).
     await new Promise((resolve) => setTimeout(resolve, 300))
     const raises = counted.counts.raises - before
     expect(raises).toBeGreaterThan(0)
@@ -218,9 +219,32 @@ describe('a stream paid per token over a session', () => {
     const channel = await channelOf(b.sessions)
     expect(channel.spent).toBe(513n * sessionTokenPrice)
     expect(channel.held).toBe(0n)
-    // The window is the channel's: at most 64 tokens signed beyond those served.
-    expect(channel.highest - channel.spent).toBeLessThanOrEqual(64n * sessionTokenPrice)
+    // The window is the channel's: at most 64 tokens per answer in flight signed beyond those
+    // served.
+    expect(channel.highest - channel.spent).toBeLessThanOrEqual(32n * 64n * sessionTokenPrice)
     expect(counted.counts.vouchersAboveMark).toBe(0)
+    // The window (32 answers of 64 tokens) is more than the deposit of 1 000 tokens: it stopped
+    // at the deposit, and no top-up was made for it — nothing was owed beyond the deposit.
+    expect(channel.deposit).toBe(100_000n)
+    expect((await b.sessions.list())[0]?.topUps ?? []).toHaveLength(0)
+  })
+
+  it('keeps its window within the deposit, and tops up only for what the seller asks', async () => {
+    // A window of 2 000 tokens on a deposit of 1 000: the raises stop at the deposit.
+    const b = buyer('capped', { streamAhead: 2_000n })
+    const first = await b.sessions.fetch(`${seller.base}/tokens?n=600`, { method: 'POST' })
+    expect((await readAll(first)).tokens).toHaveLength(600)
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    let [entry] = await b.sessions.list()
+    expect(entry?.deposit).toBe('100000')
+    expect(entry?.topUps ?? []).toHaveLength(0)
+    // 600 more: the seller asks for a voucher above the deposit at the 1 000th token, and only
+    // then is the deposit topped up.
+    const second = await b.sessions.fetch(`${seller.base}/tokens?n=600`, { method: 'POST' })
+    expect((await readAll(second)).tokens).toHaveLength(600)
+    ;[entry] = await b.sessions.list()
+    expect(entry?.topUps).toHaveLength(1)
+    expect((await channelOf(b.sessions)).spent).toBe(1_200n * sessionTokenPrice)
   })
 
   it('writes the book once per block of raises, and always before a voucher above its mark', async () => {

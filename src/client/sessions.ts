@@ -13,8 +13,8 @@
  * Concurrent calls on one channel sign ahead by at most the prices of the calls in flight (each
  * takes `signed + price` atomically), and may reach the seller in any order: the seller takes each
  * amount once. Answers metered per unit (streams paid per token) share their channel's window:
- * the buyer signs about `streamAhead` units beyond those received on all of them, one raise in
- * flight per channel (`createStreamWindow`).
+ * the buyer signs about `streamAhead` units per answer streaming beyond those received on all of
+ * them, within the deposit, one raise in flight per channel (`createStreamWindow`).
  *
  * @module
  */
@@ -76,8 +76,8 @@ export type SessionFetchOptions = {
   readonly fetch?: typeof globalThis.fetch | undefined
   /**
    * On answers metered per unit (streams paid per token), how many units the buyer signs ahead of
-   * the events it has received, counted per channel (all its answers streaming at once share the
-   * window). Default 64.
+   * the events it has received, per answer streaming (the answers streaming at once on a channel
+   * share one window of that many units each), within the deposit. Default 64.
    */
   readonly streamAhead?: bigint | undefined
   /** Told when raising a voucher during a metered answer fails (the seller then ends it early). */
@@ -602,7 +602,9 @@ export function createSessionFetch(options: SessionFetchOptions): SessionFetch {
 
   /**
    * Raises the voucher of `c` during a metered answer (a body-less `POST` to the route, answered
-   * 204): to `need` at least, topping up when the deposit is short, and to `wish` within it.
+   * 204), as `RaiseVoucher` says: to `need` at least, topping up when the deposit is short,
+   * and to `wish` within the deposit; with nothing owed (`need` 0), never topping up, and sending
+   * nothing (`0n`) when the deposit has no room left.
    */
   async function raise(
     c: ChannelEntry,
@@ -612,13 +614,20 @@ export function createSessionFetch(options: SessionFetchOptions): SessionFetch {
     limits: WalletLimits | undefined,
   ): Promise<bigint> {
     let entry = (await book.get(c.channelId)) ?? c
-    if (need > BigInt(entry.deposit)) entry = await topUp(entry, need, limits)
-    const deposit = BigInt(entry.deposit)
-    const { amount } = await nextAmount(entry, {
-      atLeast: wish < deposit ? wish : deposit,
-      price: 1n,
-      raise: true,
-    })
+    const signed = counters.get(c.channelId) ?? BigInt(entry.signed)
+    let deposit = BigInt(entry.deposit)
+    let target = wish < deposit ? wish : deposit
+    if (need === 0n) {
+      if (target <= signed) return 0n
+    } else {
+      if (target < need) target = need
+      if (target <= signed) target = signed + 1n
+      if (target > deposit) {
+        entry = await topUp(entry, target, limits)
+        deposit = BigInt(entry.deposit)
+      }
+    }
+    const { amount } = await nextAmount(entry, { atLeast: target, price: 1n, raise: true })
     const bare = new URL(url)
     bare.search = ''
     const response = await present(

@@ -3,10 +3,15 @@ import { createStreamWindow, type RaiseVoucher } from './streamWindow.js'
 
 /** A raise the test answers by hand: each call waits until `land()` signs what it wished. */
 function handRaise() {
-  const calls: { need: bigint; wish: bigint; land: () => void; refuse: (e: unknown) => void }[] = []
+  const calls: {
+    need: bigint
+    wish: bigint
+    land: (signed?: bigint) => void
+    refuse: (e: unknown) => void
+  }[] = []
   const raise: RaiseVoucher = (need, wish) =>
     new Promise((resolve, reject) => {
-      calls.push({ need, wish, land: () => resolve(wish), refuse: reject })
+      calls.push({ need, wish, land: (signed = wish) => resolve(signed), refuse: reject })
     })
   return { calls, raise }
 }
@@ -18,25 +23,27 @@ describe('the signing-ahead window of a channel', () => {
   it('keeps one raise in flight for all its answers and folds later needs into the next', async () => {
     const { calls, raise } = handRaise()
     const window = createStreamWindow({ ahead: 8n, consumed: 0n })
-    // Three answers at 10 a unit, their calls' vouchers up to 30: one unit each paid.
+    // Three answers at 10 a unit, their calls' vouchers up to 30: one unit each paid. The window
+    // is 8 units per answer streaming: 24, raised when fewer than 6 are left.
     const answers = [10n, 20n, 30n].map((amount) => window.open({ amount, price: 10n, raise }))
     for (const answer of answers) answer.unit()
-    // At the second unit fewer than 2 (a quarter of 8) were left: one raise, to 8 units beyond 20.
-    expect(calls).toEqual([expect.objectContaining({ need: 40n, wish: 100n })])
+    // At the first unit fewer than 6 were left: one raise, to 24 units beyond the 1 received,
+    // with nothing owed yet.
+    expect(calls).toEqual([expect.objectContaining({ need: 0n, wish: 250n })])
     // More units and a seller's ask while it is in flight: no second raise yet.
     for (const answer of answers) answer.unit()
-    const asked = answers[0]?.needed(130n)
-    const coveredByFirst = answers[1]?.needed(70n)
+    const asked = answers[0]?.needed(280n)
+    const coveredByFirst = answers[1]?.needed(200n)
     await settle()
     expect(calls).toHaveLength(1)
     calls[0]?.land()
-    expect(await coveredByFirst).toBe(100n)
+    expect(await coveredByFirst).toBe(250n)
     await settle()
-    // The next raise takes both: the ask (130) and the window's 8 units beyond the 60 received.
+    // The next raise takes both: the ask (280) and the window's 24 units beyond the 6 received.
     expect(calls).toHaveLength(2)
-    expect(calls[1]).toMatchObject({ need: 130n, wish: 140n })
+    expect(calls[1]).toMatchObject({ need: 280n, wish: 300n })
     calls[1]?.land()
-    expect(await asked).toBe(140n)
+    expect(await asked).toBe(300n)
     await settle()
     expect(calls).toHaveLength(2)
   })
@@ -46,11 +53,38 @@ describe('the signing-ahead window of a channel', () => {
     const window = createStreamWindow({ ahead: 8n, consumed: 0n })
     const a = window.open({ amount: 60n, price: 10n, raise })
     const b = window.open({ amount: 70n, price: 10n, raise })
-    // 70 signed: 5 units on `a` and 1 on `b` leave 1 unit, under a quarter of the window.
-    for (let i = 0; i < 5; i++) a.unit()
+    // 70 signed, a window of 16 units (two answers): 3 units on `a` leave 4, a quarter of it;
+    // 1 more on `b` leaves 3.
+    for (let i = 0; i < 3; i++) a.unit()
     expect(calls).toHaveLength(0)
     b.unit()
-    expect(calls).toEqual([expect.objectContaining({ need: 80n, wish: 140n })])
+    expect(calls).toEqual([expect.objectContaining({ need: 0n, wish: 200n })])
+  })
+
+  it('stops keeping ahead when the deposit has no room, until a seller asks for what is owed', async () => {
+    const { calls, raise } = handRaise()
+    const window = createStreamWindow({ ahead: 8n, consumed: 0n })
+    const answer = window.open({ amount: 10n, price: 10n, raise })
+    answer.unit()
+    expect(calls).toEqual([expect.objectContaining({ need: 0n, wish: 90n })])
+    // The deposit holds 50: the raise signs that. Three units on, the window is low again; the
+    // next raise finds no room and signs nothing.
+    calls[0]?.land(50n)
+    await settle()
+    for (let i = 0; i < 3; i++) answer.unit()
+    expect(calls[1]).toMatchObject({ need: 0n, wish: 120n })
+    calls[1]?.land(0n)
+    await settle()
+    answer.unit()
+    await settle()
+    expect(calls).toHaveLength(2)
+    // The seller asks for 60: owed, so raised (the raise tops up), and the window resumes.
+    const asked = answer.needed(60n)
+    expect(calls[2]).toMatchObject({ need: 60n, wish: 130n })
+    calls[2]?.land()
+    expect(await asked).toBe(130n)
+    answer.unit()
+    expect(calls).toHaveLength(3)
   })
 
   it('tells a failed raise once, refuses the needs it was for, and raises again on the next unit', async () => {
@@ -91,6 +125,6 @@ describe('the signing-ahead window of a channel', () => {
     // 1 010 consumed, 2 000 signed: the window has room.
     expect(calls).toHaveLength(0)
     for (let i = 0; i < 98; i++) answer.unit()
-    expect(calls).toEqual([expect.objectContaining({ need: 2_010n, wish: 2_070n })])
+    expect(calls).toEqual([expect.objectContaining({ need: 0n, wish: 2_070n })])
   })
 })

@@ -1,10 +1,16 @@
 /**
  * The signing-ahead window of one channel's answers metered per unit (docs/protocol.md §7), shared
  * by every such answer streaming on the channel at once. The window counts the units received on
- * all of them — what the channel has consumed, as far as the buyer knows — and when what is signed
- * covers fewer than a quarter of `ahead` more units, raises the channel's voucher to `ahead` units
- * beyond them: a buyer signs at most about `ahead` units beyond what it has been sent, per channel,
- * however many answers stream on it.
+ * all of them — what the channel has consumed, as far as the buyer knows — and is `ahead` units per
+ * answer streaming (each answer in flight may be sent `ahead` units before the buyer's next raise
+ * reaches the seller, as a call in flight may cost its price): when what is signed covers fewer
+ * than a quarter of the window, it raises the channel's voucher to the window beyond them, within
+ * the deposit. A buyer signs at most about `ahead` units per answer in flight beyond what it has
+ * been sent.
+ *
+ * Keeping the window ahead never tops the deposit up: when the deposit holds less than the window,
+ * the window stops at it, and only a seller's `payment-need-voucher` (what is owed) makes a raise
+ * top up.
  *
  * One raise is in flight per channel at a time; a need that comes meanwhile (a unit received, a
  * seller's `payment-need-voucher`) is folded into the next raise, and every need is answered by the
@@ -14,16 +20,20 @@
  */
 
 /**
- * How the buyer raises the channel's voucher: to `wish` if the deposit allows, and to `need` at
- * least (topping up when the deposit does not cover it); resolves to the amount now signed.
+ * How the buyer raises the channel's voucher. `need` is what a seller asked for: the raise signs at
+ * least that, topping up when the deposit does not cover it. `0n` means nothing is owed and the
+ * raise only keeps the window ahead: it signs up to `wish` within the deposit and never tops up.
+ * Both sign `wish` when the deposit allows. Resolves to the amount now signed, or to `0n` when a
+ * raise with nothing owed found no room left in the deposit (nothing was signed).
  */
 export type RaiseVoucher = (need: bigint, wish: bigint) => Promise<bigint>
 
 /** Options of {@link createStreamWindow}. */
 export type StreamWindowOptions = {
   /**
-   * How many units the buyer signs ahead of those received on the channel. A larger window lets
-   * the seller's meter wait less and authorises more beyond what was served.
+   * How many units the buyer signs ahead of those received on the channel, per answer streaming
+   * on it. A larger window lets the seller's meter wait less and authorises more beyond what was
+   * served.
    */
   readonly ahead: bigint
   /**
@@ -88,35 +98,45 @@ export function createStreamWindow(options: StreamWindowOptions): StreamWindow {
   let asked = 0n
   /** The price of a unit: the highest of the answers streaming (or of the last one). */
   let price = 0n
+  /**
+   * What was covered when a raise with nothing owed found no room in the deposit: the window is
+   * not raised again until something else raises what is covered.
+   */
+  let stalled = -1n
   const streams = new Set<Open>()
   let waiters: Waiter[] = []
   let raiser: RaiseVoucher | undefined
   let raising = false
 
-  const need = () => {
-    const low = consumed + lowWater * price
-    return asked > low ? asked : low
-  }
+  /** The window's size in money: `ahead` units per answer streaming (one when none is). */
+  const units = (count: bigint) => count * price * (streams.size > 1 ? BigInt(streams.size) : 1n)
+  /** What a seller asked for and the buyer has not signed. */
+  const owed = () => (asked > covered ? asked : 0n)
+  const low = () => covered < consumed + units(lowWater) && covered !== stalled
+  const wanted = () => owed() > 0n || low()
 
   function want(raise: RaiseVoucher): void {
     raiser = raise
-    if (raising || need() <= covered) return
-    raising = true
-    void run()
+    if (!raising && wanted()) {
+      raising = true
+      void run()
+    }
   }
 
   /** Raises, one at a time, until the needs known are covered (or a raise fails). */
   async function run(): Promise<void> {
     try {
-      for (let n = need(); n > covered && raiser !== undefined; n = need()) {
-        // `ahead` units beyond those received (a seller's ask may count more: units on their way,
-        // and the units other answers hold as they are sent).
-        let wish = consumed + ahead * price
-        if (wish < n) wish = n
-        const signed = await raiser(n, wish)
+      while (raiser !== undefined && wanted()) {
+        // The window beyond the units received (a seller's ask may count more: units on their
+        // way, and the units other answers hold as they are sent).
+        const need = owed()
+        let wish = consumed + units(ahead)
+        if (wish < need) wish = need
+        const signed = await raiser(need, wish)
         if (signed > covered) covered = signed
+        else if (need === 0n) stalled = covered
         settle()
-        if (signed < n) throw new RangeError('The raise signed less than was needed.')
+        if (signed < need) throw new RangeError('The raise signed less than was needed.')
       }
     } catch (error) {
       options.onError?.(error)
@@ -153,7 +173,7 @@ export function createStreamWindow(options: StreamWindowOptions): StreamWindow {
         unit() {
           open.received += open.price
           consumed += open.price
-          if (consumed + lowWater * price > covered) want(call.raise)
+          if (low()) want(call.raise)
         },
         needed(required) {
           // What the seller counts as spent may include units still on their way: they are
