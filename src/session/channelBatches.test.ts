@@ -17,11 +17,13 @@ function fakePool(failOn?: string) {
     return { rows: [{ text }] }
   }
   const pool = {
-    query: (text: string) => answer('pool', text),
+    query: (query: string | { text: string }) =>
+      answer('pool', typeof query === 'string' ? query : query.text),
     async connect() {
       const where = `client ${++lent}`
       return {
-        query: (text: string) => answer(where, text),
+        query: (query: string | { text: string }) =>
+          answer(where, typeof query === 'string' ? query : query.text),
         release: () => log.push(`${where}: released`),
       }
     },

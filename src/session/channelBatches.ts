@@ -12,6 +12,7 @@
  *
  * @module
  */
+import { createHash } from 'node:crypto'
 import type pg from 'pg'
 
 /** One statement and its parameters. */
@@ -20,6 +21,22 @@ export type Statement = { readonly text: string; readonly values: readonly unkno
 type Waiting = Statement & {
   readonly resolve: (rows: Record<string, unknown>[]) => void
   readonly reject: (error: unknown) => void
+}
+
+const names = new Map<string, string>()
+
+/**
+ * A statement as a named (prepared) query: PostgreSQL parses and plans it once per connection
+ * instead of at every call (about half of a voucher's time, on its five-part statement). The name
+ * is derived from the text, so that two copies of this module sharing a pool agree on it.
+ */
+export function prepared(statement: Statement): pg.QueryConfig {
+  let name = names.get(statement.text)
+  if (name === undefined) {
+    name = `tollgate_${createHash('sha256').update(statement.text).digest('hex').slice(0, 32)}`
+    names.set(statement.text, name)
+  }
+  return { name, text: statement.text, values: statement.values as unknown[] }
 }
 
 /** Runs a channel's writes; see the module's description. */
@@ -43,7 +60,7 @@ export function createChannelBatches(pool: Pick<pg.Pool, 'query' | 'connect'>): 
 
   async function alone(item: Waiting): Promise<void> {
     try {
-      item.resolve((await pool.query(item.text, item.values as unknown[])).rows)
+      item.resolve((await pool.query(prepared(item))).rows)
     } catch (error) {
       item.reject(error)
     }
@@ -60,8 +77,7 @@ export function createChannelBatches(pool: Pick<pg.Pool, 'query' | 'connect'>): 
     const results: Record<string, unknown>[][] = []
     try {
       await client.query('BEGIN')
-      for (const item of items)
-        results.push((await client.query(item.text, item.values as unknown[])).rows)
+      for (const item of items) results.push((await client.query(prepared(item))).rows)
       await client.query('COMMIT')
     } catch (error) {
       await client.query('ROLLBACK').catch(() => undefined)

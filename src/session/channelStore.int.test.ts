@@ -6,8 +6,11 @@
  * REDIS_URL is (each skipped, with that reason, when not).
  */
 import { randomUUID } from 'node:crypto'
+import pg from 'pg'
 import { describe, expect, it } from 'vitest'
+import { uniqueName } from '../stores/contract.js'
 import type { OpenedChannel } from './channelStore.js'
+import { createPostgresChannelStore } from './sqlChannelStore.js'
 import { channelStoreKinds } from './testing/storeKinds.js'
 
 const kinds = channelStoreKinds()
@@ -263,3 +266,43 @@ describe.each(kinds)('$name channel store', (kind) => {
     await expect(store.track(opened(2n ** 63n))).rejects.toMatchObject({ code: 'invalid_amount' })
   })
 })
+
+if (databaseUrl !== undefined) {
+  describe('postgres channel store', () => {
+    it('prepares its statements: PostgreSQL plans each once per connection, not at every call', async () => {
+      const pool = new pg.Pool({ connectionString: databaseUrl, max: 1 })
+      try {
+        const store = createPostgresChannelStore({
+          pool,
+          channels: uniqueName('channels'),
+          holds: uniqueName('holds'),
+          vouchers: uniqueName('vouchers'),
+        })
+        const channel = opened()
+        await store.track(channel)
+        for (let i = 1n; i <= 3n; i++) {
+          const taken = await store.acceptVoucher(channel.channelId, i * 10n, 'sig', {
+            amount: 10n,
+            holdId: randomUUID(),
+            leaseUntil: lease(),
+          })
+          if (taken.status !== 'accepted' || taken.hold?.status !== 'held')
+            throw new Error('refused')
+          expect(await store.commit(taken.hold.holdId)).toBe(true)
+        }
+        const { rows } = await pool.query(
+          "SELECT statement FROM pg_prepared_statements WHERE name LIKE 'tollgate\\_%'",
+        )
+        const texts = rows.map((row: { statement: string }) => row.statement)
+        // The voucher with its hold, and the commit: one prepared statement each, used three times.
+        expect(
+          texts.some((text) => text.includes('INSERT INTO') && text.includes('FOR UPDATE')),
+        ).toBe(true)
+        expect(texts.some((text) => text.includes('DELETE FROM'))).toBe(true)
+        expect((await store.get(channel.channelId))?.spent).toBe(30n)
+      } finally {
+        await pool.end()
+      }
+    })
+  })
+}

@@ -11,7 +11,7 @@ import type Database from 'better-sqlite3'
 import type pg from 'pg'
 import { quoteIdentifier } from '../stores/internal/sql.js'
 import type { SqliteDatabase } from '../stores/sqlite.js'
-import { createChannelBatches } from './channelBatches.js'
+import { createChannelBatches, prepared } from './channelBatches.js'
 import {
   type ChannelPhase,
   type ChannelRecord,
@@ -321,7 +321,7 @@ export function createPostgresChannelStore(options: PostgresChannelStoreOptions)
   }
   const rows = async (text: string, values: unknown[]) => {
     await migrated()
-    return (await db.query(text, values)).rows as Record<string, unknown>[]
+    return (await db.query(prepared({ text, values }))).rows as Record<string, unknown>[]
   }
   /** A write to one channel: in its batch when there are batches. */
   const write = async (channelId: string | undefined, text: string, values: unknown[]) => {
