@@ -43,7 +43,7 @@ function channelStore(): Session.ChannelStore {
     if (url === undefined) throw new Error('CHANNEL_STORE=postgres needs DATABASE_URL')
     const suffix = `${process.pid}_${Date.now()}`
     return Session.createPostgresChannelStore({
-      pool: new pg.Pool({ connectionString: url, max: 8 }),
+      pool: new pg.Pool({ connectionString: url, max: 8, pipeline: true }),
       channels: `bench_channels_${suffix}`,
       holds: `bench_holds_${suffix}`,
     })

@@ -135,7 +135,8 @@ async function openChannelStore(
     }
     case 'postgres': {
       const { default: pg } = await import('pg')
-      const pool = new pg.Pool({ connectionString: location.url, max: 5 })
+      // Pipelined: a channel's batch of writes goes to PostgreSQL in one round trip.
+      const pool = new pg.Pool({ connectionString: location.url, max: 5, pipeline: true })
       cleanups.push(() => pool.end())
       return Session.createPostgresChannelStore({ pool, ...tablesOf(location.table) })
     }

@@ -10,21 +10,37 @@ import { createChannelBatches } from './channelBatches.js'
 function fakePool(failOn?: string) {
   const log: string[] = []
   let lent = 0
-  const answer = async (where: string, text: string) => {
+  /**
+   * Answers as PostgreSQL would: in a transaction, a statement after a failed one fails too, and
+   * the COMMIT that ends it rolls it back (answered `ROLLBACK`).
+   */
+  const answer = async (where: string, text: string, state = { open: false, aborted: false }) => {
     await new Promise((resolve) => setTimeout(resolve, 1))
+    if (text === 'BEGIN') state.open = true
+    if (text === 'COMMIT' && state.aborted) {
+      log.push(`${where}: COMMIT (rolled back)`)
+      state.open = state.aborted = false
+      return { rows: [], command: 'ROLLBACK' }
+    }
     log.push(`${where}: ${text}`)
-    if (text === failOn) throw new Error(`${text} failed`)
-    return { rows: [{ text }] }
+    if (state.aborted) throw new Error('current transaction is aborted')
+    if (text === failOn) {
+      if (state.open) state.aborted = true
+      throw new Error(`${text} failed`)
+    }
+    if (text === 'COMMIT') state.open = false
+    return { rows: [{ text }], command: text.split(' ')[0] }
   }
   const pool = {
     query: (query: string | { text: string }) =>
       answer('pool', typeof query === 'string' ? query : query.text),
     async connect() {
       const where = `client ${++lent}`
+      const state = { open: false, aborted: false }
       return {
         query: (query: string | { text: string }) =>
-          answer(where, typeof query === 'string' ? query : query.text),
-        release: () => log.push(`${where}: released`),
+          answer(where, typeof query === 'string' ? query : query.text, state),
+        release: (error?: unknown) => log.push(`${where}: ${error ? 'destroyed' : 'released'}`),
       }
     },
   } as unknown as Pick<pg.Pool, 'query' | 'connect'>
@@ -64,13 +80,50 @@ describe('group commit per channel', () => {
     expect(log.sort()).toEqual(['pool: x1', 'pool: x2', 'pool: y1', 'pool: y2'])
   })
 
-  it('fails every write of a batch that fails, and rolls it back', async () => {
+  it('fails every write of a batch with a failed statement, which its COMMIT rolled back', async () => {
+    const { pool, log } = fakePool('c')
+    const write = createChannelBatches(pool)
+    const results = await Promise.allSettled(
+      ['a', 'b', 'c', 'd'].map((t) => write('ch', statement(t))),
+    )
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'rejected', 'rejected'])
+    expect(log).toContain('client 1: COMMIT (rolled back)')
+    expect(log).toContain('client 1: destroyed')
+    // The channel takes writes again afterwards.
+    await expect(write('ch', statement('e'))).resolves.toEqual([{ text: 'e' }])
+  })
+
+  it('fails every write of a batch whose COMMIT fails, and gives its connection up', async () => {
     const { pool, log } = fakePool('COMMIT')
     const write = createChannelBatches(pool)
     const results = await Promise.allSettled(['a', 'b', 'c'].map((t) => write('ch', statement(t))))
     expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'rejected'])
-    expect(log).toContain('client 1: ROLLBACK')
-    // The channel takes writes again afterwards.
-    await expect(write('ch', statement('d'))).resolves.toEqual([{ text: 'd' }])
+    expect(log.at(-1)).toBe('client 1: destroyed')
+  })
+
+  it('sends a batch without waiting for each answer: on a pipelining pool, one round trip', async () => {
+    const { pool, log } = fakePool()
+    const sent: string[] = []
+    const connect = pool.connect.bind(pool)
+    ;(pool as { connect: unknown }).connect = async () => {
+      const client = (await connect()) as unknown as {
+        query: (q: string | { text: string }) => Promise<unknown>
+      }
+      const query = client.query
+      client.query = (q) => {
+        sent.push(typeof q === 'string' ? q : q.text)
+        return query(q)
+      }
+      return client
+    }
+    const write = createChannelBatches(pool)
+    const first = write('ch', statement('a'))
+    const rest = ['b', 'c'].map((t) => write('ch', statement(t)))
+    await first
+    // The batch's statements were all handed to the connection before its first answer came.
+    await new Promise((resolve) => setImmediate(resolve))
+    expect(sent).toEqual(['BEGIN', 'b', 'c', 'COMMIT'])
+    expect(log).toEqual(['pool: a'])
+    await Promise.all(rest)
   })
 })

@@ -74,19 +74,34 @@ export function createChannelBatches(pool: Pick<pg.Pool, 'query' | 'connect'>): 
       for (const item of items) item.reject(error)
       return
     }
-    const results: Record<string, unknown>[][] = []
-    try {
-      await client.query('BEGIN')
-      for (const item of items) results.push((await client.query(prepared(item))).rows)
-      await client.query('COMMIT')
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => undefined)
-      client.release()
+    // Sent all at once: on a pool made with `pipeline: true` they go in one round trip, otherwise
+    // the connection sends each when the one before it is answered. After a failed statement the
+    // rest fail as well and the COMMIT rolls back (PostgreSQL answers it `ROLLBACK`).
+    const sent = [
+      client.query('BEGIN'),
+      ...items.map((item) => client.query(prepared(item))),
+      client.query('COMMIT'),
+    ]
+    const settled = await Promise.allSettled(sent)
+    const failed = settled.find((result) => result.status === 'rejected')
+    const commit = settled.at(-1)
+    if (
+      failed !== undefined ||
+      commit?.status !== 'fulfilled' ||
+      commit.value.command !== 'COMMIT'
+    ) {
+      const error =
+        failed?.status === 'rejected' ? failed.reason : new Error('The batch was rolled back.')
+      // The connection may be broken: the pool closes it rather than lend it again.
+      client.release(error instanceof Error ? error : true)
       for (const item of items) item.reject(error)
       return
     }
     client.release()
-    for (const [i, item] of items.entries()) item.resolve(results[i] as Record<string, unknown>[])
+    for (const [i, item] of items.entries()) {
+      const result = settled[i + 1] as PromiseFulfilledResult<pg.QueryResult>
+      item.resolve(result.value.rows)
+    }
   }
 
   async function drain(channelId: string, first: Waiting): Promise<void> {

@@ -285,7 +285,8 @@ export function createSqliteChannelStore(options: SqliteChannelStoreOptions): Ch
 export type PostgresChannelStoreOptions = ChannelTables & {
   /**
    * A `pg` pool (or anything with its `query`); left open by `close()`. With its `connect` too, the
-   * writes that arrive on a channel while one runs are committed together (`channelBatches.ts`).
+   * writes that arrive on a channel while one runs are committed together (`channelBatches.ts`);
+   * a pool made with `pipeline: true` sends each such batch in one round trip.
    */
   pool: Pick<pg.Pool, 'query'> & Partial<Pick<pg.Pool, 'connect'>>
 }
@@ -293,7 +294,14 @@ export type PostgresChannelStoreOptions = ChannelTables & {
 /**
  * A channel store in PostgreSQL; the tables are created on first use. A channel's writes that
  * arrive while one is running are committed together, in one transaction (group commit per
- * channel), when the pool can lend a connection.
+ * channel), when the pool can lend a connection. Its statements are prepared (planned once per
+ * connection).
+ *
+ * @example
+ * ```ts
+ * const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, pipeline: true })
+ * const store = createPostgresChannelStore({ pool })
+ * ```
  */
 export function createPostgresChannelStore(options: PostgresChannelStoreOptions): ChannelStore {
   const t = names(options)

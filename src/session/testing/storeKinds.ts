@@ -71,12 +71,14 @@ export function channelStoreKinds(): ChannelStoreKind[] & {
         }
         // The previous open's connections are done with: closed, so that many opens fit the server.
         for (const pool of pools.splice(0)) void pool.end()
-        const connect = () => {
-          const pool = new pg.Pool({ connectionString: databaseUrl, max: 4 })
+        // The first connection sends each statement after the last is answered, the second
+        // pipelines them: both ways of sending a batch are tested, against each other.
+        const connect = (pipeline = false) => {
+          const pool = new pg.Pool({ connectionString: databaseUrl, max: 4, pipeline })
           pools.push(pool)
           return createPostgresChannelStore({ pool, ...tables })
         }
-        return { store: connect(), second: connect }
+        return { store: connect(), second: () => connect(true) }
       },
     })
   }
