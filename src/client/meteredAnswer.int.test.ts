@@ -193,6 +193,29 @@ describe('a stream paid per token over a session', () => {
     expect((await channelOf(b.sessions)).spent).toBe(32n * sessionTokenPrice)
   })
 
+  it('signs the window ahead in the voucher of each call: short answers one after another raise nothing', async () => {
+    const counted = countedBook('sequential')
+    const b = buyer('sequential', { streamAhead: 64n, book: counted.book, fetch: counted.fetch })
+    // The first answer has no window yet: its first units raise the voucher ahead of them.
+    const opening = await b.sessions.fetch(`${seller.base}/tokens?n=16`, { method: 'POST' })
+    expect((await readAll(opening)).tokens).toHaveLength(16)
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    const before = counted.counts.raises
+    // Twelve more, one after another: each call's voucher signs 64 units beyond those received,
+    // so no answer runs low (raising every third answer or so, 48 units in, before).
+    for (let i = 0; i < 12; i++) {
+      const response = await b.sessions.fetch(`${seller.base}/tokens?n=16`, { method: 'POST' })
+      expect((await readAll(response)).tokens).toHaveLength(16)
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    expect(counted.counts.raises - before).toBe(0)
+    const channel = await channelOf(b.sessions)
+    expect(channel.spent).toBe(13n * 16n * sessionTokenPrice)
+    // The window, no more: at most 64 units (and the call's own) beyond those served.
+    expect(channel.highest - channel.spent).toBeLessThanOrEqual(65n * sessionTokenPrice)
+    expect(counted.counts.vouchersAboveMark).toBe(0)
+  })
+
   it('shares the raises of a channel between its streams: one in flight, the window per channel', async () => {
     const counted = countedBook('shared')
     const b = buyer('shared', { streamAhead: 64n, book: counted.book, fetch: counted.fetch })

@@ -178,7 +178,10 @@ type NextAmount = {
   readonly atLeast?: bigint | undefined
   /** How far above the last amount signed, at least: a call's price (default the channel's). */
   readonly price?: bigint | undefined
-  /** A raise during a metered answer: the mark's block is of its own step, not of `price`. */
+  /**
+   * A raise during a metered answer, or a call voucher signing its window ahead: the mark's block
+   * is of its own step, not of `price`.
+   */
   readonly raise?: boolean | undefined
 }
 
@@ -683,16 +686,25 @@ export function createSessionFetch(options: SessionFetchOptions): SessionFetch {
     return watchMeteredAnswer(response, stream)
   }
 
-  /** Pays one call on channel `c`, answering a refusal (a short headroom, a used voucher). */
+  /**
+   * Pays one call on channel `c`, answering a refusal (a short headroom, a used voucher). A call
+   * whose answer is metered per unit signs its channel's window ahead in its own voucher (within
+   * the deposit), as the raise its first units would otherwise send at once.
+   */
   async function payCall(
     c: ChannelEntry,
     url: string,
     init: RequestInit,
     price: bigint,
     limits: WalletLimits | undefined,
+    perUnit: boolean,
   ): Promise<Response> {
     let entry = c
-    let { amount, first } = await nextAmount(entry, { price })
+    const window = perUnit ? windows.get(c.channelId) : undefined
+    let ahead = window?.opening(price) ?? 0n
+    const deposit = BigInt(entry.deposit)
+    if (ahead > deposit) ahead = deposit
+    let { amount, first } = await nextAmount(entry, { price, atLeast: ahead, raise: ahead > 0n })
     let action = first && entry.openDigest !== undefined ? 'open' : 'voucher'
     for (let attempt = 0; ; attempt++) {
       const payload = {
@@ -745,7 +757,8 @@ export function createSessionFetch(options: SessionFetchOptions): SessionFetch {
       checkOffer(offer, call)
       const limits = call.limits ?? options.limits
       const channel = await channelFor(url, offer, limits)
-      return payCall(channel, url, init, BigInt(offer.request.amount), limits)
+      const perUnit = offer.request.unitType !== 'request'
+      return payCall(channel, url, init, BigInt(offer.request.amount), limits, perUnit)
     }
 
   return {

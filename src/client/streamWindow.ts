@@ -72,6 +72,11 @@ export type StreamWindow = {
    * consumed its `price`.
    */
   served(call: { amount: bigint; price: bigint }): void
+  /**
+   * What the call voucher of a new metered answer at `price` a unit may sign: the window beyond the
+   * units received, counting the new answer — so that its first units need no raise.
+   */
+  opening(price: bigint): bigint
 }
 
 type Open = { received: bigint; price: bigint }
@@ -204,6 +209,10 @@ export function createStreamWindow(options: StreamWindowOptions): StreamWindow {
     served(call) {
       consumed += call.price
       if (call.amount > covered) covered = call.amount
+    },
+    opening(unit) {
+      const top = unit > price ? unit : price
+      return consumed + ahead * top * BigInt(streams.size + 1)
     },
   }
 }
