@@ -25,7 +25,7 @@
  *    turn, `BENCH_ROUNDS` rounds (default 300): the difference of the medians (target ≤ 1 ms);
  * 3. ledger transactions per 1 000 calls over the session (its open and close counted, and any
  *    settlement of the gateway's schedule) and by `charge`, counted by the gateway's emulator.
- * Then, on the keyless route, `BENCH_STREAMS` (default 8) answers of `BENCH_TOKENS` tokens paid per
+ * Then, on the keyless route, `BENCH_STREAMS` (default 16) answers of `BENCH_TOKENS` tokens paid per
  * token over the session, in turn with the same stream unpaid and upstream direct: time to the
  * first token (median; target ≤ 1 ms added over unpaid) and the 99th percentile of the gaps between
  * tokens (target ≤ 5 ms added).
@@ -55,7 +55,7 @@ import {
   tokenTimes,
 } from './measure.js'
 
-const streams = Number(process.env.BENCH_STREAMS ?? 8)
+const streams = Number(process.env.BENCH_STREAMS ?? 16)
 const streamTokens = Number(process.env.BENCH_TOKENS ?? 2000)
 const callTokens = Number(process.env.BENCH_CALL_TOKENS ?? 16)
 const tokenMs = process.env.BENCH_TOKEN_MS ?? '1'
