@@ -12,7 +12,6 @@
  *
  * @module
  */
-import { createHash } from 'node:crypto'
 import type pg from 'pg'
 
 /** One statement and its parameters. */
@@ -33,10 +32,26 @@ const names = new Map<string, string>()
 export function prepared(statement: Statement): pg.QueryConfig {
   let name = names.get(statement.text)
   if (name === undefined) {
-    name = `tollgate_${createHash('sha256').update(statement.text).digest('hex').slice(0, 32)}`
+    name = `tollgate_${fingerprint(statement.text)}`
     names.set(statement.text, name)
   }
   return { name, text: statement.text, values: statement.values as unknown[] }
+}
+
+/**
+ * Two FNV-1a hashes of a text (64 bits, and 64 more over it reversed), in hex: the same in every
+ * copy of the module, without a Node module (the core bundles for Web-standard runtimes).
+ */
+function fingerprint(text: string): string {
+  const prime = 0x100000001b3n
+  const mask = (1n << 64n) - 1n
+  let forward = 0xcbf29ce484222325n
+  let backward = 0xcbf29ce484222325n
+  for (let i = 0; i < text.length; i++) {
+    forward = ((forward ^ BigInt(text.charCodeAt(i))) * prime) & mask
+    backward = ((backward ^ BigInt(text.charCodeAt(text.length - 1 - i))) * prime) & mask
+  }
+  return forward.toString(16).padStart(16, '0') + backward.toString(16).padStart(16, '0')
 }
 
 /** Runs a channel's writes; see the module's description. */
