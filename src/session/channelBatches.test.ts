@@ -7,7 +7,7 @@ import { createChannelBatches } from './channelBatches.js'
  * (so that writes can queue behind it), and records what ran where: alone (`pool`) or on a lent
  * connection (`client N`).
  */
-function fakePool(failOn?: string) {
+function fakePool(failOn?: string, pipeline = false) {
   const log: string[] = []
   let lent = 0
   /**
@@ -17,6 +17,11 @@ function fakePool(failOn?: string) {
   const answer = async (where: string, text: string, state = { open: false, aborted: false }) => {
     await new Promise((resolve) => setTimeout(resolve, 1))
     if (text === 'BEGIN') state.open = true
+    if (text === 'ROLLBACK') {
+      log.push(`${where}: ROLLBACK`)
+      state.open = state.aborted = false
+      return { rows: [], command: 'ROLLBACK' }
+    }
     if (text === 'COMMIT' && state.aborted) {
       log.push(`${where}: COMMIT (rolled back)`)
       state.open = state.aborted = false
@@ -38,6 +43,7 @@ function fakePool(failOn?: string) {
       const where = `client ${++lent}`
       const state = { open: false, aborted: false }
       return {
+        pipeline,
         query: (query: string | { text: string }) =>
           answer(where, typeof query === 'string' ? query : query.text, state),
         release: (error?: unknown) => log.push(`${where}: ${error ? 'destroyed' : 'released'}`),
@@ -80,17 +86,35 @@ describe('group commit per channel', () => {
     expect(log.sort()).toEqual(['pool: x1', 'pool: x2', 'pool: y1', 'pool: y2'])
   })
 
-  it('fails every write of a batch with a failed statement, which its COMMIT rolled back', async () => {
+  it('fails every write of a batch with a failed statement, and rolls it back', async () => {
     const { pool, log } = fakePool('c')
     const write = createChannelBatches(pool)
     const results = await Promise.allSettled(
       ['a', 'b', 'c', 'd'].map((t) => write('ch', statement(t))),
     )
     expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'rejected', 'rejected'])
-    expect(log).toContain('client 1: COMMIT (rolled back)')
-    expect(log).toContain('client 1: destroyed')
+    // Sent one at a time: nothing after the failed statement but the ROLLBACK.
+    expect(log).toEqual([
+      'pool: a',
+      'client 1: BEGIN',
+      'client 1: b',
+      'client 1: c',
+      'client 1: ROLLBACK',
+      'client 1: destroyed',
+    ])
     // The channel takes writes again afterwards.
     await expect(write('ch', statement('e'))).resolves.toEqual([{ text: 'e' }])
+  })
+
+  it('fails every write of a pipelined batch with a failed statement, which its COMMIT rolled back', async () => {
+    const { pool, log } = fakePool('c', true)
+    const write = createChannelBatches(pool)
+    const results = await Promise.allSettled(
+      ['a', 'b', 'c', 'd'].map((t) => write('ch', statement(t))),
+    )
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'rejected', 'rejected'])
+    expect(log).toContain('client 1: COMMIT (rolled back)')
+    expect(log.at(-1)).toBe('client 1: destroyed')
   })
 
   it('fails every write of a batch whose COMMIT fails, and gives its connection up', async () => {
@@ -101,8 +125,8 @@ describe('group commit per channel', () => {
     expect(log.at(-1)).toBe('client 1: destroyed')
   })
 
-  it('sends a batch without waiting for each answer: on a pipelining pool, one round trip', async () => {
-    const { pool, log } = fakePool()
+  it('sends a batch without waiting for each answer on a pipelining pool: one round trip', async () => {
+    const { pool, log } = fakePool(undefined, true)
     const sent: string[] = []
     const connect = pool.connect.bind(pool)
     ;(pool as { connect: unknown }).connect = async () => {

@@ -39,6 +39,32 @@ export function prepared(statement: Statement): pg.QueryConfig {
 }
 
 /**
+ * Sends a transaction's statements. A connection made with `pipeline: true` gets them all at once,
+ * in one round trip: after a failed one the rest fail as well, and the COMMIT rolls back
+ * (PostgreSQL answers it `ROLLBACK`). Any other gets each when the one before it is answered, and
+ * a ROLLBACK instead of the rest after a failure.
+ */
+async function send(
+  client: pg.PoolClient,
+  statements: (string | pg.QueryConfig)[],
+): Promise<PromiseSettledResult<pg.QueryResult>[]> {
+  if ((client as { pipeline?: boolean }).pipeline === true) {
+    return Promise.allSettled(statements.map((statement) => client.query(statement)))
+  }
+  const settled: PromiseSettledResult<pg.QueryResult>[] = []
+  for (const statement of statements) {
+    try {
+      settled.push({ status: 'fulfilled', value: await client.query(statement) })
+    } catch (reason) {
+      settled.push({ status: 'rejected', reason })
+      await client.query('ROLLBACK').catch(() => undefined)
+      break
+    }
+  }
+  return settled
+}
+
+/**
  * Two FNV-1a hashes of a text (64 bits, and 64 more over it reversed), in hex: the same in every
  * copy of the module, without a Node module (the core bundles for Web-standard runtimes).
  */
@@ -89,15 +115,8 @@ export function createChannelBatches(pool: Pick<pg.Pool, 'query' | 'connect'>): 
       for (const item of items) item.reject(error)
       return
     }
-    // Sent all at once: on a pool made with `pipeline: true` they go in one round trip, otherwise
-    // the connection sends each when the one before it is answered. After a failed statement the
-    // rest fail as well and the COMMIT rolls back (PostgreSQL answers it `ROLLBACK`).
-    const sent = [
-      client.query('BEGIN'),
-      ...items.map((item) => client.query(prepared(item))),
-      client.query('COMMIT'),
-    ]
-    const settled = await Promise.allSettled(sent)
+    const statements = ['BEGIN', ...items.map((item) => prepared(item)), 'COMMIT']
+    const settled = await send(client, statements)
     const failed = settled.find((result) => result.status === 'rejected')
     const commit = settled.at(-1)
     if (
@@ -114,8 +133,7 @@ export function createChannelBatches(pool: Pick<pg.Pool, 'query' | 'connect'>): 
     }
     client.release()
     for (const [i, item] of items.entries()) {
-      const result = settled[i + 1] as PromiseFulfilledResult<pg.QueryResult>
-      item.resolve(result.value.rows)
+      item.resolve((settled[i + 1] as PromiseFulfilledResult<pg.QueryResult>).value.rows)
     }
   }
 
