@@ -72,6 +72,40 @@ describe('group commit per channel', () => {
     ])
   })
 
+  it('runs writes that merge, next to each other in a batch, as one statement answering each', async () => {
+    const { pool, log } = fakePool()
+    const write = createChannelBatches(pool)
+    const merge = {
+      key: 'spend 7',
+      statement: (count: number) => statement(`spend 7 x${count}`),
+      split: (rows: Record<string, unknown>[], count: number) =>
+        Array.from({ length: count }, (_, i) => [{ ...rows[0], i }]),
+    }
+    const spend = () => write('ch', { ...statement('spend 7'), merge })
+    const answers = await Promise.all([
+      write('ch', statement('a')),
+      spend(),
+      spend(),
+      spend(),
+      write('ch', statement('b')),
+      spend(),
+      write('ch', { ...statement('spend 8'), merge: { ...merge, key: 'spend 8' } }),
+    ])
+    expect(log).toEqual([
+      'pool: a',
+      'client 1: BEGIN',
+      'client 1: spend 7 x3',
+      'client 1: b',
+      'client 1: spend 7',
+      'client 1: spend 8',
+      'client 1: COMMIT',
+      'client 1: released',
+    ])
+    expect(answers.slice(1, 4)).toEqual([0, 1, 2].map((i) => [{ text: 'spend 7 x3', i }]))
+    // A run of one runs as it is, and is answered its own rows.
+    expect(answers[5]).toEqual([{ text: 'spend 7' }])
+  })
+
   it('never puts two channels in one transaction', async () => {
     const { pool, log } = fakePool()
     const write = createChannelBatches(pool)

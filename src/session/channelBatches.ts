@@ -7,6 +7,10 @@
  * the effects of the ones before it, as if they had committed one by one. Writes to different
  * channels never share a transaction (so no two transactions lock rows in different orders).
  *
+ * Writes next to each other in a batch that say they can be merged (the same `merge.key`: units
+ * of one price spent on the channel) run as one statement, which answers each as if it had run
+ * alone in turn.
+ *
  * A batch that fails (the connection lost, the server gone) fails every write in it, as each would
  * have failed alone; none is tried again (a unit spent may have been committed).
  *
@@ -15,7 +19,22 @@
 import type pg from 'pg'
 
 /** One statement and its parameters. */
-export type Statement = { readonly text: string; readonly values: readonly unknown[] }
+export type Statement = {
+  readonly text: string
+  readonly values: readonly unknown[]
+  /** How a run of such statements next to each other in a batch runs as one. */
+  readonly merge?: Merge | undefined
+}
+
+/** How statements of one kind run as one (see the module's description). */
+export type Merge = {
+  /** Statements with the same key next to each other in a batch are merged. */
+  readonly key: string
+  /** The one statement that does the work of `count` of them. */
+  statement(count: number): Statement
+  /** Each merged statement's rows, in order, from the rows of the one. */
+  split(rows: Record<string, unknown>[], count: number): Record<string, unknown>[][]
+}
 
 type Waiting = Statement & {
   readonly resolve: (rows: Record<string, unknown>[]) => void
@@ -62,6 +81,23 @@ async function send(
     }
   }
   return settled
+}
+
+type Run = { statement: Statement; items: Waiting[]; merge?: Merge | undefined }
+
+/** A batch's statements, the runs of mergeable ones next to each other as one. */
+function mergedRuns(items: Waiting[]): Run[] {
+  const runs: Run[] = []
+  for (const item of items) {
+    const last = runs.at(-1)
+    if (item.merge !== undefined && last?.merge?.key === item.merge.key) last.items.push(item)
+    else runs.push({ statement: item, items: [item], merge: item.merge })
+  }
+  for (const run of runs) {
+    if (run.items.length === 1) run.merge = undefined
+    else if (run.merge !== undefined) run.statement = run.merge.statement(run.items.length)
+  }
+  return runs
 }
 
 /**
@@ -115,7 +151,8 @@ export function createChannelBatches(pool: Pick<pg.Pool, 'query' | 'connect'>): 
       for (const item of items) item.reject(error)
       return
     }
-    const statements = ['BEGIN', ...items.map((item) => prepared(item)), 'COMMIT']
+    const runs = mergedRuns(items)
+    const statements = ['BEGIN', ...runs.map((run) => prepared(run.statement)), 'COMMIT']
     const settled = await send(client, statements)
     const failed = settled.find((result) => result.status === 'rejected')
     const commit = settled.at(-1)
@@ -132,8 +169,11 @@ export function createChannelBatches(pool: Pick<pg.Pool, 'query' | 'connect'>): 
       return
     }
     client.release()
-    for (const [i, item] of items.entries()) {
-      item.resolve((settled[i + 1] as PromiseFulfilledResult<pg.QueryResult>).value.rows)
+    for (const [i, run] of runs.entries()) {
+      const { rows } = (settled[i + 1] as PromiseFulfilledResult<pg.QueryResult>).value
+      // A run of more than one was merged (only statements with a `merge` are put together).
+      const each = run.merge === undefined ? [rows] : run.merge.split(rows, run.items.length)
+      for (const [j, item] of run.items.entries()) item.resolve(each[j] ?? [])
     }
   }
 

@@ -304,5 +304,53 @@ if (databaseUrl !== undefined) {
         await pool.end()
       }
     })
+
+    it('spends units that wait together as one statement, each answered as if spent in turn', async () => {
+      const pool = new pg.Pool({ connectionString: databaseUrl, max: 2, pipeline: true })
+      const texts: string[] = []
+      const connect = pool.connect.bind(pool)
+      // The store's batches borrow a connection (`connect()`); its lone writes use `query`.
+      const watched = {
+        query: pool.query.bind(pool),
+        async connect() {
+          const client = await connect()
+          const query = client.query.bind(client) as (...args: unknown[]) => unknown
+          Object.assign(client, {
+            query: (...args: unknown[]) => {
+              const [config] = args as [string | { text: string }]
+              texts.push(typeof config === 'string' ? config : config.text)
+              return query(...args)
+            },
+          })
+          return client
+        },
+      } as unknown as pg.Pool
+      try {
+        const store = createPostgresChannelStore({
+          pool: watched,
+          channels: uniqueName('channels'),
+          holds: uniqueName('holds'),
+          vouchers: uniqueName('vouchers'),
+        })
+        const channel = opened()
+        await store.track(channel)
+        await store.acceptVoucher(channel.channelId, 30n * 7n, 'v')
+        const results = await Promise.all(
+          Array.from({ length: 40 }, () => store.spend(channel.channelId, 7n)),
+        )
+        // Merged: fewer statements than spends, one of them for many.
+        expect(texts.some((text) => text.includes('LEAST('))).toBe(true)
+        const spent = results.flatMap((r) => (r.status === 'spent' ? [r.channel.spent] : []))
+        expect(spent).toHaveLength(30)
+        // Each spent unit is answered the channel as it was after it: 7, 14, … 210, once each.
+        expect([...spent].sort((a, b) => (a < b ? -1 : 1))).toEqual(
+          Array.from({ length: 30 }, (_, i) => 7n * BigInt(i + 1)),
+        )
+        expect(results.filter((r) => r.status === 'insufficient')).toHaveLength(10)
+        expect(await store.get(channel.channelId)).toMatchObject({ spent: 210n, units: 30n })
+      } finally {
+        await pool.end()
+      }
+    })
   })
 }

@@ -11,7 +11,7 @@ import type Database from 'better-sqlite3'
 import type pg from 'pg'
 import { quoteIdentifier } from '../stores/internal/sql.js'
 import type { SqliteDatabase } from '../stores/sqlite.js'
-import { createChannelBatches, prepared } from './channelBatches.js'
+import { createChannelBatches, type Merge, prepared } from './channelBatches.js'
 import {
   type ChannelPhase,
   type ChannelRecord,
@@ -332,11 +332,45 @@ export function createPostgresChannelStore(options: PostgresChannelStoreOptions)
     return (await db.query(prepared({ text, values }))).rows as Record<string, unknown>[]
   }
   /** A write to one channel: in its batch when there are batches. */
-  const write = async (channelId: string | undefined, text: string, values: unknown[]) => {
+  const write = async (
+    channelId: string | undefined,
+    text: string,
+    values: unknown[],
+    merge?: Merge,
+  ) => {
     if (batches === undefined || channelId === undefined) return rows(text, values)
     await migrated()
-    return batches(channelId, { text, values })
+    return batches(channelId, { text, values, merge })
   }
+  /**
+   * `count` units of `amount` spent at once, as if one after another: the first `k` that the
+   * headroom covers are spent (`k` at most `count`), the rest refused. Each spent one is answered
+   * the channel as it was after it.
+   */
+  const spends = (channelId: string, amount: bigint): Merge => ({
+    key: `spend ${amount}`,
+    statement: (count) => ({
+      text: `WITH c AS (SELECT channel_id, LEAST($3::bigint, (highest - spent - held) / $1::bigint) AS k FROM ${t.channels} WHERE channel_id = $2 AND state = 'open' FOR UPDATE)
+UPDATE ${t.channels} ch SET spent = ch.spent + c.k * $1::bigint, units = ch.units + c.k FROM c WHERE ch.channel_id = c.channel_id AND c.k > 0 RETURNING ch.*, c.k AS taken`,
+      values: [amount.toString(), channelId, String(count)],
+    }),
+    split(rows, count) {
+      const [row] = rows
+      const taken = row === undefined ? 0 : Number(row.taken)
+      return Array.from({ length: count }, (_, i) => {
+        if (row === undefined || i >= taken) return []
+        const after = BigInt(taken - 1 - i)
+        const { taken: _taken, ...channel } = row
+        return [
+          {
+            ...channel,
+            spent: (BigInt(String(row.spent)) - after * amount).toString(),
+            units: (BigInt(String(row.units)) - after).toString(),
+          },
+        ]
+      })
+    },
+  })
   const select = async (channelId: string) => {
     const [row] = await rows(`SELECT * FROM ${t.channels} WHERE channel_id = $1`, [channelId])
     return row === undefined ? undefined : recordOf(row)
@@ -433,6 +467,7 @@ SELECT * FROM up`,
         channelId,
         `UPDATE ${t.channels} SET spent = spent + $1::bigint, units = units + 1 WHERE channel_id = $2 AND state = 'open' AND highest - spent - held >= $1::bigint RETURNING *`,
         [amount.toString(), channelId],
+        spends(channelId, amount),
       )
       return row === undefined
         ? holdRefusal(await select(channelId), amount)
