@@ -348,6 +348,12 @@ if (databaseUrl !== undefined) {
         )
         expect(results.filter((r) => r.status === 'insufficient')).toHaveLength(10)
         expect(await store.get(channel.channelId)).toMatchObject({ spent: 210n, units: 30n })
+        // Units of no price at once are each spent (never merged into a division by zero).
+        const free = await Promise.all(
+          Array.from({ length: 10 }, () => store.spend(channel.channelId, 0n)),
+        )
+        expect(free.map((r) => r.status)).toEqual(Array(10).fill('spent'))
+        expect(await store.get(channel.channelId)).toMatchObject({ spent: 210n, units: 40n })
       } finally {
         await pool.end()
       }

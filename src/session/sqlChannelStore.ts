@@ -467,7 +467,8 @@ SELECT * FROM up`,
         channelId,
         `UPDATE ${t.channels} SET spent = spent + $1::bigint, units = units + 1 WHERE channel_id = $2 AND state = 'open' AND highest - spent - held >= $1::bigint RETURNING *`,
         [amount.toString(), channelId],
-        spends(channelId, amount),
+        // Units of no price are not merged: the merged statement divides by the price.
+        amount > 0n ? spends(channelId, amount) : undefined,
       )
       return row === undefined
         ? holdRefusal(await select(channelId), amount)
