@@ -18,6 +18,7 @@ import { builtInMethods } from '../methods/index.js'
 import type { MethodOffer, PaymentMethod, SignedTransfer } from '../methods/types.js'
 import { formatAmount } from '../money.js'
 import type { PayableOffer, PaymentOffer } from './select.js'
+import { walletTurns } from './turns.js'
 
 /** The gasless floor: a gasless transfer takes the whole address balance or leaves ≥ 0.01 USDC. */
 export const gaslessMinimum = 10_000n
@@ -147,20 +148,7 @@ export async function makePayment<O extends MethodOffer = PaymentOffer>(
   // versions: two built at once would spend the same versions and the second would be refused.
   // When we submit it ourselves, the wallet's coin-form payments are built after the one before
   // has executed; gasless transfers (no objects) stay concurrent.
-  return method.buyerSubmits && funds.form === 'coin' ? oneAtATime(context.signer, pay) : pay()
-}
-
-/** Per wallet: the coin-form payment it is building and submitting now (the next waits for it). */
-const walletQueues = new WeakMap<Signer, Promise<unknown>>()
-
-/** Runs `task` after the wallet's coin-form payments before it have finished. */
-function oneAtATime<T>(signer: Signer, task: () => Promise<T>): Promise<T> {
-  const run = (walletQueues.get(signer) ?? Promise.resolve()).then(task, task)
-  walletQueues.set(
-    signer,
-    run.catch(() => undefined),
-  )
-  return run
+  return method.buyerSubmits && funds.form === 'coin' ? walletTurns(context.signer, pay) : pay()
 }
 
 function asPaymentError(error: unknown): PaymentError {

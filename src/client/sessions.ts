@@ -47,6 +47,7 @@ import { type ChannelBook, type ChannelEntry, createChannelBook } from './channe
 import type { WalletLimits } from './limits.js'
 import { watchMeteredAnswer } from './meteredAnswer.js'
 import { createStreamWindow, type StreamWindow } from './streamWindow.js'
+import { createTurns, walletTurns } from './turns.js'
 
 /** A channel package and registry the buyer trusts, for one network (the seller names its own). */
 export type PinnedChannels = {
@@ -387,13 +388,10 @@ export function createSessionFetch(options: SessionFetchOptions): SessionFetch {
    * the ledger refused it (nothing moved).
    */
   function submit(build: () => Promise<Transaction>): Promise<string | undefined> {
-    // One at a time, each built when its turn comes: two transactions built at once would take
-    // their funds and gas from the same coins.
-    const next = submitting.catch(() => undefined).then(() => submitNow(build()))
-    submitting = next
-    return next
+    // In the wallet's turn, built when it comes: two transactions built at once would take their
+    // funds and gas from the same coins.
+    return walletTurns(signer, () => submitNow(build()))
   }
-  let submitting: Promise<unknown> = Promise.resolve()
 
   async function submitNow(built: Promise<Transaction>): Promise<string | undefined> {
     const bytes = await (await built).build({ client })
@@ -405,8 +403,8 @@ export function createSessionFetch(options: SessionFetchOptions): SessionFetch {
     return result.$kind === 'Transaction' ? result.Transaction.digest : undefined
   }
 
-  /** Per channel: the top-up being made, which the next one waits for. */
-  const toppingUp = new Map<string, Promise<unknown>>()
+  /** Per channel: its top-ups, one at a time. */
+  const topUpTurns = createTurns<string>()
 
   /**
    * Tops a channel up by what takes its deposit to `needed` (at least), within `maxDeposit`. One
@@ -418,19 +416,10 @@ export function createSessionFetch(options: SessionFetchOptions): SessionFetch {
     needed: bigint,
     limits: WalletLimits | undefined,
   ): Promise<ChannelEntry> {
-    const before = toppingUp.get(entry.channelId) ?? Promise.resolve()
-    const next = before
-      .catch(() => undefined)
-      .then(async () => {
-        const latest = (await book.get(entry.channelId)) ?? entry
-        return BigInt(latest.deposit) >= needed ? latest : topUpNow(latest, needed, limits)
-      })
-    toppingUp.set(entry.channelId, next)
-    const clear = () => {
-      if (toppingUp.get(entry.channelId) === next) toppingUp.delete(entry.channelId)
-    }
-    next.then(clear, clear)
-    return next
+    return topUpTurns(entry.channelId, async () => {
+      const latest = (await book.get(entry.channelId)) ?? entry
+      return BigInt(latest.deposit) >= needed ? latest : topUpNow(latest, needed, limits)
+    })
   }
 
   async function topUpNow(
