@@ -91,22 +91,31 @@ const channelFields = { channelId: suiAddressSchema, descriptor: channelDescript
 const voucherFields = { cumulativeAmount: sessionAmountSchema, signature: voucherSignatureSchema }
 
 /** The payload of a session credential, by action. */
-export const sessionPayloadSchema = z.union([
-  z.object({ action: z.literal('open'), ...channelFields, ...voucherFields, ...transactionFields }),
-  z.object({ action: z.literal('open'), ...channelFields, ...voucherFields, ...digestFields }),
-  z.object({
-    action: z.literal('topUp'),
-    ...channelFields,
-    additionalDeposit: sessionAmountSchema,
-    ...transactionFields,
-  }),
-  z.object({
-    action: z.literal('topUp'),
-    ...channelFields,
-    additionalDeposit: sessionAmountSchema,
-    ...digestFields,
-  }),
+export const sessionPayloadSchema = z.discriminatedUnion('action', [
   z.object({ action: z.literal('voucher'), ...channelFields, ...voucherFields }),
+  z.discriminatedUnion('type', [
+    z.object({
+      action: z.literal('open'),
+      ...channelFields,
+      ...voucherFields,
+      ...transactionFields,
+    }),
+    z.object({ action: z.literal('open'), ...channelFields, ...voucherFields, ...digestFields }),
+  ]),
+  z.discriminatedUnion('type', [
+    z.object({
+      action: z.literal('topUp'),
+      ...channelFields,
+      additionalDeposit: sessionAmountSchema,
+      ...transactionFields,
+    }),
+    z.object({
+      action: z.literal('topUp'),
+      ...channelFields,
+      additionalDeposit: sessionAmountSchema,
+      ...digestFields,
+    }),
+  ]),
   z.object({ action: z.literal('close'), ...channelFields, ...voucherFields }),
 ])
 
