@@ -68,7 +68,17 @@ async function send(
   statements: (string | pg.QueryConfig)[],
 ): Promise<PromiseSettledResult<pg.QueryResult>[]> {
   if ((client as { pipeline?: boolean }).pipeline === true) {
-    return Promise.allSettled(statements.map((statement) => client.query(statement)))
+    // Corked, the statements leave in one write (one system call) instead of one or more each: a
+    // pipelined connection sends each as it is given, and node-postgres corks only a statement's own
+    // messages. A connection without a socket to cork sends them one by one, as before.
+    const socket = (client as { connection?: { stream?: Partial<Corkable> } }).connection?.stream
+    const corkable = typeof socket?.cork === 'function' && typeof socket.uncork === 'function'
+    if (corkable) socket.cork?.()
+    try {
+      return Promise.allSettled(statements.map((statement) => client.query(statement)))
+    } finally {
+      if (corkable) socket.uncork?.()
+    }
   }
   const settled: PromiseSettledResult<pg.QueryResult>[] = []
   for (const statement of statements) {
@@ -82,6 +92,9 @@ async function send(
   }
   return settled
 }
+
+/** A socket's buffering of writes (Node's `Writable`). */
+type Corkable = { cork(): void; uncork(): void }
 
 type Run = { statement: Statement; items: Waiting[]; merge?: Merge | undefined }
 
@@ -143,7 +156,25 @@ export function createChannelBatches(pool: Pick<pg.Pool, 'query' | 'connect'>): 
     }
   }
 
+  /** Answers each write of a run from the run's rows (a merged run's split among its writes). */
+  function answer(run: Run, rows: Record<string, unknown>[]): void {
+    // A run of more than one was merged (only statements with a `merge` are put together).
+    const each = run.merge === undefined ? [rows] : run.merge.split(rows, run.items.length)
+    for (const [j, item] of run.items.entries()) item.resolve(each[j] ?? [])
+  }
+
   async function together(items: Waiting[]): Promise<void> {
+    const runs = mergedRuns(items)
+    const [only] = runs
+    if (runs.length === 1 && only !== undefined) {
+      // Merged into one statement, which is a transaction of its own: no BEGIN, no COMMIT.
+      try {
+        answer(only, (await pool.query(prepared(only.statement))).rows)
+      } catch (error) {
+        for (const item of items) item.reject(error)
+      }
+      return
+    }
     let client: pg.PoolClient
     try {
       client = await pool.connect()
@@ -151,7 +182,6 @@ export function createChannelBatches(pool: Pick<pg.Pool, 'query' | 'connect'>): 
       for (const item of items) item.reject(error)
       return
     }
-    const runs = mergedRuns(items)
     const statements = ['BEGIN', ...runs.map((run) => prepared(run.statement)), 'COMMIT']
     const settled = await send(client, statements)
     const failed = settled.find((result) => result.status === 'rejected')
@@ -170,10 +200,7 @@ export function createChannelBatches(pool: Pick<pg.Pool, 'query' | 'connect'>): 
     }
     client.release()
     for (const [i, run] of runs.entries()) {
-      const { rows } = (settled[i + 1] as PromiseFulfilledResult<pg.QueryResult>).value
-      // A run of more than one was merged (only statements with a `merge` are put together).
-      const each = run.merge === undefined ? [rows] : run.merge.split(rows, run.items.length)
-      for (const [j, item] of run.items.entries()) item.resolve(each[j] ?? [])
+      answer(run, (settled[i + 1] as PromiseFulfilledResult<pg.QueryResult>).value.rows)
     }
   }
 

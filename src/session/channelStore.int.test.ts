@@ -309,9 +309,15 @@ if (databaseUrl !== undefined) {
       const pool = new pg.Pool({ connectionString: databaseUrl, max: 2, pipeline: true })
       const texts: string[] = []
       const connect = pool.connect.bind(pool)
-      // The store's batches borrow a connection (`connect()`); its lone writes use `query`.
+      const poolQuery = pool.query.bind(pool) as (...args: unknown[]) => unknown
+      // The store's batches borrow a connection (`connect()`); its lone writes, and a batch merged
+      // into one statement, use `query`.
       const watched = {
-        query: pool.query.bind(pool),
+        query: (...args: unknown[]) => {
+          const [config] = args as [string | { text: string }]
+          texts.push(typeof config === 'string' ? config : config.text)
+          return poolQuery(...args)
+        },
         async connect() {
           const client = await connect()
           const query = client.query.bind(client) as (...args: unknown[]) => unknown
@@ -338,8 +344,10 @@ if (databaseUrl !== undefined) {
         const results = await Promise.all(
           Array.from({ length: 40 }, () => store.spend(channel.channelId, 7n)),
         )
-        // Merged: fewer statements than spends, one of them for many.
+        // Merged: fewer statements than spends, one of them for many, sent as a transaction of
+        // its own (no BEGIN and COMMIT around one statement).
         expect(texts.some((text) => text.includes('LEAST('))).toBe(true)
+        expect(texts).not.toContain('BEGIN')
         const spent = results.flatMap((r) => (r.status === 'spent' ? [r.channel.spent] : []))
         expect(spent).toHaveLength(30)
         // Each spent unit is answered the channel as it was after it: 7, 14, … 210, once each.
