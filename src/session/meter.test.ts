@@ -168,4 +168,32 @@ describe('meterStream', () => {
     }
     expect(returned).toBe(true)
   })
+
+  it('ends with the channel as its last unit left it, read from the store only when it spent none', async () => {
+    const store = await channel(100n)
+    let reads = 0
+    const get = store.get.bind(store)
+    const counted: ChannelStore = {
+      ...store,
+      get: (id) => {
+        reads++
+        return get(id)
+      },
+    }
+    const paid = await collect(
+      meterStream(tokens(['a', 'b']), { store: counted, channelId, price: 10n }),
+    )
+    expect(paid.at(-1)?.data).toMatchObject({ spent: '20', units: '2' })
+    expect(reads).toBe(0)
+    const free = await collect(
+      meterStream(tokens(['[DONE]']), {
+        store: counted,
+        channelId,
+        price: 10n,
+        isUnit: (t) => t !== '[DONE]',
+      }),
+    )
+    expect(free.at(-1)?.data).toMatchObject({ acceptedCumulative: '100', spent: '20' })
+    expect(reads).toBe(1)
+  })
 })

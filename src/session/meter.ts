@@ -6,7 +6,8 @@
  * (`[DONE]`) pass uncharged. At most one event of the source waits unpaid. When the headroom
  * runs out, one `payment-need-voucher` event asks the buyer for a higher voucher, and the stream
  * waits for it — a bounded wait, polling the store (the voucher may arrive at another process of
- * the seller). It ends with a `payment-receipt` event. An event that is never handed on (the source
+ * the seller). It ends with a `payment-receipt` event: the channel as the answer's last unit left
+ * it. An event that is never handed on (the source
  * ended or failed, the buyer left before it) is never spent.
  *
  * @module
@@ -135,7 +136,9 @@ export async function* meterStream<T>(
     // Stopped early (no voucher, the buyer left, an error): the source is told so.
     if (!ended) await iterator.return?.()
   }
-  const channel = (await store.get(channelId)) ?? last
+  // The channel as this answer's last step of the store left it (read only when it took none): a
+  // read at the end cost every metered answer one more round trip to the store before its end.
+  const channel = last ?? (await store.get(channelId))
   yield {
     type: 'payment-receipt',
     data: {
