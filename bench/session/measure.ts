@@ -80,6 +80,33 @@ export async function tokenTimes(
 }
 
 /**
+ * A streamed chat answer's time to its first chunk that carries text (ms), read that far and then
+ * left (the rest is cancelled): a cheap sample of the time to the first token. The answer must be
+ * 200 and carry a token.
+ */
+export async function firstTokenMs(call: () => Promise<Response>): Promise<number> {
+  const started = performance.now()
+  const response = await call()
+  if (response.status !== 200 || response.body === null) {
+    throw new Error(`answered ${response.status}`)
+  }
+  const events = Session.sseEvents(response.body)
+  try {
+    for await (const event of events) {
+      const at = performance.now()
+      const { name, data } = Session.sseFields(event)
+      if (name !== 'message' || data === undefined || data === '[DONE]') continue
+      const content = (JSON.parse(data) as { choices?: { delta?: { content?: unknown } }[] })
+        .choices?.[0]?.delta?.content
+      if (typeof content === 'string' && content !== '') return at - started
+    }
+  } finally {
+    await events.return(undefined)
+  }
+  throw new Error('streamed no token')
+}
+
+/**
  * Asks a seller process started by `startScript` one question on its stdin (a line) and parses the
  * JSON line it answers on its stdout.
  */
