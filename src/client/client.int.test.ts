@@ -143,19 +143,27 @@ describe('paying fetch against local sellers', () => {
     expect(await sellers.usdcOf(sellers.payTo)).toBe(before + 20_000n)
   })
 
-  it('MPP: concurrent payments from one coin-form wallet are distinct transactions, each served', async () => {
-    const buyer = sellers.chain.createTestWallet({ usdc: '1' })
-    const pay = client(buyer)
-    const before = await sellers.usdcOf(sellers.payTo)
-    const responses = await Promise.all(
-      [1, 2, 3].map(() => pay(`${sellers.base}/mpp-only`, post())),
-    )
-    expect(responses.map((r) => r.status)).toEqual([200, 200, 200])
-    const digests = new Set(responses.map((r) => paymentOf(r)?.digest))
-    expect(digests.size).toBe(3)
-    expect(responses.map((r) => paymentOf(r)?.form)).toEqual(['coin', 'coin', 'coin'])
-    expect(await sellers.usdcOf(sellers.payTo)).toBe(before + 3n * 20_000n)
-  })
+  // MPP: each built after the one before has executed. x402: each built after the seller has
+  // answered the one before (built at once, two would be the same transaction: a replay).
+  it.each([
+    ['MPP', '/mpp-only'],
+    ['x402', '/x402-only'],
+  ])(
+    '%s: concurrent payments from one coin-form wallet are distinct transactions, each served',
+    async (_, path) => {
+      const buyer = sellers.chain.createTestWallet({ usdc: '1' })
+      const pay = client(buyer)
+      const before = await sellers.usdcOf(sellers.payTo)
+      const responses = await Promise.all(
+        [1, 2, 3].map(() => pay(`${sellers.base}${path}`, post())),
+      )
+      expect(responses.map((r) => r.status)).toEqual([200, 200, 200])
+      const digests = new Set(responses.map((r) => paymentOf(r)?.digest))
+      expect(digests.size).toBe(3)
+      expect(responses.map((r) => paymentOf(r)?.form)).toEqual(['coin', 'coin', 'coin'])
+      expect(await sellers.usdcOf(sellers.payTo)).toBe(before + 3n * 20_000n)
+    },
+  )
 
   it('MPP: a ledger answer lost after commit is found by digest; it pays once and is served', async () => {
     const buyer = sellers.chain.createTestWallet({ usdc: '1', into: 'addressBalance' })

@@ -388,24 +388,30 @@ export function createPayingFetch(options: PayingFetchOptions): PayingFetch {
       if (!attempt.moneyMayHaveMoved) await reservation?.release()
       throw withLedgerUrl(attempt.error, ledgerOption)
     }
-    await reservation?.settle(attempt.digest)
-    log.info?.(
-      {
-        url: request.url,
-        dialect: offer.dialect,
-        amount: offer.amount.toString(),
-        digest: attempt.digest,
-      },
-      'paid; sending the paid request',
-    )
-
     const retried: number[] = []
-    const { response: paid, refusal } = await present(
-      () => request.make(attempt.headers),
-      request,
-      attempt.digest,
-      retried,
-    )
+    let presented: Awaited<ReturnType<typeof present>>
+    try {
+      await reservation?.settle(attempt.digest)
+      log.info?.(
+        {
+          url: request.url,
+          dialect: offer.dialect,
+          amount: offer.amount.toString(),
+          digest: attempt.digest,
+        },
+        'paid; sending the paid request',
+      )
+      presented = await present(
+        () => request.make(attempt.headers),
+        request,
+        attempt.digest,
+        retried,
+      )
+    } finally {
+      // The seller has answered: the wallet's next coin-form payment may be built.
+      attempt.done?.()
+    }
+    const { response: paid, refusal } = presented
     if (refusal !== undefined) {
       throw refusalOf(refusal, {
         digest: attempt.digest,

@@ -35,8 +35,18 @@ export type PayContext = {
 
 /** The outcome of {@link makePayment}. */
 export type PaymentAttempt =
-  /** Ready to send: set `headers` on the retried request. `digest` is the transfer's digest. */
-  | { status: 'ready'; headers: Record<string, string>; digest: string; form: 'gasless' | 'coin' }
+  /**
+   * Ready to send: set `headers` on the retried request. `digest` is the transfer's digest. `done`,
+   * when given, must be called once the seller has answered the paid request: a transfer the
+   * seller submits from the wallet's coins keeps them spoken for until then.
+   */
+  | {
+      status: 'ready'
+      headers: Record<string, string>
+      digest: string
+      form: 'gasless' | 'coin'
+      done?: () => void
+    }
   /**
    * Not paid. `moneyMayHaveMoved` is false only when it is certain nothing moved (nothing was
    * signed, or the ledger refused or failed the transaction).
@@ -145,10 +155,29 @@ export async function makePayment<O extends MethodOffer = PaymentOffer>(
       : made
   }
   // A coin-form transfer spends the wallet's coin objects (and gas coin) at their current
-  // versions: two built at once would spend the same versions and the second would be refused.
-  // When we submit it ourselves, the wallet's coin-form payments are built after the one before
-  // has executed; gasless transfers (no objects) stay concurrent.
-  return method.buyerSubmits && funds.form === 'coin' ? walletTurns(context.signer, pay) : pay()
+  // versions: two built at once would spend the same versions — the same transaction, when they
+  // pay the same offer — and the second would be refused. So the wallet's coin-form payments are
+  // built one after another: after the one before has executed when we submit it ourselves, and
+  // after the seller has answered it (`done`) when the seller submits it. Gasless transfers (no
+  // objects) stay concurrent.
+  if (funds.form !== 'coin') return pay()
+  if (method.buyerSubmits) return walletTurns(context.signer, pay)
+  return new Promise<PaymentAttempt>((resolve) => {
+    void walletTurns(context.signer, async () => {
+      const attempt = await pay().catch(
+        (error: unknown): PaymentAttempt => ({
+          status: 'failed',
+          error: asPaymentError(error),
+          moneyMayHaveMoved: false,
+        }),
+      )
+      if (attempt.status !== 'ready') {
+        resolve(attempt)
+        return
+      }
+      await new Promise<void>((done) => resolve({ ...attempt, done: () => done() }))
+    })
+  })
 }
 
 function asPaymentError(error: unknown): PaymentError {
