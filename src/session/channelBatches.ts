@@ -148,14 +148,6 @@ export function createChannelBatches(pool: Pick<pg.Pool, 'query' | 'connect'>): 
   /** Per channel with writes running: the ones waiting for the next batch. */
   const queues = new Map<string, Waiting[]>()
 
-  async function alone(item: Waiting): Promise<void> {
-    try {
-      item.resolve((await pool.query(prepared(item))).rows)
-    } catch (error) {
-      item.reject(error)
-    }
-  }
-
   /** Answers each write of a run from the run's rows (a merged run's split among its writes). */
   function answer(run: Run, rows: Record<string, unknown>[]): void {
     // A run of more than one was merged (only statements with a `merge` are put together).
@@ -163,11 +155,12 @@ export function createChannelBatches(pool: Pick<pg.Pool, 'query' | 'connect'>): 
     for (const [j, item] of run.items.entries()) item.resolve(each[j] ?? [])
   }
 
-  async function together(items: Waiting[]): Promise<void> {
+  async function runBatch(items: Waiting[]): Promise<void> {
     const runs = mergedRuns(items)
     const [only] = runs
     if (runs.length === 1 && only !== undefined) {
-      // Merged into one statement, which is a transaction of its own: no BEGIN, no COMMIT.
+      // One statement (a write alone, or a run merged into one) is a transaction of its own: no
+      // BEGIN, no COMMIT, no borrowed connection.
       try {
         answer(only, (await pool.query(prepared(only.statement))).rows)
       } catch (error) {
@@ -205,7 +198,7 @@ export function createChannelBatches(pool: Pick<pg.Pool, 'query' | 'connect'>): 
   }
 
   async function drain(channelId: string, first: Waiting): Promise<void> {
-    await alone(first)
+    await runBatch([first])
     for (;;) {
       const waiting = queues.get(channelId) ?? []
       if (waiting.length === 0) {
@@ -213,7 +206,7 @@ export function createChannelBatches(pool: Pick<pg.Pool, 'query' | 'connect'>): 
         return
       }
       queues.set(channelId, [])
-      await (waiting.length === 1 ? alone(waiting[0] as Waiting) : together(waiting))
+      await runBatch(waiting)
     }
   }
 
