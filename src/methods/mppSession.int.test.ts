@@ -6,17 +6,52 @@ import {
   Credential as MppxCredential,
   Receipt as MppxReceipt,
 } from 'mppx'
-import { beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it, onTestFinished } from 'vitest'
 import { type Challenge, decodeReceipt, parseChallenges, serializeCredential } from '../mpp.js'
-import type { ChannelStore } from '../session/channelStore.js'
+import { type ChannelStore, createMemoryChannelStore } from '../session/channelStore.js'
 import { buildOpen, buildTopUp, readChannel } from '../session/channelTx.js'
+import { sseEvents, sseFields } from '../session/sse.js'
 import { sessionSellerSecret, useSessionSeller } from '../session/testing/sessionSeller.js'
 import { channelIdOf, signVoucher } from '../session/voucher.js'
 import { MIN_GRACE_MS } from '../testing/ledger/channel.js'
 import { useCheckedLedger } from '../testing/ledger/testSetup.js'
 
+/**
+ * The seller's channel books, with a gate a test can shut on `acceptVoucher`: while shut, a
+ * voucher's step of the store is started but not done (a slow durable write). `steps` records the
+ * order of the voucher steps and the units spent.
+ */
+function gatedBooks() {
+  const inner = createMemoryChannelStore()
+  const gate = { open: Promise.resolve(), release: () => {}, waiting: 0 }
+  const steps: string[] = []
+  const store: ChannelStore = {
+    ...inner,
+    async acceptVoucher(...args) {
+      gate.waiting++
+      await gate.open
+      gate.waiting--
+      const accepted = await inner.acceptVoucher(...args)
+      steps.push(`voucher ${args[1]}: ${accepted.status}`)
+      return accepted
+    },
+    async spend(...args) {
+      const spent = await inner.spend(...args)
+      steps.push(`spend: ${spent.status}`)
+      return spent
+    },
+  }
+  const shut = () => {
+    gate.open = new Promise((resolve) => {
+      gate.release = resolve
+    })
+  }
+  return { store, gate, steps, shut }
+}
+
+const books = gatedBooks()
 const chain = useCheckedLedger()
-const seller = useSessionSeller(chain)
+const seller = useSessionSeller(chain, undefined, () => books.store)
 const secret = sessionSellerSecret
 let payee: Ed25519Keypair
 let base: string
@@ -308,4 +343,97 @@ describe('MPP session (seller)', () => {
     expect(read).toMatchObject({ method: 'sui', intent: 'session', channelId: buyer.channelId })
     expect(decodeReceipt(MppxReceipt.serialize(read))).toEqual(decodeReceipt(header))
   })
+
+  it('starts a metered answer while its voucher is made durable; no token is spent or sent before', async () => {
+    const buyer = await openChannel(100_000n)
+    const opened = await buyer.present(
+      { action: 'open', type: 'digest', digest: buyer.digest, ...(await buyer.voucher(1_000n)) },
+      { method: 'POST' },
+      '/tokens?n=2',
+    )
+    expect((await tokensOf(opened)).tokens).toHaveLength(2)
+
+    // The voucher's write is slow: the answer starts (its 200) while it is still being made.
+    books.shut()
+    onTestFinished(() => books.gate.release())
+    books.steps.length = 0
+    const answer = await Promise.race([
+      buyer.present(
+        { action: 'voucher', ...(await buyer.voucher(5_000n)) },
+        { method: 'POST' },
+        '/tokens?n=3',
+      ),
+      new Promise<'late'>((resolve) => setTimeout(() => resolve('late'), 3_000)),
+    ])
+    if (answer === 'late') throw new Error('the answer waited for its voucher to be durable')
+    expect(answer.status).toBe(200)
+    expect(books.gate.waiting).toBe(1)
+    // Its tokens wait for the voucher: none spent, none sent.
+    const reading = tokensOf(answer)
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    expect(books.steps).toEqual([])
+    expect(await channels.get(buyer.channelId)).toMatchObject({ highest: 1_000n, spent: 200n })
+
+    books.gate.release()
+    const { tokens, receipt } = await reading
+    expect(tokens).toHaveLength(3)
+    expect(books.steps).toEqual([
+      'voucher 5000: accepted',
+      'spend: spent',
+      'spend: spent',
+      'spend: spent',
+    ])
+    expect(receipt).toMatchObject({ acceptedCumulative: '5000', spent: '500', units: '5' })
+  })
+
+  it('spends nothing on a voucher the books refuse after the answer started, and answers the next call 410', async () => {
+    const buyer = await openChannel(100_000n)
+    const opened = await buyer.present(
+      { action: 'open', type: 'digest', digest: buyer.digest, ...(await buyer.voucher(1_000n)) },
+      { method: 'POST' },
+      '/tokens?n=1',
+    )
+    expect((await tokensOf(opened)).tokens).toHaveLength(1)
+    const again = await buyer.present(
+      { action: 'voucher', ...(await buyer.voucher(2_000n)) },
+      { method: 'POST' },
+      '/tokens?n=1',
+    )
+    expect((await tokensOf(again)).tokens).toHaveLength(1)
+    // Another process saw the buyer ask the ledger to close: this one still knows it open.
+    await channels.observe(buyer.channelId, { state: 'closing' })
+
+    const late = await buyer.present(
+      { action: 'voucher', ...(await buyer.voucher(5_000n)) },
+      { method: 'POST' },
+      '/tokens?n=3',
+    )
+    expect(late.status).toBe(200)
+    const { tokens, receipt } = await tokensOf(late)
+    expect(tokens).toEqual([])
+    expect(receipt).toMatchObject({ acceptedCumulative: '2000', spent: '200', units: '2' })
+    expect(await channels.get(buyer.channelId)).toMatchObject({ highest: 2_000n, spent: 200n })
+
+    // The refusal taught this process: the next call is refused before its handler runs.
+    const next = await buyer.present(
+      { action: 'voucher', ...(await buyer.voucher(6_000n)) },
+      { method: 'POST' },
+      '/tokens?n=3',
+    )
+    expect(next.status).toBe(410)
+    expect(await codeOf(next)).toBe('channel_finalized')
+  })
 })
+
+/** A metered answer's token events and its closing receipt. */
+async function tokensOf(response: Response) {
+  const tokens: string[] = []
+  let receipt: Record<string, string> | undefined
+  if (response.body === null) throw new Error('no body')
+  for await (const event of sseEvents(response.body)) {
+    const { name, data } = sseFields(event)
+    if (name === 'payment-receipt') receipt = JSON.parse(data ?? '{}')
+    else if (name === 'message' && data !== '[DONE]') tokens.push(data ?? '')
+  }
+  return { tokens, receipt }
+}

@@ -192,8 +192,14 @@ export function createSessionMethod(options: SessionMethodOptions): SessionMetho
     throw new PaymentError('invalid_config', 'A session unit price is above zero.')
   }
 
-  /** The unit price of each metered call not yet completed, by its digest. */
-  const unitPrices = new Map<string, bigint>()
+  /**
+   * Each metered call not yet completed, by its digest: its unit price, and its voucher's step of
+   * the store while that may still be running.
+   */
+  const unitPrices = new Map<
+    string,
+    { readonly price: bigint; readonly voucher: Promise<unknown> | undefined }
+  >()
 
   /** Streams waiting for a voucher on a channel, woken when this process takes one. */
   const waits = createVoucherWaits()
@@ -317,14 +323,17 @@ export function createSessionMethod(options: SessionMethodOptions): SessionMetho
     })
   }
 
-  /** Checks the voucher's signature and records its amount as used (the highest kept). */
-  async function takeVoucher(
+  /** Keeps a newer record of a channel this process has seen (its amounts, its state). */
+  function remember(channel: ChannelRecord): void {
+    if (firstSeen.has(channel.channelId)) firstSeen.set(channel.channelId, channel)
+  }
+
+  /** Checks a voucher's signature and raise; undefined when it may be taken. */
+  async function checkVoucher(
     channel: ChannelRecord,
-    amount: string,
+    cumulative: bigint,
     signature: string,
-    hold?: HoldRequest,
-  ): Promise<{ fresh: boolean; channel: ChannelRecord; hold?: HoldOutcome } | PaymentError> {
-    const cumulative = BigInt(amount)
+  ): Promise<PaymentError | undefined> {
     const signed = await vouchers.verify(
       {
         channelId: channel.channelId,
@@ -347,12 +356,23 @@ export function createSessionMethod(options: SessionMethodOptions): SessionMetho
         `A voucher must raise the last by ${delta} at least.`,
       )
     }
+    return undefined
+  }
+
+  /** Records a checked voucher's amount as used (the highest kept), with a call's hold. */
+  async function recordVoucher(
+    channel: ChannelRecord,
+    cumulative: bigint,
+    signature: string,
+    hold?: HoldRequest,
+  ): Promise<{ fresh: boolean; channel: ChannelRecord; hold?: HoldOutcome } | PaymentError> {
     const accepted = await store.acceptVoucher(
       channel.channelId,
       cumulative,
       signature.slice(2),
       hold,
     )
+    if (accepted.status !== 'unknown') remember(accepted.channel)
     switch (accepted.status) {
       case 'accepted':
         wake(channel.channelId)
@@ -372,6 +392,18 @@ export function createSessionMethod(options: SessionMethodOptions): SessionMetho
       case 'unknown':
         return new PaymentError('channel_not_found', 'No such channel.')
     }
+  }
+
+  /** Checks a voucher and records it (see {@link checkVoucher} and {@link recordVoucher}). */
+  async function takeVoucher(
+    channel: ChannelRecord,
+    amount: string,
+    signature: string,
+    hold?: HoldRequest,
+  ): Promise<{ fresh: boolean; channel: ChannelRecord; hold?: HoldOutcome } | PaymentError> {
+    const cumulative = BigInt(amount)
+    const wrong = await checkVoucher(channel, cumulative, signature)
+    return wrong ?? recordVoucher(channel, cumulative, signature, hold)
   }
 
   /** The receipt of a session answer. */
@@ -448,11 +480,19 @@ export function createSessionMethod(options: SessionMethodOptions): SessionMetho
     }
   }
 
-  /** A call on a metered route: its answer is charged per unit by `stream`, nothing up front. */
-  function meteredCall(channel: ChannelRecord, price: bigint): SettlementResult {
+  /**
+   * A call on a metered route: its answer is charged per unit by `stream`, nothing up front.
+   * `voucher` is its voucher's step of the store while that is still being made durable: the
+   * answer's first unit waits for it.
+   */
+  function meteredCall(
+    channel: ChannelRecord,
+    price: bigint,
+    voucher?: Promise<unknown>,
+  ): SettlementResult {
     const digest = `${channel.channelId}/${crypto.randomUUID()}`
     if (unitPrices.size >= 10_000) unitPrices.delete(unitPrices.keys().next().value as string)
-    unitPrices.set(digest, price)
+    unitPrices.set(digest, { price, voucher })
     const none = {}
     const books: PaymentBooks = {
       // Nothing was held for the call: what its answer sent is in the channel's books already.
@@ -470,6 +510,30 @@ export function createSessionMethod(options: SessionMethodOptions): SessionMetho
       books,
       channelId: channel.channelId,
     }
+  }
+
+  /**
+   * A metered call's voucher, when the channel's books as this process last saw them show it will
+   * be taken — the channel open and the amount within its deposit (a deposit only grows): its
+   * signature checked now, its step of the store started and not awaited, so the handler's work
+   * (a model's answer) starts while the voucher is made durable. Undefined when it must be taken
+   * first. Should the store refuse it after all (the channel began to close meanwhile), the
+   * answer's units are spent only within what earlier vouchers cover, as for a channel that closes
+   * while an answer streams.
+   */
+  async function earlyVoucher(
+    channel: ChannelRecord,
+    p: Extract<SessionPayload, { action: 'open' | 'voucher' }>,
+  ): Promise<{ readonly recorded: Promise<unknown> } | PaymentError | undefined> {
+    const cumulative = BigInt(p.cumulativeAmount)
+    if (channel.state !== 'open' || cumulative > channel.deposit) return undefined
+    const wrong = await checkVoucher(channel, cumulative, p.signature)
+    if (wrong !== undefined) return wrong
+    const recorded = recordVoucher(channel, cumulative, p.signature)
+    // Awaited by the answer's meter, if the handler meters one; never left unheard.
+    recorded.catch(() => {})
+    // In an object: an async function's promise would adopt the step's own and wait for it.
+    return { recorded }
   }
 
   /** A cooperative close: captures what was spent (never more), refunds the rest. */
@@ -521,6 +585,7 @@ export function createSessionMethod(options: SessionMethodOptions): SessionMetho
       )
     }
     const closed = await store.observe(current.channelId, { settled: capture, state: 'closed' })
+    firstSeen.delete(current.channelId)
     if (capture > state.settled) {
       options.onSettled?.({
         channelId: current.channelId,
@@ -577,6 +642,7 @@ export function createSessionMethod(options: SessionMethodOptions): SessionMetho
         const state = await readOpened(p)
         if (isPaymentError(state)) return refuse(state)
         const seen = await store.observe(channel.channelId, { deposit: state.deposited })
+        if (seen !== undefined) remember(seen)
         wake(channel.channelId)
         return answered(receipt(id, seen ?? channel))
       }
@@ -587,6 +653,11 @@ export function createSessionMethod(options: SessionMethodOptions): SessionMetho
         // A call (not a bare raise, nor a metered answer, charged as it is sent) holds its price
         // in the same step of the store as its voucher.
         const price = priceOf(terms)
+        if (metered && !bare) {
+          const early = await earlyVoucher(channel, p)
+          if (isPaymentError(early)) return refuse(early)
+          if (early !== undefined) return meteredCall(channel, price, early.recorded)
+        }
         const hold =
           bare || metered
             ? undefined
@@ -615,8 +686,8 @@ export function createSessionMethod(options: SessionMethodOptions): SessionMetho
     streamOptions: SessionStreamOptions = {},
   ): ReadableStream<Uint8Array> {
     const channelId = payment.channelId
-    const price = unitPrices.get(payment.digest)
-    if (payment.method !== 'mppSession' || channelId === undefined || price === undefined) {
+    const call = unitPrices.get(payment.digest)
+    if (payment.method !== 'mppSession' || channelId === undefined || call === undefined) {
       throw new PaymentError('invalid_options', 'This payment was not made through this session.')
     }
     const { sleep, done } = waits.sleeper(channelId)
@@ -625,7 +696,8 @@ export function createSessionMethod(options: SessionMethodOptions): SessionMetho
       {
         store,
         channelId,
-        price,
+        price: call.price,
+        after: call.voucher,
         isUnit: streamOptions.isUnit ?? isUnitEvent,
         waitMs: options.voucherWaitMs,
         signal: streamOptions.signal,

@@ -196,4 +196,36 @@ describe('meterStream', () => {
     expect(free.at(-1)?.data).toMatchObject({ acceptedCumulative: '100', spent: '20' })
     expect(reads).toBe(1)
   })
+
+  it("spends the first unit only after the call's voucher step, and fails unspent if that step fails", async () => {
+    const store = await channel(100n)
+    let done: () => void = () => {}
+    const voucher = new Promise<void>((resolve) => {
+      done = resolve
+    })
+    const pulled: string[] = []
+    const stream = meterStream(tokens(['a', 'b'], pulled), {
+      store,
+      channelId,
+      price: 10n,
+      after: voucher,
+    })
+    const first = stream.next()
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    // The source started; its first unit waits, unspent and unsent.
+    expect(pulled).toEqual(['a'])
+    expect(await store.get(channelId)).toMatchObject({ spent: 0n })
+    done()
+    expect(await first).toMatchObject({ value: { type: 'message', data: 'a' } })
+    expect(await store.get(channelId)).toMatchObject({ spent: 10n })
+
+    const broken = meterStream(tokens(['a']), {
+      store,
+      channelId,
+      price: 10n,
+      after: Promise.reject(new Error('the store is down')),
+    })
+    await expect(collect(broken)).rejects.toThrow('the store is down')
+    expect(await store.get(channelId)).toMatchObject({ spent: 10n })
+  })
 })

@@ -48,6 +48,11 @@ export type MeterOptions<T> = {
   readonly pollMs?: number | undefined
   /** Aborted when the buyer leaves. */
   readonly signal?: AbortSignal | undefined
+  /**
+   * A step of the store every unit must follow (the call's voucher, still being made durable while
+   * the source starts): awaited before the first unit is spent; if it fails, the stream fails.
+   */
+  readonly after?: Promise<unknown> | undefined
   readonly now?: (() => number) | undefined
   readonly sleep?: ((ms: number) => Promise<void>) | undefined
 }
@@ -57,6 +62,8 @@ export type MeterStop =
   | { readonly reason: 'no_voucher'; readonly required: bigint }
   | { readonly reason: 'not_open' }
   | { readonly reason: 'aborted' }
+
+const noop = () => {}
 
 const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
 
@@ -83,6 +90,7 @@ export async function* meterStream<T>(
   const isUnit = options.isUnit ?? (() => true)
   let last: ChannelRecord | undefined
   let asked: bigint | undefined
+  let after = options.after
 
   /**
    * Spends one unit's price (one atomic step of the store), waiting (bounded) for a voucher;
@@ -127,6 +135,10 @@ export async function* meterStream<T>(
         break
       }
       if (isUnit(next.value)) {
+        if (after !== undefined) {
+          await after
+          after = undefined
+        }
         stop = yield* spendOne()
         if (stop !== undefined) break
       }
@@ -136,6 +148,8 @@ export async function* meterStream<T>(
     // Stopped early (no voucher, the buyer left, an error): the source is told so.
     if (!ended) await iterator.return?.()
   }
+  // An answer that spent no unit still ends after its voucher's step (whatever that step's fate).
+  if (after !== undefined) await after.then(noop, noop)
   // The channel as this answer's last step of the store left it (read only when it took none): a
   // read at the end cost every metered answer one more round trip to the store before its end.
   const channel = last ?? (await store.get(channelId))
