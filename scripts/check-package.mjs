@@ -95,6 +95,14 @@ function runAsync(command, args, options = {}) {
   })
 }
 
+/**
+ * Resolves to `value` after `ms`: a deadline raced against a step. Its timer does not keep the
+ * script alive once the step won (a 90 s deadline left running held every run open that long).
+ */
+function later(ms, value) {
+  return new Promise((resolve) => setTimeout(() => resolve(value), ms).unref())
+}
+
 function firstLines(text, n = 6) {
   return text.trim().split('\n').slice(0, n).join('\n      ')
 }
@@ -466,7 +474,7 @@ export const mcp = [createGatewayMcp]
       return true
     })(),
     exited.then(() => false),
-    new Promise((resolve) => setTimeout(() => resolve(false), 90_000)),
+    later(90_000, false),
   ])
   if (!ready) {
     fail(`tollgate gateway did not start:
@@ -520,7 +528,7 @@ export const mcp = [createGatewayMcp]
       }
     }
     gateway.kill('SIGTERM')
-    await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 15_000))])
+    await Promise.race([exited, later(15_000)])
   }
 
   // 4. Every subpath export, under ESM and CJS.
