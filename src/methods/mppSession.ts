@@ -18,35 +18,28 @@
  */
 import type { ClientWithCoreApi } from '@mysten/sui/client'
 import type { Signer } from '@mysten/sui/cryptography'
-import { fromHex, normalizeStructTag, normalizeSuiAddress } from '@mysten/sui/utils'
-import { withRetries } from '../backoff.js'
+import { normalizeSuiAddress } from '@mysten/sui/utils'
 import type { PreparedTerms } from '../challenge.js'
 import { isPaymentError, PaymentError } from '../errors.js'
 import { findScheme } from '../internal/authParams.js'
 import {
   type Credential,
-  encodeReceipt,
   encodeRequest,
   formatChallenge,
   mppHeaders,
   parseCredential,
   paymentScheme,
 } from '../mpp.js'
-import type {
-  ChannelRecord,
-  ChannelStore,
-  HoldOutcome,
-  HoldRequest,
-} from '../session/channelStore.js'
-import { buildClose, type ChannelState, readChannel } from '../session/channelTx.js'
+import type { ChannelStore } from '../session/channelStore.js'
 import { type MeterStop, meterStream } from '../session/meter.js'
 import type { ChannelSettlement } from '../session/settler.js'
 import { formatMeteredEvent, isUnitEvent, sseEvents } from '../session/sse.js'
-import { channelIdOf } from '../session/voucher.js'
-import { createVoucherVerifier } from '../session/voucherKeys.js'
 import { createVoucherWaits } from '../session/voucherWaits.js'
 import { sessionPayloadSchema } from '../session/wire.js'
-import type { PaymentBooks, SettlementResult } from '../settle.js'
+import type { SettlementResult } from '../settle.js'
+import { createCallBooks, refuse } from './sessionBooks.js'
+import { createSellerChannels } from './sessionChannels.js'
+import { type CloseContext, closeChannel } from './sessionClose.js'
 import type { MethodSettleInput, PaymentMethod } from './types.js'
 
 /** Options of {@link createSessionMethod}. */
@@ -126,15 +119,10 @@ export type SessionMethod = PaymentMethod & {
   ): ReadableStream<Uint8Array>
 }
 
-const zeroAddress = normalizeSuiAddress('0x0')
 const minGrace = 900_000
-
-type SessionPayload = ReturnType<typeof sessionPayloadSchema.parse>
 
 /** The details of a session refusal a 402 carries as members. */
 const sessionMembers = ['channelId', 'requiredCumulative', 'acceptedCumulative', 'deposit'] as const
-
-const refuse = (error: PaymentError): SettlementResult => ({ status: 'rejected', error })
 
 /**
  * The last credential parsed, kept for the `settle` that follows its `classify` (the same string):
@@ -182,9 +170,6 @@ export function createSessionMethod(options: SessionMethodOptions): SessionMetho
   const now = options.now ?? Date.now
   const seller = normalizeSuiAddress(signer.toSuiAddress())
   const requests = new WeakMap<PreparedTerms, string>()
-  const vouchers = createVoucherVerifier()
-  const derived = new Map<string, string>()
-  const firstSeen = new Map<string, ChannelRecord>()
   const unitType = options.unitType ?? 'request'
   const metered = unitType !== 'request'
   const priceOf = (terms: PreparedTerms) => options.unitPrice ?? terms.price
@@ -192,18 +177,31 @@ export function createSessionMethod(options: SessionMethodOptions): SessionMetho
     throw new PaymentError('invalid_config', 'A session unit price is above zero.')
   }
 
-  /**
-   * Each metered call not yet completed, by its digest: its unit price, and its voucher's step of
-   * the store while that may still be running.
-   */
-  const unitPrices = new Map<
-    string,
-    { readonly price: bigint; readonly voucher: Promise<unknown> | undefined }
-  >()
-
   /** Streams waiting for a voucher on a channel, woken when this process takes one. */
   const waits = createVoucherWaits()
   const wake = waits.wake
+  const channels = createSellerChannels({
+    client,
+    store,
+    packageId,
+    registry,
+    graceMs,
+    seller,
+    minVoucherDelta: options.minVoucherDelta,
+    wake,
+  })
+  const { receipt, answered, holdCall, meteredCall, meteredOf } = createCallBooks(store, now)
+  const closing: CloseContext = {
+    client,
+    signer,
+    store,
+    packageId,
+    seller,
+    channels,
+    receipt,
+    answered,
+    onSettled: options.onSettled,
+  }
 
   /** The session challenge's `request` for a route's terms (per unit: the route's price). */
   function requestOf(terms: PreparedTerms): string {
@@ -232,373 +230,6 @@ export function createSessionMethod(options: SessionMethodOptions): SessionMetho
     return request
   }
 
-  /** The descriptor's facts against the route and the seller's policy; the id derived from them. */
-  function checkDescriptor(p: SessionPayload, terms: PreparedTerms): PaymentError | undefined {
-    const d = p.descriptor
-    const mismatch = (what: string) =>
-      new PaymentError('invalid_payload', `The channel's ${what} is not this route's.`)
-    if (normalizeSuiAddress(d.payee) !== normalizeSuiAddress(terms.payTo)) return mismatch('payee')
-    if (normalizeStructTag(d.coinType) !== normalizeStructTag(terms.asset)) return mismatch('coin')
-    const operator = normalizeSuiAddress(d.operator)
-    if (operator !== zeroAddress && operator !== seller) return mismatch('operator')
-    if (d.gracePeriodMs < graceMs) return mismatch('grace period')
-    // Derived once per channel and descriptor (a blake2b over BCS: about 0.2 ms).
-    const key = `${p.channelId}|${d.coinType}|${d.payer}|${d.payee}|${d.salt}`
-    let id = derived.get(key)
-    if (id === undefined) {
-      id = channelIdOf({
-        packageId,
-        registry,
-        coinType: d.coinType,
-        payer: d.payer,
-        payee: d.payee,
-        salt: fromHex(d.salt.slice(2)),
-      })
-      if (derived.size >= 10_000) derived.delete(derived.keys().next().value as string)
-      derived.set(key, id)
-    }
-    if (id !== normalizeSuiAddress(p.channelId)) {
-      return new PaymentError(
-        'invalid_payload',
-        'The channel id is not derived from its descriptor.',
-      )
-    }
-    return undefined
-  }
-
-  /** The channel on the ledger, checked against the descriptor (reads lag execution: retried). */
-  async function readOpened(p: SessionPayload): Promise<ChannelState | PaymentError> {
-    const read = await withRetries<ChannelState | undefined>(
-      async () => {
-        try {
-          return { retry: false, value: await readChannel(client, p.channelId) }
-        } catch {
-          return { retry: true, value: undefined }
-        }
-      },
-      { attempts: 5 },
-    )
-    const state = read.value
-    if (state === undefined) {
-      return new PaymentError('channel_not_found', 'No such channel on the ledger.')
-    }
-    const d = p.descriptor
-    const same =
-      state.payer === normalizeSuiAddress(d.payer) &&
-      state.payee === normalizeSuiAddress(d.payee) &&
-      state.operator === normalizeSuiAddress(d.operator) &&
-      state.signer === d.signerPublicKey.slice(2) &&
-      state.graceMs >= BigInt(graceMs) &&
-      normalizeStructTag(state.coinType) === normalizeStructTag(d.coinType)
-    if (!same) return new PaymentError('invalid_payload', 'The channel is not the one described.')
-    if (state.closed || state.closeRequestedMs > 0n) {
-      return new PaymentError('channel_finalized', 'The channel is closing or closed.')
-    }
-    return state
-  }
-
-  /** The channel's books, tracking it from the ledger when this seller has not seen it yet. */
-  async function channelOf(p: SessionPayload): Promise<ChannelRecord | PaymentError> {
-    const channelId = normalizeSuiAddress(p.channelId)
-    // A channel's signer, payer and coin never change: a voucher is checked against the record
-    // first read (its state and amounts are the store's to judge, atomically, as it accepts).
-    const seen = options.minVoucherDelta === undefined ? firstSeen.get(channelId) : undefined
-    if (seen !== undefined) return seen
-    const known = await store.get(channelId)
-    if (known !== undefined) {
-      if (firstSeen.size >= 10_000) firstSeen.delete(firstSeen.keys().next().value as string)
-      firstSeen.set(channelId, known)
-      return known
-    }
-    const state = await readOpened(p)
-    if (isPaymentError(state)) return state
-    return store.track({
-      channelId: state.id,
-      payer: state.payer,
-      payee: state.payee,
-      coinType: state.coinType,
-      signer: state.signer,
-      deposit: state.deposited,
-      settled: state.settled,
-    })
-  }
-
-  /** Keeps a newer record of a channel this process has seen (its amounts, its state). */
-  function remember(channel: ChannelRecord): void {
-    if (firstSeen.has(channel.channelId)) firstSeen.set(channel.channelId, channel)
-  }
-
-  /** Checks a voucher's signature and raise; undefined when it may be taken. */
-  async function checkVoucher(
-    channel: ChannelRecord,
-    cumulative: bigint,
-    signature: string,
-  ): Promise<PaymentError | undefined> {
-    const signed = await vouchers.verify(
-      {
-        channelId: channel.channelId,
-        cumulativeAmount: cumulative,
-        signature: fromHex(signature.slice(2)),
-      },
-      fromHex(channel.signer),
-    )
-    if (!signed) {
-      return new PaymentError('voucher_invalid', "The voucher is not signed by the channel's key.")
-    }
-    const delta = options.minVoucherDelta
-    if (
-      delta !== undefined &&
-      cumulative > channel.highest &&
-      cumulative - channel.highest < delta
-    ) {
-      return new PaymentError(
-        'delta_too_small',
-        `A voucher must raise the last by ${delta} at least.`,
-      )
-    }
-    return undefined
-  }
-
-  /** Records a checked voucher's amount as used (the highest kept), with a call's hold. */
-  async function recordVoucher(
-    channel: ChannelRecord,
-    cumulative: bigint,
-    signature: string,
-    hold?: HoldRequest,
-  ): Promise<{ fresh: boolean; channel: ChannelRecord; hold?: HoldOutcome } | PaymentError> {
-    const accepted = await store.acceptVoucher(
-      channel.channelId,
-      cumulative,
-      signature.slice(2),
-      hold,
-    )
-    if (accepted.status !== 'unknown') remember(accepted.channel)
-    switch (accepted.status) {
-      case 'accepted':
-        wake(channel.channelId)
-        return {
-          fresh: true,
-          channel: accepted.channel,
-          ...(accepted.hold === undefined ? {} : { hold: accepted.hold }),
-        }
-      case 'same':
-        return { fresh: false, channel: accepted.channel }
-      case 'over_deposit':
-        return new PaymentError('amount_exceeds_deposit', 'The voucher is above the deposit.', {
-          details: { deposit: accepted.channel.deposit.toString() },
-        })
-      case 'not_open':
-        return new PaymentError('channel_finalized', 'The channel is closing or closed.')
-      case 'unknown':
-        return new PaymentError('channel_not_found', 'No such channel.')
-    }
-  }
-
-  /** Checks a voucher and records it (see {@link checkVoucher} and {@link recordVoucher}). */
-  async function takeVoucher(
-    channel: ChannelRecord,
-    amount: string,
-    signature: string,
-    hold?: HoldRequest,
-  ): Promise<{ fresh: boolean; channel: ChannelRecord; hold?: HoldOutcome } | PaymentError> {
-    const cumulative = BigInt(amount)
-    const wrong = await checkVoucher(channel, cumulative, signature)
-    return wrong ?? recordVoucher(channel, cumulative, signature, hold)
-  }
-
-  /** The receipt of a session answer. */
-  function receipt(
-    challengeId: string,
-    channel: ChannelRecord,
-    extra: { spent?: bigint; units?: bigint; txHash?: string } = {},
-  ): Readonly<Record<string, string>> {
-    return {
-      [mppHeaders.paymentReceipt]: encodeReceipt({
-        method: 'sui',
-        intent: 'session',
-        status: 'success',
-        timestamp: new Date(now()).toISOString(),
-        reference: channel.channelId,
-        challengeId,
-        channelId: channel.channelId,
-        acceptedCumulative: channel.highest.toString(),
-        spent: (extra.spent ?? channel.spent).toString(),
-        units: (extra.units ?? channel.units).toString(),
-        ...(extra.txHash === undefined ? {} : { txHash: extra.txHash }),
-      }),
-    }
-  }
-
-  const answered = (headers: Readonly<Record<string, string>>): SettlementResult => ({
-    status: 'answered',
-    answer: { status: 204, headers },
-  })
-
-  /**
-   * A call paid from the channel: its price held (with its voucher, in one step of the store),
-   * committed when served, released if not.
-   */
-  function holdCall(
-    channel: ChannelRecord,
-    price: bigint,
-    challengeId: string,
-    held: HoldOutcome,
-  ): SettlementResult {
-    if (held.status === 'insufficient') {
-      return refuse(
-        new PaymentError('insufficient_balance', "The channel's vouchers do not cover this call.", {
-          details: {
-            channelId: channel.channelId,
-            requiredCumulative: held.required.toString(),
-            acceptedCumulative: held.channel.highest.toString(),
-            deposit: held.channel.deposit.toString(),
-          },
-        }),
-      )
-    }
-    const holdId = held.holdId
-    // What the channel will have spent once this call is committed (calls in flight aside).
-    const after = receipt(challengeId, held.channel, {
-      spent: held.channel.spent + price,
-      units: held.channel.units + 1n,
-    })
-    const none = {}
-    const books: PaymentBooks = {
-      served: () => store.commit(holdId),
-      failed: () => store.release(holdId),
-      headersFor: (status) => (status < 200 || status > 299 ? none : after),
-    }
-    return {
-      status: 'settled',
-      digest: `${channel.channelId}/${holdId}`,
-      payer: channel.payer,
-      amount: price,
-      dialect: 'mpp',
-      resumed: false,
-      books,
-      channelId: channel.channelId,
-    }
-  }
-
-  /**
-   * A call on a metered route: its answer is charged per unit by `stream`, nothing up front.
-   * `voucher` is its voucher's step of the store while that is still being made durable: the
-   * answer's first unit waits for it.
-   */
-  function meteredCall(
-    channel: ChannelRecord,
-    price: bigint,
-    voucher?: Promise<unknown>,
-  ): SettlementResult {
-    const digest = `${channel.channelId}/${crypto.randomUUID()}`
-    if (unitPrices.size >= 10_000) unitPrices.delete(unitPrices.keys().next().value as string)
-    unitPrices.set(digest, { price, voucher })
-    const none = {}
-    const books: PaymentBooks = {
-      // Nothing was held for the call: what its answer sent is in the channel's books already.
-      served: async () => unitPrices.delete(digest) || true,
-      failed: async () => unitPrices.delete(digest) || true,
-      headersFor: () => none,
-    }
-    return {
-      status: 'settled',
-      digest,
-      payer: channel.payer,
-      amount: 0n,
-      dialect: 'mpp',
-      resumed: false,
-      books,
-      channelId: channel.channelId,
-    }
-  }
-
-  /**
-   * A metered call's voucher, when the channel's books as this process last saw them show it will
-   * be taken — the channel open and the amount within its deposit (a deposit only grows): its
-   * signature checked now, its step of the store started and not awaited, so the handler's work
-   * (a model's answer) starts while the voucher is made durable. Undefined when it must be taken
-   * first. Should the store refuse it after all (the channel began to close meanwhile), the
-   * answer's units are spent only within what earlier vouchers cover, as for a channel that closes
-   * while an answer streams.
-   */
-  async function earlyVoucher(
-    channel: ChannelRecord,
-    p: Extract<SessionPayload, { action: 'open' | 'voucher' }>,
-  ): Promise<{ readonly recorded: Promise<unknown> } | PaymentError | undefined> {
-    const cumulative = BigInt(p.cumulativeAmount)
-    if (channel.state !== 'open' || cumulative > channel.deposit) return undefined
-    const wrong = await checkVoucher(channel, cumulative, p.signature)
-    if (wrong !== undefined) return wrong
-    const recorded = recordVoucher(channel, cumulative, p.signature)
-    // Awaited by the answer's meter, if the handler meters one; never left unheard.
-    recorded.catch(() => {})
-    // In an object: an async function's promise would adopt the step's own and wait for it.
-    return { recorded }
-  }
-
-  /** A cooperative close: captures what was spent (never more), refunds the rest. */
-  async function close(
-    channel: ChannelRecord,
-    p: Extract<SessionPayload, { action: 'close' }>,
-    challengeId: string,
-  ): Promise<SettlementResult> {
-    const taken = await takeVoucher(channel, p.cumulativeAmount, p.signature)
-    if (isPaymentError(taken)) return refuse(taken)
-    const current = taken.channel
-    if (current.held > 0n) {
-      return refuse(
-        new PaymentError('settlement_pending', 'Calls on this channel are still running.', {
-          details: { channelId: current.channelId },
-        }),
-      )
-    }
-    // What was spent, or what is settled already if more (a settlement can never be undone).
-    let capture = current.spent
-    if (current.settled > capture) capture = current.settled
-    const state = await readChannel(client, current.channelId)
-    const tx = await buildClose({
-      client,
-      package: packageId,
-      sender: seller,
-      channel: state,
-      capture,
-      ...(capture > state.settled
-        ? {
-            voucher: {
-              channelId: current.channelId,
-              cumulativeAmount: current.highest,
-              signature: fromHex(current.highestSignature),
-            },
-          }
-        : {}),
-    })
-    const bytes = await tx.build({ client })
-    const { signature } = await signer.signTransaction(bytes)
-    const result = await client.core.executeTransaction({
-      transaction: bytes,
-      signatures: [signature],
-      include: { effects: true },
-    })
-    if (result.$kind !== 'Transaction') {
-      return refuse(
-        new PaymentError('settlement_failed', 'The ledger refused to close the channel.'),
-      )
-    }
-    const closed = await store.observe(current.channelId, { settled: capture, state: 'closed' })
-    firstSeen.delete(current.channelId)
-    if (capture > state.settled) {
-      options.onSettled?.({
-        channelId: current.channelId,
-        payer: current.payer,
-        settled: capture,
-        amount: capture - state.settled,
-        digest: result.Transaction.digest,
-        trigger: 'close',
-      })
-    }
-    return answered(receipt(challengeId, closed ?? current, { txHash: result.Transaction.digest }))
-  }
-
   async function settle(credential: string, input: MethodSettleInput): Promise<SettlementResult> {
     const { terms, checkChallenge, context, bare } = input
     let parsed: Credential
@@ -616,7 +247,7 @@ export function createSessionMethod(options: SessionMethodOptions): SessionMetho
       return refuse(new PaymentError('invalid_payload', 'The session payload is not valid.'))
     }
     const p = payload.data
-    const wrong = checkDescriptor(p, terms)
+    const wrong = channels.checkDescriptor(p, terms)
     if (wrong !== undefined) return refuse(wrong)
 
     if ('type' in p && p.type === 'transaction') {
@@ -634,27 +265,27 @@ export function createSessionMethod(options: SessionMethodOptions): SessionMetho
         }
       }
     }
-    const channel = await channelOf(p)
+    const channel = await channels.channelOf(p)
     if (isPaymentError(channel)) return refuse(channel)
 
     switch (p.action) {
       case 'topUp': {
-        const state = await readOpened(p)
+        const state = await channels.readOpened(p)
         if (isPaymentError(state)) return refuse(state)
         const seen = await store.observe(channel.channelId, { deposit: state.deposited })
-        if (seen !== undefined) remember(seen)
+        if (seen !== undefined) channels.remember(seen)
         wake(channel.channelId)
         return answered(receipt(id, seen ?? channel))
       }
       case 'close':
-        return close(channel, p, id)
+        return closeChannel(closing, channel, p, id)
       case 'open':
       case 'voucher': {
         // A call (not a bare raise, nor a metered answer, charged as it is sent) holds its price
         // in the same step of the store as its voucher.
         const price = priceOf(terms)
         if (metered && !bare) {
-          const early = await earlyVoucher(channel, p)
+          const early = await channels.earlyVoucher(channel, p)
           if (isPaymentError(early)) return refuse(early)
           if (early !== undefined) return meteredCall(channel, price, early.recorded)
         }
@@ -662,7 +293,7 @@ export function createSessionMethod(options: SessionMethodOptions): SessionMetho
           bare || metered
             ? undefined
             : { amount: price, holdId: crypto.randomUUID(), leaseUntil: now() + holdLeaseMs }
-        const taken = await takeVoucher(channel, p.cumulativeAmount, p.signature, hold)
+        const taken = await channels.takeVoucher(channel, p.cumulativeAmount, p.signature, hold)
         if (isPaymentError(taken)) return refuse(taken)
         if (bare) return answered(receipt(id, taken.channel))
         if (metered) return meteredCall(taken.channel, price)
@@ -686,7 +317,7 @@ export function createSessionMethod(options: SessionMethodOptions): SessionMetho
     streamOptions: SessionStreamOptions = {},
   ): ReadableStream<Uint8Array> {
     const channelId = payment.channelId
-    const call = unitPrices.get(payment.digest)
+    const call = meteredOf(payment.digest)
     if (payment.method !== 'mppSession' || channelId === undefined || call === undefined) {
       throw new PaymentError('invalid_options', 'This payment was not made through this session.')
     }

@@ -1,0 +1,146 @@
+/**
+ * The books of a session method's calls: the receipt a session answer carries, a call priced per
+ * request held with its voucher and committed when served (released when not), and a call metered
+ * per unit, which pays nothing up front — remembered by its digest until it completes, with its
+ * unit price and its voucher's step of the store, for the metering of its answer.
+ *
+ * @module
+ * @internal
+ */
+import { PaymentError } from '../errors.js'
+import { encodeReceipt, mppHeaders } from '../mpp.js'
+import type { ChannelRecord, ChannelStore, HoldOutcome } from '../session/channelStore.js'
+import type { PaymentBooks, SettlementResult } from '../settle.js'
+
+/** A metered call not yet completed: its unit price, and its voucher's step while it may run. */
+export type MeteredCall = {
+  readonly price: bigint
+  readonly voucher: Promise<unknown> | undefined
+}
+
+/** A session method's call books; see the module's description. */
+export type CallBooks = ReturnType<typeof createCallBooks>
+
+/** A refused settlement. */
+export const refuse = (error: PaymentError): SettlementResult => ({ status: 'rejected', error })
+
+/** Creates the call books of one session method over its channel store. */
+export function createCallBooks(store: ChannelStore, now: () => number) {
+  /** Each metered call not yet completed, by its digest. */
+  const unitPrices = new Map<string, MeteredCall>()
+
+  /** The receipt of a session answer. */
+  function receipt(
+    challengeId: string,
+    channel: ChannelRecord,
+    extra: { spent?: bigint; units?: bigint; txHash?: string } = {},
+  ): Readonly<Record<string, string>> {
+    return {
+      [mppHeaders.paymentReceipt]: encodeReceipt({
+        method: 'sui',
+        intent: 'session',
+        status: 'success',
+        timestamp: new Date(now()).toISOString(),
+        reference: channel.channelId,
+        challengeId,
+        channelId: channel.channelId,
+        acceptedCumulative: channel.highest.toString(),
+        spent: (extra.spent ?? channel.spent).toString(),
+        units: (extra.units ?? channel.units).toString(),
+        ...(extra.txHash === undefined ? {} : { txHash: extra.txHash }),
+      }),
+    }
+  }
+
+  const answered = (headers: Readonly<Record<string, string>>): SettlementResult => ({
+    status: 'answered',
+    answer: { status: 204, headers },
+  })
+
+  /**
+   * A call paid from the channel: its price held (with its voucher, in one step of the store),
+   * committed when served, released if not.
+   */
+  function holdCall(
+    channel: ChannelRecord,
+    price: bigint,
+    challengeId: string,
+    held: HoldOutcome,
+  ): SettlementResult {
+    if (held.status === 'insufficient') {
+      return refuse(
+        new PaymentError('insufficient_balance', "The channel's vouchers do not cover this call.", {
+          details: {
+            channelId: channel.channelId,
+            requiredCumulative: held.required.toString(),
+            acceptedCumulative: held.channel.highest.toString(),
+            deposit: held.channel.deposit.toString(),
+          },
+        }),
+      )
+    }
+    const holdId = held.holdId
+    // What the channel will have spent once this call is committed (calls in flight aside).
+    const after = receipt(challengeId, held.channel, {
+      spent: held.channel.spent + price,
+      units: held.channel.units + 1n,
+    })
+    const none = {}
+    const books: PaymentBooks = {
+      served: () => store.commit(holdId),
+      failed: () => store.release(holdId),
+      headersFor: (status) => (status < 200 || status > 299 ? none : after),
+    }
+    return {
+      status: 'settled',
+      digest: `${channel.channelId}/${holdId}`,
+      payer: channel.payer,
+      amount: price,
+      dialect: 'mpp',
+      resumed: false,
+      books,
+      channelId: channel.channelId,
+    }
+  }
+
+  /**
+   * A call on a metered route: its answer is charged per unit by `stream`, nothing up front.
+   * `voucher` is its voucher's step of the store while that is still being made durable: the
+   * answer's first unit waits for it.
+   */
+  function meteredCall(
+    channel: ChannelRecord,
+    price: bigint,
+    voucher?: Promise<unknown>,
+  ): SettlementResult {
+    const digest = `${channel.channelId}/${crypto.randomUUID()}`
+    if (unitPrices.size >= 10_000) unitPrices.delete(unitPrices.keys().next().value as string)
+    unitPrices.set(digest, { price, voucher })
+    const none = {}
+    const books: PaymentBooks = {
+      // Nothing was held for the call: what its answer sent is in the channel's books already.
+      served: async () => unitPrices.delete(digest) || true,
+      failed: async () => unitPrices.delete(digest) || true,
+      headersFor: () => none,
+    }
+    return {
+      status: 'settled',
+      digest,
+      payer: channel.payer,
+      amount: 0n,
+      dialect: 'mpp',
+      resumed: false,
+      books,
+      channelId: channel.channelId,
+    }
+  }
+
+  return {
+    receipt,
+    answered,
+    holdCall,
+    meteredCall,
+    /** The metered call of `digest`, while it has not completed. */
+    meteredOf: (digest: string) => unitPrices.get(digest),
+  }
+}

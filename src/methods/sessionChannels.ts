@@ -1,0 +1,271 @@
+/**
+ * The channels a seller's session method is paid through, as it sees them: a credential's channel
+ * descriptor checked against the route, the channel found (tracked from the ledger the first time
+ * it is seen, then read from the store once and remembered), and each voucher's signature checked
+ * and its amount recorded in the {@link ChannelStore} — before the call runs, or, for a call
+ * metered per unit, while its answer starts ({@link SellerChannels.earlyVoucher}).
+ *
+ * @module
+ * @internal
+ */
+import type { ClientWithCoreApi } from '@mysten/sui/client'
+import { fromHex, normalizeStructTag, normalizeSuiAddress } from '@mysten/sui/utils'
+import { withRetries } from '../backoff.js'
+import type { PreparedTerms } from '../challenge.js'
+import { isPaymentError, PaymentError } from '../errors.js'
+import type {
+  ChannelRecord,
+  ChannelStore,
+  HoldOutcome,
+  HoldRequest,
+} from '../session/channelStore.js'
+import { type ChannelState, readChannel } from '../session/channelTx.js'
+import { channelIdOf } from '../session/voucher.js'
+import { createVoucherVerifier } from '../session/voucherKeys.js'
+import type { sessionPayloadSchema } from '../session/wire.js'
+
+/** A session credential's payload, as its schema reads it. */
+export type SessionPayload = ReturnType<typeof sessionPayloadSchema.parse>
+
+/** A voucher taken: whether its amount was new, the channel after it, and the call's hold. */
+export type TakenVoucher = { fresh: boolean; channel: ChannelRecord; hold?: HoldOutcome }
+
+/** What {@link createSellerChannels} needs of its session method. */
+export type SellerChannelsOptions = {
+  readonly client: ClientWithCoreApi
+  readonly store: ChannelStore
+  /** The package holding the `channel` module, normalised. */
+  readonly packageId: string
+  /** The shared `Registry` channel ids are derived under, normalised. */
+  readonly registry: string
+  /** The shortest grace period a channel may have, ms. */
+  readonly graceMs: number
+  /** The seller's own address, normalised: a channel's operator is it or nobody. */
+  readonly seller: string
+  /** The smallest raise of a voucher taken, base units. */
+  readonly minVoucherDelta: bigint | undefined
+  /** Told when this process took a voucher on a channel (streams waiting for one wake). */
+  readonly wake: (channelId: string) => void
+}
+
+/** A session method's channels; see the module's description. */
+export type SellerChannels = ReturnType<typeof createSellerChannels>
+
+const zeroAddress = normalizeSuiAddress('0x0')
+
+/** Creates the channels of one session method. */
+export function createSellerChannels(options: SellerChannelsOptions) {
+  const { client, store, packageId, registry, graceMs, seller, minVoucherDelta, wake } = options
+  const vouchers = createVoucherVerifier()
+  const derived = new Map<string, string>()
+  const firstSeen = new Map<string, ChannelRecord>()
+
+  /** The descriptor's facts against the route and the seller's policy; the id derived from them. */
+  function checkDescriptor(p: SessionPayload, terms: PreparedTerms): PaymentError | undefined {
+    const d = p.descriptor
+    const mismatch = (what: string) =>
+      new PaymentError('invalid_payload', `The channel's ${what} is not this route's.`)
+    if (normalizeSuiAddress(d.payee) !== normalizeSuiAddress(terms.payTo)) return mismatch('payee')
+    if (normalizeStructTag(d.coinType) !== normalizeStructTag(terms.asset)) return mismatch('coin')
+    const operator = normalizeSuiAddress(d.operator)
+    if (operator !== zeroAddress && operator !== seller) return mismatch('operator')
+    if (d.gracePeriodMs < graceMs) return mismatch('grace period')
+    // Derived once per channel and descriptor (a blake2b over BCS: about 0.2 ms).
+    const key = `${p.channelId}|${d.coinType}|${d.payer}|${d.payee}|${d.salt}`
+    let id = derived.get(key)
+    if (id === undefined) {
+      id = channelIdOf({
+        packageId,
+        registry,
+        coinType: d.coinType,
+        payer: d.payer,
+        payee: d.payee,
+        salt: fromHex(d.salt.slice(2)),
+      })
+      if (derived.size >= 10_000) derived.delete(derived.keys().next().value as string)
+      derived.set(key, id)
+    }
+    if (id !== normalizeSuiAddress(p.channelId)) {
+      return new PaymentError(
+        'invalid_payload',
+        'The channel id is not derived from its descriptor.',
+      )
+    }
+    return undefined
+  }
+
+  /** The channel on the ledger, checked against the descriptor (reads lag execution: retried). */
+  async function readOpened(p: SessionPayload): Promise<ChannelState | PaymentError> {
+    const read = await withRetries<ChannelState | undefined>(
+      async () => {
+        try {
+          return { retry: false, value: await readChannel(client, p.channelId) }
+        } catch {
+          return { retry: true, value: undefined }
+        }
+      },
+      { attempts: 5 },
+    )
+    const state = read.value
+    if (state === undefined) {
+      return new PaymentError('channel_not_found', 'No such channel on the ledger.')
+    }
+    const d = p.descriptor
+    const same =
+      state.payer === normalizeSuiAddress(d.payer) &&
+      state.payee === normalizeSuiAddress(d.payee) &&
+      state.operator === normalizeSuiAddress(d.operator) &&
+      state.signer === d.signerPublicKey.slice(2) &&
+      state.graceMs >= BigInt(graceMs) &&
+      normalizeStructTag(state.coinType) === normalizeStructTag(d.coinType)
+    if (!same) return new PaymentError('invalid_payload', 'The channel is not the one described.')
+    if (state.closed || state.closeRequestedMs > 0n) {
+      return new PaymentError('channel_finalized', 'The channel is closing or closed.')
+    }
+    return state
+  }
+
+  /** The channel's books, tracking it from the ledger when this seller has not seen it yet. */
+  async function channelOf(p: SessionPayload): Promise<ChannelRecord | PaymentError> {
+    const channelId = normalizeSuiAddress(p.channelId)
+    // A channel's signer, payer and coin never change: a voucher is checked against the record
+    // first read (its state and amounts are the store's to judge, atomically, as it accepts).
+    const seen = minVoucherDelta === undefined ? firstSeen.get(channelId) : undefined
+    if (seen !== undefined) return seen
+    const known = await store.get(channelId)
+    if (known !== undefined) {
+      if (firstSeen.size >= 10_000) firstSeen.delete(firstSeen.keys().next().value as string)
+      firstSeen.set(channelId, known)
+      return known
+    }
+    const state = await readOpened(p)
+    if (isPaymentError(state)) return state
+    return store.track({
+      channelId: state.id,
+      payer: state.payer,
+      payee: state.payee,
+      coinType: state.coinType,
+      signer: state.signer,
+      deposit: state.deposited,
+      settled: state.settled,
+    })
+  }
+
+  /** Keeps a newer record of a channel this process has seen (its amounts, its state). */
+  function remember(channel: ChannelRecord): void {
+    if (firstSeen.has(channel.channelId)) firstSeen.set(channel.channelId, channel)
+  }
+
+  /** Checks a voucher's signature and raise; undefined when it may be taken. */
+  async function checkVoucher(
+    channel: ChannelRecord,
+    cumulative: bigint,
+    signature: string,
+  ): Promise<PaymentError | undefined> {
+    const signed = await vouchers.verify(
+      {
+        channelId: channel.channelId,
+        cumulativeAmount: cumulative,
+        signature: fromHex(signature.slice(2)),
+      },
+      fromHex(channel.signer),
+    )
+    if (!signed) {
+      return new PaymentError('voucher_invalid', "The voucher is not signed by the channel's key.")
+    }
+    const delta = minVoucherDelta
+    if (
+      delta !== undefined &&
+      cumulative > channel.highest &&
+      cumulative - channel.highest < delta
+    ) {
+      return new PaymentError(
+        'delta_too_small',
+        `A voucher must raise the last by ${delta} at least.`,
+      )
+    }
+    return undefined
+  }
+
+  /** Records a checked voucher's amount as used (the highest kept), with a call's hold. */
+  async function recordVoucher(
+    channel: ChannelRecord,
+    cumulative: bigint,
+    signature: string,
+    hold?: HoldRequest,
+  ): Promise<TakenVoucher | PaymentError> {
+    const accepted = await store.acceptVoucher(
+      channel.channelId,
+      cumulative,
+      signature.slice(2),
+      hold,
+    )
+    if (accepted.status !== 'unknown') remember(accepted.channel)
+    switch (accepted.status) {
+      case 'accepted':
+        wake(channel.channelId)
+        return {
+          fresh: true,
+          channel: accepted.channel,
+          ...(accepted.hold === undefined ? {} : { hold: accepted.hold }),
+        }
+      case 'same':
+        return { fresh: false, channel: accepted.channel }
+      case 'over_deposit':
+        return new PaymentError('amount_exceeds_deposit', 'The voucher is above the deposit.', {
+          details: { deposit: accepted.channel.deposit.toString() },
+        })
+      case 'not_open':
+        return new PaymentError('channel_finalized', 'The channel is closing or closed.')
+      case 'unknown':
+        return new PaymentError('channel_not_found', 'No such channel.')
+    }
+  }
+
+  /** Checks a voucher and records it (see {@link checkVoucher} and {@link recordVoucher}). */
+  async function takeVoucher(
+    channel: ChannelRecord,
+    amount: string,
+    signature: string,
+    hold?: HoldRequest,
+  ): Promise<TakenVoucher | PaymentError> {
+    const cumulative = BigInt(amount)
+    const wrong = await checkVoucher(channel, cumulative, signature)
+    return wrong ?? recordVoucher(channel, cumulative, signature, hold)
+  }
+
+  /**
+   * A metered call's voucher, when the channel's books as this process last saw them show it will
+   * be taken — the channel open and the amount within its deposit (a deposit only grows): its
+   * signature checked now, its step of the store started and not awaited, so the handler's work
+   * (a model's answer) starts while the voucher is made durable. Undefined when it must be taken
+   * first. Should the store refuse it after all (the channel began to close meanwhile), the
+   * answer's units are spent only within what earlier vouchers cover, as for a channel that closes
+   * while an answer streams.
+   */
+  async function earlyVoucher(
+    channel: ChannelRecord,
+    p: Extract<SessionPayload, { action: 'open' | 'voucher' }>,
+  ): Promise<{ readonly recorded: Promise<unknown> } | PaymentError | undefined> {
+    const cumulative = BigInt(p.cumulativeAmount)
+    if (channel.state !== 'open' || cumulative > channel.deposit) return undefined
+    const wrong = await checkVoucher(channel, cumulative, p.signature)
+    if (wrong !== undefined) return wrong
+    const recorded = recordVoucher(channel, cumulative, p.signature)
+    // Awaited by the answer's meter, if the handler meters one; never left unheard.
+    recorded.catch(() => {})
+    // In an object: an async function's promise would adopt the step's own and wait for it.
+    return { recorded }
+  }
+
+  return {
+    checkDescriptor,
+    readOpened,
+    channelOf,
+    takeVoucher,
+    earlyVoucher,
+    remember,
+    /** Forgets a channel this process closed. */
+    forget: (channelId: string) => firstSeen.delete(channelId),
+  }
+}
