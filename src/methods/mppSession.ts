@@ -31,7 +31,7 @@ import {
   paymentScheme,
 } from '../mpp.js'
 import type { ChannelStore } from '../session/channelStore.js'
-import { type MeterStop, meterStream } from '../session/meter.js'
+import { type MeterStop, meterBatches } from '../session/meter.js'
 import type { ChannelSettlement } from '../session/settler.js'
 import { formatMeteredEvent, isUnitEvent, sseEvents } from '../session/sse.js'
 import { createVoucherWaits } from '../session/voucherWaits.js'
@@ -120,6 +120,12 @@ export type SessionMethod = PaymentMethod & {
 }
 
 const minGrace = 900_000
+
+/**
+ * The most events of a metered answer spent together: those the upstream has ready when one
+ * arrives (see `meterBatches`).
+ */
+const meterReadAhead = 32
 
 /** The details of a session refusal a 402 carries as members. */
 const sessionMembers = ['channelId', 'requiredCumulative', 'acceptedCumulative', 'deposit'] as const
@@ -322,7 +328,7 @@ export function createSessionMethod(options: SessionMethodOptions): SessionMetho
       throw new PaymentError('invalid_options', 'This payment was not made through this session.')
     }
     const { sleep, done } = waits.sleeper(channelId)
-    const events = meterStream(
+    const batches = meterBatches(
       sseEvents(body),
       {
         store,
@@ -334,6 +340,7 @@ export function createSessionMethod(options: SessionMethodOptions): SessionMetho
         signal: streamOptions.signal,
         now,
         sleep,
+        readAhead: meterReadAhead,
       },
       streamOptions.onStop,
     )
@@ -341,11 +348,16 @@ export function createSessionMethod(options: SessionMethodOptions): SessionMetho
     return new ReadableStream<Uint8Array>({
       async pull(controller) {
         try {
-          const next = await events.next()
+          const next = await batches.next()
           if (next.done) {
             done()
             controller.close()
-          } else controller.enqueue(encoder.encode(formatMeteredEvent(next.value)))
+          } else {
+            // A batch's units were spent together: its events leave together, in one chunk.
+            let text = ''
+            for (const event of next.value) text += formatMeteredEvent(event)
+            controller.enqueue(encoder.encode(text))
+          }
         } catch (error) {
           done()
           throw error
@@ -353,7 +365,7 @@ export function createSessionMethod(options: SessionMethodOptions): SessionMetho
       },
       async cancel() {
         done()
-        await events.return(undefined)
+        await batches.return(undefined)
       },
     })
   }

@@ -32,7 +32,13 @@ export {
   minGraceMs,
   readChannel,
 } from './channelTx.js'
-export { type MeteredEvent, type MeterOptions, type MeterStop, meterStream } from './meter.js'
+export {
+  type MeteredEvent,
+  type MeterOptions,
+  type MeterStop,
+  meterBatches,
+  meterStream,
+} from './meter.js'
 export {
   type ChannelSettlement,
   createSessionSettler,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { type ChannelStore, createMemoryChannelStore } from './channelStore.js'
-import { type MeteredEvent, type MeterStop, meterStream } from './meter.js'
+import { type MeteredEvent, type MeterStop, meterBatches, meterStream } from './meter.js'
 
 const channelId = `0x${'c'.repeat(64)}`
 
@@ -227,5 +227,98 @@ describe('meterStream', () => {
     })
     await expect(collect(broken)).rejects.toThrow('the store is down')
     expect(await store.get(channelId)).toMatchObject({ spent: 10n })
+  })
+
+  describe('in batches (readAhead)', () => {
+    /** A store that counts the spends it is asked for at once. */
+    function counting(inner: ChannelStore) {
+      const counts = { inFlight: 0, most: 0, spends: 0 }
+      const store: ChannelStore = {
+        ...inner,
+        async spend(...args) {
+          counts.spends++
+          counts.inFlight++
+          counts.most = Math.max(counts.most, counts.inFlight)
+          try {
+            return await inner.spend(...args)
+          } finally {
+            counts.inFlight--
+          }
+        },
+      }
+      return { store, counts }
+    }
+
+    it('spends the units the source has ready together, and hands them on as one batch', async () => {
+      const { store, counts } = counting(await channel(1_000n))
+      const batches: MeteredEvent<string>[][] = []
+      for await (const batch of meterBatches(tokens(['a', 'b', 'c', 'd', 'e', '[DONE]']), {
+        store,
+        channelId,
+        price: 10n,
+        isUnit: (t) => t !== '[DONE]',
+        readAhead: 32,
+      })) {
+        batches.push(batch)
+      }
+      // The first unit alone (the time to the first token), then the rest at once.
+      expect(batches.map((b) => b.map((e) => (e.type === 'message' ? e.data : e.type)))).toEqual([
+        ['a'],
+        ['b', 'c', 'd', 'e', '[DONE]'],
+        ['payment-receipt'],
+      ])
+      expect(counts.most).toBe(4)
+      expect(counts.spends).toBe(5)
+      expect(await store.get(channelId)).toMatchObject({ spent: 50n, units: 5n, held: 0n })
+    })
+
+    it('spends only what the headroom covers: the rest waits for a voucher, and is never charged unsent', async () => {
+      const store = await channel(30n)
+      const stops: MeterStop[] = []
+      const sent: string[] = []
+      const named: string[] = []
+      for await (const batch of meterBatches(
+        tokens(['a', 'b', 'c', 'd', 'e']),
+        { store, channelId, price: 10n, readAhead: 32, waitMs: 0, sleep: async () => {} },
+        (stop) => stops.push(stop),
+      )) {
+        for (const event of batch) {
+          if (event.type === 'message') sent.push(event.data)
+          else named.push(event.type)
+        }
+      }
+      expect(sent).toEqual(['a', 'b', 'c'])
+      expect(named).toEqual(['payment-need-voucher', 'payment-receipt'])
+      expect(stops).toEqual([{ reason: 'no_voucher', required: 40n }])
+      expect(await store.get(channelId)).toMatchObject({ spent: 30n, units: 3n })
+    })
+
+    it('hands on the units spent before a store failure, then fails', async () => {
+      const inner = await channel(1_000n)
+      let calls = 0
+      const store: ChannelStore = {
+        ...inner,
+        async spend(...args) {
+          calls++
+          if (calls === 4) throw new Error('the store is down')
+          return inner.spend(...args)
+        },
+      }
+      const sent: string[] = []
+      const run = async () => {
+        for await (const batch of meterBatches(tokens(['a', 'b', 'c', 'd', 'e']), {
+          store,
+          channelId,
+          price: 10n,
+          readAhead: 32,
+        })) {
+          for (const event of batch) if (event.type === 'message') sent.push(event.data)
+        }
+      }
+      await expect(run()).rejects.toThrow('the store is down')
+      // 'a' alone, then four spends at once, of which one failed: three more paid and sent.
+      expect(sent).toEqual(['a', 'b', 'c', 'd'])
+      expect(await inner.get(channelId)).toMatchObject({ spent: 40n, units: 4n })
+    })
   })
 })

@@ -3,7 +3,8 @@
  * mppx meters its SSE answers: when the source has produced an event that is a unit, its price is
  * moved out of the channel's headroom into `spent` in one atomic step of the store just before the
  * event is handed on (so `spent` is durable before the bytes leave); events that are not units
- * (`[DONE]`) pass uncharged. At most one event of the source waits unpaid. When the headroom
+ * (`[DONE]`) pass uncharged. At most one event of the source waits unpaid (or, read ahead in
+ * batches, the events it had ready). When the headroom
  * runs out, one `payment-need-voucher` event asks the buyer for a higher voucher, and the stream
  * waits for it — a bounded wait, polling the store (the voucher may arrive at another process of
  * the seller). It ends with a `payment-receipt` event: the channel as the answer's last unit left
@@ -53,6 +54,15 @@ export type MeterOptions<T> = {
    * the source starts): awaited before the first unit is spent; if it fails, the stream fails.
    */
   readonly after?: Promise<unknown> | undefined
+  /**
+   * The most events of the source taken together (default 1): the events the source has ready
+   * when one arrives join it, and their units are spent at once — in one statement of a store that
+   * merges them, in one round of the answer — then handed on together
+   * ({@link meterBatches}). An answer whose source runs ahead of the store's writes (a model's
+   * tokens under load) waits one write per batch instead of one per unit. {@link meterStream}
+   * yields a batch's events one after another: its consumer takes them all.
+   */
+  readonly readAhead?: number | undefined
   readonly now?: (() => number) | undefined
   readonly sleep?: ((ms: number) => Promise<void>) | undefined
 }
@@ -82,12 +92,30 @@ export async function* meterStream<T>(
   options: MeterOptions<T>,
   onStop?: (stop: MeterStop) => void,
 ): AsyncGenerator<MeteredEvent<T>> {
+  for await (const batch of meterBatches(source, options, onStop)) yield* batch
+}
+
+/** Resolves after the microtasks and I/O callbacks now due: what a source has ready by then. */
+const shortly = () => new Promise<typeof notReady>((resolve) => setImmediate(resolve, notReady))
+const notReady: unique symbol = Symbol('not ready')
+
+/**
+ * {@link meterStream} in batches, each to be handed on whole (the paid events of a batch were
+ * spent together: a consumer that sends part of a batch leaves units spent and unsent). With
+ * `readAhead` 1 each batch is one event, and each unit is spent alone just before it.
+ */
+export async function* meterBatches<T>(
+  source: AsyncIterable<T>,
+  options: MeterOptions<T>,
+  onStop?: (stop: MeterStop) => void,
+): AsyncGenerator<MeteredEvent<T>[]> {
   const { store, channelId, price } = options
   const now = options.now ?? Date.now
   const sleep = options.sleep ?? defaultSleep
   const waitMs = options.waitMs ?? 60_000
   const pollMs = options.pollMs ?? 100
   const isUnit = options.isUnit ?? (() => true)
+  const readAhead = Math.max(1, options.readAhead ?? 1)
   let last: ChannelRecord | undefined
   let asked: bigint | undefined
   let after = options.after
@@ -96,7 +124,7 @@ export async function* meterStream<T>(
    * Spends one unit's price (one atomic step of the store), waiting (bounded) for a voucher;
    * undefined when spent, else why not.
    */
-  async function* spendOne(): AsyncGenerator<MeteredEvent<T>, MeterStop | undefined> {
+  async function* spendOne(): AsyncGenerator<MeteredEvent<T>[], MeterStop | undefined> {
     const deadline = now() + waitMs
     for (;;) {
       if (options.signal?.aborted) return { reason: 'aborted' }
@@ -109,58 +137,125 @@ export async function* meterStream<T>(
       last = held.channel
       if (asked !== held.required) {
         asked = held.required
-        yield {
-          type: 'payment-need-voucher',
-          data: {
-            channelId,
-            requiredCumulative: held.required.toString(),
-            acceptedCumulative: held.channel.highest.toString(),
-            deposit: held.channel.deposit.toString(),
+        yield [
+          {
+            type: 'payment-need-voucher',
+            data: {
+              channelId,
+              requiredCumulative: held.required.toString(),
+              acceptedCumulative: held.channel.highest.toString(),
+              deposit: held.channel.deposit.toString(),
+            },
           },
-        }
+        ]
       }
       if (now() >= deadline) return { reason: 'no_voucher', required: held.required }
       await sleep(pollMs)
     }
   }
 
+  /**
+   * Spends `count` units at once (each its own atomic step, issued together); how many were
+   * spent, and the store's error if one failed (the others may have been spent).
+   */
+  async function spendMany(count: number): Promise<{ spent: number; error?: unknown }> {
+    if (options.signal?.aborted) return { spent: 0 }
+    const results = await Promise.allSettled(
+      Array.from({ length: count }, () => store.spend(channelId, price)),
+    )
+    let spent = 0
+    let error: unknown
+    let failed = false
+    for (const result of results) {
+      if (result.status === 'rejected') {
+        if (!failed) error = result.reason
+        failed = true
+      } else if (result.value.status === 'spent') {
+        spent++
+        last = result.value.channel
+      }
+    }
+    return failed ? { spent, error } : { spent }
+  }
+
   let stop: MeterStop | undefined
   let ended = false
+  let pending: Promise<IteratorResult<T>> | undefined
   const iterator = source[Symbol.asyncIterator]()
   try {
-    for (;;) {
-      const next = await iterator.next()
-      if (next.done) {
+    while (!ended) {
+      const first = await (pending ?? iterator.next())
+      pending = undefined
+      if (first.done) {
         ended = true
         break
       }
-      if (isUnit(next.value)) {
-        if (after !== undefined) {
-          await after
-          after = undefined
+      const batch = [first.value]
+      // The events the source has ready already join the batch (never waited for); not the
+      // first's, which leaves at once (the time to the first token).
+      while (batch.length < (last === undefined ? 1 : readAhead)) {
+        const next = iterator.next()
+        const ready = await Promise.race([next, shortly()])
+        if (ready === notReady) {
+          pending = next
+          break
         }
-        stop = yield* spendOne()
-        if (stop !== undefined) break
+        if (ready.done) {
+          ended = true
+          break
+        }
+        batch.push(ready.value)
       }
-      yield { type: 'message', data: next.value }
+      const units = batch.filter((event) => isUnit(event)).length
+      if (units > 0 && after !== undefined) {
+        await after
+        after = undefined
+      }
+      // With one unit, spent the one way; with several, together, then any left one by one.
+      let { spent: paid, error } =
+        units > 1 ? await spendMany(units) : { spent: 0, error: undefined }
+      let out: MeteredEvent<T>[] = []
+      for (const event of batch) {
+        if (isUnit(event)) {
+          if (paid > 0) paid--
+          else if (error === undefined) {
+            if (out.length > 0) yield out
+            out = []
+            stop = yield* spendOne()
+            if (stop !== undefined) break
+          } else break
+        }
+        out.push({ type: 'message', data: event })
+      }
+      if (out.length > 0) yield out
+      if (error !== undefined) throw error
+      if (stop !== undefined) break
     }
   } finally {
-    // Stopped early (no voucher, the buyer left, an error): the source is told so.
-    if (!ended) await iterator.return?.()
+    // Stopped early (no voucher, the buyer left, an error): the source is told so. An event still
+    // awaited is let go first (an async generator's return waits for it).
+    if (!ended) {
+      pending?.catch(noop)
+      const done = iterator.return?.()
+      if (pending === undefined) await done
+      else void Promise.resolve(done).catch(noop)
+    }
   }
   // An answer that spent no unit still ends after its voucher's step (whatever that step's fate).
   if (after !== undefined) await after.then(noop, noop)
   // The channel as this answer's last step of the store left it (read only when it took none): a
   // read at the end cost every metered answer one more round trip to the store before its end.
   const channel = last ?? (await store.get(channelId))
-  yield {
-    type: 'payment-receipt',
-    data: {
-      channelId,
-      acceptedCumulative: (channel?.highest ?? 0n).toString(),
-      spent: (channel?.spent ?? 0n).toString(),
-      units: (channel?.units ?? 0n).toString(),
+  yield [
+    {
+      type: 'payment-receipt',
+      data: {
+        channelId,
+        acceptedCumulative: (channel?.highest ?? 0n).toString(),
+        spent: (channel?.spent ?? 0n).toString(),
+        units: (channel?.units ?? 0n).toString(),
+      },
     },
-  }
+  ]
   if (stop !== undefined) onStop?.(stop)
 }
