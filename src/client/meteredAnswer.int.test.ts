@@ -236,8 +236,10 @@ describe('a stream paid per token over a session', () => {
     // are left: a few raises for the channel, not one or more per answer (each answer raising on
     // its own sent 260 or so).
     await new Promise((resolve) => setTimeout(resolve, 300))
+    // None at all is possible: a call whose answer starts after others have opened signs the
+    // window of every answer streaming, up to the deposit, and 513 tokens fit in it (how many
+    // calls do so depends on when each answer starts). The first test sees raises happen.
     const raises = counted.counts.raises - before
-    expect(raises).toBeGreaterThan(0)
     expect(raises).toBeLessThanOrEqual(24)
     const channel = await channelOf(b.sessions)
     expect(channel.spent).toBe(513n * sessionTokenPrice)
