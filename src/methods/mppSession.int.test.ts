@@ -346,11 +346,7 @@ describe('MPP session (seller)', () => {
 
   it('starts a metered answer while its voucher is made durable; no token is spent or sent before', async () => {
     const buyer = await openChannel(100_000n)
-    const opened = await buyer.present(
-      { action: 'open', type: 'digest', digest: buyer.digest, ...(await buyer.voucher(1_000n)) },
-      { method: 'POST' },
-      '/tokens?n=2',
-    )
+    const opened = await metered(buyer, await opening(buyer, 1_000n), 2)
     expect((await tokensOf(opened)).tokens).toHaveLength(2)
 
     // The voucher's write is slow: the answer starts (its 200) while it is still being made.
@@ -358,11 +354,7 @@ describe('MPP session (seller)', () => {
     onTestFinished(() => books.gate.release())
     books.steps.length = 0
     const answer = await Promise.race([
-      buyer.present(
-        { action: 'voucher', ...(await buyer.voucher(5_000n)) },
-        { method: 'POST' },
-        '/tokens?n=3',
-      ),
+      metered(buyer, { action: 'voucher', ...(await buyer.voucher(5_000n)) }, 3),
       new Promise<'late'>((resolve) => setTimeout(() => resolve('late'), 3_000)),
     ])
     if (answer === 'late') throw new Error('the answer waited for its voucher to be durable')
@@ -388,26 +380,14 @@ describe('MPP session (seller)', () => {
 
   it('spends nothing on a voucher the books refuse after the answer started, and answers the next call 410', async () => {
     const buyer = await openChannel(100_000n)
-    const opened = await buyer.present(
-      { action: 'open', type: 'digest', digest: buyer.digest, ...(await buyer.voucher(1_000n)) },
-      { method: 'POST' },
-      '/tokens?n=1',
-    )
+    const opened = await metered(buyer, await opening(buyer, 1_000n), 1)
     expect((await tokensOf(opened)).tokens).toHaveLength(1)
-    const again = await buyer.present(
-      { action: 'voucher', ...(await buyer.voucher(2_000n)) },
-      { method: 'POST' },
-      '/tokens?n=1',
-    )
+    const again = await metered(buyer, { action: 'voucher', ...(await buyer.voucher(2_000n)) }, 1)
     expect((await tokensOf(again)).tokens).toHaveLength(1)
     // Another process saw the buyer ask the ledger to close: this one still knows it open.
     await channels.observe(buyer.channelId, { state: 'closing' })
 
-    const late = await buyer.present(
-      { action: 'voucher', ...(await buyer.voucher(5_000n)) },
-      { method: 'POST' },
-      '/tokens?n=3',
-    )
+    const late = await metered(buyer, { action: 'voucher', ...(await buyer.voucher(5_000n)) }, 3)
     expect(late.status).toBe(200)
     const { tokens, receipt } = await tokensOf(late)
     expect(tokens).toEqual([])
@@ -415,15 +395,25 @@ describe('MPP session (seller)', () => {
     expect(await channels.get(buyer.channelId)).toMatchObject({ highest: 2_000n, spent: 200n })
 
     // The refusal taught this process: the next call is refused before its handler runs.
-    const next = await buyer.present(
-      { action: 'voucher', ...(await buyer.voucher(6_000n)) },
-      { method: 'POST' },
-      '/tokens?n=3',
-    )
+    const next = await metered(buyer, { action: 'voucher', ...(await buyer.voucher(6_000n)) }, 3)
     expect(next.status).toBe(410)
     expect(await codeOf(next)).toBe('channel_finalized')
   })
 })
+
+/** The payload of a channel's open on the ledger, carrying a first voucher for `amount`. */
+async function opening(buyer: Awaited<ReturnType<typeof openChannel>>, amount: bigint) {
+  return { action: 'open', type: 'digest', digest: buyer.digest, ...(await buyer.voucher(amount)) }
+}
+
+/** A call to `/tokens` for `n` tokens metered per token, paid with `payload`. */
+function metered(
+  buyer: Awaited<ReturnType<typeof openChannel>>,
+  payload: Record<string, unknown>,
+  n: number,
+): Promise<Response> {
+  return buyer.present(payload, { method: 'POST' }, `/tokens?n=${n}`)
+}
 
 /** A metered answer's token events and its closing receipt. */
 async function tokensOf(response: Response) {

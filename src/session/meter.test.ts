@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { type ChannelStore, createMemoryChannelStore } from './channelStore.js'
 import { type MeteredEvent, type MeterStop, meterBatches, meterStream } from './meter.js'
 
@@ -270,6 +270,29 @@ describe('meterStream', () => {
       expect(counts.most).toBe(4)
       expect(counts.spends).toBe(5)
       expect(await store.get(channelId)).toMatchObject({ spent: 50n, units: 5n, held: 0n })
+    })
+
+    it('reads ahead on a runtime without setImmediate (Web-standard)', async () => {
+      vi.stubGlobal('setImmediate', undefined)
+      vi.resetModules()
+      try {
+        const fresh = await import('./meter.js')
+        const store = await channel(1_000n)
+        const batches: number[] = []
+        for await (const batch of fresh.meterBatches(tokens(['a', 'b', 'c']), {
+          store,
+          channelId,
+          price: 10n,
+          readAhead: 32,
+        })) {
+          batches.push(batch.length)
+        }
+        expect(batches).toEqual([1, 2, 1])
+        expect(await store.get(channelId)).toMatchObject({ spent: 30n })
+      } finally {
+        vi.unstubAllGlobals()
+        vi.resetModules()
+      }
     })
 
     it('spends only what the headroom covers: the rest waits for a voucher, and is never charged unsent', async () => {

@@ -95,9 +95,16 @@ export async function* meterStream<T>(
   for await (const batch of meterBatches(source, options, onStop)) yield* batch
 }
 
-/** Resolves after the microtasks and I/O callbacks now due: what a source has ready by then. */
-const shortly = () => new Promise<typeof notReady>((resolve) => setImmediate(resolve, notReady))
 const notReady: unique symbol = Symbol('not ready')
+
+/**
+ * Resolves after the microtasks and I/O callbacks now due: what a source has ready by then.
+ * `setImmediate` where the runtime has it (Node, Bun); a zero timeout on Web-standard runtimes.
+ */
+const shortly: () => Promise<typeof notReady> =
+  typeof globalThis.setImmediate === 'function'
+    ? () => new Promise((resolve) => globalThis.setImmediate(resolve, notReady))
+    : () => new Promise((resolve) => setTimeout(resolve, 0, notReady))
 
 /**
  * {@link meterStream} in batches, each to be handed on whole (the paid events of a batch were
@@ -206,7 +213,9 @@ export async function* meterBatches<T>(
         }
         batch.push(ready.value)
       }
-      const units = batch.filter((event) => isUnit(event)).length
+      // Asked once per event (a gateway's `isUnit` parses the event's JSON).
+      const paidFor = batch.map((event) => isUnit(event))
+      const units = paidFor.filter(Boolean).length
       if (units > 0 && after !== undefined) {
         await after
         after = undefined
@@ -215,8 +224,8 @@ export async function* meterBatches<T>(
       let { spent: paid, error } =
         units > 1 ? await spendMany(units) : { spent: 0, error: undefined }
       let out: MeteredEvent<T>[] = []
-      for (const event of batch) {
-        if (isUnit(event)) {
+      for (const [i, event] of batch.entries()) {
+        if (paidFor[i]) {
           if (paid > 0) paid--
           else if (error === undefined) {
             if (out.length > 0) yield out
