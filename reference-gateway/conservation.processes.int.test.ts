@@ -550,9 +550,16 @@ async function conservation(stack: Stack, runs: number): Promise<void> {
         if (kill.at === 'arrived') {
           const held = sent.filter((d) => d.held !== undefined)
           const enough = Math.min(kill.n, held.length)
+          // A buyer who hung up while its payment settled may never reach the provider: once
+          // every held call has arrived or left, none is waited for (a held one blocks `over`).
           await Promise.race([
             Promise.all(sent.map((d) => d.call.over)),
-            until(() => held.filter((d) => d.arrived).length >= enough, 20_000),
+            until(
+              () =>
+                held.filter((d) => d.arrived).length >= enough ||
+                held.every((d) => d.arrived || d.leftAt !== undefined),
+              20_000,
+            ),
           ])
         } else {
           await new Promise((resolve) => setTimeout(resolve, kill.at === 'after' ? kill.ms : 0))
