@@ -229,6 +229,45 @@ describe('meterStream', () => {
     expect(await store.get(channelId)).toMatchObject({ spent: 10n })
   })
 
+  it("sends nothing, not even a free event, before the call's voucher step is done", async () => {
+    const store = await channel(100n)
+    let done: () => void = () => {}
+    const voucher = new Promise<void>((resolve) => {
+      done = resolve
+    })
+    const pulled: string[] = []
+    const stream = meterStream(tokens(['role', 'a'], pulled), {
+      store,
+      channelId,
+      price: 10n,
+      isUnit: (t) => t !== 'role',
+      after: voucher,
+    })
+    let sent = false
+    const first = stream.next().then((result) => {
+      sent = true
+      return result
+    })
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    expect(pulled).toEqual(['role'])
+    expect(sent).toBe(false)
+    done()
+    expect(await first).toMatchObject({ value: { type: 'message', data: 'role' } })
+    const rest = await collect(stream)
+    expect(rest.map((e) => e.data)).toMatchObject(['a', { spent: '10' }])
+
+    // A voucher step that fails fails the answer before its free first event leaves.
+    const broken = meterStream(tokens(['role', 'a']), {
+      store,
+      channelId,
+      price: 10n,
+      isUnit: (t) => t !== 'role',
+      after: Promise.reject(new Error('the store is down')),
+    })
+    await expect(broken.next()).rejects.toThrow('the store is down')
+    expect(await store.get(channelId)).toMatchObject({ spent: 10n })
+  })
+
   describe('in batches (readAhead)', () => {
     /** A store that counts the spends it is asked for at once. */
     function counting(inner: ChannelStore) {

@@ -50,8 +50,9 @@ export type MeterOptions<T> = {
   /** Aborted when the buyer leaves. */
   readonly signal?: AbortSignal | undefined
   /**
-   * A step of the store every unit must follow (the call's voucher, still being made durable while
-   * the source starts): awaited before the first unit is spent; if it fails, the stream fails.
+   * A step of the store the answer must follow (the call's voucher, still being made durable while
+   * the source starts): awaited before the first event leaves, paid or free; if it fails, the
+   * stream fails and nothing is spent.
    */
   readonly after?: Promise<unknown> | undefined
   /**
@@ -216,7 +217,8 @@ export async function* meterBatches<T>(
       // Asked once per event (a gateway's `isUnit` parses the event's JSON).
       const paidFor = batch.map((event) => isUnit(event))
       const units = paidFor.filter(Boolean).length
-      if (units > 0 && after !== undefined) {
+      // Nothing of the answer leaves before the call's voucher step is done, free events included.
+      if (after !== undefined) {
         await after
         after = undefined
       }
