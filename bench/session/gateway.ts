@@ -30,7 +30,9 @@
  * percentile of the gaps between tokens (target ≤ 5 ms added); and the time to the first token
  * (median; target ≤ 1 ms added over unpaid) of those answers and of `BENCH_FIRST_TOKENS` (default
  * 100) more, each read to its first token and then left — one answer's time to its first token
- * varies by several ms, more than the target.
+ * varies by several ms, more than the target. The answers go in turns of four — unpaid, upstream
+ * direct, per token, upstream direct — so that no answer through the gateway starts while the
+ * gateway still winds down one it just served (an answer left at its first token).
  *
  * Prints markdown tables with the load average at the start and the end of each store's run.
  */
@@ -199,12 +201,16 @@ try {
           await tokenTimes(longUpstream, streamTokens)
           const first = { unpaid: [] as number[], paid: [] as number[], upstream: [] as number[] }
           const gaps = { unpaid: [] as number[], paid: [] as number[], upstream: [] as number[] }
+          // Each answer through the gateway follows one straight to the model: an answer through
+          // the gateway right after another one left early would pay for winding that one down.
+          const turn = [
+            ['unpaid', longUnpaid],
+            ['upstream', longUpstream],
+            ['paid', long],
+            ['upstream', longUpstream],
+          ] as const
           for (let i = 0; i < streams; i++) {
-            for (const [side, call] of [
-              ['unpaid', longUnpaid],
-              ['paid', long],
-              ['upstream', longUpstream],
-            ] as const) {
+            for (const [side, call] of turn) {
               const times = await tokenTimes(call, streamTokens)
               first[side].push(times.firstMs)
               gaps[side].push(...times.gaps)
@@ -213,9 +219,7 @@ try {
           // The time to the first token varies by several ms from one answer to the next: more
           // samples, each answer read to its first token and then left.
           for (let i = 0; i < firsts; i++) {
-            first.unpaid.push(await firstTokenMs(longUnpaid))
-            first.paid.push(await firstTokenMs(long))
-            first.upstream.push(await firstTokenMs(longUpstream))
+            for (const [side, call] of turn) first[side].push(await firstTokenMs(call))
           }
           const ttft = {
             unpaid: median(first.unpaid),
