@@ -6,10 +6,12 @@
  * REDIS_URL is (each skipped, with that reason, when not).
  */
 import { randomUUID } from 'node:crypto'
+import { Redis } from 'ioredis'
 import pg from 'pg'
 import { describe, expect, it } from 'vitest'
 import { uniqueName } from '../stores/contract.js'
 import type { OpenedChannel } from './channelStore.js'
+import { createRedisChannelStore } from './redisChannelStore.js'
 import { createPostgresChannelStore } from './sqlChannelStore.js'
 import { channelStoreKinds } from './testing/storeKinds.js'
 
@@ -364,6 +366,62 @@ if (databaseUrl !== undefined) {
         expect(await store.get(channel.channelId)).toMatchObject({ spent: 210n, units: 40n })
       } finally {
         await pool.end()
+      }
+    })
+  })
+}
+
+if (redisUrl !== undefined) {
+  describe('redis channel store', () => {
+    it('takes each step in one round trip, answering the channel as its script left it', async () => {
+      const client = new Redis(redisUrl)
+      const commands: string[] = []
+      // Every command the store sends, by the client's method it calls.
+      const counted = new Proxy(client, {
+        get(target, name, receiver) {
+          const value = Reflect.get(target, name, receiver)
+          if (typeof value !== 'function') return value
+          return (...args: unknown[]) => {
+            commands.push(String(name))
+            return value.apply(target, args)
+          }
+        },
+      })
+      try {
+        const store = createRedisChannelStore({ client: counted, keyPrefix: `${randomUUID()}:` })
+        const channel = opened(100n)
+        const steps: [string, () => Promise<unknown>, Record<string, unknown> | undefined][] = [
+          ['track', () => store.track(channel), { highest: 0n, state: 'open' }],
+          ['voucher', () => store.acceptVoucher(channel.channelId, 50n, 'sig'), undefined],
+          [
+            'hold',
+            () => store.hold(channel.channelId, 20n, randomUUID(), lease()),
+            { status: 'held', channel: { held: 20n, highest: 50n } },
+          ],
+          [
+            'refused hold',
+            () => store.hold(channel.channelId, 40n, randomUUID(), lease()),
+            { status: 'insufficient', channel: { held: 20n } },
+          ],
+          [
+            'observe',
+            () => store.observe(channel.channelId, { deposit: 200n, state: 'closing' }),
+            { deposit: 200n, state: 'closing', held: 20n },
+          ],
+        ]
+        for (const [step, run, expected] of steps) {
+          commands.length = 0
+          const answer = await run()
+          if (expected !== undefined) expect(answer, step).toMatchObject(expected)
+          // One script (`evalsha`, or `eval` once when Redis does not hold it yet).
+          expect(
+            commands.filter((c) => c !== 'eval'),
+            step,
+          ).toEqual(['evalsha'])
+        }
+        expect(await store.observe(`0x${'e'.repeat(64)}`, { deposit: 1n })).toBeUndefined()
+      } finally {
+        client.disconnect()
       }
     })
   })

@@ -1,7 +1,8 @@
 /**
  * A channel store in Redis (see `channelStore.ts` for the rules), for seller processes on several
  * hosts. Each channel is a hash, each hold a hash plus an entry in a sorted set of lease ends; every
- * step is one Lua script, so it is atomic. Amounts stay exact: they are added with `HINCRBY`
+ * step is one Lua script, so it is atomic, and answers the channel as it left it: one round trip
+ * per step. Amounts stay exact: they are added with `HINCRBY`
  * (64-bit integers) and compared as decimal strings, never as Lua numbers (doubles). The hash keeps
  * `headroom = highest − spent − held` itself, so a hold compares one field.
  *
@@ -78,17 +79,20 @@ redis.call('HINCRBY', KEYS[1], 'units', 1)
 return {'spent', unpack(record(KEYS[1]))}
 `
 
-/** KEYS: channel, hold, leases. ARGV: amount, hold id, lease end, channel id. */
-const holdSource = `${compare}
-if redis.call('EXISTS', KEYS[1]) == 0 then return 'unknown' end
+/**
+ * KEYS: channel, hold, leases. ARGV: amount, hold id, lease end, channel id. Answers the status,
+ * then the channel's fields.
+ */
+const holdSource = `${compare}${record}
+if redis.call('EXISTS', KEYS[1]) == 0 then return {'unknown'} end
 local c = redis.call('HMGET', KEYS[1], 'state', 'headroom')
-if c[1] ~= 'open' then return 'not_open' end
-if cmp(c[2], ARGV[1]) < 0 then return 'insufficient' end
+if c[1] ~= 'open' then return {'not_open', unpack(record(KEYS[1]))} end
+if cmp(c[2], ARGV[1]) < 0 then return {'insufficient', unpack(record(KEYS[1]))} end
 redis.call('HINCRBY', KEYS[1], 'headroom', '-' .. ARGV[1])
 redis.call('HINCRBY', KEYS[1], 'held', ARGV[1])
 redis.call('HSET', KEYS[2], 'channel', ARGV[4], 'amount', ARGV[1])
 redis.call('ZADD', KEYS[3], ARGV[3], ARGV[2])
-return 'held'
+return {'held', unpack(record(KEYS[1]))}
 `
 
 /** KEYS: hold, leases. ARGV: hold id, spend (1/0), channel key prefix. */
@@ -125,24 +129,30 @@ end
 return #ids
 `
 
-/** KEYS[1] channel. ARGV: deposit or '', settled or '', state or '', deposit delta. */
-const observeSource = `${compare}
-if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+/**
+ * KEYS[1] channel. ARGV: deposit or '', settled or '', state or ''. Answers the channel's fields
+ * after the change (none for a channel not tracked).
+ */
+const observeSource = `${compare}${record}
+if redis.call('EXISTS', KEYS[1]) == 0 then return {} end
 local c = redis.call('HMGET', KEYS[1], 'deposit', 'settled', 'state')
 if ARGV[1] ~= '' and cmp(ARGV[1], c[1]) > 0 then redis.call('HSET', KEYS[1], 'deposit', ARGV[1]) end
 if ARGV[2] ~= '' and cmp(ARGV[2], c[2]) > 0 then redis.call('HSET', KEYS[1], 'settled', ARGV[2]) end
 local order = { open = 0, closing = 1, closed = 2 }
 if ARGV[3] ~= '' and order[ARGV[3]] > order[c[3]] then redis.call('HSET', KEYS[1], 'state', ARGV[3]) end
-return 1
+return record(KEYS[1])
 `
 
-/** KEYS[1] channel. ARGV: field, value, … (created only when absent). */
-/** KEYS: channel, the set of every channel id. ARGV: the id, then the fields. */
-const trackSource = `
-if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
-redis.call('HSET', KEYS[1], unpack(ARGV, 2))
-redis.call('SADD', KEYS[2], ARGV[1])
-return 1
+/**
+ * KEYS: channel, the set of every channel id. ARGV: the id, then the fields (the channel created
+ * only when absent). Answers the channel's fields as they are after it.
+ */
+const trackSource = `${record}
+if redis.call('EXISTS', KEYS[1]) == 0 then
+  redis.call('HSET', KEYS[1], unpack(ARGV, 2))
+  redis.call('SADD', KEYS[2], ARGV[1])
+end
+return record(KEYS[1])
 `
 
 type Script = { source: string; sha: string }
@@ -254,7 +264,7 @@ export function createRedisChannelStore(options: RedisChannelStoreOptions): Chan
     async track(opened) {
       checkStoredAmount(opened.deposit, 'deposit')
       checkStoredAmount(opened.settled, 'settled amount')
-      await run(
+      const values = (await run(
         scripts.track,
         [`${channelPrefix}${opened.channelId}`, `${prefix}channels`],
         [
@@ -264,8 +274,8 @@ export function createRedisChannelStore(options: RedisChannelStoreOptions): Chan
           ...['settled', opened.settled.toString(), 'highest', '0', 'highest_signature', ''],
           ...['spent', '0', 'held', '0', 'units', '0', 'headroom', '0', 'state', 'open'],
         ],
-      )
-      return (await get(opened.channelId)) as ChannelRecord
+      )) as string[]
+      return recordOf(opened.channelId, values) as ChannelRecord
     },
     get,
     async list(state) {
@@ -309,14 +319,12 @@ export function createRedisChannelStore(options: RedisChannelStoreOptions): Chan
     },
     async hold(channelId, amount, holdId, leaseUntil): Promise<HoldResult> {
       checkStoredAmount(amount, 'price')
-      const status = String(
-        await run(
-          scripts.hold,
-          [`${channelPrefix}${channelId}`, `${holdPrefix}${holdId}`, leases],
-          [amount.toString(), holdId, String(leaseUntil), channelId],
-        ),
-      )
-      const channel = await get(channelId)
+      const [status, ...values] = (await run(
+        scripts.hold,
+        [`${channelPrefix}${channelId}`, `${holdPrefix}${holdId}`, leases],
+        [amount.toString(), holdId, String(leaseUntil), channelId],
+      )) as string[]
+      const channel = recordOf(channelId, values)
       if (status === 'unknown' || channel === undefined) return { status: 'unknown' }
       if (status === 'held') return { status: 'held', holdId, channel }
       if (status === 'not_open') return { status: 'not_open', channel }
@@ -350,12 +358,12 @@ export function createRedisChannelStore(options: RedisChannelStoreOptions): Chan
     async observe(channelId, facts) {
       if (facts.deposit !== undefined) checkStoredAmount(facts.deposit, 'deposit')
       if (facts.settled !== undefined) checkStoredAmount(facts.settled, 'settled amount')
-      const found = await run(
+      const values = (await run(
         scripts.observe,
         [`${channelPrefix}${channelId}`],
         [facts.deposit?.toString() ?? '', facts.settled?.toString() ?? '', facts.state ?? ''],
-      )
-      return Number(found) === 1 ? get(channelId) : undefined
+      )) as string[]
+      return recordOf(channelId, values)
     },
     async close() {},
   }
