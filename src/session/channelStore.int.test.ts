@@ -11,8 +11,8 @@ import pg from 'pg'
 import { describe, expect, it } from 'vitest'
 import { uniqueName } from '../stores/contract.js'
 import type { OpenedChannel } from './channelStore.js'
+import { createPostgresChannelStore } from './postgresChannelStore.js'
 import { createRedisChannelStore } from './redisChannelStore.js'
-import { createPostgresChannelStore } from './sqlChannelStore.js'
 import { channelStoreKinds } from './testing/storeKinds.js'
 
 const kinds = channelStoreKinds()

@@ -12,8 +12,8 @@ import { afterAll, describe, expect, it } from 'vitest'
 import { testModule } from '../../scripts/cliUnderTest.js'
 import { serviceUrl, uniqueName } from '../stores/contract.js'
 import type { ChannelStore } from './channelStore.js'
+import { createPostgresChannelStore } from './postgresChannelStore.js'
 import { createRedisChannelStore } from './redisChannelStore.js'
-import { createPostgresChannelStore } from './sqlChannelStore.js'
 
 const run = promisify(execFile)
 const holder = testModule(fileURLToPath(new URL('./testing/holdWorker.ts', import.meta.url)))

@@ -18,6 +18,7 @@ export {
   type SpendResult,
   type VoucherAcceptance,
 } from './channelStore.js'
+export type { ChannelTables } from './channelTables.js'
 export {
   buildClose,
   buildOpen,
@@ -40,19 +41,17 @@ export {
   meterStream,
 } from './meter.js'
 export {
+  createPostgresChannelStore,
+  type PostgresChannelStoreOptions,
+} from './postgresChannelStore.js'
+export {
   type ChannelSettlement,
   createSessionSettler,
   type SessionSettler,
   type SessionSettlerOptions,
   type SettlementSchedule,
 } from './settler.js'
-export {
-  type ChannelTables,
-  createPostgresChannelStore,
-  createSqliteChannelStore,
-  type PostgresChannelStoreOptions,
-  type SqliteChannelStoreOptions,
-} from './sqlChannelStore.js'
+export { createSqliteChannelStore, type SqliteChannelStoreOptions } from './sqliteChannelStore.js'
 export {
   formatMeteredEvent,
   isUnitEvent,

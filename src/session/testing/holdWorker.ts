@@ -5,8 +5,8 @@
  */
 import { Redis } from 'ioredis'
 import pg from 'pg'
+import { createPostgresChannelStore } from '../postgresChannelStore.js'
 import { createRedisChannelStore } from '../redisChannelStore.js'
-import { createPostgresChannelStore } from '../sqlChannelStore.js'
 
 type Job = {
   kind: 'postgres' | 'redis'

@@ -12,8 +12,9 @@ import { afterAll } from 'vitest'
 import { serviceUrl, uniqueName } from '../../stores/contract.js'
 import { openSqliteDatabase } from '../../stores/sqlite.js'
 import { type ChannelStore, createMemoryChannelStore } from '../channelStore.js'
+import { createPostgresChannelStore } from '../postgresChannelStore.js'
 import { createRedisChannelStore } from '../redisChannelStore.js'
-import { createPostgresChannelStore, createSqliteChannelStore } from '../sqlChannelStore.js'
+import { createSqliteChannelStore } from '../sqliteChannelStore.js'
 
 /** A store to test; `second()` opens another connection to the same storage (memory: the same). */
 export type ChannelStoreKind = {
