@@ -25,8 +25,13 @@ function gatedBooks() {
   const inner = createMemoryChannelStore()
   const gate = { open: Promise.resolve(), release: () => {}, waiting: 0 }
   const steps: string[] = []
+  // What the store says of its writes; a test sets it for a store that writes inline (SQLite).
+  const kind = { writesInline: false }
   const store: ChannelStore = {
     ...inner,
+    get writesInline() {
+      return kind.writesInline
+    },
     async acceptVoucher(...args) {
       gate.waiting++
       await gate.open
@@ -46,7 +51,7 @@ function gatedBooks() {
       gate.release = resolve
     })
   }
-  return { store, gate, steps, shut }
+  return { store, gate, steps, shut, kind }
 }
 
 const books = gatedBooks()
@@ -376,6 +381,50 @@ describe('MPP session (seller)', () => {
       'spend: spent',
     ])
     expect(receipt).toMatchObject({ acceptedCumulative: '5000', spent: '500', units: '5' })
+  })
+
+  it("on a store that writes inline, writes a metered call's voucher once its answer starts", async () => {
+    const buyer = await openChannel(100_000n)
+    const opened = await metered(buyer, await opening(buyer, 1_000n), 1)
+    expect((await tokensOf(opened)).tokens).toHaveLength(1)
+    books.kind.writesInline = true
+    onTestFinished(() => {
+      books.kind.writesInline = false
+      books.gate.release()
+    })
+    books.shut()
+    books.steps.length = 0
+
+    // The handler waits 300 ms for its upstream: the voucher's write has not started meanwhile.
+    const pending = buyer.present(
+      { action: 'voucher', ...(await buyer.voucher(3_000n)) },
+      { method: 'POST' },
+      '/tokens?n=2&wait=300',
+    )
+    await new Promise((resolve) => setTimeout(resolve, 150))
+    expect(books.gate.waiting).toBe(0)
+    // The answer started: its voucher is being written, and no token leaves before it is.
+    const answer = await pending
+    expect(answer.status).toBe(200)
+    expect(books.gate.waiting).toBe(1)
+    const reading = tokensOf(answer)
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    expect(books.steps).toEqual([])
+    books.gate.release()
+    expect((await reading).tokens).toHaveLength(2)
+    expect(books.steps).toEqual(['voucher 3000: accepted', 'spend: spent', 'spend: spent'])
+
+    // A call that meters no answer still has its voucher recorded, when it completes.
+    books.steps.length = 0
+    const plain = await buyer.present(
+      { action: 'voucher', ...(await buyer.voucher(4_000n)) },
+      { method: 'POST' },
+      '/tokens?plain',
+    )
+    expect(plain.status).toBe(200)
+    await plain.text()
+    await expect.poll(() => books.steps).toEqual(['voucher 4000: accepted'])
+    expect(await channels.get(buyer.channelId)).toMatchObject({ highest: 4_000n })
   })
 
   it('spends nothing on a voucher the books refuse after the answer started, and answers the next call 410', async () => {

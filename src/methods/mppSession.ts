@@ -293,7 +293,7 @@ export function createSessionMethod(options: SessionMethodOptions): SessionMetho
         if (metered && !bare) {
           const early = await channels.earlyVoucher(channel, p)
           if (isPaymentError(early)) return refuse(early)
-          if (early !== undefined) return meteredCall(channel, price, early.recorded)
+          if (early !== undefined) return meteredCall(channel, price, early.record)
         }
         const hold =
           bare || metered
@@ -334,7 +334,8 @@ export function createSessionMethod(options: SessionMethodOptions): SessionMetho
         store,
         channelId,
         price: call.price,
-        after: call.voucher,
+        // The call's voucher step, started here at the latest: the answer has started.
+        after: call.voucher?.(),
         isUnit: streamOptions.isUnit ?? isUnitEvent,
         waitMs: options.voucherWaitMs,
         signal: streamOptions.signal,

@@ -15,7 +15,11 @@ import type { PaymentBooks, SettlementResult } from '../settle.js'
 /** A metered call not yet completed: its unit price, and its voucher's step while it may run. */
 export type MeteredCall = {
   readonly price: bigint
-  readonly voucher: Promise<unknown> | undefined
+  /**
+   * Its voucher's step of the store, started by the first call if not yet: what the answer's
+   * first event waits for.
+   */
+  readonly voucher: (() => Promise<unknown>) | undefined
 }
 
 /** A session method's call books; see the module's description. */
@@ -105,22 +109,28 @@ export function createCallBooks(store: ChannelStore, now: () => number) {
 
   /**
    * A call on a metered route: its answer is charged per unit by `stream`, nothing up front.
-   * `voucher` is its voucher's step of the store while that is still being made durable: the
-   * answer's first unit waits for it.
+   * `voucher` starts its voucher's step of the store, if not yet started (it may still be under
+   * way): the answer's first event waits for it, and a call that completes without metering an
+   * answer starts it then.
    */
   function meteredCall(
     channel: ChannelRecord,
     price: bigint,
-    voucher?: Promise<unknown>,
+    voucher?: () => Promise<unknown>,
   ): SettlementResult {
     const digest = `${channel.channelId}/${crypto.randomUUID()}`
     if (unitPrices.size >= 10_000) unitPrices.delete(unitPrices.keys().next().value as string)
     unitPrices.set(digest, { price, voucher })
     const none = {}
+    const completed = async () => {
+      // A voucher whose answer never started (nothing metered) is recorded all the same.
+      void voucher?.()
+      return unitPrices.delete(digest) || true
+    }
     const books: PaymentBooks = {
       // Nothing was held for the call: what its answer sent is in the channel's books already.
-      served: async () => unitPrices.delete(digest) || true,
-      failed: async () => unitPrices.delete(digest) || true,
+      served: completed,
+      failed: completed,
       headersFor: () => none,
     }
     return {

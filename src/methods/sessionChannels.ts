@@ -238,24 +238,32 @@ export function createSellerChannels(options: SellerChannelsOptions) {
    * A metered call's voucher, when the channel's books as this process last saw them show it will
    * be taken — the channel open and the amount within its deposit (a deposit only grows): its
    * signature checked now, its step of the store started and not awaited, so the handler's work
-   * (a model's answer) starts while the voucher is made durable. Undefined when it must be taken
-   * first. Should the store refuse it after all (the channel began to close meanwhile), the
-   * answer's units are spent only within what earlier vouchers cover, as for a channel that closes
-   * while an answer streams.
+   * (a model's answer) starts while the voucher is made durable. A store that writes inline
+   * (SQLite) would hold the handler up as much as before: its step starts once the answer starts,
+   * at the first call of `record` (the meter's, else the call's end). Undefined when the voucher
+   * must be taken first. Should the store refuse it after all (the channel began to close
+   * meanwhile), the answer's units are spent only within what earlier vouchers cover, as for a
+   * channel that closes while an answer streams.
    */
   async function earlyVoucher(
     channel: ChannelRecord,
     p: Extract<SessionPayload, { action: 'open' | 'voucher' }>,
-  ): Promise<{ readonly recorded: Promise<unknown> } | PaymentError | undefined> {
+  ): Promise<{ readonly record: () => Promise<unknown> } | PaymentError | undefined> {
     const cumulative = BigInt(p.cumulativeAmount)
     if (channel.state !== 'open' || cumulative > channel.deposit) return undefined
     const wrong = await checkVoucher(channel, cumulative, p.signature)
     if (wrong !== undefined) return wrong
-    const recorded = recordVoucher(channel, cumulative, p.signature)
-    // Awaited by the answer's meter, if the handler meters one; never left unheard.
-    recorded.catch(() => {})
-    // In an object: an async function's promise would adopt the step's own and wait for it.
-    return { recorded }
+    let recorded: Promise<unknown> | undefined
+    const record = () => {
+      if (recorded === undefined) {
+        recorded = recordVoucher(channel, cumulative, p.signature)
+        // Awaited by the answer's meter, if the handler meters one; never left unheard.
+        recorded.catch(() => {})
+      }
+      return recorded
+    }
+    if (store.writesInline !== true) record()
+    return { record }
   }
 
   return {

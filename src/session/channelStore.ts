@@ -97,6 +97,12 @@ export type SpendResult =
 
 /** A store of channels; see the module's description. Every method is atomic. */
 export type ChannelStore = {
+  /**
+   * Whether the store's steps run on the calling thread and block it while they write (SQLite).
+   * The session method then starts a metered call's voucher write once the call's answer starts,
+   * not while its handler sends the upstream request. Default: false (a step waits on I/O).
+   */
+  readonly writesInline?: boolean | undefined
   /** Starts tracking a channel opened on the ledger; an already tracked one is returned as it is. */
   track(channel: OpenedChannel): Promise<ChannelRecord>
   /** The channel, or undefined when it is not tracked. */

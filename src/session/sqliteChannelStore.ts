@@ -83,6 +83,8 @@ export function createSqliteChannelStore(options: SqliteChannelStoreOptions): Ch
       })
       .immediate()
   return {
+    // Each step runs on the calling thread until its transaction is committed.
+    writesInline: true,
     async track(opened) {
       checkStoredAmount(opened.deposit, 'deposit')
       checkStoredAmount(opened.settled, 'settled amount')

@@ -3,7 +3,8 @@
  * built-in methods and the session method, its channel books in memory. `/call` answers 200 and
  * counts the calls it served (`/slow` the same, 300 ms later); `/failing` answers 503 (a failed call: nothing is spent for it);
  * `POST /tokens?n=N` streams N token events (and `[DONE]`) metered per token at
- * {@link sessionTokenPrice} through a second session method, priced per token, on the same books;
+ * {@link sessionTokenPrice} through a second session method, priced per token, on the same books
+ * (`&wait=MS` starts the answer that much later, `&plain` answers JSON without metering);
  * `/openapi.json` lists `/call` and `/failing` as paid POSTs (what `tollgate mcp` reads a catalog
  * from).
  */
@@ -114,8 +115,14 @@ export function useSessionSeller(
     const failing = paywall.protect({ price }, () => new Response('down', { status: 503 }))
     const tokens = paywall.protect(
       { price: '0.05', methods: [...builtInMethods, perToken] },
-      (request, paid) => {
-        const n = Number(new URL(request.url).searchParams.get('n') ?? '10')
+      async (request, paid) => {
+        const query = new URL(request.url).searchParams
+        const n = Number(query.get('n') ?? '10')
+        // `wait` ms before the answer starts (an upstream's time to its first byte); `plain`
+        // answers without metering anything.
+        const wait = Number(query.get('wait') ?? '0')
+        if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait))
+        if (query.has('plain')) return Response.json({ ok: true })
         const body =
           paid.payment.method === perToken.name
             ? perToken.stream(paid.payment, tokenEvents(n), { signal: request.signal })
