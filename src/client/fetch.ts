@@ -16,52 +16,31 @@
  *                ─▶ any other 402: PAYMENT_REJECTED, never a second payment
  * ```
  *
+ * This module makes the paying fetch and pays the 402s; the payment it attaches to each paid
+ * response is paidResponses.ts, and its errors (which are refusals, a ledger that did not answer)
+ * are fetchErrors.ts.
+ *
  * @module
  */
 import type { Signer } from '@mysten/sui/cryptography'
 import { withRetries } from '../backoff.js'
-import { isPaymentError, PaymentError } from '../errors.js'
+import { PaymentError } from '../errors.js'
 import { nodeFetch } from '../internal/nodeFetch.js'
 import { createLedger, type Ledger } from '../ledger/index.js'
 import { builtInMethods } from '../methods/index.js'
 import type { MethodOffer, PaymentMethod } from '../methods/types.js'
 import { formatAmount, type PriceInput, parseAmount } from '../money.js'
-import type { Receipt } from '../mpp.js'
 import type { Dialect } from '../negotiate.js'
-import type { XPaymentResponse } from '../x402.js'
+import { withLedgerUrl } from './fetchErrors.js'
 import { createWalletLimits, type WalletLimits, type WalletLimitsOptions } from './limits.js'
+import { decodeReceiptOf, type Payment, recordPayment } from './paidResponses.js'
 import { makePayment } from './pay.js'
 import { readBounded, reasonOf, refusalOf, template } from './request.js'
 import { type RetryOptions, retryAfterMs, transientStatuses } from './retry.js'
 import { readMethodOffers, selectOffer, usdcTypeOf } from './select.js'
 
-/** A payment made for a response (see {@link paymentOf}). */
-export type Payment = {
-  dialect: Dialect
-  /** The name of the method that paid (`x402v2`, `x402v1`, `mppCharge`, or one of yours). */
-  method: string
-  /** Base units paid. */
-  amount: bigint
-  /** The coin type paid (the network's USDC). */
-  asset: string
-  payTo: string
-  payer: string
-  network: string
-  /** The URL paid for. */
-  url: string
-  /** Digest of the payment transaction (computed by us from the signed bytes). */
-  digest: string
-  /** Which transaction form paid: the gasless address-balance form or the coin form. */
-  form: 'gasless' | 'coin'
-  /**
-   * The seller's `PAYMENT-RESPONSE` / `X-PAYMENT-RESPONSE` or `Payment-Receipt`, decoded; undefined
-   * if absent. For a method of your own, `value` is what its client half's `receipt` returns.
-   */
-  receipt:
-    | { dialect: 'x402'; value: XPaymentResponse }
-    | { dialect: 'mpp'; value: Receipt }
-    | undefined
-}
+export { isRefusal } from './fetchErrors.js'
+export { type Payment, paymentOf } from './paidResponses.js'
 
 /** What `onChallenge` sees: the 402's offers and the one about to be paid. */
 export type ChallengeEvent = {
@@ -167,34 +146,6 @@ const paidRetryStatuses: ReadonlySet<number> = new Set([429, 502, 503, 504])
 
 /** Shortest wait before presenting a payment the seller is still settling (a `Retry-After: 0`). */
 const minPendingWaitMs = 1000
-
-const payments = new WeakMap<Response, Payment>()
-
-/**
- * The payment made for a response returned by a paying fetch, with the seller's receipt decoded;
- * undefined for a response that needed no payment.
- *
- * @example
- * ```ts
- * const res = await pay('https://api.example.com/paid')
- * paymentOf(res)?.receipt // { dialect: 'x402', value: { success: true, transaction: '…' } }
- * ```
- */
-export function paymentOf(response: Response): Payment | undefined {
-  return payments.get(response)
-}
-
-function decodeReceiptOf(response: Response, method: PaymentMethod): Payment['receipt'] {
-  try {
-    const value = method.client.receipt(response)
-    // The built-in methods' receipts are the shapes the type names; another method's is its own.
-    return value === undefined
-      ? undefined
-      : ({ dialect: method.dialect, value } as Payment['receipt'])
-  } catch {
-    return undefined
-  }
-}
 
 /**
  * Creates a paying fetch.
@@ -432,7 +383,7 @@ export function createPayingFetch(options: PayingFetchOptions): PayingFetch {
       form: attempt.form,
       receipt: decodeReceiptOf(paid, methodNamed(offer.method)),
     }
-    payments.set(paid, payment)
+    recordPayment(paid, payment)
     try {
       await options.onPaid?.(payment, paid)
     } catch {
@@ -442,48 +393,4 @@ export function createPayingFetch(options: PayingFetchOptions): PayingFetch {
   }
 
   return Object.assign(payingFetch, { limits, address: payer })
-}
-
-/** A ledger that did not answer, told with the URL that was tried (and the cause). */
-function withLedgerUrl(error: PaymentError, ledger: string | Ledger | undefined): PaymentError {
-  if (error.code !== 'ledger_unavailable' || typeof ledger !== 'string') return error
-  const cause = causeText(error.cause)
-  return new PaymentError(
-    'ledger_unavailable',
-    `The ledger at ${ledger} did not answer${cause === '' ? '' : ` (${cause})`}: the payment could not be prepared. Check the ledger URL (the local emulator: tollgate ledger).`,
-    { details: { ...error.details, ledger }, cause: error.cause ?? error },
-  )
-}
-
-/** The innermost message of an error chain (a connection error's code included). */
-function causeText(error: unknown): string {
-  let text = ''
-  let current = error
-  for (let depth = 0; depth < 4 && current instanceof Error; depth++) {
-    const code = (current as { code?: unknown }).code
-    text =
-      typeof code === 'string' && !current.message.includes(code)
-        ? `${current.message} (${code})`
-        : current.message
-    current = current.cause
-  }
-  return text.slice(0, 200)
-}
-
-/** Whether an error is one of the client's refusals (a {@link PaymentError} raised before paying). */
-export function isRefusal(error: unknown): error is PaymentError {
-  return (
-    isPaymentError(error) &&
-    [
-      'PRICE_ABOVE_MAX',
-      'LIMIT_PER_TX',
-      'LIMIT_PER_DAY',
-      'LIMIT_PER_SESSION',
-      'NO_WALLET',
-      'ESCROW_REQUIRED',
-      'DIALECT_UNSUPPORTED',
-      'INSUFFICIENT_BALANCE',
-      'NO_PAYABLE_REQUIREMENT',
-    ].includes(error.code)
-  )
 }
