@@ -1,9 +1,10 @@
-import { mkdtempSync, rmSync, statSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
+import { endianness, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import { describe, expect, test } from 'vitest'
 import { describePaymentStoreContract } from './contract.js'
+import { checkpointIntervalMs } from './internal/sqliteCheckpoints.js'
 import { createSqliteStore, openSqliteDatabase } from './sqlite.js'
 
 describePaymentStoreContract('sqlite (file)', () => {
@@ -47,6 +48,36 @@ describe('sqlite checkpoints', () => {
         await new Promise((resolve) => setTimeout(resolve, 20))
       }
       expect(statSync(path).size).toBeGreaterThanOrEqual(3_000 * 4_000)
+    } finally {
+      db.close()
+      rmSync(folder, { recursive: true, force: true })
+    }
+  })
+  // A checkpoint that copies the whole log makes the next commit start the log again and sync its
+  // new header, on the committing thread: a short log is left until it reaches SQLite's own
+  // threshold, as SQLite itself would leave it.
+  test('a short log is left as it is: no checkpoint, so no commit starts the log again', async () => {
+    const folder = mkdtempSync(join(tmpdir(), 'tollgate-sqlite-'))
+    const path = join(folder, 's.db')
+    const db = openSqliteDatabase(path) as Database.Database
+    /** The wal-index header's last frame of the log and frames copied (bytes 16 and 96; the machine's byte order). */
+    const log = () => {
+      const header = readFileSync(`${path}-shm`).subarray(0, 136)
+      const u32 = (at: number) =>
+        endianness() === 'LE' ? header.readUInt32LE(at) : header.readUInt32BE(at)
+      return { last: u32(16), copied: u32(96) }
+    }
+    try {
+      db.exec('CREATE TABLE t (v INTEGER)')
+      const insert = db.prepare('INSERT INTO t (v) VALUES (?)')
+      for (let i = 0; i < 20; i++) {
+        insert.run(i)
+        await new Promise((resolve) => setTimeout(resolve, checkpointIntervalMs / 4))
+      }
+      await new Promise((resolve) => setTimeout(resolve, 4 * checkpointIntervalMs))
+      // Every commit is still in the log, none copied, and the log never started again.
+      expect(log().last).toBeGreaterThanOrEqual(21)
+      expect(log().copied).toBe(0)
     } finally {
       db.close()
       rmSync(folder, { recursive: true, force: true })
