@@ -52,36 +52,78 @@ export function createSqliteChannelStore(options: SqliteChannelStoreOptions): Ch
   }
   const one = (text: string, ...values: unknown[]) =>
     statement(text).get(...values) as Record<string, unknown> | undefined
+  // Each text built once: a call's steps look their statements up by it.
+  const sql = {
+    select: `SELECT * FROM ${t.channels} WHERE channel_id = ?`,
+    hold: `UPDATE ${t.channels} SET held = held + @amount WHERE channel_id = @id AND state = 'open' AND highest - spent - held >= @amount RETURNING *`,
+    insertHold: `INSERT INTO ${t.holds} (hold_id, channel_id, amount, lease_until) VALUES (?, ?, ?, ?)`,
+    deleteHold: `DELETE FROM ${t.holds} WHERE hold_id = ? RETURNING channel_id, amount`,
+    release: `UPDATE ${t.channels} SET held = held - @amount WHERE channel_id = @id`,
+    commit: `UPDATE ${t.channels} SET held = held - @amount, spent = spent + @amount, units = units + 1 WHERE channel_id = @id`,
+    // A voucher's amount recorded only on an open channel whose deposit covers it.
+    insertVoucher: `INSERT INTO ${t.vouchers} (channel_id, amount) SELECT @id, @cumulative FROM ${t.channels} WHERE channel_id = @id AND state = 'open' AND deposit >= @cumulative ON CONFLICT DO NOTHING`,
+    raise: `UPDATE ${t.channels} SET highest = @cumulative, highest_signature = @signature WHERE channel_id = @id AND @cumulative > highest RETURNING *`,
+    // The raise and the call's hold in one statement, when the headroom after the raise covers it.
+    raiseAndHold: `UPDATE ${t.channels} SET highest = max(highest, @cumulative), highest_signature = CASE WHEN @cumulative > highest THEN @signature ELSE highest_signature END, held = held + @amount WHERE channel_id = @id AND max(highest, @cumulative) - spent - held >= @amount RETURNING *`,
+  }
   const select = (channelId: string) => {
-    const row = one(`SELECT * FROM ${t.channels} WHERE channel_id = ?`, channelId)
+    const row = one(sql.select, channelId)
     return row === undefined ? undefined : recordOf(row)
   }
+  const insertHold = (channelId: string, hold: HoldRequest) =>
+    statement(sql.insertHold).run(hold.holdId, channelId, hold.amount, BigInt(hold.leaseUntil))
   /** Holds `hold.amount` of the channel's headroom; run inside a transaction. */
   const holdIn = (channelId: string, hold: HoldRequest): HoldResult => {
-    const row = one(
-      `UPDATE ${t.channels} SET held = held + @amount WHERE channel_id = @id AND state = 'open' AND highest - spent - held >= @amount RETURNING *`,
-      { amount: hold.amount, id: channelId },
-    )
+    const row = one(sql.hold, { amount: hold.amount, id: channelId })
     if (row === undefined) return holdRefusal(select(channelId), hold.amount)
-    statement(
-      `INSERT INTO ${t.holds} (hold_id, channel_id, amount, lease_until) VALUES (?, ?, ?, ?)`,
-    ).run(hold.holdId, channelId, hold.amount, BigInt(hold.leaseUntil))
+    insertHold(channelId, hold)
     return { status: 'held', holdId: hold.holdId, channel: recordOf(row) }
   }
-  const drop = (holdId: string, spend: boolean) =>
-    db
-      .transaction(() => {
-        const hold = one(
-          `DELETE FROM ${t.holds} WHERE hold_id = ? RETURNING channel_id, amount`,
-          holdId,
-        )
-        if (hold === undefined) return false
-        statement(
-          `UPDATE ${t.channels} SET held = held - @amount${spend ? ', spent = spent + @amount, units = units + 1' : ''} WHERE channel_id = @id`,
-        ).run({ amount: hold.amount, id: hold.channel_id })
-        return true
-      })
-      .immediate()
+  const holdStep = db.transaction(holdIn)
+  const drop = db.transaction((holdId: string, spend: boolean) => {
+    const hold = one(sql.deleteHold, holdId)
+    if (hold === undefined) return false
+    statement(spend ? sql.commit : sql.release).run({ amount: hold.amount, id: hold.channel_id })
+    return true
+  })
+  const accept = db.transaction(
+    (
+      channelId: string,
+      cumulative: bigint,
+      signature: string,
+      hold: HoldRequest | undefined,
+    ): VoucherAcceptance => {
+      const id = channelId
+      if (statement(sql.insertVoucher).run({ id, cumulative }).changes === 0) {
+        // Not recorded: the channel is unknown, not open or too small for it, or the amount was
+        // used before.
+        const channel = select(channelId)
+        if (channel?.state !== 'open' || cumulative > channel.deposit) {
+          return refusal(channel, cumulative)
+        }
+        return { status: 'same', channel }
+      }
+      if (hold !== undefined) {
+        const both = one(sql.raiseAndHold, { id, cumulative, signature, amount: hold.amount })
+        if (both !== undefined) {
+          insertHold(channelId, hold)
+          const channel = recordOf(both)
+          return {
+            status: 'accepted',
+            channel,
+            hold: { status: 'held', holdId: hold.holdId, channel },
+          }
+        }
+      }
+      const row = one(sql.raise, { cumulative, signature, id })
+      const raised = row ?? one(sql.select, channelId)
+      if (raised === undefined) throw new Error('a recorded voucher has its channel')
+      if (hold === undefined) return { status: 'accepted', channel: recordOf(raised) }
+      // The channel is open and tracked (read in this transaction): its headroom is short.
+      const refused = holdRefusal(recordOf(raised), hold.amount) as HoldOutcome
+      return { status: 'accepted', channel: refused.channel, hold: refused }
+    },
+  )
   return {
     // Each step runs on the calling thread until its transaction is committed.
     writesInline: true,
@@ -115,31 +157,11 @@ export function createSqliteChannelStore(options: SqliteChannelStoreOptions): Ch
     async acceptVoucher(channelId, cumulative, signature, hold) {
       checkStoredAmount(cumulative, 'voucher amount')
       if (hold !== undefined) checkStoredAmount(hold.amount, 'price')
-      return db
-        .transaction((): VoucherAcceptance => {
-          const channel = select(channelId)
-          if (channel?.state !== 'open' || cumulative > channel.deposit) {
-            return refusal(channel, cumulative)
-          }
-          const inserted = statement(
-            `INSERT INTO ${t.vouchers} (channel_id, amount) VALUES (?, ?) ON CONFLICT DO NOTHING`,
-          ).run(channelId, cumulative)
-          if (inserted.changes === 0) return { status: 'same', channel }
-          const row = one(
-            `UPDATE ${t.channels} SET highest = @cumulative, highest_signature = @signature WHERE channel_id = @id AND @cumulative > highest RETURNING *`,
-            { cumulative, signature, id: channelId },
-          )
-          const raised = row === undefined ? channel : recordOf(row)
-          if (hold === undefined) return { status: 'accepted', channel: raised }
-          // The channel is open and tracked (just read in this transaction): held or insufficient.
-          const held = holdIn(channelId, hold) as HoldOutcome
-          return { status: 'accepted', channel: held.channel, hold: held }
-        })
-        .immediate()
+      return accept.immediate(channelId, cumulative, signature, hold)
     },
     async hold(channelId, amount, holdId, leaseUntil) {
       checkStoredAmount(amount, 'price')
-      return db.transaction(() => holdIn(channelId, { amount, holdId, leaseUntil })).immediate()
+      return holdStep.immediate(channelId, { amount, holdId, leaseUntil })
     },
     async spend(channelId, amount): Promise<SpendResult> {
       checkStoredAmount(amount, 'price')
@@ -152,10 +174,10 @@ export function createSqliteChannelStore(options: SqliteChannelStoreOptions): Ch
       return { status: 'spent', channel: recordOf(row) }
     },
     async commit(holdId) {
-      return drop(holdId, true)
+      return drop.immediate(holdId, true)
     },
     async release(holdId) {
-      return drop(holdId, false)
+      return drop.immediate(holdId, false)
     },
     async releaseLapsed(now) {
       return db
