@@ -3,9 +3,10 @@
  * (`mppx`'s `realm|method|intent|request|expires|digest|opaque`), expiry buckets, and constant-time
  * comparison.
  *
- * HMAC through `@noble/hashes` (synchronous, the same on every runtime; WebCrypto's is
- * asynchronous): each key's inner and outer pads are hashed once, when its ring is prepared, and
- * every MAC starts from a copy of that state.
+ * HMAC on the calling thread: Node's own crypto module on Node (a few µs; a paid call checks one
+ * id, a 402 makes one per method), else `@noble/hashes` (synchronous, the same on every runtime;
+ * WebCrypto's is asynchronous), whose key's inner and outer pads are hashed once, when its ring is
+ * prepared, and every MAC starts from a copy of that state. Both give the same bytes.
  *
  * @module
  * @internal
@@ -21,8 +22,18 @@ export type ChallengeSecret = string | Uint8Array
 /** Smallest accepted secret, in bytes. */
 export const minSecretBytes = 32
 
-/** A challenge key: HMAC-SHA256 keyed with one secret, ready to be copied for each MAC. */
-export type MacKey = { readonly keyed: ReturnType<typeof hmac.create> }
+/**
+ * Node's own crypto module when the runtime is Node (fetched at run time, never imported: the core
+ * loads on any Web-standard runtime).
+ */
+const nodeCrypto = (
+  globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }
+).process?.getBuiltinModule?.('node:crypto') as typeof import('node:crypto') | undefined
+
+/** A challenge key: HMAC-SHA256 keyed with one secret — the runtime's key, or one ready to copy. */
+export type MacKey =
+  | { readonly native: import('node:crypto').KeyObject }
+  | { readonly keyed: ReturnType<typeof hmac.create> }
 
 type KeyRing = { readonly snapshot: readonly ChallengeSecret[]; readonly keys: readonly MacKey[] }
 
@@ -61,7 +72,9 @@ export function keyRing(secrets: readonly ChallengeSecret[]): readonly MacKey[] 
         { details: { index, minBytes: minSecretBytes } },
       )
     }
-    return { keyed: hmac.create(sha256, key) }
+    return nodeCrypto === undefined
+      ? { keyed: hmac.create(sha256, key) }
+      : { native: nodeCrypto.createSecretKey(key) }
   })
   const ring = { snapshot: [...secrets], keys }
   rings.set(secrets, ring)
@@ -76,7 +89,13 @@ function sameList(a: readonly ChallengeSecret[], b: readonly ChallengeSecret[]):
 
 /** HMAC-SHA256 of `input` (as UTF-8) under `key`. */
 export function mac(key: MacKey, input: string): Uint8Array {
-  return key.keyed.clone().update(utf8.encode(input)).digest()
+  if ('native' in key && nodeCrypto !== undefined) {
+    return nodeCrypto.createHmac('sha256', key.native).update(input, 'utf8').digest()
+  }
+  return (key as { keyed: ReturnType<typeof hmac.create> }).keyed
+    .clone()
+    .update(utf8.encode(input))
+    .digest()
 }
 
 /** The id text of a MAC: base64url without padding (43 characters). */
