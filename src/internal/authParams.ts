@@ -178,23 +178,27 @@ export function authParam(name: string, value: string): string {
  */
 export function findScheme(value: string, scheme: string): string | undefined {
   const lower = scheme.toLowerCase()
-  let inQuotes = false
   let pieceStart = 0
-  for (let k = 0; k <= value.length; k++) {
-    const c = value[k]
-    if (inQuotes) {
-      if (c === '\\') k++
-      else if (c === '"') inQuotes = false
+  let k = 0
+  // Jumps from one comma or quote to the next (a credential's token is a few KB without either).
+  let quote = value.indexOf('"')
+  for (;;) {
+    const comma = value.indexOf(',', k)
+    if (quote !== -1 && (comma === -1 || quote < comma)) {
+      k = quote + 1
+      while (k < value.length && value[k] !== '"') k += value[k] === '\\' ? 2 : 1
+      // A quoted string left open: no piece ends after it.
+      if (k >= value.length) return undefined
+      k++
+      quote = value.indexOf('"', k)
       continue
     }
-    if (c === '"') inQuotes = true
-    else if (c === ',' || c === undefined) {
-      const piece = value.slice(pieceStart, k).trim()
-      const space = piece.search(/[ \t]/)
-      const name = space > 0 ? piece.slice(0, space) : piece
-      if (name.toLowerCase() === lower) return piece
-      pieceStart = k + 1
-    }
+    const end = comma === -1 ? value.length : comma
+    const piece = value.slice(pieceStart, end).trim()
+    const space = piece.search(/[ \t]/)
+    const name = space > 0 ? piece.slice(0, space) : piece
+    if (name.toLowerCase() === lower) return piece
+    if (comma === -1) return undefined
+    pieceStart = k = comma + 1
   }
-  return undefined
 }

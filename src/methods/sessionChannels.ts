@@ -13,6 +13,7 @@ import { fromHex, normalizeStructTag, normalizeSuiAddress } from '@mysten/sui/ut
 import { withRetries } from '../backoff.js'
 import type { PreparedTerms } from '../challenge.js'
 import { isPaymentError, PaymentError } from '../errors.js'
+import { hexToBytes } from '../internal/hex.js'
 import type {
   ChannelRecord,
   ChannelStore,
@@ -166,9 +167,9 @@ export function createSellerChannels(options: SellerChannelsOptions) {
       {
         channelId: channel.channelId,
         cumulativeAmount: cumulative,
-        signature: fromHex(signature.slice(2)),
+        signature: hexToBytes(signature.slice(2)),
       },
-      fromHex(channel.signer),
+      hexToBytes(channel.signer),
     )
     if (!signed) {
       return new PaymentError('voucher_invalid', "The voucher is not signed by the channel's key.")

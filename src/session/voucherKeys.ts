@@ -13,6 +13,7 @@
  * @module
  */
 import { ED25519_TORSION_SUBGROUP, ed25519 } from '@noble/curves/ed25519.js'
+import { bytesToHex } from '../internal/hex.js'
 import { type Voucher, type VoucherSigner, voucherMessage } from './voucher.js'
 
 /**
@@ -68,9 +69,6 @@ const pkcs8Prefix = Uint8Array.from([
 /** The canonical encodings of the eight points of small order. */
 const smallOrder = new Set(ED25519_TORSION_SUBGROUP)
 
-const hexOf = (bytes: Uint8Array) =>
-  Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('')
-
 /** Whether 32 bytes encode a canonical Ed25519 point that is not of small order. */
 function isLargeOrderPoint(bytes: Uint8Array): boolean {
   try {
@@ -99,7 +97,7 @@ export type VoucherVerifier = {
 export function createVoucherVerifier(maxKeys = 10_000): VoucherVerifier {
   const keys = new Map<string, Promise<VerifyKey | null>>()
   function keyOf(publicKey: Uint8Array): Promise<VerifyKey | null> {
-    const id = hexOf(publicKey)
+    const id = bytesToHex(publicKey)
     let key = keys.get(id)
     if (key === undefined) {
       key = isLargeOrderPoint(publicKey) ? importVerifyKey(publicKey) : Promise.resolve(null)
@@ -112,7 +110,7 @@ export function createVoucherVerifier(maxKeys = 10_000): VoucherVerifier {
     async verify(voucher, signerPublicKey) {
       const { signature } = voucher
       if (signature.length !== 64 || signerPublicKey.length !== 32) return false
-      if (smallOrder.has(hexOf(signature.subarray(0, 32)))) return false
+      if (smallOrder.has(bytesToHex(signature.subarray(0, 32)))) return false
       let message: Uint8Array
       try {
         message = voucherMessage(voucher.channelId, voucher.cumulativeAmount)
