@@ -383,7 +383,7 @@ describe('MPP session (seller)', () => {
     expect(receipt).toMatchObject({ acceptedCumulative: '5000', spent: '500', units: '5' })
   })
 
-  it("on a store that writes inline, writes a metered call's voucher once its answer starts", async () => {
+  it("on a store that writes inline, writes a metered call's voucher while its upstream works, and sends no token before", async () => {
     const buyer = await openChannel(100_000n)
     const opened = await metered(buyer, await opening(buyer, 1_000n), 1)
     expect((await tokensOf(opened)).tokens).toHaveLength(1)
@@ -395,15 +395,16 @@ describe('MPP session (seller)', () => {
     books.shut()
     books.steps.length = 0
 
-    // The handler waits 300 ms for its upstream: the voucher's write has not started meanwhile.
+    // The handler waits 300 ms for its upstream: the voucher's write is under way meanwhile (it
+    // starts on the turn after the decision, not once the answer starts).
     const pending = buyer.present(
       { action: 'voucher', ...(await buyer.voucher(3_000n)) },
       { method: 'POST' },
       '/tokens?n=2&wait=300',
     )
     await new Promise((resolve) => setTimeout(resolve, 150))
-    expect(books.gate.waiting).toBe(0)
-    // The answer started: its voucher is being written, and no token leaves before it is.
+    expect(books.gate.waiting).toBe(1)
+    // The answer started: no token leaves before its voucher is written.
     const answer = await pending
     expect(answer.status).toBe(200)
     expect(books.gate.waiting).toBe(1)

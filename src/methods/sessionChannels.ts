@@ -54,6 +54,15 @@ export type SellerChannels = ReturnType<typeof createSellerChannels>
 
 const zeroAddress = normalizeSuiAddress('0x0')
 
+/**
+ * Runs `task` after the microtasks and I/O callbacks now due: `setImmediate` where the runtime has
+ * it (Node, Bun), else a zero timeout.
+ */
+const afterThisTurn: (task: () => unknown) => void =
+  typeof globalThis.setImmediate === 'function'
+    ? (task) => void globalThis.setImmediate(task)
+    : (task) => void setTimeout(task, 0)
+
 /** Creates the channels of one session method. */
 export function createSellerChannels(options: SellerChannelsOptions) {
   const { client, store, packageId, registry, graceMs, seller, minVoucherDelta, wake } = options
@@ -240,8 +249,9 @@ export function createSellerChannels(options: SellerChannelsOptions) {
    * be taken — the channel open and the amount within its deposit (a deposit only grows): its
    * signature checked now, its step of the store started and not awaited, so the handler's work
    * (a model's answer) starts while the voucher is made durable. A store that writes inline
-   * (SQLite) would hold the handler up as much as before: its step starts once the answer starts,
-   * at the first call of `record` (the meter's, else the call's end). Undefined when the voucher
+   * (SQLite) would hold the handler up as much as before: its step starts on the next turn of the
+   * event loop, after the handler sent its upstream request, or at the first call of `record` if
+   * that comes first (the meter's, else the call's end). Undefined when the voucher
    * must be taken first. Should the store refuse it after all (the channel began to close
    * meanwhile), the answer's units are spent only within what earlier vouchers cover, as for a
    * channel that closes while an answer streams.
@@ -263,7 +273,10 @@ export function createSellerChannels(options: SellerChannelsOptions) {
       }
       return recorded
     }
+    // A store that writes inline would hold the handler up by its write: it starts on the next turn
+    // of the event loop, once the handler has sent its upstream request, while the upstream works.
     if (store.writesInline !== true) record()
+    else afterThisTurn(record)
     return { record }
   }
 
