@@ -12,6 +12,7 @@ import {
   parseChallenges,
   parseCredential,
   paymentRequiredProblem,
+  prepareCredentials,
   problemSchema,
   proofMessage,
   serializeChallenges,
@@ -105,6 +106,24 @@ describe('Authorization: Payment credentials', () => {
     const serialized = serializeCredential(credential)
     expect(serialized).toMatch(/^Payment [A-Za-z0-9_-]+$/)
     expect(parseCredential(serialized)).toEqual(credential)
+  })
+
+  it('writes with a prepared challenge what it writes one credential at a time: the JSON of the whole', () => {
+    for (const { expected } of vectors.credentials.valid) {
+      const credential = expected as Parameters<typeof serializeCredential>[0]
+      const { request, ...rest } = credential.challenge
+      for (const source of [undefined, 'did:pkh:sui:0x1']) {
+        const whole = {
+          challenge: { ...rest, request: encodeRequest(request) },
+          payload: credential.payload,
+          ...(source === undefined ? {} : { source }),
+        }
+        const written = prepareCredentials(credential.challenge)(credential.payload, source)
+        expect(written).toBe(`Payment ${Buffer.from(JSON.stringify(whole)).toString('base64url')}`)
+        const one = { challenge: credential.challenge, payload: credential.payload }
+        expect(written).toBe(serializeCredential(source === undefined ? one : { ...one, source }))
+      }
+    }
   })
 
   it('reads the sui payload, and refuses other methods with a 400', () => {

@@ -200,13 +200,30 @@ const credentialWireSchema = z.object({
  * ```
  */
 export function serializeCredential(credential: Credential): string {
-  const { request, ...rest } = credential.challenge
-  const wire = {
-    challenge: { ...rest, request: encodeRequest(request) },
-    payload: credential.payload,
-    ...(credential.source === undefined ? {} : { source: credential.source }),
+  return prepareCredentials(credential.challenge)(credential.payload, credential.source)
+}
+
+/**
+ * Prepares the credentials of one challenge: its echo (the challenge's JSON, its `request`
+ * encoded) is written once, and each call writes only its payload into it — what a buyer paying
+ * many calls against one challenge (a session's vouchers) needs. Each value is what
+ * {@link serializeCredential} gives for the same challenge, payload and source.
+ *
+ * @example
+ * ```ts
+ * const credentialOf = prepareCredentials(challenge)
+ * headers.set('Authorization', credentialOf({ action: 'voucher', cumulativeAmount, signature }))
+ * ```
+ */
+export function prepareCredentials(
+  challenge: Challenge,
+): (payload: Record<string, unknown>, source?: string) => string {
+  const { request, ...rest } = challenge
+  const head = `{"challenge":${JSON.stringify({ ...rest, request: encodeRequest(request) })},"payload":`
+  return (payload, source) => {
+    const tail = source === undefined ? '}' : `,"source":${JSON.stringify(source)}}`
+    return `${paymentScheme} ${encodeBase64url(`${head}${JSON.stringify(payload)}${tail}`)}`
   }
-  return `${paymentScheme} ${encodeBase64url(JSON.stringify(wire))}`
 }
 
 /**

@@ -27,13 +27,19 @@ import type { ClientWithCoreApi } from '@mysten/sui/client'
 import type { Signer } from '@mysten/sui/cryptography'
 import { normalizeSuiAddress } from '@mysten/sui/utils'
 import { PaymentError } from '../errors.js'
-import { serializeCredential } from '../mpp.js'
+import { prepareCredentials } from '../mpp.js'
 import { type ChannelBook, type ChannelEntry, createChannelBook } from './channelBook.js'
 import { createChannelFunds } from './channelFunds.js'
 import { createChannelVouchers } from './channelVouchers.js'
 import type { WalletLimits } from './limits.js'
 import { watchMeteredAnswer } from './meteredAnswer.js'
-import { createOfferCache, createOfferChecks, problemOf, sessionOffer } from './sessionOffers.js'
+import {
+  createOfferCache,
+  createOfferChecks,
+  problemOf,
+  type SessionOffer,
+  sessionOffer,
+} from './sessionOffers.js'
 import { createStreamWindow, type StreamWindow } from './streamWindow.js'
 
 /** A channel package and registry the buyer trusts, for one network (the seller names its own). */
@@ -178,6 +184,17 @@ export function createSessionFetch(options: SessionFetchOptions): SessionFetch {
     onClosed: (channelId) => windows.delete(channelId),
   })
 
+  /** Each offer's credentials, its challenge's echo written once (see `prepareCredentials`). */
+  const prepared = new WeakMap<SessionOffer, ReturnType<typeof prepareCredentials>>()
+  function credentialsOf(offer: SessionOffer): ReturnType<typeof prepareCredentials> {
+    let credentialOf = prepared.get(offer)
+    if (credentialOf === undefined) {
+      credentialOf = prepareCredentials(offer.challenge)
+      prepared.set(offer, credentialOf)
+    }
+    return credentialOf
+  }
+
   /** Sends `init` to the channel's URL (or `url`) with a session credential for `payload`. */
   async function present(
     c: ChannelEntry,
@@ -197,9 +214,10 @@ export function createSessionFetch(options: SessionFetchOptions): SessionFetch {
     const headers = new Headers(init.headers)
     headers.set(
       'authorization',
-      serializeCredential({
-        challenge: offer.challenge,
-        payload: { channelId: c.channelId, descriptor: keysOf(c).descriptor, ...payload },
+      credentialsOf(offer)({
+        channelId: c.channelId,
+        descriptor: keysOf(c).descriptor,
+        ...payload,
       }),
     )
     const response = await send(url, { ...init, headers })
