@@ -70,12 +70,27 @@ export function createChannelFunds(context: FundsContext) {
   /** Channels being opened, by what they are for: a concurrent call waits for the same one. */
   const opening = new Map<string, Promise<ChannelEntry>>()
 
+  /**
+   * The open channel last found for an offer at a URL: the next call with them reads that entry
+   * instead of matching every channel of the book (addresses and coin types normalised, URLs
+   * parsed: about 0.1 ms a call).
+   */
+  const lastFound = new WeakMap<
+    SessionOffer,
+    { readonly url: string; readonly channelId: string }
+  >()
+
   /** An open channel of this buyer's to the offer's payee, on its package, or a new one. */
   async function channelFor(
     url: string,
     offer: SessionOffer,
     limits: WalletLimits | undefined,
   ): Promise<ChannelEntry> {
+    const last = lastFound.get(offer)
+    if (last?.url === url) {
+      const entry = await book.get(last.channelId)
+      if (entry?.state === 'open') return entry
+    }
     const { request } = offer
     const details = request.methodDetails
     const payee = normalizeSuiAddress(request.recipient)
@@ -91,7 +106,10 @@ export function createChannelFunds(context: FundsContext) {
         c.registry === normalizeSuiAddress(details.registry) &&
         new URL(c.url).origin === origin,
     )
-    if (found !== undefined) return found
+    if (found !== undefined) {
+      lastFound.set(offer, { url, channelId: found.channelId })
+      return found
+    }
     const key = [payee, coinType, details.package, details.registry, origin].join(' ')
     let pending = opening.get(key)
     if (pending === undefined) {
