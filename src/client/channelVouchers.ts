@@ -10,6 +10,8 @@
  */
 import { normalizeSuiAddress, toHex } from '@mysten/sui/utils'
 import { ed25519 } from '@noble/curves/ed25519.js'
+import { afterThisTurn } from '../internal/afterThisTurn.js'
+import { bytesToHex } from '../internal/hex.js'
 import { signVoucher, type VoucherSigner } from '../session/voucher.js'
 import { nativeVoucherSigner } from '../session/voucherKeys.js'
 import type { ChannelBook, ChannelEntry } from './channelBook.js'
@@ -62,10 +64,47 @@ export function createChannelVouchers(book: ChannelBook) {
     return found
   }
 
-  /** A voucher for `cumulative`, signed by the channel's session key. */
-  async function voucher(c: ChannelEntry, cumulative: bigint) {
+  /** The signature of a voucher for `cumulative` on `c`, as the credential writes it. */
+  async function signature(c: ChannelEntry, cumulative: bigint): Promise<string> {
     const signed = await signVoucher(keysOf(c).signer, c.channelId, cumulative)
-    return { cumulativeAmount: cumulative.toString(), signature: `0x${toHex(signed.signature)}` }
+    return `0x${bytesToHex(signed.signature)}`
+  }
+
+  /** Per channel: a signature made ahead, for the amount its next call will likely use. */
+  const signedAhead = new Map<
+    string,
+    { readonly amount: bigint; readonly signature: Promise<string> }
+  >()
+
+  /**
+   * Signs ahead, after this turn (while the call's request travels), the amount `price` above
+   * `cumulative`: what the channel's next call uses when no other call takes an amount first, as
+   * in an agent's calls one after another. Skipped when another amount was taken meanwhile (calls
+   * in flight together). A signature made ahead never leaves the process until a call uses its
+   * amount — after the book's mark covers it, as any amount.
+   */
+  function signAhead(c: ChannelEntry, cumulative: bigint, price: bigint): void {
+    afterThisTurn(() => {
+      if (counters.get(c.channelId) !== cumulative) return
+      const amount = cumulative + price
+      const made = signature(c, amount)
+      made.catch(() => {})
+      signedAhead.set(c.channelId, { amount, signature: made })
+    })
+  }
+
+  /**
+   * A voucher for `cumulative`, signed by the channel's session key. A call priced per request
+   * passes its `price`: the amount one price above is then signed ahead for the next call (a
+   * metered call's voucher and a raise do not: their next amount is not one price above).
+   */
+  async function voucher(c: ChannelEntry, cumulative: bigint, price?: bigint) {
+    const ahead = signedAhead.get(c.channelId)
+    if (ahead !== undefined) signedAhead.delete(c.channelId)
+    const signed =
+      ahead?.amount === cumulative ? await ahead.signature : await signature(c, cumulative)
+    if (price !== undefined) signAhead(c, cumulative, price)
+    return { cumulativeAmount: cumulative.toString(), signature: signed }
   }
 
   /** Per channel: the last amount signed by this process (after a restart, the book's mark). */

@@ -330,7 +330,7 @@ export function createSessionFetch(options: SessionFetchOptions): SessionFetch {
       const payload = {
         action,
         ...(action === 'open' ? { type: 'digest', digest: entry.openDigest } : {}),
-        ...(await voucher(entry, amount)),
+        ...(await voucher(entry, amount, perUnit ? undefined : price)),
       }
       const response = await present(entry, init, payload, url)
       if (response.status !== 402 || attempt >= maxRepays)

@@ -13,6 +13,7 @@ import { fromHex, normalizeStructTag, normalizeSuiAddress } from '@mysten/sui/ut
 import { withRetries } from '../backoff.js'
 import type { PreparedTerms } from '../challenge.js'
 import { isPaymentError, PaymentError } from '../errors.js'
+import { afterThisTurn } from '../internal/afterThisTurn.js'
 import { hexToBytes } from '../internal/hex.js'
 import type {
   ChannelRecord,
@@ -53,15 +54,6 @@ export type SellerChannelsOptions = {
 export type SellerChannels = ReturnType<typeof createSellerChannels>
 
 const zeroAddress = normalizeSuiAddress('0x0')
-
-/**
- * Runs `task` after the microtasks and I/O callbacks now due: `setImmediate` where the runtime has
- * it (Node, Bun), else a zero timeout.
- */
-const afterThisTurn: (task: () => unknown) => void =
-  typeof globalThis.setImmediate === 'function'
-    ? (task) => void globalThis.setImmediate(task)
-    : (task) => void setTimeout(task, 0)
 
 /** Creates the channels of one session method. */
 export function createSellerChannels(options: SellerChannelsOptions) {
