@@ -15,14 +15,7 @@
  * @internal
  */
 
-/** The part of Node's `Buffer` used here, found as a global, never imported. */
-type NativeBuffer = {
-  from(value: string | Uint8Array, encoding?: 'base64' | 'base64url' | 'utf8'): NativeBytes
-}
-type NativeBytes = Uint8Array & { toString(encoding: 'base64' | 'base64url'): string }
-
-/** The runtime's `Buffer`, when it has one (read once, at load). */
-const nativeBuffer = (globalThis as { Buffer?: NativeBuffer }).Buffer
+import { nativeBuffer } from './runtime.js'
 
 const utf8Encoder = new TextEncoder()
 

@@ -15,20 +15,13 @@ import { hmac } from '@noble/hashes/hmac.js'
 import { sha256 } from '@noble/hashes/sha2.js'
 import { PaymentError } from '../errors.js'
 import { bytesToBase64url, decodeBase64url } from './base64.js'
+import { nodeCrypto } from './runtime.js'
 
 /** A server secret: a string (its UTF-8 bytes are the key, as in `mppx`) or raw bytes. */
 export type ChallengeSecret = string | Uint8Array
 
 /** Smallest accepted secret, in bytes. */
 export const minSecretBytes = 32
-
-/**
- * Node's own crypto module when the runtime is Node (fetched at run time, never imported: the core
- * loads on any Web-standard runtime).
- */
-const nodeCrypto = (
-  globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }
-).process?.getBuiltinModule?.('node:crypto') as typeof import('node:crypto') | undefined
 
 /** A challenge key: HMAC-SHA256 keyed with one secret — the runtime's key, or one ready to copy. */
 export type MacKey =

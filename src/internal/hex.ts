@@ -7,18 +7,7 @@
  * @internal
  */
 import { fromHex, toHex } from '@mysten/sui/utils'
-
-type NativeBuffer = {
-  from(value: string, encoding: 'hex'): Uint8Array<ArrayBuffer>
-  from(
-    buffer: ArrayBufferLike,
-    offset: number,
-    length: number,
-  ): { toString(encoding: 'hex'): string }
-}
-
-/** The runtime's `Buffer`, when it has one (read once, at load). */
-const nativeBuffer = (globalThis as { Buffer?: NativeBuffer }).Buffer
+import { nativeBuffer } from './runtime.js'
 
 const hexPattern = /^(?:[0-9a-fA-F]{2})*$/
 

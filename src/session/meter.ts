@@ -13,6 +13,7 @@
  *
  * @module
  */
+import { afterThisTurn } from '../internal/afterThisTurn.js'
 import type { ChannelRecord, ChannelStore } from './channelStore.js'
 
 /** What the metered stream yields. */
@@ -102,10 +103,8 @@ const notReady: unique symbol = Symbol('not ready')
  * Resolves after the microtasks and I/O callbacks now due: what a source has ready by then.
  * `setImmediate` where the runtime has it (Node, Bun); a zero timeout on Web-standard runtimes.
  */
-const shortly: () => Promise<typeof notReady> =
-  typeof globalThis.setImmediate === 'function'
-    ? () => new Promise((resolve) => globalThis.setImmediate(resolve, notReady))
-    : () => new Promise((resolve) => setTimeout(resolve, 0, notReady))
+const shortly = () =>
+  new Promise<typeof notReady>((resolve) => afterThisTurn(() => resolve(notReady)))
 
 /**
  * {@link meterStream} in batches, each to be handed on whole (the paid events of a batch were

@@ -14,17 +14,12 @@
  */
 import { ED25519_TORSION_SUBGROUP, ed25519 } from '@noble/curves/ed25519.js'
 import { bytesToHex } from '../internal/hex.js'
+import { nodeCrypto } from '../internal/runtime.js'
 import { type Voucher, type VoucherSigner, voucherMessage } from './voucher.js'
 
-/**
- * Node's own crypto module when the runtime is Node (fetched at run time, never imported: the core
- * loads on any Web-standard runtime): its Ed25519 runs on the calling thread, where Web Crypto's
- * hands each signature to the thread pool and back — about 40 µs more a signature. The same OpenSSL
- * check either way.
- */
-const nodeCrypto = (
-  globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }
-).process?.getBuiltinModule?.('node:crypto') as typeof import('node:crypto') | undefined
+// Node's Ed25519 (`nodeCrypto`) runs on the calling thread, where Web Crypto's hands each
+// signature to the thread pool and back — about 40 µs more a signature. The same OpenSSL check
+// either way.
 
 /** A verifying key: Node's key object, or Web Crypto's. */
 type VerifyKey =
@@ -149,9 +144,10 @@ export function nativeVoucherSigner(secretKey: Uint8Array): VoucherSigner {
   const pkcs8 = new Uint8Array(pkcs8Prefix.length + 32)
   pkcs8.set(pkcs8Prefix)
   pkcs8.set(secretKey, pkcs8Prefix.length)
-  if (nodeCrypto !== undefined) {
-    const key = nodeCrypto.createPrivateKey({ key: pkcs8 as never, format: 'der', type: 'pkcs8' })
-    return { sign: (bytes) => new Uint8Array(nodeCrypto.sign(null, bytes, key)) }
+  const node = nodeCrypto
+  if (node !== undefined) {
+    const key = node.createPrivateKey({ key: pkcs8 as never, format: 'der', type: 'pkcs8' })
+    return { sign: (bytes) => new Uint8Array(node.sign(null, bytes, key)) }
   }
   const key = crypto.subtle.importKey('pkcs8', pkcs8, { name: 'Ed25519' }, false, ['sign'])
   return {
