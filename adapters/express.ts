@@ -33,7 +33,7 @@ import type {
   PriceInput,
   SellerOptions,
 } from 'tollgate'
-import { createSellerPaywall, type Decision, type SellerPaywall } from 'tollgate/adapter'
+import { createSellerPaywall, type Decision, paidInfo, type SellerPaywall } from 'tollgate/adapter'
 import {
   attachPaidResponse,
   nodeFetch,
@@ -119,11 +119,7 @@ export function paywall(options: ExpressPaywallOptions): ExpressPaywall {
     if (decision.status === 'respond') return sendPlain(res, decision.plain)
     // A buyer who hung up while the payment settled is refunded; the handler does not run.
     if (!attachPaidResponse(res, decision)) return
-    const info: PaidRequestInfo = {
-      payment: decision.payment,
-      body: decision.body,
-      commit: decision.commit,
-    }
+    const info: PaidRequestInfo = paidInfo(decision)
     res.locals.tollgate = info
     if (route.body !== undefined && parsed === undefined) {
       ;(req as { body?: unknown }).body = decision.body

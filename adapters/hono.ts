@@ -34,6 +34,11 @@
  * it had. The work starts when the handler is called, or, on a route with `commit: 'manual'`, when
  * it calls `tollgateOf(c).commit()`.
  *
+ * Every mount here holds a paid answer until its payment is durable (`HandleOptions.holdsAnswer`):
+ * a session call priced per request runs its handler while its voucher is written, and should that
+ * write refuse it after all, the refusal is sent instead of the handler's answer.
+ * `tollgateOf(c).durable()` tells a handler whose work must never happen unpaid when to start it.
+ *
  * @module
  */
 import type { IncomingMessage, ServerResponse } from 'node:http'
@@ -53,6 +58,7 @@ import {
   hungUpResponse,
   type PaidDecision,
   type PlainResponse,
+  paidInfo,
   type SellerPaywall,
   watchHangUp,
 } from 'tollgate/adapter'
@@ -77,6 +83,9 @@ export type FetchHandler<Env = unknown, ExecutionContext = unknown> = (
   env?: Env,
   executionCtx?: ExecutionContext,
 ) => Response | Promise<Response>
+
+/** Every mount here holds a paid answer until its payment is durable (`PaidDecision.ready`). */
+const holdsAnswer = { holdsAnswer: true } as const
 
 /** Payment information of the requests paid in front of an app, by request. */
 const frontPaid = new WeakMap<Request, PaidRequestInfo>()
@@ -220,8 +229,18 @@ export function paywall(options: HonoPaywallOptions): HonoPaywall {
     if (decision.status === 'respond') return decision.response
     const finish = watch(decision, c.req.raw, c.env)
     if (finish === undefined) return hungUpResponse()
-    c.set('tollgate', { payment: decision.payment, body: decision.body, commit: decision.commit })
+    c.set('tollgate', paidInfo(decision))
     await next()
+    // The answer leaves once the payment is durable; refused after all, the refusal leaves instead.
+    const refusal = await decision.ready()
+    if (refusal !== undefined) {
+      if (c.error === undefined) void c.res.body?.cancel().catch(() => {})
+      c.error = undefined
+      // Cleared first: Hono copies the headers of the response it replaces onto the new one.
+      c.res = undefined as unknown as Response
+      c.res = refusal
+      return undefined
+    }
     if (c.error !== undefined) {
       void decision.complete({ error: c.error }).catch(() => {})
       return undefined
@@ -235,7 +254,7 @@ export function paywall(options: HonoPaywallOptions): HonoPaywall {
 
   /** The decision on a route with a body schema: once its body is read. */
   async function afterBody(route: PaidRoute, view: Promise<EngineRequest>): Promise<Decision> {
-    return seller.engine.handle(await view, route)
+    return seller.engine.handle(await view, route, holdsAnswer)
   }
 
   /** An unpaid request is answered at once (the engine decides it without a promise). */
@@ -244,7 +263,7 @@ export function paywall(options: HonoPaywallOptions): HonoPaywall {
       return run(c, next, afterBody(route, bodyView(route, c.req.raw, c.env, c.req)))
     }
     const request = headerView(c.req.raw, c.env)
-    const decision = seller.engine.handle(request, route)
+    const decision = seller.engine.handle(request, route, holdsAnswer)
     return decision instanceof Promise || decision.status !== 'respond'
       ? run(c, next, decision)
       : respond(decision.plain, request !== c.req.raw)
@@ -262,19 +281,20 @@ export function paywall(options: HonoPaywallOptions): HonoPaywall {
     if (decision.status === 'respond') return decision.response
     const finish = watch(decision, request, env)
     if (finish === undefined) return hungUpResponse()
-    frontPaid.set(request, {
-      payment: decision.payment,
-      body: decision.body,
-      commit: decision.commit,
-    })
+    frontPaid.set(request, paidInfo(decision))
     let response: Response
     try {
       response = await app(request, env, executionCtx)
     } catch (error) {
+      const refusal = await decision.ready()
+      if (refusal !== undefined) return refusal
       void decision.complete({ error }).catch(() => {})
       throw error
     }
-    return finish(response)
+    const refusal = await decision.ready()
+    if (refusal === undefined) return finish(response)
+    void response.body?.cancel().catch(() => {})
+    return refusal
   }
 
   function front<Env, ExecutionContext>(
@@ -293,7 +313,7 @@ export function paywall(options: HonoPaywallOptions): HonoPaywall {
         return paidInFront(request, env, executionCtx, app, decided)
       }
       const view = headerView(request, env)
-      const decision = seller.engine.handle(view, route)
+      const decision = seller.engine.handle(view, route, holdsAnswer)
       // Answered as a promise on purpose: @hono/node-server finishes a response returned at once
       // by draining the unread request body itself (a timer and three listeners per request),
       // one returned as a promise by Node's own discarding of it — about 7 k instructions less

@@ -38,6 +38,7 @@ import {
   createSellerPaywall,
   type Decision,
   type PlainResponse,
+  paidInfo,
   type SellerPaywall,
 } from 'tollgate/adapter'
 import {
@@ -114,11 +115,7 @@ export function paywall(options: KoaPaywallOptions): KoaPaywall {
     if (decision.status === 'respond') return answer(ctx, decision.plain)
     // A buyer who hung up while the payment settled is refunded; the handler does not run.
     if (!attachPaidResponse(ctx.res, decision)) return
-    const info: PaidRequestInfo = {
-      payment: decision.payment,
-      body: decision.body,
-      commit: decision.commit,
-    }
+    const info: PaidRequestInfo = paidInfo(decision)
     ctx.state.tollgate = info
     if (route.body !== undefined && parsed === undefined) {
       request.body = decision.body

@@ -14,6 +14,6 @@ export {
   isRequestView,
   type RequestView,
 } from './engine/requestView.js'
-export { createSellerPaywall, successHeaders } from './engine/seller.js'
+export { createSellerPaywall, paidInfo, successHeaders } from './engine/seller.js'
 export type { SellerPaywall, SellerRuntime } from './engine/sellerTypes.js'
 export type { Decision, PaidDecision, PlainResponse } from './engine/types.js'

@@ -29,6 +29,7 @@ export type {
 } from './engine/sellerTypes.js'
 export type {
   CallOutcome,
+  HandleOptions,
   PaidRoute,
   PaymentInfo,
   Paywall,

@@ -74,6 +74,13 @@ export type PaymentBooks = {
   failed(reason: string): Promise<boolean>
   /** The paid answer's success headers for `status`, replacing the method's `successHeaders`. */
   headersFor(status: number): Readonly<Record<string, string>>
+  /**
+   * The payment's last write, when the method let the handler start before it was done (it may only
+   * when the engine's caller holds the answer: `MethodSettleInput.holdsAnswer`): resolves to
+   * `undefined` once the payment is durable, or to the error that refused it after all. `served`,
+   * `failed` and `headersFor` wait for it or follow it.
+   */
+  readonly durable?: Promise<PaymentError | undefined> | undefined
 }
 
 /** The result of settling one credential. */

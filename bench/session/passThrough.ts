@@ -80,7 +80,12 @@ export function passThrough(
         resource: c.req.url,
         resumed: false,
       }
-      c.set('tollgate', { payment, body: read.body, commit: () => true })
+      c.set('tollgate', {
+        payment,
+        body: read.body,
+        commit: () => true,
+        durable: async () => true,
+      })
       await next()
     }
     return (c, next) => (unpaid(c) ? free(c, next) : paid(c, next))

@@ -21,11 +21,22 @@ import { notTaken, type Presented, presentedPayment } from './methods.js'
 import { type PaidContext, paidDecision } from './paid.js'
 import type { Preparation, PreparedRoute, ResourceTerms } from './prepared.js'
 import type { EngineRequest } from './requestView.js'
-import { invalidBody, managementAnswer, refusedAnswer, tooLarge } from './respond.js'
-import type { Decision, PaidRoute, PaymentInfo, PaywallEvent, PaywallOptions } from './types.js'
+import { type Answer, invalidBody, managementAnswer, refusedAnswer, tooLarge } from './respond.js'
+import type {
+  Decision,
+  HandleOptions,
+  PaidRoute,
+  PaymentInfo,
+  PaywallEvent,
+  PaywallOptions,
+} from './types.js'
 
 /** The engine's decision function; see the module's description. */
-export type Decide = (request: EngineRequest, route: PaidRoute) => Decision | Promise<Decision>
+export type Decide = (
+  request: EngineRequest,
+  route: PaidRoute,
+  options?: HandleOptions,
+) => Decision | Promise<Decision>
 
 /** What the decision needs of its engine. */
 export type DecideContext = PaidContext & {
@@ -46,7 +57,11 @@ export function createDecide(context: DecideContext): Decide {
     now: context.now,
   }
 
-  function decide(request: EngineRequest, route: PaidRoute): Decision | Promise<Decision> {
+  function decide(
+    request: EngineRequest,
+    route: PaidRoute,
+    handleOptions?: HandleOptions,
+  ): Decision | Promise<Decision> {
     const r = prepared.route(route)
     const presented = presentedPayment(request.headers, r.methods)
     if (presented === undefined && route.body === undefined) {
@@ -55,13 +70,14 @@ export function createDecide(context: DecideContext): Decide {
       if (observed) emit({ type: 'challenged', resource })
       return prepared.challengeAnswer(r, prepared.terms(r, resource))
     }
-    return decideLater(request, r, presented)
+    return decideLater(request, r, presented, handleOptions?.holdsAnswer === true)
   }
 
   async function decideLater(
     request: EngineRequest,
     r: PreparedRoute,
     presented: ReturnType<typeof presentedPayment>,
+    holdsAnswer: boolean,
   ): Promise<Decision> {
     const resource = prepared.resource(request)
     const at = prepared.terms(r, resource)
@@ -90,7 +106,7 @@ export function createDecide(context: DecideContext): Decide {
     let result: SettlementResult
     try {
       result = presented.enabled
-        ? await settle(presented, at.terms, bare)
+        ? await settle(presented, at.terms, bare, holdsAnswer)
         : { status: 'rejected', error: notTaken(method, r.methods) }
     } catch (error) {
       if (!isPaymentError(error)) throw error
@@ -130,6 +146,12 @@ export function createDecide(context: DecideContext): Decide {
       result.lease,
       context,
       result.books,
+      // A refusal that came after the handler started (`PaidDecision.ready`).
+      (error) => {
+        if (error.code === 'store_error') emit({ type: 'store_failed', resource, error })
+        emit({ type: 'rejected', resource, dialect: method.dialect, code: error.code })
+        return refused(r, at, error).response
+      },
     )
   }
 
@@ -138,7 +160,7 @@ export function createDecide(context: DecideContext): Decide {
     at: ResourceTerms,
     error: PaymentError,
     extraHeaders?: Readonly<Record<string, string>>,
-  ): Decision {
+  ): Answer {
     return refusedAnswer(prepared.challenge(r, at), r.methods.enabled, error, extraHeaders)
   }
 
@@ -147,6 +169,7 @@ export function createDecide(context: DecideContext): Decide {
     presented: Presented,
     p: PreparedTerms,
     bare: boolean,
+    holdsAnswer: boolean,
   ): Promise<SettlementResult> | SettlementResult {
     const now = context.now()
     const input: MethodSettleInput = {
@@ -160,6 +183,7 @@ export function createDecide(context: DecideContext): Decide {
         checkChallengeId(p, prepared.keys, id, now, expires, binding),
       context: settleContext,
       bare,
+      holdsAnswer,
     }
     return presented.method.server.settle(presented.credential, input)
   }

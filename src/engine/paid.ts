@@ -6,7 +6,7 @@
  * @module
  * @internal
  */
-import { hasCode } from '../errors.js'
+import { hasCode, type PaymentError } from '../errors.js'
 import type { PaymentMethod } from '../methods/types.js'
 import type { PaymentBooks } from '../settle.js'
 import type { PaymentStore } from '../stores/types.js'
@@ -77,9 +77,10 @@ export function paidDecision(
   lease: Date | undefined,
   context: PaidContext,
   books?: PaymentBooks | undefined,
+  refusal?: (error: PaymentError) => Response,
 ): PaidDecision {
   const { store, emit, now } = context
-  const headersFor =
+  const successHeaders =
     books?.headersFor ??
     method.server.successHeaders({
       digest: payment.digest,
@@ -106,11 +107,17 @@ export function paidDecision(
     return committed
   }
   const stopLease = keepLease(payment, lease, context)
+  const durable = books?.durable
+  let ready: Promise<Response | undefined> | undefined
+  // Set when the payment was refused after the handler started: its refusal carries no success
+  // headers.
+  let refusedLate = false
+  const none = {}
   return {
     status: 'paid',
     payment,
     body,
-    headersFor,
+    headersFor: (status) => (refusedLate ? none : successHeaders(status)),
     isFailure,
     get committed() {
       return committed
@@ -150,6 +157,18 @@ export function paidDecision(
         throw error
       })
       return completion
+    },
+    ready() {
+      if (durable === undefined || refusal === undefined) return Promise.resolve(undefined)
+      ready ??= durable.then((error) => {
+        if (error === undefined) return undefined
+        // Refused after the handler started: nothing was taken, so nothing is owed or recorded.
+        refusedLate = true
+        stopLease()
+        completion ??= Promise.resolve('refund_due')
+        return refusal(error)
+      })
+      return ready
     },
   }
 }

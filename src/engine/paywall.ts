@@ -46,12 +46,15 @@ export function createPaywall(options: PaywallOptions): Paywall {
     now: options.now ?? Date.now,
   })
 
+  // `protect` holds the handler's answer until the payment is durable (`PaidDecision.ready`).
+  const holdsAnswer = { holdsAnswer: true } as const
+
   function protect(
     route: PaidRoute,
     handler: (request: Request, paid: PaidDecision) => Response | Promise<Response>,
   ): (request: Request) => Promise<Response> {
     return async (request) => {
-      const decision = await handle(request, route)
+      const decision = await handle(request, route, holdsAnswer)
       if (decision.status === 'respond') return decision.response
       const stopWatching = watchHangUp(request.signal, decision)
       if (stopWatching === undefined) return hungUpResponse()
@@ -61,10 +64,15 @@ export function createPaywall(options: PaywallOptions): Paywall {
         stopWatching()
       } catch (error) {
         stopWatching()
+        const refusal = await decision.ready()
+        if (refusal !== undefined) return refusal
         await decision.complete({ error })
         return failedCallResponse()
       }
-      return finishResponse(response, decision)
+      const refusal = await decision.ready()
+      if (refusal === undefined) return finishResponse(response, decision)
+      void response.body?.cancel().catch(() => {})
+      return refusal
     }
   }
 

@@ -16,7 +16,13 @@ import { compileRoutes, matchRoute } from '../routes.js'
 import { checkPaywallOptions, checkRoutePrice } from './options.js'
 import { createPaywall } from './paywall.js'
 import { logSellerEvent } from './sellerLog.js'
-import type { SellerEvent, SellerOptions, SellerPaywall, SellerRuntime } from './sellerTypes.js'
+import type {
+  PaidRequestInfo,
+  SellerEvent,
+  SellerOptions,
+  SellerPaywall,
+  SellerRuntime,
+} from './sellerTypes.js'
 import type { PaidDecision, PaidRoute, PaywallOptions } from './types.js'
 
 /**
@@ -136,4 +142,22 @@ export function successHeaders(
   status: number,
 ): Readonly<Record<string, string>> {
   return decision.isFailure({ status }) ? {} : decision.headersFor(status)
+}
+
+/**
+ * What a paid handler reads of its decision ({@link PaidRequestInfo}), as every mount hands it:
+ * `res.locals.tollgate` (Express), `ctx.state.tollgate` (Koa), `c.get('tollgate')` (Hono).
+ *
+ * @example
+ * ```ts
+ * c.set('tollgate', paidInfo(decision))
+ * ```
+ */
+export function paidInfo(decision: PaidDecision): PaidRequestInfo {
+  return {
+    payment: decision.payment,
+    body: decision.body,
+    commit: decision.commit,
+    durable: async () => (await decision.ready()) === undefined,
+  }
 }

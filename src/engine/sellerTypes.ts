@@ -107,6 +107,20 @@ export type PaidRequestInfo = {
    * ```
    */
   commit(): boolean
+  /**
+   * Resolves `true` once the payment is durable, `false` if it was refused after the handler
+   * started (the handler's answer is then replaced by the refusal: do not do the work). At once
+   * `true`, except for a payment still being written when the handler started: a session call
+   * priced per request on a mount that holds the answer (Hono; `HandleOptions.holdsAnswer`). A
+   * handler whose work must never happen unpaid awaits it before the work.
+   *
+   * @example
+   * ```ts
+   * if (!paid.commit() || !(await paid.durable())) return c.body(null, 499) // not sent
+   * await mailer.send(message)
+   * ```
+   */
+  durable(): Promise<boolean>
 }
 
 /** The configured seller side, shared by the adapters. */

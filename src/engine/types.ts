@@ -162,6 +162,16 @@ export type PaidDecision = {
   start(): void
   /** Records the outcome: `served`, or `refund_due` (and the refund worker is woken). Idempotent. */
   complete(outcome: CallOutcome): Promise<'served' | 'refund_due'>
+  /**
+   * Waits for the payment's last write, when the method let the handler start before it was done
+   * (only when the mount said it holds the answer: {@link HandleOptions.holdsAnswer}). Resolves to
+   * `undefined` once the payment is durable — send the handler's answer — or to the refusal to
+   * send instead (a 402 or 503) when that write refused the payment after all: the handler's answer
+   * must then be dropped, and the call is recorded as not paid (nothing is charged or refunded).
+   * Resolves at once in every other case. Call it after the handler answered, before the answer's
+   * first byte.
+   */
+  ready(): Promise<Response | undefined>
 }
 
 /** Events for logs and metrics. Never carry secrets or full headers. */
@@ -250,6 +260,18 @@ export type PaywallOptions = {
   now?: (() => number) | undefined
 }
 
+/** How a mount handles the decision of {@link Paywall.handle}. */
+export type HandleOptions = {
+  /**
+   * The mount holds the handler's answer until {@link PaidDecision.ready} has resolved, and answers
+   * what it resolves to instead when it is a refusal. A payment method may then let the handler
+   * start while the payment's last write is still under way (a session call priced per request:
+   * its voucher and hold), instead of before it. Default false: every decision is final when
+   * `handle` returns it.
+   */
+  readonly holdsAnswer?: boolean | undefined
+}
+
 /** The paywall engine. */
 export type Paywall = {
   /**
@@ -261,7 +283,11 @@ export type Paywall = {
    * returned as it is, not as a promise, so that the common unpaid request costs no promise. Every
    * other request is decided asynchronously (`await` works on both).
    */
-  handle(request: EngineRequest, route: PaidRoute): Decision | Promise<Decision>
+  handle(
+    request: EngineRequest,
+    route: PaidRoute,
+    options?: HandleOptions,
+  ): Decision | Promise<Decision>
   /**
    * Wraps a Web-standard handler: `(request) => Response`, paid. The success header is set on the
    * handler's response, and a streamed body is passed through as it comes; the outcome is recorded

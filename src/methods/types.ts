@@ -63,6 +63,11 @@ export type MethodSettleInput = {
    * that answers management actions ({@link MethodServer.answersBare}) answers it without the handler.
    */
   readonly bare: boolean
+  /**
+   * Whether the engine's caller holds the handler's answer until the payment is durable: the method
+   * may then settle with its last write still under way (`PaymentBooks.durable`).
+   */
+  readonly holdsAnswer: boolean
   /** The ledger, the store and the engine's settlement options. */
   readonly context: SettleContext
 }
