@@ -51,7 +51,7 @@ function gatedBooks() {
       gate.release = resolve
     })
   }
-  return { store, gate, steps, shut, kind }
+  return { store, inner, gate, steps, shut, kind }
 }
 
 const books = gatedBooks()
@@ -347,6 +347,84 @@ describe('MPP session (seller)', () => {
     expect(read).toEqual(decodeReceipt(header))
     expect(read).toMatchObject({ method: 'sui', intent: 'session', channelId: buyer.channelId })
     expect(decodeReceipt(MppxReceipt.serialize(read))).toEqual(decodeReceipt(header))
+  })
+
+  it("runs a call's handler while its voucher and hold are written, and holds its answer until they are", async () => {
+    const buyer = await openChannel(100_000n)
+    const first = await buyer.present(await opening(buyer, 10_000n))
+    expect(first.status).toBe(200)
+    books.shut()
+    onTestFinished(() => books.gate.release())
+    books.steps.length = 0
+    const servedBefore = seller.served
+
+    let answered = false
+    const pending = buyer
+      .present({ action: 'voucher', ...(await buyer.voucher(20_000n)) })
+      .then((response) => {
+        answered = true
+        return response
+      })
+    // The handler ran while the voucher's write waits at the gate; its answer waits too.
+    await expect.poll(() => seller.served).toBe(servedBefore + 1)
+    expect(books.gate.waiting).toBe(1)
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    expect(answered).toBe(false)
+    expect(await books.inner.get(buyer.channelId)).toMatchObject({ highest: 10_000n, held: 0n })
+
+    books.gate.release()
+    const response = await pending
+    expect(response.status).toBe(200)
+    expect(books.steps).toEqual(['voucher 20000: accepted'])
+    expect(decodeReceipt(response.headers.get('payment-receipt') ?? '')).toMatchObject({
+      acceptedCumulative: '20000',
+      spent: '20000',
+      units: '2',
+    })
+    await expect.poll(async () => (await channels.get(buyer.channelId))?.spent).toBe(20_000n)
+    // A repeated voucher is still refused before its handler runs.
+    const repeated = await buyer.present({ action: 'voucher', ...(await buyer.voucher(20_000n)) })
+    expect(await codeOf(repeated)).toBe('replay')
+    expect(seller.served).toBe(servedBefore + 1)
+  })
+
+  it("drops a call's answer when its write finds the headroom taken by another process: 402, nothing spent", async () => {
+    const buyer = await openChannel(100_000n)
+    const first = await buyer.present(await opening(buyer, 10_000n))
+    expect(first.status).toBe(200)
+    await expect.poll(async () => (await channels.get(buyer.channelId))?.spent).toBe(10_000n)
+    books.shut()
+    onTestFinished(() => books.gate.release())
+    const servedBefore = seller.served
+
+    // This process sees 20 000 covering the call; before its write lands, another process takes
+    // a call's hold on a voucher for 25 000, and the headroom left (5 000) no longer covers it.
+    const pending = buyer.present({ action: 'voucher', ...(await buyer.voucher(20_000n)) })
+    await expect.poll(() => seller.served).toBe(servedBefore + 1)
+    const other = await buyer.voucher(25_000n)
+    const elsewhere = await books.inner.acceptVoucher(
+      buyer.channelId,
+      25_000n,
+      other.signature.slice(2),
+      { amount: 10_000n, holdId: crypto.randomUUID(), leaseUntil: Date.now() + 60_000 },
+    )
+    expect(elsewhere).toMatchObject({ status: 'accepted', hold: { status: 'held' } })
+    books.gate.release()
+
+    const refused = await pending
+    expect(refused.status).toBe(402)
+    expect(await refused.json()).toMatchObject({
+      code: 'insufficient_balance',
+      requiredCumulative: '30000',
+      acceptedCumulative: '25000',
+    })
+    expect(refused.headers.get('payment-receipt')).toBeNull()
+    // Nothing spent or held for the refused call: only the other process's hold.
+    expect(await channels.get(buyer.channelId)).toMatchObject({
+      highest: 25_000n,
+      spent: 10_000n,
+      held: 10_000n,
+    })
   })
 
   it('starts a metered answer while its voucher is made durable; no token is spent or sent before', async () => {

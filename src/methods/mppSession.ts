@@ -5,9 +5,11 @@
  * the channel's session key — in `Authorization: Payment`. The seller keeps the channel's books in a
  * {@link ChannelStore}: a call's voucher must carry an amount not used before (a repeated voucher
  * pays nothing; the buyer signs a new amount for each call, and calls may arrive in any order), is
- * durable before the call runs, and the call's price is **held** out of the
- * headroom, then committed into `spent` when the call is served or released when it fails or its
- * buyer left before the work started. Management actions — a top-up, a cooperative close, a voucher
+ * durable before the call's answer leaves, and the call's price is **held** out of the headroom in
+ * the same write, then committed into `spent` when the call is served or released when it fails or
+ * its buyer left before the work started. The write is done before the handler runs, or, on a mount
+ * that holds the answer until it is (`MethodSettleInput.holdsAnswer`: `protect()`, Hono), while the
+ * handler runs (docs/protocol.md, "When a call priced per request becomes durable"). Management actions — a top-up, a cooperative close, a voucher
  * on a bare request (`HEAD`, or a `POST` with neither body nor query) — are answered 204 with a
  * receipt, without the handler.
  *
@@ -65,7 +67,7 @@ export type SessionMethodOptions = {
   /** How long a call's hold outlives a process that died while serving it, ms. Default 60 000. */
   readonly holdLeaseMs?: number | undefined
   /**
-   * What one unit is. `request` (default): each call pays one unit, held before the handler runs.
+   * What one unit is. `request` (default): each call pays one unit, held before its answer leaves.
    * `token`: the handler meters its answer with {@link SessionMethod.stream},
    * one unit per event; a call only presents (or raises) the channel's voucher.
    */
@@ -196,7 +198,10 @@ export function createSessionMethod(options: SessionMethodOptions): SessionMetho
     minVoucherDelta: options.minVoucherDelta,
     wake,
   })
-  const { receipt, answered, holdCall, meteredCall, meteredOf } = createCallBooks(store, now)
+  const { receipt, answered, holdCall, heldLater, meteredCall, meteredOf } = createCallBooks(
+    store,
+    now,
+  )
   const closing: CloseContext = {
     client,
     signer,
@@ -299,20 +304,18 @@ export function createSessionMethod(options: SessionMethodOptions): SessionMetho
           bare || metered
             ? undefined
             : { amount: price, holdId: crypto.randomUUID(), leaseUntil: now() + holdLeaseMs }
+        if (hold !== undefined && input.holdsAnswer) {
+          // The caller holds the answer until the voucher and hold are durable: the handler starts
+          // while they are written.
+          const early = await channels.earlyVoucher(channel, p, hold)
+          if (isPaymentError(early)) return refuse(early)
+          if (early !== undefined) return heldLater(channel, price, id, hold.holdId, early.recorded)
+        }
         const taken = await channels.takeVoucher(channel, p.cumulativeAmount, p.signature, hold)
         if (isPaymentError(taken)) return refuse(taken)
         if (bare) return answered(receipt(id, taken.channel))
         if (metered) return meteredCall(taken.channel, price)
-        // A call is paid by a voucher amount not used before: a repeated one pays nothing again.
-        if (!taken.fresh) {
-          return refuse(
-            new PaymentError('replay', 'This voucher was already used; sign a higher one.', {
-              details: { acceptedCumulative: taken.channel.highest.toString() },
-            }),
-          )
-        }
-        if (taken.hold === undefined) throw new Error('an accepted voucher answers its hold')
-        return holdCall(taken.channel, price, id, taken.hold)
+        return holdCall(taken.channel, price, id, taken)
       }
     }
   }

@@ -7,10 +7,11 @@
  * @module
  * @internal
  */
-import { PaymentError } from '../errors.js'
+import { isPaymentError, PaymentError } from '../errors.js'
 import { encodeReceipt, mppHeaders } from '../mpp.js'
 import type { ChannelRecord, ChannelStore, HoldOutcome } from '../session/channelStore.js'
 import type { PaymentBooks, SettlementResult } from '../settle.js'
+import type { TakenVoucher } from './sessionChannels.js'
 
 /** A metered call not yet completed: its unit price, and its voucher's step while it may run. */
 export type MeteredCall = {
@@ -61,6 +62,52 @@ export function createCallBooks(store: ChannelStore, now: () => number) {
     answer: { status: 204, headers },
   })
 
+  /** What a taken voucher pays for a call: its hold, or why it pays nothing. */
+  function heldBy(taken: TakenVoucher): Extract<HoldOutcome, { status: 'held' }> | PaymentError {
+    // A call is paid by a voucher amount not used before: a repeated one pays nothing again.
+    if (!taken.fresh) {
+      return new PaymentError('replay', 'This voucher was already used; sign a higher one.', {
+        details: { acceptedCumulative: taken.channel.highest.toString() },
+      })
+    }
+    const held = taken.hold
+    if (held === undefined) throw new Error('an accepted voucher answers its hold')
+    if (held.status === 'held') return held
+    return new PaymentError(
+      'insufficient_balance',
+      "The channel's vouchers do not cover this call.",
+      {
+        details: {
+          channelId: held.channel.channelId,
+          requiredCumulative: held.required.toString(),
+          acceptedCumulative: held.channel.highest.toString(),
+          deposit: held.channel.deposit.toString(),
+        },
+      },
+    )
+  }
+
+  /** The receipt of a held call once committed (calls in flight aside). */
+  const receiptAfter = (challengeId: string, channel: ChannelRecord, price: bigint) =>
+    receipt(challengeId, channel, { spent: channel.spent + price, units: channel.units + 1n })
+
+  /** A paid call's settlement, its books given. */
+  const paidCall = (
+    channel: ChannelRecord,
+    price: bigint,
+    holdId: string,
+    books: PaymentBooks,
+  ): SettlementResult => ({
+    status: 'settled',
+    digest: `${channel.channelId}/${holdId}`,
+    payer: channel.payer,
+    amount: price,
+    dialect: 'mpp',
+    resumed: false,
+    books,
+    channelId: channel.channelId,
+  })
+
   /**
    * A call paid from the channel: its price held (with its voucher, in one step of the store),
    * committed when served, released if not.
@@ -69,42 +116,53 @@ export function createCallBooks(store: ChannelStore, now: () => number) {
     channel: ChannelRecord,
     price: bigint,
     challengeId: string,
-    held: HoldOutcome,
+    taken: TakenVoucher,
   ): SettlementResult {
-    if (held.status === 'insufficient') {
-      return refuse(
-        new PaymentError('insufficient_balance', "The channel's vouchers do not cover this call.", {
-          details: {
-            channelId: channel.channelId,
-            requiredCumulative: held.required.toString(),
-            acceptedCumulative: held.channel.highest.toString(),
-            deposit: held.channel.deposit.toString(),
-          },
-        }),
-      )
-    }
+    const held = heldBy(taken)
+    if (isPaymentError(held)) return refuse(held)
     const holdId = held.holdId
-    // What the channel will have spent once this call is committed (calls in flight aside).
-    const after = receipt(challengeId, held.channel, {
-      spent: held.channel.spent + price,
-      units: held.channel.units + 1n,
-    })
+    const after = receiptAfter(challengeId, held.channel, price)
     const none = {}
-    const books: PaymentBooks = {
+    return paidCall(channel, price, holdId, {
       served: () => store.commit(holdId),
       failed: () => store.release(holdId),
       headersFor: (status) => (status < 200 || status > 299 ? none : after),
-    }
-    return {
-      status: 'settled',
-      digest: `${channel.channelId}/${holdId}`,
-      payer: channel.payer,
-      amount: price,
-      dialect: 'mpp',
-      resumed: false,
-      books,
-      channelId: channel.channelId,
-    }
+    })
+  }
+
+  /**
+   * A call paid from the channel whose voucher and hold are still being written (`taking`) while
+   * its handler starts; see {@link PaymentBooks.durable}. The answer waits for the write, and a
+   * write that refuses the call (a repeat, short headroom, the channel closing, the store down)
+   * refuses it after all, with nothing held; committed or released once written.
+   */
+  function heldLater(
+    channel: ChannelRecord,
+    price: bigint,
+    challengeId: string,
+    holdId: string,
+    taking: Promise<TakenVoucher | PaymentError>,
+  ): SettlementResult {
+    const none = {}
+    let after: Readonly<Record<string, string>> = none
+    const durable = taking.then(
+      (taken) => {
+        const held = isPaymentError(taken) ? taken : heldBy(taken)
+        if (isPaymentError(held)) return held
+        after = receiptAfter(challengeId, held.channel, price)
+        return undefined
+      },
+      (error: unknown) =>
+        isPaymentError(error)
+          ? error
+          : new PaymentError('store_error', 'The channel store could not record the voucher.'),
+    )
+    return paidCall(channel, price, holdId, {
+      served: async () => (await durable) === undefined && store.commit(holdId),
+      failed: async () => (await durable) !== undefined || store.release(holdId),
+      headersFor: (status) => (status < 200 || status > 299 ? none : after),
+      durable,
+    })
   }
 
   /**
@@ -149,6 +207,7 @@ export function createCallBooks(store: ChannelStore, now: () => number) {
     receipt,
     answered,
     holdCall,
+    heldLater,
     meteredCall,
     /** The metered call of `digest`, while it has not completed. */
     meteredOf: (digest: string) => unitPrices.get(digest),

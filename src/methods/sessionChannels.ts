@@ -2,8 +2,9 @@
  * The channels a seller's session method is paid through, as it sees them: a credential's channel
  * descriptor checked against the route, the channel found (tracked from the ledger the first time
  * it is seen, then read from the store once and remembered), and each voucher's signature checked
- * and its amount recorded in the {@link ChannelStore} — before the call runs, or, for a call
- * metered per unit, while its answer starts ({@link SellerChannels.earlyVoucher}).
+ * and its amount recorded in the {@link ChannelStore} — before the call runs, or while its handler
+ * starts: a call metered per unit, or one priced per request on a mount that holds its answer
+ * ({@link SellerChannels.earlyVoucher}).
  *
  * @module
  * @internal
@@ -31,6 +32,14 @@ export type SessionPayload = ReturnType<typeof sessionPayloadSchema.parse>
 
 /** A voucher taken: whether its amount was new, the channel after it, and the call's hold. */
 export type TakenVoucher = { fresh: boolean; channel: ChannelRecord; hold?: HoldOutcome }
+
+/** A voucher being recorded while its call's handler starts (`SellerChannels.earlyVoucher`). */
+export type EarlyVoucher = {
+  /** Starts the voucher's step of the store, if it has not started yet; its outcome. */
+  readonly record: () => Promise<TakenVoucher | PaymentError>
+  /** The outcome of the voucher's step of the store, started now or on the next turn. */
+  readonly recorded: Promise<TakenVoucher | PaymentError>
+}
 
 /** What {@link createSellerChannels} needs of its session method. */
 export type SellerChannelsOptions = {
@@ -236,40 +245,86 @@ export function createSellerChannels(options: SellerChannelsOptions) {
     return wrong ?? recordVoucher(channel, cumulative, signature, hold)
   }
 
+  /** Per channel, the calls' holds this process is writing early: their highest amount, their sum. */
+  const writing = new Map<string, { above: bigint; held: bigint }>()
+
   /**
-   * A metered call's voucher, when the channel's books as this process last saw them show it will
-   * be taken — the channel open and the amount within its deposit (a deposit only grows): its
-   * signature checked now, its step of the store started and not awaited, so the handler's work
-   * (a model's answer) starts while the voucher is made durable. A store that writes inline
-   * (SQLite) would hold the handler up as much as before: its step starts on the next turn of the
-   * event loop, after the handler sent its upstream request, or at the first call of `record` if
-   * that comes first (the meter's, else the call's end). Undefined when the voucher
-   * must be taken first. Should the store refuse it after all (the channel began to close
-   * meanwhile), the answer's units are spent only within what earlier vouchers cover, as for a
-   * channel that closes while an answer streams.
+   * A voucher taken while the handler starts, when the channel's books as this process last saw
+   * them show it will be taken — the channel open and the amount within its deposit (a deposit only
+   * grows): its signature checked now, its step of the store started and not awaited, so the
+   * handler's work (an upstream request, a model's answer) starts while the voucher is made
+   * durable. A store that writes inline (SQLite) would hold the handler up as much as before: its
+   * step starts on the next turn of the event loop, after the handler sent its upstream request, or
+   * at the first call of `record` if that comes first (`recorded` follows it). Undefined when the voucher must be taken
+   * first.
+   *
+   * Without `hold`, a metered call's voucher: should the store refuse it after all (the channel
+   * began to close meanwhile), the answer's units are spent only within what earlier vouchers
+   * cover, as for a channel that closes while an answer streams. With `hold`, a call priced per
+   * request, whose answer waits for `recorded` (`PaymentBooks.durable`): only an amount above
+   * every one this process has taken or is writing (a repeated voucher is still refused before any
+   * work starts) whose headroom covers the hold as this process sees it, its own early holds
+   * counted (a voucher that raises too little is too). The map of those holds is as large as the
+   * channels with a call being written, at most one entry per channel.
    */
   async function earlyVoucher(
     channel: ChannelRecord,
     p: Extract<SessionPayload, { action: 'open' | 'voucher' }>,
-  ): Promise<{ readonly record: () => Promise<unknown> } | PaymentError | undefined> {
+    hold?: HoldRequest,
+  ): Promise<EarlyVoucher | PaymentError | undefined> {
     const cumulative = BigInt(p.cumulativeAmount)
     if (channel.state !== 'open' || cumulative > channel.deposit) return undefined
+    const channelId = channel.channelId
+    // A call's hold goes early only on a new amount whose headroom, as this process sees it (its
+    // own early holds counted), covers the price: what the store will then accept unless another
+    // process took that headroom meanwhile.
+    const covers = (amount: bigint): boolean => {
+      const w = writing.get(channelId)
+      return (
+        cumulative > channel.highest &&
+        (w === undefined || cumulative > w.above) &&
+        cumulative - channel.spent - channel.held - (w?.held ?? 0n) >= amount
+      )
+    }
+    if (hold !== undefined && !covers(hold.amount)) return undefined
     const wrong = await checkVoucher(channel, cumulative, p.signature)
     if (wrong !== undefined) return wrong
-    let recorded: Promise<unknown> | undefined
+    if (hold !== undefined) {
+      // Checked again: the same amount, or another hold, may have come in meanwhile.
+      if (!covers(hold.amount)) return undefined
+      const w = writing.get(channelId) ?? { above: 0n, held: 0n }
+      w.above = cumulative > w.above ? cumulative : w.above
+      w.held += hold.amount
+      writing.set(channelId, w)
+    }
+    let started: Promise<TakenVoucher | PaymentError> | undefined
     const record = () => {
-      if (recorded === undefined) {
-        recorded = recordVoucher(channel, cumulative, p.signature)
-        // Awaited by the answer's meter, if the handler meters one; never left unheard.
-        recorded.catch(() => {})
+      if (started === undefined) {
+        started = recordVoucher(channel, cumulative, p.signature, hold)
+        if (hold !== undefined) {
+          const amount = hold.amount
+          const written = () => {
+            const w = writing.get(channelId)
+            if (w === undefined) return
+            w.held -= amount
+            if (w.held <= 0n) writing.delete(channelId)
+          }
+          started.then(written, written)
+        }
+        // Awaited by the answer's meter or the call's books; never left unheard.
+        started.catch(() => {})
       }
-      return recorded
+      return started
     }
     // A store that writes inline would hold the handler up by its write: it starts on the next turn
     // of the event loop, once the handler has sent its upstream request, while the upstream works.
-    if (store.writesInline !== true) record()
-    else afterThisTurn(record)
-    return { record }
+    const recorded =
+      store.writesInline !== true
+        ? record()
+        : new Promise<TakenVoucher | PaymentError>((resolve) =>
+            afterThisTurn(() => resolve(record())),
+          )
+    return { record, recorded }
   }
 
   return {
