@@ -13,6 +13,7 @@ import { sha256, sha384 } from '@noble/hashes/sha2.js'
 import { bytesToHex, concatBytes, hexToBytes } from '@noble/hashes/utils.js'
 import { z } from 'zod'
 import { decodeBase64 } from '../internal/base64.js'
+import { type NativeBuffer, nativeBuffer } from '../internal/runtime.js'
 import type { QuoteVerdict, QuoteVerifier, TcbStatus } from './quote.js'
 
 /** The `tee_type` of reports whose quote is an Intel TDX quote. */
@@ -90,7 +91,6 @@ export type TdxQuoteVerifierOptions = {
 }
 
 type Dcap = typeof import('@phala/dcap-qvl')
-type NodeBuffer = { from(bytes: Uint8Array): Uint8Array }
 
 /**
  * `@phala/dcap-qvl`, loaded when a quote is first checked. The specifier is not a literal so that a
@@ -107,10 +107,11 @@ const loadDcap = () => import(dcapModule) as Promise<Dcap>
 const intelRootSha256 = '44a0196b2b99f889b8e149e95b807a350e7424964399e885a7cbb8ccfab674d3'
 
 /** Node's `Buffer` (the type dcap-qvl reads quotes as), or an error off Node. */
-function nodeBuffer(): NodeBuffer {
-  const buffer = (globalThis as { Buffer?: NodeBuffer }).Buffer
-  if (buffer === undefined) throw new Error('TDX quotes are checked on Node.js (no Buffer here)')
-  return buffer
+function nodeBuffer(): NativeBuffer {
+  if (nativeBuffer === undefined) {
+    throw new Error('TDX quotes are checked on Node.js (no Buffer here)')
+  }
+  return nativeBuffer
 }
 
 /** The length of the DER element at `at` and where its content starts, or undefined. */
