@@ -388,6 +388,39 @@ describe('MPP session (seller)', () => {
     expect(seller.served).toBe(servedBefore + 1)
   })
 
+  it('runs no handler for calls whose vouchers raise too little to cover them all, at once', async () => {
+    const buyer = await openChannel(100_000n)
+    // The first call leaves a headroom of one call (10 000) above what was spent.
+    const first = await buyer.present(await opening(buyer, 20_000n))
+    expect(first.status).toBe(200)
+    await expect.poll(async () => (await channels.get(buyer.channelId))?.spent).toBe(10_000n)
+    const servedBefore = seller.served
+
+    // Eight calls at once, each with a new amount that raises the highest by a unit only: the
+    // headroom covers one of them. The others are refused before their handlers run — while the
+    // first one's write is still under way (the store's writes held at the gate until all eight
+    // are in).
+    const vouchers = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => buyer.voucher(20_001n + BigInt(i))),
+    )
+    books.shut()
+    onTestFinished(() => books.gate.release())
+    const answering = Promise.all(
+      vouchers.map((voucher) => buyer.present({ action: 'voucher', ...voucher })),
+    )
+    await expect.poll(() => books.gate.waiting).toBe(8)
+    books.gate.release()
+    const answers = await answering
+    const statuses = answers.map((answer) => answer.status).sort()
+    expect(statuses).toEqual([200, 402, 402, 402, 402, 402, 402, 402])
+    for (const answer of answers.filter((a) => a.status === 402)) {
+      expect(await codeOf(answer)).toBe('insufficient_balance')
+    }
+    expect(seller.served - servedBefore).toBe(1)
+    await expect.poll(async () => (await channels.get(buyer.channelId))?.spent).toBe(20_000n)
+    expect(await channels.get(buyer.channelId)).toMatchObject({ held: 0n, units: 2n })
+  })
+
   it("drops a call's answer when its write finds the headroom taken by another process: 402, nothing spent", async () => {
     const buyer = await openChannel(100_000n)
     const first = await buyer.present(await opening(buyer, 10_000n))
