@@ -22,14 +22,17 @@
  *    unpaid, upstream direct, over one session (target ≥ 0.5× unpaid), and paid by MPP `charge`
  *    (`BENCH_CHARGE_CALLS`, default 16, one at a time: each waits for the ledger);
  * 2. latency added over an unpaid call, one call at a time, unpaid, session and upstream direct in
- *    turn, `BENCH_ROUNDS` rounds (default 300): the difference of the medians (target ≤ 1 ms);
+ *    turn, `BENCH_ROUNDS` rounds (default 300): the difference of the medians (target ≤ 1 ms), with
+ *    its 95% interval from the rounds themselves (a paired bootstrap: how far the figure moves
+ *    when the rounds are drawn again);
  * 3. ledger transactions per 1 000 calls over the session (its open and close counted, and any
  *    settlement of the gateway's schedule) and by `charge`, counted by the gateway's emulator.
  * Then, on the keyless route, `BENCH_STREAMS` (default 16) answers of `BENCH_TOKENS` tokens paid per
  * token over the session, in turn with the same stream unpaid and upstream direct: the 99th
  * percentile of the gaps between tokens (target ≤ 5 ms added); and the time to the first token
- * (median; target ≤ 1 ms added over unpaid) of those answers and of `BENCH_FIRST_TOKENS` (default
- * 100) more, each read to its first token and then left — one answer's time to its first token
+ * (median, with its 95% interval; target ≤ 1 ms added over unpaid) of those answers and of
+ * `BENCH_FIRST_TOKENS` (default 100) more, each read to its first token and then left — one
+ * answer's time to its first token
  * varies by several ms, more than the target. The answers go in turns of four — unpaid, upstream
  * direct, per token, upstream direct — so that no answer through the gateway starts while the
  * gateway still winds down one it just served (an answer left at its first token).
@@ -45,6 +48,7 @@ import { createChannelBook, createPayingFetch, createSessionFetch } from 'tollga
 import { defaultModelId } from '../../reference-gateway/inference/models.js'
 import { startScript } from '../script.js'
 import {
+  added,
   ask,
   type Call,
   callCells,
@@ -53,6 +57,7 @@ import {
   firstTokenMs,
   load,
   median,
+  medianDifferenceInterval,
   percentile,
   printCalls,
   settings,
@@ -226,13 +231,15 @@ try {
             paid: median(first.paid),
             upstream: median(first.upstream),
           }
+          // Each answer paid per token was measured in the same turn as one unpaid.
+          const ttftInterval = medianDifferenceInterval(first.unpaid, first.paid)
           const p99 = {
             unpaid: percentile(gaps.unpaid, 0.99),
             paid: percentile(gaps.paid, 0.99),
             upstream: percentile(gaps.upstream, 0.99),
           }
           streamRows.push(
-            `| ${store} | ${ttft.unpaid.toFixed(2)} / ${ttft.paid.toFixed(2)} (+${(ttft.paid - ttft.unpaid).toFixed(2)}) | ${p99.unpaid.toFixed(2)} / ${p99.paid.toFixed(2)} (+${(p99.paid - p99.unpaid).toFixed(2)}) | ${Math.max(...gaps.unpaid).toFixed(1)} / ${Math.max(...gaps.paid).toFixed(1)} | ${median(gaps.unpaid).toFixed(2)} / ${median(gaps.paid).toFixed(2)} | ${ttft.upstream.toFixed(2)} / ${p99.upstream.toFixed(2)} | ${loadStart} → ${load()} |`,
+            `| ${store} | ${ttft.unpaid.toFixed(2)} / ${ttft.paid.toFixed(2)} (${added(ttft.paid - ttft.unpaid, ttftInterval)}) | ${p99.unpaid.toFixed(2)} / ${p99.paid.toFixed(2)} (+${(p99.paid - p99.unpaid).toFixed(2)}) | ${Math.max(...gaps.unpaid).toFixed(1)} / ${Math.max(...gaps.paid).toFixed(1)} | ${median(gaps.unpaid).toFixed(2)} / ${median(gaps.paid).toFixed(2)} | ${ttft.upstream.toFixed(2)} / ${p99.upstream.toFixed(2)} | ${loadStart} → ${load()} |`,
           )
           // Each row as soon as it is measured: a later failure loses none.
           console.error(streamRows.at(-1))
@@ -262,7 +269,7 @@ printCalls(['store', 'route'], callRows, {
   reference: 'upstream direct',
 })
 console.log(
-  `\n| store | ${streamTokens}-token stream: ms to first token (median of ${streams + firsts} answers), unpaid / per token (added) | p99 ms between tokens, unpaid / per token (added) | longest gap ms, unpaid / per token | median ms between tokens | upstream direct: ms to first token / p99 ms between tokens | load average |`,
+  `\n| store | ${streamTokens}-token stream: ms to first token (median of ${streams + firsts} answers), unpaid / per token (added, 95% interval) | p99 ms between tokens, unpaid / per token (added) | longest gap ms, unpaid / per token | median ms between tokens | upstream direct: ms to first token / p99 ms between tokens | load average |`,
 )
 console.log('|---|---:|---:|---:|---:|---:|---|')
 for (const row of streamRows) console.log(row)

@@ -1,7 +1,8 @@
 /**
  * The session benchmarks' measures (`bench/session/run.ts` on a library seller,
  * `bench/session/gateway.ts` on the reference gateway): calls/s at a number in flight, one call's
- * latency, the token times of a streamed answer, medians and percentiles, the load average, and the
+ * latency, the token times of a streamed answer, medians and percentiles, the interval of an added
+ * median (a paired bootstrap), the load average, and the
  * seller process's answers on its stdin.
  */
 import type { ChildProcess } from 'node:child_process'
@@ -19,6 +20,50 @@ export function percentile(values: readonly number[], p: number): number {
 
 /** The median of `values`. */
 export const median = (values: readonly number[]) => percentile(values, 0.5)
+
+/**
+ * How far the median difference `median(b) − median(a)` of paired samples moves when the pairs are
+ * drawn again: the 2.5th and 97.5th percentiles of that difference over `draws` resamples of the
+ * pairs (a paired bootstrap; `a[i]` and `b[i]` were measured in the same round). A 95% interval
+ * of the "added" figure, from the spread of the run itself. Seeded, so that the same samples give
+ * the same interval.
+ */
+export function medianDifferenceInterval(
+  a: readonly number[],
+  b: readonly number[],
+  draws = 2000,
+): readonly [number, number] {
+  const n = Math.min(a.length, b.length)
+  if (n === 0) return [Number.NaN, Number.NaN]
+  // mulberry32: a small seeded generator, enough to draw indices.
+  let seed = 0x2545f491
+  const random = () => {
+    seed = (seed + 0x6d2b79f5) | 0
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed)
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+  }
+  const differences: number[] = []
+  const drawnA = new Float64Array(n)
+  const drawnB = new Float64Array(n)
+  // The median as `median` takes it (nearest rank, lower), of a typed array sorted in place.
+  const middle = Math.min(n - 1, Math.floor(n * 0.5))
+  for (let d = 0; d < draws; d++) {
+    for (let i = 0; i < n; i++) {
+      const j = Math.floor(random() * n)
+      drawnA[i] = a[j] as number
+      drawnB[i] = b[j] as number
+    }
+    differences.push((drawnB.sort()[middle] as number) - (drawnA.sort()[middle] as number))
+  }
+  return [percentile(differences, 0.025), percentile(differences, 0.975)]
+}
+
+/** A difference and its interval, for a table cell: `+1.23 (+0.98…+1.50)`. */
+export function added(value: number, interval: readonly [number, number]): string {
+  const signed = (x: number) => `${x >= 0 ? '+' : '−'}${Math.abs(x).toFixed(2)}`
+  return `${signed(value)} (${signed(interval[0])}…${signed(interval[1])})`
+}
 
 /** Runs `count` calls of `call`, `inFlight` at a time; calls/s. Every answer must be 200. */
 export async function rate(
@@ -144,6 +189,8 @@ export type CallComparison = {
   /** Medians of the sequential rounds, ms. */
   unpaidMs: number
   sessionMs: number
+  /** The 95% interval of `sessionMs − unpaidMs` ({@link medianDifferenceInterval}). */
+  addedInterval: readonly [number, number]
   /** Ledger transactions during the session's and the charges' calls/s runs. */
   sessionTx: number
   chargeTx: number
@@ -195,6 +242,7 @@ export async function compareCalls(input: {
     chargeRate,
     unpaidMs: median(unpaidMs),
     sessionMs: median(sessionMs),
+    addedInterval: medianDifferenceInterval(unpaidMs, sessionMs),
     sessionTx,
     chargeTx,
     requestsPerCall,
@@ -221,7 +269,7 @@ export function printCalls(
   )
   const extra = reference === undefined ? '' : ` ${reference}: calls/s, median ms |`
   console.log(
-    `| ${lead.join(' | ')} | unpaid calls/s | session calls/s (vs unpaid) | charge calls/s | median ms unpaid / session (added) | ledger tx per 1 000 calls: session / charge | requests per session call |${extra} load average |`,
+    `| ${lead.join(' | ')} | unpaid calls/s | session calls/s (vs unpaid) | charge calls/s | median ms unpaid / session (added, 95% interval) | ledger tx per 1 000 calls: session / charge | requests per session call |${extra} load average |`,
   )
   console.log(
     `|${lead.map(() => '---|').join('')}---:|---:|---:|---:|---:|---:|${reference === undefined ? '' : '---:|'}---|`,
@@ -235,7 +283,7 @@ export function printCalls(
  */
 export function callCells(c: CallComparison, openAndClose: number): string {
   const perThousand = ((c.sessionTx + openAndClose) / settings.calls) * 1000
-  return `| ${c.unpaidRate.toFixed(0)} | ${c.sessionRate.toFixed(0)} (${(c.sessionRate / c.unpaidRate).toFixed(2)}×) | ${c.chargeRate.toFixed(1)} (session ${(c.sessionRate / c.chargeRate).toFixed(0)}×) | ${c.unpaidMs.toFixed(2)} / ${c.sessionMs.toFixed(2)} (+${(c.sessionMs - c.unpaidMs).toFixed(2)}) | ${perThousand.toFixed(1)} / ${((c.chargeTx / settings.chargeCalls) * 1000).toFixed(0)} | ${c.requestsPerCall.toFixed(2)} |${c.reference === undefined ? '' : ` ${c.reference.rate.toFixed(0)}, ${c.reference.ms.toFixed(2)} |`}`
+  return `| ${c.unpaidRate.toFixed(0)} | ${c.sessionRate.toFixed(0)} (${(c.sessionRate / c.unpaidRate).toFixed(2)}×) | ${c.chargeRate.toFixed(1)} (session ${(c.sessionRate / c.chargeRate).toFixed(0)}×) | ${c.unpaidMs.toFixed(2)} / ${c.sessionMs.toFixed(2)} (${added(c.sessionMs - c.unpaidMs, c.addedInterval)}) | ${perThousand.toFixed(1)} / ${((c.chargeTx / settings.chargeCalls) * 1000).toFixed(0)} | ${c.requestsPerCall.toFixed(2)} |${c.reference === undefined ? '' : ` ${c.reference.rate.toFixed(0)}, ${c.reference.ms.toFixed(2)} |`}`
 }
 
 /**

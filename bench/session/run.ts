@@ -13,7 +13,8 @@
  *    the ledger, and the buyer client's concurrent charges from one wallet can build the same
  *    transaction, refused as a replay);
  * 2. latency added over an unpaid call, one call at a time, alternating, `BENCH_ROUNDS` rounds
- *    (default 300): the difference of the medians (target ≤ 1 ms);
+ *    (default 300): the difference of the medians (target ≤ 1 ms), with its 95% interval (a paired
+ *    bootstrap of the rounds);
  * 3. ledger transactions per 1 000 calls over the session (the open and the close counted) and by
  *    `charge`; requests sent per session call (a voucher that arrives after a later one is refused
  *    as stale and the call paid again).
