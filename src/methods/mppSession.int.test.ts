@@ -19,7 +19,8 @@ import { useCheckedLedger } from '../testing/ledger/testSetup.js'
 /**
  * The seller's channel books, with a gate a test can shut on `acceptVoucher`: while shut, a
  * voucher's step of the store is started but not done (a slow durable write). `steps` records the
- * order of the voucher steps and the units spent.
+ * order of the voucher steps (with the hold each took), the units spent, and the holds committed and
+ * given back.
  */
 function gatedBooks() {
   const inner = createMemoryChannelStore()
@@ -37,13 +38,24 @@ function gatedBooks() {
       await gate.open
       gate.waiting--
       const accepted = await inner.acceptVoucher(...args)
-      steps.push(`voucher ${args[1]}: ${accepted.status}`)
+      const hold = accepted.status === 'accepted' ? accepted.hold?.status : undefined
+      steps.push(`voucher ${args[1]}: ${accepted.status}${hold === undefined ? '' : `, ${hold}`}`)
       return accepted
     },
     async spend(...args) {
       const spent = await inner.spend(...args)
       steps.push(`spend: ${spent.status}`)
       return spent
+    },
+    async commit(holdId) {
+      const committed = await inner.commit(holdId)
+      steps.push(`commit: ${committed}`)
+      return committed
+    },
+    async release(holdId) {
+      const released = await inner.release(holdId)
+      steps.push(`release: ${released}`)
+      return released
     },
   }
   const shut = () => {
@@ -375,7 +387,7 @@ describe('MPP session (seller)', () => {
     books.gate.release()
     const response = await pending
     expect(response.status).toBe(200)
-    expect(books.steps).toEqual(['voucher 20000: accepted'])
+    await expect.poll(() => books.steps).toEqual(['voucher 20000: accepted, held', 'commit: true'])
     expect(decodeReceipt(response.headers.get('payment-receipt') ?? '')).toMatchObject({
       acceptedCumulative: '20000',
       spent: '20000',
@@ -485,9 +497,10 @@ describe('MPP session (seller)', () => {
     books.gate.release()
     const { tokens, receipt } = await reading
     expect(tokens).toHaveLength(3)
+    // The first token is paid from the hold its voucher took; the others are spent as they go.
     expect(books.steps).toEqual([
-      'voucher 5000: accepted',
-      'spend: spent',
+      'voucher 5000: accepted, held',
+      'commit: true',
       'spend: spent',
       'spend: spent',
     ])
@@ -524,9 +537,10 @@ describe('MPP session (seller)', () => {
     expect(books.steps).toEqual([])
     books.gate.release()
     expect((await reading).tokens).toHaveLength(2)
-    expect(books.steps).toEqual(['voucher 3000: accepted', 'spend: spent', 'spend: spent'])
+    expect(books.steps).toEqual(['voucher 3000: accepted, held', 'commit: true', 'spend: spent'])
 
-    // A call that meters no answer still has its voucher recorded, when it completes.
+    // A call that meters no answer still has its voucher recorded, when it completes, and its
+    // unit hold given back.
     books.steps.length = 0
     const plain = await buyer.present(
       { action: 'voucher', ...(await buyer.voucher(4_000n)) },
@@ -535,8 +549,8 @@ describe('MPP session (seller)', () => {
     )
     expect(plain.status).toBe(200)
     await plain.text()
-    await expect.poll(() => books.steps).toEqual(['voucher 4000: accepted'])
-    expect(await channels.get(buyer.channelId)).toMatchObject({ highest: 4_000n })
+    await expect.poll(() => books.steps).toEqual(['voucher 4000: accepted, held', 'release: true'])
+    expect(await channels.get(buyer.channelId)).toMatchObject({ highest: 4_000n, held: 0n })
   })
 
   it('spends nothing on a voucher the books refuse after the answer started, and answers the next call 410', async () => {

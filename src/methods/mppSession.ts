@@ -39,7 +39,7 @@ import { formatMeteredEvent, isUnitEvent, sseEvents } from '../session/sse.js'
 import { createVoucherWaits } from '../session/voucherWaits.js'
 import { sessionPayloadSchema } from '../session/wire.js'
 import type { SettlementResult } from '../settle.js'
-import { createCallBooks, refuse } from './sessionBooks.js'
+import { createCallBooks, refuse, unitHeldBy } from './sessionBooks.js'
 import { createSellerChannels } from './sessionChannels.js'
 import { type CloseContext, closeChannel } from './sessionClose.js'
 import type { MethodSettleInput, PaymentMethod } from './types.js'
@@ -293,25 +293,30 @@ export function createSessionMethod(options: SessionMethodOptions): SessionMetho
       case 'open':
       case 'voucher': {
         // A call (not a bare raise, nor a metered answer, charged as it is sent) holds its price
-        // in the same step of the store as its voucher.
+        // in the same step of the store as its voucher. A metered call holds its first unit's
+        // price there when the headroom covers it: its answer's first unit is paid from it.
         const price = priceOf(terms)
-        if (metered && !bare) {
-          const early = await channels.earlyVoucher(channel, p)
+        const hold = bare
+          ? undefined
+          : { amount: price, holdId: crypto.randomUUID(), leaseUntil: now() + holdLeaseMs }
+        if (metered && hold !== undefined) {
+          const early = await channels.earlyVoucher(channel, p, hold, { for: 'unit' })
           if (isPaymentError(early)) return refuse(early)
           if (early !== undefined) return meteredCall(channel, price, early.record)
         }
-        const hold =
-          bare || metered
-            ? undefined
-            : { amount: price, holdId: crypto.randomUUID(), leaseUntil: now() + holdLeaseMs }
-        if (hold !== undefined && input.holdsAnswer) {
+        if (hold !== undefined && !metered && input.holdsAnswer) {
           // The caller holds the answer until the voucher and hold are durable: the handler starts
           // while they are written.
           const early = await channels.earlyVoucher(channel, p, hold)
           if (isPaymentError(early)) return refuse(early)
           if (early !== undefined) return heldLater(channel, price, id, hold.holdId, early.recorded)
         }
-        const taken = await channels.takeVoucher(channel, p.cumulativeAmount, p.signature, hold)
+        const taken = await channels.takeVoucher(
+          channel,
+          p.cumulativeAmount,
+          p.signature,
+          metered ? undefined : hold,
+        )
         if (isPaymentError(taken)) return refuse(taken)
         if (bare) return answered(receipt(id, taken.channel))
         if (metered) return meteredCall(taken.channel, price)
@@ -331,14 +336,18 @@ export function createSessionMethod(options: SessionMethodOptions): SessionMetho
       throw new PaymentError('invalid_options', 'This payment was not made through this session.')
     }
     const { sleep, done } = waits.sleeper(channelId)
+    // The call's voucher step, started here at the latest (the answer has started); the unit hold
+    // taken with it is the meter's from now on.
+    call.metering = true
+    const voucher = call.voucher?.()
     const batches = meterBatches(
       sseEvents(body),
       {
         store,
         channelId,
         price: call.price,
-        // The call's voucher step, started here at the latest: the answer has started.
-        after: call.voucher?.(),
+        after: voucher,
+        unitHeld: voucher?.then(unitHeldBy),
         isUnit: streamOptions.isUnit ?? isUnitEvent,
         waitMs: options.voucherWaitMs,
         signal: streamOptions.signal,

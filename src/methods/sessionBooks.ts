@@ -10,6 +10,7 @@
 import { isPaymentError, PaymentError } from '../errors.js'
 import { encodeReceipt, mppHeaders } from '../mpp.js'
 import type { ChannelRecord, ChannelStore, HoldOutcome } from '../session/channelStore.js'
+import type { HeldUnit } from '../session/meter.js'
 import type { PaymentBooks, SettlementResult } from '../settle.js'
 import type { TakenVoucher } from './sessionChannels.js'
 
@@ -18,9 +19,20 @@ export type MeteredCall = {
   readonly price: bigint
   /**
    * Its voucher's step of the store, started by the first call if not yet: what the answer's
-   * first event waits for.
+   * first event waits for, with the hold of its first unit's price when one was taken.
    */
-  readonly voucher: (() => Promise<unknown>) | undefined
+  readonly voucher: (() => Promise<TakenVoucher | PaymentError>) | undefined
+  /**
+   * Set when its answer is metered: the unit hold is then the meter's to pay from or give back;
+   * otherwise the call's completion gives it back.
+   */
+  metering: boolean
+}
+
+/** The unit hold a metered call's voucher step took, if it took one. */
+export function unitHeldBy(taken: TakenVoucher | PaymentError): HeldUnit | undefined {
+  if (isPaymentError(taken) || taken.hold?.status !== 'held') return undefined
+  return { holdId: taken.hold.holdId, channel: taken.hold.channel }
 }
 
 /** A session method's call books; see the module's description. */
@@ -169,21 +181,31 @@ export function createCallBooks(store: ChannelStore, now: () => number) {
    * A call on a metered route: its answer is charged per unit by `stream`, nothing up front.
    * `voucher` starts its voucher's step of the store, if not yet started (it may still be under
    * way): the answer's first event waits for it, and a call that completes without metering an
-   * answer starts it then.
+   * answer starts it then, and gives back the unit hold it took.
    */
   function meteredCall(
     channel: ChannelRecord,
     price: bigint,
-    voucher?: () => Promise<unknown>,
+    voucher?: () => Promise<TakenVoucher | PaymentError>,
   ): SettlementResult {
     const digest = `${channel.channelId}/${crypto.randomUUID()}`
     if (unitPrices.size >= 10_000) unitPrices.delete(unitPrices.keys().next().value as string)
-    unitPrices.set(digest, { price, voucher })
+    const call: MeteredCall = { price, voucher, metering: false }
+    unitPrices.set(digest, call)
     const none = {}
     const completed = async () => {
+      unitPrices.delete(digest)
       // A voucher whose answer never started (nothing metered) is recorded all the same.
-      void voucher?.()
-      return unitPrices.delete(digest) || true
+      const taking = voucher?.()
+      if (taking !== undefined && !call.metering) {
+        void taking
+          .then((taken) => {
+            const unit = unitHeldBy(taken)
+            return unit === undefined ? false : store.release(unit.holdId)
+          })
+          .catch(() => false)
+      }
+      return true
     }
     const books: PaymentBooks = {
       // Nothing was held for the call: what its answer sent is in the channel's books already.

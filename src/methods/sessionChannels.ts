@@ -258,22 +258,26 @@ export function createSellerChannels(options: SellerChannelsOptions) {
    * at the first call of `record` if that comes first (`recorded` follows it). Undefined when the voucher must be taken
    * first.
    *
-   * Without `hold`, a metered call's voucher: should the store refuse it after all (the channel
-   * began to close meanwhile), the answer's units are spent only within what earlier vouchers
-   * cover, as for a channel that closes while an answer streams. With `hold`, a call priced per
-   * request, whose answer waits for `recorded` (`PaymentBooks.durable`): only an amount above
-   * every one this process has taken or is writing (a repeated voucher is still refused before any
-   * work starts) whose headroom covers the hold as this process sees it, its own early holds
-   * counted (a voucher that raises too little is too). The map of those holds is as large as the
-   * channels with a call being written, at most one entry per channel.
+   * For a metered call (`for: 'unit'`), the hold, if any, is its first unit's price, taken if the
+   * headroom covers it and not otherwise: the voucher goes early whatever its headroom, and should
+   * the store refuse it after all (the channel began to close meanwhile), the answer's units are
+   * spent only within what earlier vouchers cover, as for a channel that closes while an answer
+   * streams. For a call priced per request (`for: 'call'`, the default), whose answer waits for
+   * `recorded` (`PaymentBooks.durable`): only an amount above every one this process has taken or
+   * is writing (a repeated voucher is still refused before any work starts) whose headroom covers
+   * the hold as this process sees it, its own early holds counted (a voucher that raises too
+   * little is too). The map of those holds is as large as the channels with a call being written,
+   * at most one entry per channel.
    */
   async function earlyVoucher(
     channel: ChannelRecord,
     p: Extract<SessionPayload, { action: 'open' | 'voucher' }>,
     hold?: HoldRequest,
+    use: { for: 'call' | 'unit' } = { for: 'call' },
   ): Promise<EarlyVoucher | PaymentError | undefined> {
     const cumulative = BigInt(p.cumulativeAmount)
     if (channel.state !== 'open' || cumulative > channel.deposit) return undefined
+    const gated = hold !== undefined && use.for === 'call'
     const channelId = channel.channelId
     // A call's hold goes early only on a new amount whose headroom, as this process sees it (its
     // own early holds counted), covers the price: what the store will then accept unless another
@@ -286,12 +290,12 @@ export function createSellerChannels(options: SellerChannelsOptions) {
         cumulative - channel.spent - channel.held - (w?.held ?? 0n) >= amount
       )
     }
-    if (hold !== undefined && !covers(hold.amount)) return undefined
+    if (gated && !covers(hold.amount)) return undefined
     const wrong = await checkVoucher(channel, cumulative, p.signature)
     if (wrong !== undefined) return wrong
     if (hold !== undefined) {
       // Checked again: the same amount, or another hold, may have come in meanwhile.
-      if (!covers(hold.amount)) return undefined
+      if (gated && !covers(hold.amount)) return undefined
       const w = writing.get(channelId) ?? { above: 0n, held: 0n }
       w.above = cumulative > w.above ? cumulative : w.above
       w.held += hold.amount

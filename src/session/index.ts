@@ -34,6 +34,7 @@ export {
   readChannel,
 } from './channelTx.js'
 export {
+  type HeldUnit,
   type MeteredEvent,
   type MeterOptions,
   type MeterStop,

@@ -268,6 +268,163 @@ describe('meterStream', () => {
     expect(await store.get(channelId)).toMatchObject({ spent: 10n })
   })
 
+  describe('the first unit paid from the hold taken with the voucher (unitHeld)', () => {
+    /** A channel whose voucher of `voucher` also held one unit of `price`; commits wait at a gate. */
+    async function held(voucher: bigint, price: bigint) {
+      const store = await channel(0n)
+      const accepted = await store.acceptVoucher(channelId, voucher, 'v', {
+        amount: price,
+        holdId: 'unit',
+        leaseUntil: Number.MAX_SAFE_INTEGER,
+      })
+      if (accepted.status !== 'accepted' || accepted.hold?.status !== 'held') {
+        throw new Error('no hold')
+      }
+      const unit = { holdId: 'unit', channel: accepted.hold.channel }
+      const steps: string[] = []
+      let open: () => void = () => {}
+      const gate = new Promise<void>((resolve) => {
+        open = resolve
+      })
+      const gated: ChannelStore = {
+        ...store,
+        async commit(holdId) {
+          steps.push(`commit ${holdId}`)
+          await gate
+          return store.commit(holdId)
+        },
+        async release(holdId) {
+          steps.push(`release ${holdId}`)
+          return store.release(holdId)
+        },
+        async spend(id, amount) {
+          steps.push('spend')
+          return store.spend(id, amount)
+        },
+      }
+      return { store, gated, unit, steps, open }
+    }
+
+    it('hands the first unit on while its commit is under way; the next unit waits for that commit', async () => {
+      const { store, gated, unit, steps, open } = await held(100n, 10n)
+      const stream = meterStream(tokens(['role', 'a', 'b']), {
+        store: gated,
+        channelId,
+        price: 10n,
+        isUnit: (t) => t !== 'role',
+        unitHeld: Promise.resolve(unit),
+      })
+      expect(await stream.next()).toMatchObject({ value: { data: 'role' } })
+      // The first unit leaves with its hold's commit started, not done.
+      expect(await stream.next()).toMatchObject({ value: { data: 'a' } })
+      expect(steps).toEqual(['commit unit'])
+      expect(await store.get(channelId)).toMatchObject({ spent: 0n, held: 10n })
+      // The second waits for it: nothing else is spent before the commit is done.
+      const second = stream.next()
+      await new Promise((resolve) => setTimeout(resolve, 20))
+      expect(steps).toEqual(['commit unit'])
+      open()
+      expect(await second).toMatchObject({ value: { data: 'b' } })
+      expect(steps).toEqual(['commit unit', 'spend'])
+      const rest = await collect(stream)
+      expect(rest.map((e) => e.data)).toEqual([
+        { channelId, acceptedCumulative: '100', spent: '20', units: '2' },
+      ])
+      expect(await store.get(channelId)).toMatchObject({ spent: 20n, held: 0n, units: 2n })
+    })
+
+    it('ends with the receipt after the commit, when the first unit was the last', async () => {
+      const { store, gated, unit, open } = await held(100n, 10n)
+      const ending = collect(
+        meterStream(tokens(['a']), {
+          store: gated,
+          channelId,
+          price: 10n,
+          unitHeld: Promise.resolve(unit),
+        }),
+      )
+      let ended = false
+      void ending.then(() => {
+        ended = true
+      })
+      await new Promise((resolve) => setTimeout(resolve, 20))
+      expect(ended).toBe(false)
+      open()
+      expect((await ending).at(-1)?.data).toEqual({
+        channelId,
+        acceptedCumulative: '100',
+        spent: '10',
+        units: '1',
+      })
+      expect(await store.get(channelId)).toMatchObject({ spent: 10n, held: 0n, units: 1n })
+    })
+
+    it('gives the hold back when no unit leaves: the source ends or fails first, the buyer leaves', async () => {
+      for (const source of [
+        tokens(['[DONE]']),
+        (async function* () {
+          yield 'role'
+          throw new Error('upstream failed')
+        })(),
+      ]) {
+        const { store, gated, unit, steps } = await held(100n, 10n)
+        const run = collect(
+          meterStream(source, {
+            store: gated,
+            channelId,
+            price: 10n,
+            isUnit: (t) => t !== '[DONE]' && t !== 'role',
+            unitHeld: Promise.resolve(unit),
+          }),
+        )
+        await run.catch(() => {})
+        expect(steps).toEqual(['release unit'])
+        expect(await store.get(channelId)).toMatchObject({ spent: 0n, held: 0n, units: 0n })
+      }
+      // The buyer leaves after the free first event, before any unit.
+      const { store, gated, unit, steps } = await held(100n, 10n)
+      const controller = new AbortController()
+      const stream = meterStream(tokens(['role', 'a']), {
+        store: gated,
+        channelId,
+        price: 10n,
+        isUnit: (t) => t !== 'role',
+        unitHeld: Promise.resolve(unit),
+        signal: controller.signal,
+      })
+      expect(await stream.next()).toMatchObject({ value: { data: 'role' } })
+      controller.abort()
+      await collect(stream)
+      expect(steps).toEqual(['release unit'])
+      expect(await store.get(channelId)).toMatchObject({ spent: 0n, held: 0n })
+      // And when the reader stops pulling before the first unit.
+      const left = await held(100n, 10n)
+      const early = meterStream(tokens(['role', 'a']), {
+        store: left.gated,
+        channelId,
+        price: 10n,
+        isUnit: (t) => t !== 'role',
+        unitHeld: Promise.resolve(left.unit),
+      })
+      await early.next()
+      await early.return(undefined)
+      expect(left.steps).toEqual(['release unit'])
+    })
+
+    it('spends the first unit as before when the voucher took no hold', async () => {
+      const store = await channel(100n)
+      const events = await collect(
+        meterStream(tokens(['a']), {
+          store,
+          channelId,
+          price: 10n,
+          unitHeld: Promise.resolve(undefined),
+        }),
+      )
+      expect(events.at(-1)?.data).toMatchObject({ spent: '10', units: '1' })
+    })
+  })
+
   describe('in batches (readAhead)', () => {
     /** A store that counts the spends it is asked for at once. */
     function counting(inner: ChannelStore) {

@@ -2,8 +2,9 @@
  * Metering a streamed answer against a session channel, one unit per event (a token, a chunk), as
  * mppx meters its SSE answers: when the source has produced an event that is a unit, its price is
  * moved out of the channel's headroom into `spent` in one atomic step of the store just before the
- * event is handed on (so `spent` is durable before the bytes leave); events that are not units
- * (`[DONE]`) pass uncharged. At most one event of the source waits unpaid (or, read ahead in
+ * event is handed on (so `spent` is durable before the bytes leave) — but for a first unit paid
+ * from a hold taken with the call's voucher ({@link MeterOptions.unitHeld}), durable before it
+ * leaves and committed as it does; events that are not units (`[DONE]`) pass uncharged. At most one event of the source waits unpaid (or, read ahead in
  * batches, the events it had ready). When the headroom
  * runs out, one `payment-need-voucher` event asks the buyer for a higher voucher, and the stream
  * waits for it — a bounded wait, polling the store (the voucher may arrive at another process of
@@ -57,6 +58,14 @@ export type MeterOptions<T> = {
    */
   readonly after?: Promise<unknown> | undefined
   /**
+   * A hold of one unit's price taken with the call's voucher, in the same step of the store (its id
+   * and the channel that step left, once written; undefined when none was taken): the answer's
+   * first unit is paid from it, so that the first paid event leaves without another write first.
+   * The hold is committed into `spent` as that event is handed on, and that commit is done before
+   * any later unit is spent and before the receipt; a hold no unit used is released at the end.
+   */
+  readonly unitHeld?: Promise<HeldUnit | undefined> | undefined
+  /**
    * The most events of the source taken together (default 1): the events the source has ready
    * when one arrives join it, and their units are spent at once — in one statement of a store that
    * merges them, in one round of the answer — then handed on together
@@ -67,6 +76,13 @@ export type MeterOptions<T> = {
   readonly readAhead?: number | undefined
   readonly now?: (() => number) | undefined
   readonly sleep?: ((ms: number) => Promise<void>) | undefined
+}
+
+/** A unit's price held with a call's voucher ({@link MeterOptions.unitHeld}). */
+export type HeldUnit = {
+  readonly holdId: string
+  /** The channel as the step that took the hold left it. */
+  readonly channel: ChannelRecord
 }
 
 /** Why a metered stream stopped before its source ended. */
@@ -126,12 +142,39 @@ export async function* meterBatches<T>(
   let last: ChannelRecord | undefined
   let asked: bigint | undefined
   let after = options.after
+  let unitHeld = options.unitHeld
+  /** The unit hold, once written, until a unit is paid from it. */
+  let unit: HeldUnit | undefined
+  /** The unit hold's commit, under way. */
+  let committing: Promise<void> | undefined
+
+  /** Pays a unit from the hold: its commit starts, and is awaited before the next step. */
+  function payFromHold(held: HeldUnit): void {
+    unit = undefined
+    committing = store.commit(held.holdId).then((committed) => {
+      // Gone only when it lapsed (its lease ended) and was swept: the unit went unpaid.
+      if (committed) {
+        const c = held.channel
+        last = { ...c, spent: c.spent + price, held: c.held - price, units: c.units + 1n }
+      }
+    })
+    // Awaited before the next step; never left unheard meanwhile.
+    committing.catch(noop)
+  }
+
+  /** Waits for the unit hold's commit, if one is under way (its failure is the stream's). */
+  async function committed(): Promise<void> {
+    const pending = committing
+    committing = undefined
+    if (pending !== undefined) await pending
+  }
 
   /**
    * Spends one unit's price (one atomic step of the store), waiting (bounded) for a voucher;
    * undefined when spent, else why not.
    */
   async function* spendOne(): AsyncGenerator<MeteredEvent<T>[], MeterStop | undefined> {
+    await committed()
     const deadline = now() + waitMs
     for (;;) {
       if (options.signal?.aborted) return { reason: 'aborted' }
@@ -167,6 +210,7 @@ export async function* meterBatches<T>(
    */
   async function spendMany(count: number): Promise<{ spent: number; error?: unknown }> {
     if (options.signal?.aborted) return { spent: 0 }
+    await committed()
     const results = await Promise.allSettled(
       Array.from({ length: count }, () => store.spend(channelId, price)),
     )
@@ -221,9 +265,17 @@ export async function* meterBatches<T>(
         await after
         after = undefined
       }
+      if (unitHeld !== undefined) {
+        unit = await unitHeld
+        unitHeld = undefined
+      }
+      // The first unit is paid from the hold taken with the voucher, when there is one.
+      const fromHold = units > 0 && unit !== undefined && !options.signal?.aborted ? 1 : 0
+      if (fromHold > 0 && unit !== undefined) payFromHold(unit)
       // With one unit, spent the one way; with several, together, then any left one by one.
       let { spent: paid, error } =
-        units > 1 ? await spendMany(units) : { spent: 0, error: undefined }
+        units - fromHold > 1 ? await spendMany(units - fromHold) : { spent: 0, error: undefined }
+      paid += fromHold
       let out: MeteredEvent<T>[] = []
       for (const [i, event] of batch.entries()) {
         if (paidFor[i]) {
@@ -250,9 +302,16 @@ export async function* meterBatches<T>(
       if (pending === undefined) await done
       else void Promise.resolve(done).catch(noop)
     }
+    // A unit hold no unit was paid from (the source ended or failed first, the buyer left, the
+    // stream stopped) is given back; should that fail, it lapses with its lease.
+    const unused = unit ?? (await unitHeld?.catch(() => undefined))
+    unit = undefined
+    unitHeld = undefined
+    if (unused !== undefined) await store.release(unused.holdId).catch(noop)
   }
   // An answer that spent no unit still ends after its voucher's step (whatever that step's fate).
   if (after !== undefined) await after.then(noop, noop)
+  await committed()
   // The channel as this answer's last step of the store left it (read only when it took none): a
   // read at the end cost every metered answer one more round trip to the store before its end.
   const channel = last ?? (await store.get(channelId))
