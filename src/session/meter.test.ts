@@ -468,6 +468,38 @@ describe('meterStream', () => {
       expect(await store.get(channelId)).toMatchObject({ spent: 50n, units: 5n, held: 0n })
     })
 
+    it('hands the free events before the first unit on with it, when it is ready: one round, the unit still first of its kind', async () => {
+      const { store, counts } = counting(await channel(1_000n))
+      const shape = async (source: AsyncIterable<string>) => {
+        const out: string[][] = []
+        for await (const batch of meterBatches(source, {
+          store,
+          channelId,
+          price: 10n,
+          isUnit: (t) => t !== 'role' && t !== 'usage',
+          readAhead: 32,
+        })) {
+          out.push(batch.map((e) => (e.type === 'message' ? e.data : e.type)))
+        }
+        return out
+      }
+      // The role chunk and the first token arrive together: they leave together.
+      expect(await shape(tokens(['role', 'usage', 'a', 'b', 'c']))).toEqual([
+        ['role', 'usage', 'a'],
+        ['b', 'c'],
+        ['payment-receipt'],
+      ])
+      // The first token is late: the role chunk leaves without waiting for it.
+      async function* late() {
+        yield 'role'
+        await new Promise((resolve) => setTimeout(resolve, 20))
+        yield 'a'
+        yield 'b'
+      }
+      expect(await shape(late())).toEqual([['role'], ['a'], ['b'], ['payment-receipt']])
+      expect(counts.spends).toBe(5)
+    })
+
     it('reads ahead on a runtime without setImmediate (Web-standard)', async () => {
       vi.stubGlobal('setImmediate', undefined)
       vi.resetModules()

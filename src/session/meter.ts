@@ -15,7 +15,7 @@
  * @module
  */
 import { afterThisTurn } from '../internal/afterThisTurn.js'
-import type { ChannelRecord, ChannelStore } from './channelStore.js'
+import type { ChannelRecord, ChannelStore, SpendResult } from './channelStore.js'
 
 /** What the metered stream yields. */
 export type MeteredEvent<T> =
@@ -171,14 +171,19 @@ export async function* meterBatches<T>(
 
   /**
    * Spends one unit's price (one atomic step of the store), waiting (bounded) for a voucher;
-   * undefined when spent, else why not.
+   * undefined when spent, else why not. `refused`: what the store just answered a spend of it
+   * (not asked again at once).
    */
-  async function* spendOne(): AsyncGenerator<MeteredEvent<T>[], MeterStop | undefined> {
+  async function* spendOne(
+    refused?: SpendResult,
+  ): AsyncGenerator<MeteredEvent<T>[], MeterStop | undefined> {
     await committed()
     const deadline = now() + waitMs
+    let known = refused
     for (;;) {
       if (options.signal?.aborted) return { reason: 'aborted' }
-      const held = await store.spend(channelId, price)
+      const held = known ?? (await store.spend(channelId, price))
+      known = undefined
       if (held.status === 'spent') {
         last = held.channel
         return undefined
@@ -206,9 +211,12 @@ export async function* meterBatches<T>(
 
   /**
    * Spends `count` units at once (each its own atomic step, issued together); how many were
-   * spent, and the store's error if one failed (the others may have been spent).
+   * spent, the store's error if one failed (the others may have been spent), and its answer to
+   * one it refused.
    */
-  async function spendMany(count: number): Promise<{ spent: number; error?: unknown }> {
+  async function spendMany(
+    count: number,
+  ): Promise<{ spent: number; error?: unknown; refused?: SpendResult }> {
     if (options.signal?.aborted) return { spent: 0 }
     await committed()
     const results = await Promise.allSettled(
@@ -217,6 +225,7 @@ export async function* meterBatches<T>(
     let spent = 0
     let error: unknown
     let failed = false
+    let refused: SpendResult | undefined
     for (const result of results) {
       if (result.status === 'rejected') {
         if (!failed) error = result.reason
@@ -224,13 +233,16 @@ export async function* meterBatches<T>(
       } else if (result.value.status === 'spent') {
         spent++
         last = result.value.channel
-      }
+      } else refused ??= result.value
     }
-    return failed ? { spent, error } : { spent }
+    if (failed) return { spent, error }
+    return refused === undefined ? { spent } : { spent, refused }
   }
 
   let stop: MeterStop | undefined
   let ended = false
+  /** Whether a batch with a unit was taken: the answer's first unit has left, or is leaving. */
+  let firstUnitOut = false
   let pending: Promise<IteratorResult<T>> | undefined
   const iterator = source[Symbol.asyncIterator]()
   try {
@@ -242,9 +254,14 @@ export async function* meterBatches<T>(
         break
       }
       const batch = [first.value]
-      // The events the source has ready already join the batch (never waited for); not the
-      // first's, which leaves at once (the time to the first token).
-      while (batch.length < (last === undefined ? 1 : readAhead)) {
+      // Asked once per event (a gateway's `isUnit` parses the event's JSON).
+      const paidFor = [isUnit(first.value)]
+      let units = paidFor[0] ? 1 : 0
+      // The events the source has ready already join the batch (never waited for). Until the
+      // answer's first unit has left, a batch ends with its first unit, which leaves at once (the
+      // time to the first token) — with the free events before it (a model's role chunk), in one
+      // round of the answer.
+      while (batch.length < readAhead && (firstUnitOut || units === 0)) {
         const next = iterator.next()
         const ready = await Promise.race([next, shortly()])
         if (ready === notReady) {
@@ -256,10 +273,11 @@ export async function* meterBatches<T>(
           break
         }
         batch.push(ready.value)
+        const paid = isUnit(ready.value)
+        paidFor.push(paid)
+        if (paid) units++
       }
-      // Asked once per event (a gateway's `isUnit` parses the event's JSON).
-      const paidFor = batch.map((event) => isUnit(event))
-      const units = paidFor.filter(Boolean).length
+      if (units > 0) firstUnitOut = true
       // Nothing of the answer leaves before the call's voucher step is done, free events included.
       if (after !== undefined) {
         await after
@@ -272,9 +290,13 @@ export async function* meterBatches<T>(
       // The first unit is paid from the hold taken with the voucher, when there is one.
       const fromHold = units > 0 && unit !== undefined && !options.signal?.aborted ? 1 : 0
       if (fromHold > 0 && unit !== undefined) payFromHold(unit)
-      // With one unit, spent the one way; with several, together, then any left one by one.
-      let { spent: paid, error } =
-        units - fromHold > 1 ? await spendMany(units - fromHold) : { spent: 0, error: undefined }
+      // Spent together, before any event of the batch leaves (so it leaves whole); what the
+      // headroom did not cover is then spent one by one, asking for a voucher.
+      let {
+        spent: paid,
+        error,
+        refused,
+      } = units - fromHold > 0 ? await spendMany(units - fromHold) : { spent: 0 }
       paid += fromHold
       let out: MeteredEvent<T>[] = []
       for (const [i, event] of batch.entries()) {
@@ -283,7 +305,8 @@ export async function* meterBatches<T>(
           else if (error === undefined) {
             if (out.length > 0) yield out
             out = []
-            stop = yield* spendOne()
+            stop = yield* spendOne(refused)
+            refused = undefined
             if (stop !== undefined) break
           } else break
         }
