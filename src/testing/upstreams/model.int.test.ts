@@ -56,3 +56,31 @@ describe('the model server with replyTokens', () => {
     expect(finish).toBe('length')
   })
 })
+
+describe('the model server when its client hangs up', () => {
+  it('stops the answer: the rest is neither generated nor written', async () => {
+    const slow = await startModelUpstream({ replyTokens: 2000, tokenIntervalMs: 2 })
+    try {
+      const controller = new AbortController()
+      const response = await fetch(`${slow.baseUrl}/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: 'Bearer any', 'content-type': 'application/json' },
+        body: JSON.stringify({ messages: [{ role: 'user', content: 'Go on.' }], stream: true }),
+        signal: controller.signal,
+      })
+      const reader = (response.body as ReadableStream<Uint8Array>).getReader()
+      await reader.read()
+      controller.abort()
+      await reader.read().catch(() => undefined)
+      await new Promise((resolve) => setTimeout(resolve, 100))
+      const written = slow.calls.at(-1)?.events ?? 0
+      // Written before the hang-up was seen, and nothing after: 2 000 tokens take 4 s.
+      expect(written).toBeGreaterThan(0)
+      expect(written).toBeLessThan(200)
+      await new Promise((resolve) => setTimeout(resolve, 100))
+      expect(slow.calls.at(-1)?.events).toBe(written)
+    } finally {
+      await slow.stop()
+    }
+  })
+})

@@ -34,7 +34,14 @@ export type ModelUpstreamOptions = {
 }
 
 /** A request the model server received (no header values, no body). */
-export type ModelUpstreamCall = { method: string; path: string; status: number; stream: boolean }
+export type ModelUpstreamCall = {
+  method: string
+  path: string
+  status: number
+  stream: boolean
+  /** Of a streamed answer: the events written so far (it stops when the client hangs up). */
+  events?: number
+}
 
 /** A running model server. */
 export type ModelUpstream = {
@@ -204,7 +211,11 @@ export async function startModelUpstream(
     const auth = req.headers.authorization ?? ''
     const authorized =
       options.apiKey === undefined ? /^Bearer \S+/.test(auth) : auth === `Bearer ${options.apiKey}`
-    const record = (status: number, stream = false) => calls.push({ method, path, status, stream })
+    const record = (status: number, stream = false) => {
+      const call: ModelUpstreamCall = { method, path, status, stream }
+      calls.push(call)
+      return call
+    }
     if (!authorized) {
       record(401)
       return error(res, 401, 'Incorrect API key provided.', 'invalid_request_error')
@@ -240,14 +251,21 @@ export async function startModelUpstream(
     const completion = modelCompletion(body, options.replyTokens)
     const id = `chatcmpl-${createHash('sha256').update(JSON.stringify(body)).digest('hex').slice(0, 24)}`
     await wait(options.latencyMs)
-    record(200, stream)
+    const call = record(200, stream)
     if (!stream) return send(res, 200, chatCompletionObject(id, model, completion))
+    call.events = 0
     const breakAfter = breaks.shift()
     res.writeHead(200, {
       'content-type': 'text/event-stream; charset=utf-8',
       'cache-control': 'no-cache',
     })
     const events = chatCompletionEvents(id, model, completion, { usage: asksStreamUsage(body) })
+    // A client that hangs up ends the answer, as a model provider stops generating then: the rest
+    // is neither generated nor written.
+    let left = false
+    res.once('close', () => {
+      left = true
+    })
     for (const [index, event] of events.entries()) {
       if (breakAfter !== undefined && index >= breakAfter) {
         // Cut the connection once the events before are on the wire (a broken model stream).
@@ -255,8 +273,10 @@ export async function startModelUpstream(
         return
       }
       if (index > 1) await wait(options.tokenIntervalMs)
+      if (left) return
       if (breakAfter === undefined) res.write(event)
       else await new Promise<void>((resolve) => res.write(event, () => resolve()))
+      call.events++
     }
     res.end()
   }
