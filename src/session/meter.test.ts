@@ -91,6 +91,27 @@ describe('meterStream', () => {
     expect(await store.get(channelId)).toMatchObject({ spent: 40n, units: 4n, held: 0n })
   })
 
+  it('does not ask the store again at once for a spend it just refused, when it turns to wait for a voucher', async () => {
+    const inner = await channel(10n)
+    let spends = 0
+    const store: ChannelStore = {
+      ...inner,
+      spend: (...args) => {
+        spends++
+        return inner.spend(...args)
+      },
+    }
+    const stops: MeterStop[] = []
+    await collect(
+      meterStream(tokens(['a', 'b']), { store, channelId, price: 10n, waitMs: 0 }, (stop) =>
+        stops.push(stop),
+      ),
+    )
+    // One spend for `a`, one refused for `b`: the wait (none here) starts from that refusal.
+    expect(stops).toEqual([{ reason: 'no_voucher', required: 20n }])
+    expect(spends).toBe(2)
+  })
+
   it('stops after a bounded wait without a voucher: the unpaid event never leaves, spent never grows for it', async () => {
     const store = await channel(10n)
     let clock = 0

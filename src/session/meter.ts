@@ -4,13 +4,13 @@
  * moved out of the channel's headroom into `spent` in one atomic step of the store just before the
  * event is handed on (so `spent` is durable before the bytes leave) — but for a first unit paid
  * from a hold taken with the call's voucher ({@link MeterOptions.unitHeld}), durable before it
- * leaves and committed as it does; events that are not units (`[DONE]`) pass uncharged. At most one event of the source waits unpaid (or, read ahead in
- * batches, the events it had ready). When the headroom
- * runs out, one `payment-need-voucher` event asks the buyer for a higher voucher, and the stream
- * waits for it — a bounded wait, polling the store (the voucher may arrive at another process of
- * the seller). It ends with a `payment-receipt` event: the channel as the answer's last unit left
- * it. An event that is never handed on (the source
- * ended or failed, the buyer left before it) is never spent.
+ * leaves and committed as it does; events that are not units (`[DONE]`) pass uncharged. At most
+ * one event of the source waits unpaid (or, read ahead in batches, the events it had ready). When
+ * the headroom runs out, one `payment-need-voucher` event asks the buyer for a higher voucher, and
+ * the stream waits for it — a bounded wait, polling the store (the voucher may arrive at another
+ * process of the seller). It ends with a `payment-receipt` event: the channel as the answer's last
+ * unit left it. An event that is never handed on (the source ended or failed, the buyer left
+ * before it) is never spent.
  *
  * @module
  */
@@ -288,8 +288,9 @@ export async function* meterBatches<T>(
         unitHeld = undefined
       }
       // The first unit is paid from the hold taken with the voucher, when there is one.
-      const fromHold = units > 0 && unit !== undefined && !options.signal?.aborted ? 1 : 0
-      if (fromHold > 0 && unit !== undefined) payFromHold(unit)
+      const held = units > 0 && !options.signal?.aborted ? unit : undefined
+      if (held !== undefined) payFromHold(held)
+      const fromHold = held === undefined ? 0 : 1
       // Spent together, before any event of the batch leaves (so it leaves whole); what the
       // headroom did not cover is then spent one by one, asking for a voucher.
       let {
