@@ -94,6 +94,36 @@ describe.each(kinds)('$name channel store', (kind) => {
     expect(await store.get(channel.channelId)).toMatchObject({ spent: 20n, held: 0n, units: 1n })
   })
 
+  it('commits the part of a hold that was used and gives the rest back, once', async () => {
+    const { store } = kind.open()
+    const channel = opened()
+    await store.track(channel)
+    await store.acceptVoucher(channel.channelId, 100n, 'v')
+    const window = await store.hold(channel.channelId, 80n, randomUUID(), lease())
+    if (window.status !== 'held') throw new Error('held expected')
+    // More than the hold holds changes nothing: the hold stays, whole.
+    expect(await store.commit(window.holdId, { amount: 90n, units: 9n })).toBe(false)
+    expect(await store.get(channel.channelId)).toMatchObject({ spent: 0n, held: 80n, units: 0n })
+    expect(await store.commit(window.holdId, { amount: 30n, units: 3n })).toBe(true)
+    expect(await store.get(channel.channelId)).toMatchObject({ spent: 30n, held: 0n, units: 3n })
+    expect(await store.commit(window.holdId, { amount: 30n, units: 3n })).toBe(false)
+    expect(await store.release(window.holdId)).toBe(false)
+    // What was given back is headroom again: 70 of the voucher's 100.
+    const rest = await store.hold(channel.channelId, 70n, randomUUID(), lease())
+    expect(rest.status).toBe('held')
+    if (rest.status !== 'held') throw new Error('held expected')
+    expect(await store.hold(channel.channelId, 1n, randomUUID(), lease())).toMatchObject({
+      status: 'insufficient',
+      required: 101n,
+    })
+    // All of a hold, as many units: the same as a whole commit, counted by units.
+    expect(await store.commit(rest.holdId, { amount: 70n, units: 7n })).toBe(true)
+    expect(await store.get(channel.channelId)).toMatchObject({ spent: 100n, held: 0n, units: 10n })
+    await expect(store.commit(rest.holdId, { amount: -1n, units: 1n })).rejects.toMatchObject({
+      code: 'invalid_amount',
+    })
+  })
+
   it('takes a voucher and the hold of its call in one step; a repeat or a refused voucher holds nothing', async () => {
     const { store } = kind.open()
     const channel = opened(1_000n)

@@ -60,6 +60,14 @@ export type HoldRequest = {
   readonly leaseUntil: number
 }
 
+/** What part of a hold {@link ChannelStore.commit} moves into `spent`; the rest is given back. */
+export type HoldPart = {
+  /** Base units, at most the hold's amount. */
+  readonly amount: bigint
+  /** The units they paid for. */
+  readonly units: bigint
+}
+
 /** What came of the hold asked with an accepted voucher. */
 export type HoldOutcome = Extract<HoldResult, { status: 'held' | 'insufficient' }>
 
@@ -133,8 +141,13 @@ export type ChannelStore = {
    * one atomic step — a metered answer's unit, spent just before it is sent.
    */
   spend(channelId: string, amount: bigint): Promise<SpendResult>
-  /** Moves a hold into `spent` (one unit). False when the hold is gone (released, or lapsed and swept). */
-  commit(holdId: string): Promise<boolean>
+  /**
+   * Moves a hold into `spent` (one unit), in one atomic step. With `part`, only `part.amount` of it
+   * (`part.units` units) is moved into `spent` and the rest given back to the headroom: a metered
+   * answer's window of units, of which the answer used that many. False, with nothing changed,
+   * when the hold is gone (released, or lapsed and swept) or holds less than `part.amount`.
+   */
+  commit(holdId: string, part?: HoldPart): Promise<boolean>
   /** Gives a hold back to the headroom. False when it is gone. */
   release(holdId: string): Promise<boolean>
   /** Releases every hold whose lease ended before `now`; returns how many. */
@@ -171,6 +184,12 @@ export function checkStoredAmount(amount: bigint, what: string): void {
   }
 }
 
+/** Refuses a part of a hold no store keeps exactly. */
+export function checkPart(part: HoldPart): void {
+  checkStoredAmount(part.amount, 'committed amount')
+  checkStoredAmount(part.units, 'committed units')
+}
+
 const stateOrder: Readonly<Record<ChannelPhase, number>> = { open: 0, closing: 1, closed: 2 }
 
 /** The state after observing `next` (a channel never goes back to an earlier state). */
@@ -200,16 +219,19 @@ export function createMemoryChannelStore(): ChannelStore {
     const held = put({ ...channel, held: channel.held + hold.amount })
     return { status: 'held', holdId: hold.holdId, channel: held }
   }
-  const drop = (holdId: string, spend: boolean): boolean => {
+  /** Gives a hold back, with `spend` of it (and its units) moved into `spent`. */
+  const drop = (holdId: string, spend?: HoldPart): boolean => {
     const held = holds.get(holdId)
-    if (held === undefined) return false
+    if (held === undefined || (spend !== undefined && spend.amount > held.amount)) return false
     holds.delete(holdId)
     const channel = channels.get(held.channelId)
     if (channel !== undefined) {
       put({
         ...channel,
         held: channel.held - held.amount,
-        ...(spend ? { spent: channel.spent + held.amount, units: channel.units + 1n } : {}),
+        ...(spend === undefined
+          ? {}
+          : { spent: channel.spent + spend.amount, units: channel.units + spend.units }),
       })
     }
     return true
@@ -277,16 +299,17 @@ export function createMemoryChannelStore(): ChannelStore {
       const spent = { ...channel, spent: channel.spent + amount, units: channel.units + 1n }
       return { status: 'spent', channel: put(spent) }
     },
-    async commit(holdId) {
-      return drop(holdId, true)
+    async commit(holdId, part) {
+      if (part !== undefined) checkPart(part)
+      return drop(holdId, part ?? { amount: holds.get(holdId)?.amount ?? 0n, units: 1n })
     },
     async release(holdId) {
-      return drop(holdId, false)
+      return drop(holdId)
     },
     async releaseLapsed(now) {
       let count = 0
       for (const [holdId, held] of holds) {
-        if (held.leaseUntil < now && drop(holdId, false)) count++
+        if (held.leaseUntil < now && drop(holdId)) count++
       }
       return count
     },

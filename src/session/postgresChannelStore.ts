@@ -12,8 +12,10 @@ import { createChannelBatches, type Merge, prepared } from './channelBatches.js'
 import {
   type ChannelRecord,
   type ChannelStore,
+  checkPart,
   checkStoredAmount,
   type HoldOutcome,
+  type HoldPart,
   insufficient,
   type SpendResult,
 } from './channelStore.js'
@@ -121,16 +123,27 @@ UPDATE ${t.channels} ch SET spent = ch.spent + c.k * $1::bigint, units = ch.unit
     const [row] = await rows(`SELECT * FROM ${t.channels} WHERE channel_id = $1`, [channelId])
     return row === undefined ? undefined : recordOf(row)
   }
-  const drop = async (holdId: string, spend: boolean) => {
+  /** Gives a hold back, with `spend` of it (the whole of it: `true`) moved into `spent`. */
+  const drop = async (holdId: string, spend: HoldPart | boolean) => {
     const channelId = holdChannels.get(holdId)
-    holdChannels.delete(holdId)
-    const [row] = await write(
-      channelId,
-      `WITH d AS (DELETE FROM ${t.holds} WHERE hold_id = $1 RETURNING channel_id, amount)
+    const [row] =
+      typeof spend === 'boolean'
+        ? await write(
+            channelId,
+            `WITH d AS (DELETE FROM ${t.holds} WHERE hold_id = $1 RETURNING channel_id, amount)
 UPDATE ${t.channels} c SET held = c.held - d.amount${spend ? ', spent = c.spent + d.amount, units = c.units + 1' : ''}
 FROM d WHERE c.channel_id = d.channel_id RETURNING c.channel_id`,
-      [holdId],
-    )
+            [holdId],
+          )
+        : await write(
+            channelId,
+            `WITH d AS (DELETE FROM ${t.holds} WHERE hold_id = $1 AND amount >= $2::bigint RETURNING channel_id, amount)
+UPDATE ${t.channels} c SET held = c.held - d.amount, spent = c.spent + $2::bigint, units = c.units + $3::bigint
+FROM d WHERE c.channel_id = d.channel_id RETURNING c.channel_id`,
+            [holdId, spend.amount.toString(), spend.units.toString()],
+          )
+    // Kept while the hold is: a part larger than the hold changed nothing.
+    if (row !== undefined) holdChannels.delete(holdId)
     return row !== undefined
   }
   return {
@@ -220,7 +233,10 @@ SELECT * FROM up`,
         ? holdRefusal(await select(channelId), amount)
         : { status: 'spent', channel: recordOf(row) }
     },
-    commit: (holdId) => drop(holdId, true),
+    async commit(holdId, part) {
+      if (part !== undefined) checkPart(part)
+      return drop(holdId, part ?? true)
+    },
     release: (holdId) => drop(holdId, false),
     async releaseLapsed(now) {
       const [row] = await rows(

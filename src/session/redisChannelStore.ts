@@ -14,7 +14,9 @@ import {
   type ChannelPhase,
   type ChannelRecord,
   type ChannelStore,
+  checkPart,
   checkStoredAmount,
+  type HoldPart,
   type HoldResult,
   insufficient,
   type SpendResult,
@@ -95,17 +97,27 @@ redis.call('ZADD', KEYS[3], ARGV[3], ARGV[2])
 return {'held', unpack(record(KEYS[1]))}
 `
 
-/** KEYS: hold, leases. ARGV: hold id, spend (1/0), channel key prefix. */
-const dropSource = `
+/**
+ * KEYS: hold, leases. ARGV: hold id, spend (1/0), channel key prefix, and for a part of the hold:
+ * its amount and units (the rest goes back to the headroom). Nothing changes when the hold is gone
+ * or holds less than the part.
+ */
+const dropSource = `${compare}
 local h = redis.call('HMGET', KEYS[1], 'channel', 'amount')
 if not h[1] then return 0 end
+if ARGV[4] and cmp(h[2], ARGV[4]) < 0 then return 0 end
 redis.call('DEL', KEYS[1])
 redis.call('ZREM', KEYS[2], ARGV[1])
 local channel = ARGV[3] .. h[1]
 redis.call('HINCRBY', channel, 'held', '-' .. h[2])
 if ARGV[2] == '1' then
-  redis.call('HINCRBY', channel, 'spent', h[2])
-  redis.call('HINCRBY', channel, 'units', 1)
+  local spend = ARGV[4] or h[2]
+  redis.call('HINCRBY', channel, 'spent', spend)
+  redis.call('HINCRBY', channel, 'units', ARGV[5] or 1)
+  if spend ~= h[2] then
+    redis.call('HINCRBY', channel, 'headroom', h[2])
+    if spend ~= '0' then redis.call('HINCRBY', channel, 'headroom', '-' .. spend) end
+  end
 else
   redis.call('HINCRBY', channel, 'headroom', h[2])
 end
@@ -251,12 +263,18 @@ export function createRedisChannelStore(options: RedisChannelStoreOptions): Chan
     }
   }
 
-  const drop = async (holdId: string, spend: boolean) =>
+  /** Gives a hold back, with `spend` of it (the whole of it: `true`) moved into `spent`. */
+  const drop = async (holdId: string, spend: HoldPart | boolean) =>
     Number(
       await run(
         scripts.drop,
         [`${holdPrefix}${holdId}`, leases],
-        [holdId, spend ? '1' : '0', channelPrefix],
+        [
+          holdId,
+          spend === false ? '0' : '1',
+          channelPrefix,
+          ...(typeof spend === 'boolean' ? [] : [spend.amount.toString(), spend.units.toString()]),
+        ],
       ),
     ) === 1
 
@@ -343,7 +361,10 @@ export function createRedisChannelStore(options: RedisChannelStoreOptions): Chan
       if (status === 'not_open') return { status: 'not_open', channel }
       return insufficient(channel, amount)
     },
-    commit: (holdId) => drop(holdId, true),
+    async commit(holdId, part) {
+      if (part !== undefined) checkPart(part)
+      return drop(holdId, part ?? true)
+    },
     release: (holdId) => drop(holdId, false),
     async releaseLapsed(now) {
       let total = 0

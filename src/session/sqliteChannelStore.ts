@@ -11,8 +11,10 @@ import type { SqliteDatabase } from '../stores/sqlite.js'
 import {
   type ChannelRecord,
   type ChannelStore,
+  checkPart,
   checkStoredAmount,
   type HoldOutcome,
+  type HoldPart,
   type HoldRequest,
   type HoldResult,
   type SpendResult,
@@ -57,9 +59,10 @@ export function createSqliteChannelStore(options: SqliteChannelStoreOptions): Ch
     select: `SELECT * FROM ${t.channels} WHERE channel_id = ?`,
     hold: `UPDATE ${t.channels} SET held = held + @amount WHERE channel_id = @id AND state = 'open' AND highest - spent - held >= @amount RETURNING *`,
     insertHold: `INSERT INTO ${t.holds} (hold_id, channel_id, amount, lease_until) VALUES (?, ?, ?, ?)`,
-    deleteHold: `DELETE FROM ${t.holds} WHERE hold_id = ? RETURNING channel_id, amount`,
+    // A hold that covers what is committed of it (the whole of it: 0).
+    deleteHold: `DELETE FROM ${t.holds} WHERE hold_id = ? AND amount >= ? RETURNING channel_id, amount`,
     release: `UPDATE ${t.channels} SET held = held - @amount WHERE channel_id = @id`,
-    commit: `UPDATE ${t.channels} SET held = held - @amount, spent = spent + @amount, units = units + 1 WHERE channel_id = @id`,
+    commit: `UPDATE ${t.channels} SET held = held - @amount, spent = spent + @spend, units = units + @units WHERE channel_id = @id`,
     // A voucher's amount recorded only on an open channel whose deposit covers it.
     insertVoucher: `INSERT INTO ${t.vouchers} (channel_id, amount) SELECT @id, @cumulative FROM ${t.channels} WHERE channel_id = @id AND state = 'open' AND deposit >= @cumulative ON CONFLICT DO NOTHING`,
     raise: `UPDATE ${t.channels} SET highest = @cumulative, highest_signature = @signature WHERE channel_id = @id AND @cumulative > highest RETURNING *`,
@@ -80,10 +83,16 @@ export function createSqliteChannelStore(options: SqliteChannelStoreOptions): Ch
     return { status: 'held', holdId: hold.holdId, channel: recordOf(row) }
   }
   const holdStep = db.transaction(holdIn)
-  const drop = db.transaction((holdId: string, spend: boolean) => {
-    const hold = one(sql.deleteHold, holdId)
+  /** Gives a hold back, with `spend` of it (the whole of it: `true`) moved into `spent`. */
+  const drop = db.transaction((holdId: string, spend: HoldPart | boolean) => {
+    const hold = one(sql.deleteHold, holdId, typeof spend === 'boolean' ? 0n : spend.amount)
     if (hold === undefined) return false
-    statement(spend ? sql.commit : sql.release).run({ amount: hold.amount, id: hold.channel_id })
+    const id = hold.channel_id
+    if (spend === false) statement(sql.release).run({ amount: hold.amount, id })
+    else {
+      const [amount, units] = spend === true ? [hold.amount, 1n] : [spend.amount, spend.units]
+      statement(sql.commit).run({ amount: hold.amount, spend: amount, units, id })
+    }
     return true
   })
   const accept = db.transaction(
@@ -173,8 +182,9 @@ export function createSqliteChannelStore(options: SqliteChannelStoreOptions): Ch
       if (row === undefined) return holdRefusal(select(channelId), amount)
       return { status: 'spent', channel: recordOf(row) }
     },
-    async commit(holdId) {
-      return drop.immediate(holdId, true)
+    async commit(holdId, part) {
+      if (part !== undefined) checkPart(part)
+      return drop.immediate(holdId, part ?? true)
     },
     async release(holdId) {
       return drop.immediate(holdId, false)
