@@ -47,9 +47,9 @@ function gatedBooks() {
       steps.push(`spend: ${spent.status}`)
       return spent
     },
-    async commit(holdId) {
-      const committed = await inner.commit(holdId)
-      steps.push(`commit: ${committed}`)
+    async commit(holdId, part) {
+      const committed = await inner.commit(holdId, part)
+      steps.push(`commit${part === undefined ? '' : ` ${part.units} of the window`}: ${committed}`)
       return committed
     },
     async release(holdId) {
@@ -497,13 +497,10 @@ describe('MPP session (seller)', () => {
     books.gate.release()
     const { tokens, receipt } = await reading
     expect(tokens).toHaveLength(3)
-    // The first token is paid from the hold its voucher took; the others are spent as they go.
-    expect(books.steps).toEqual([
-      'voucher 5000: accepted, held',
-      'commit: true',
-      'spend: spent',
-      'spend: spent',
-    ])
+    // The tokens are paid from the window of units its voucher held (16): what they used of it is
+    // committed at the end, in one step, and the rest given back.
+    expect(books.steps).toEqual(['voucher 5000: accepted, held', 'commit 3 of the window: true'])
+    expect(await channels.get(buyer.channelId)).toMatchObject({ spent: 500n, held: 0n })
     expect(receipt).toMatchObject({ acceptedCumulative: '5000', spent: '500', units: '5' })
   })
 
@@ -537,7 +534,7 @@ describe('MPP session (seller)', () => {
     expect(books.steps).toEqual([])
     books.gate.release()
     expect((await reading).tokens).toHaveLength(2)
-    expect(books.steps).toEqual(['voucher 3000: accepted, held', 'commit: true', 'spend: spent'])
+    expect(books.steps).toEqual(['voucher 3000: accepted, held', 'commit 2 of the window: true'])
 
     // A call that meters no answer still has its voucher recorded, when it completes, and its
     // unit hold given back.

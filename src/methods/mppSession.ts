@@ -129,6 +129,12 @@ const minGrace = 900_000
  */
 const meterReadAhead = 32
 
+/**
+ * How many units of a metered answer one hold pays for (see `meterBatches`' `window`): the first
+ * window is held with the call's voucher. The buyer's client signs 64 units ahead by default.
+ */
+const meterWindow = 16
+
 /** The details of a session refusal a 402 carries as members. */
 const sessionMembers = ['channelId', 'requiredCumulative', 'acceptedCumulative', 'deposit'] as const
 
@@ -300,7 +306,8 @@ export function createSessionMethod(options: SessionMethodOptions): SessionMetho
           ? undefined
           : { amount: price, holdId: crypto.randomUUID(), leaseUntil: now() + holdLeaseMs }
         if (metered && hold !== undefined) {
-          const early = await channels.earlyVoucher(channel, p, hold, { for: 'unit' })
+          const window = { ...hold, amount: price * BigInt(meterWindow) }
+          const early = await channels.earlyVoucher(channel, p, window, { for: 'unit' })
           if (isPaymentError(early)) return refuse(early)
           if (early !== undefined) return meteredCall(channel, price, early.record)
         }
@@ -347,7 +354,9 @@ export function createSessionMethod(options: SessionMethodOptions): SessionMetho
         channelId,
         price: call.price,
         after: voucher,
-        unitHeld: voucher?.then(unitHeldBy),
+        unitHeld: voucher?.then((taken) => unitHeldBy(taken, meterWindow)),
+        window: meterWindow,
+        leaseMs: holdLeaseMs,
         isUnit: streamOptions.isUnit ?? isUnitEvent,
         waitMs: options.voucherWaitMs,
         signal: streamOptions.signal,

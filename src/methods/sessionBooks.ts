@@ -29,10 +29,13 @@ export type MeteredCall = {
   metering: boolean
 }
 
-/** The unit hold a metered call's voucher step took, if it took one. */
-export function unitHeldBy(taken: TakenVoucher | PaymentError): HeldUnit | undefined {
+/** The hold of `units` units a metered call's voucher step took, if it took one. */
+export function unitHeldBy(
+  taken: TakenVoucher | PaymentError,
+  units: number,
+): HeldUnit | undefined {
   if (isPaymentError(taken) || taken.hold?.status !== 'held') return undefined
-  return { holdId: taken.hold.holdId, channel: taken.hold.channel }
+  return { holdId: taken.hold.holdId, channel: taken.hold.channel, units }
 }
 
 /** A session method's call books; see the module's description. */
@@ -200,7 +203,7 @@ export function createCallBooks(store: ChannelStore, now: () => number) {
       if (taking !== undefined && !call.metering) {
         void taking
           .then((taken) => {
-            const unit = unitHeldBy(taken)
+            const unit = unitHeldBy(taken, 1)
             return unit === undefined ? false : store.release(unit.holdId)
           })
           .catch(() => false)

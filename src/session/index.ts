@@ -12,6 +12,7 @@ export {
   type ChannelStore,
   createMemoryChannelStore,
   type HoldOutcome,
+  type HoldPart,
   type HoldRequest,
   type HoldResult,
   type OpenedChannel,

@@ -309,10 +309,10 @@ describe('meterStream', () => {
       })
       const gated: ChannelStore = {
         ...store,
-        async commit(holdId) {
-          steps.push(`commit ${holdId}`)
+        async commit(holdId, part) {
+          steps.push(`commit ${holdId}${part === undefined ? '' : ` ${part.units}`}`)
           await gate
-          return store.commit(holdId)
+          return store.commit(holdId, part)
         },
         async release(holdId) {
           steps.push(`release ${holdId}`)
@@ -338,15 +338,15 @@ describe('meterStream', () => {
       expect(await stream.next()).toMatchObject({ value: { data: 'role' } })
       // The first unit leaves with its hold's commit started, not done.
       expect(await stream.next()).toMatchObject({ value: { data: 'a' } })
-      expect(steps).toEqual(['commit unit'])
+      expect(steps).toEqual(['commit unit 1'])
       expect(await store.get(channelId)).toMatchObject({ spent: 0n, held: 10n })
       // The second waits for it: nothing else is spent before the commit is done.
       const second = stream.next()
       await new Promise((resolve) => setTimeout(resolve, 20))
-      expect(steps).toEqual(['commit unit'])
+      expect(steps).toEqual(['commit unit 1'])
       open()
       expect(await second).toMatchObject({ value: { data: 'b' } })
-      expect(steps).toEqual(['commit unit', 'spend'])
+      expect(steps).toEqual(['commit unit 1', 'spend'])
       const rest = await collect(stream)
       expect(rest.map((e) => e.data)).toEqual([
         { channelId, acceptedCumulative: '100', spent: '20', units: '2' },
@@ -443,6 +443,176 @@ describe('meterStream', () => {
         }),
       )
       expect(events.at(-1)?.data).toMatchObject({ spent: '10', units: '1' })
+    })
+  })
+
+  describe('units paid from a window of held units (window)', () => {
+    /**
+     * A channel with a voucher of `voucher` that held `units` units of 10 (hold `w0`); its steps
+     * recorded, each hold's commit waiting at `gate` once it is shut.
+     */
+    async function windowed(voucher: bigint, units: number) {
+      const store = await channel(0n)
+      const accepted = await store.acceptVoucher(channelId, voucher, 'v', {
+        amount: 10n * BigInt(units),
+        holdId: 'w0',
+        leaseUntil: Number.MAX_SAFE_INTEGER,
+      })
+      if (accepted.status !== 'accepted' || accepted.hold?.status !== 'held') {
+        throw new Error('no hold')
+      }
+      const first = { holdId: 'w0', channel: accepted.hold.channel, units }
+      const steps: string[] = []
+      const gate = { open: Promise.resolve(), release: () => {} }
+      const shut = () => {
+        gate.open = new Promise((resolve) => {
+          gate.release = resolve
+        })
+      }
+      /** Each hold's name in `steps`: `w0` the voucher's, then `w1`, `w2`… */
+      const names = new Map([['w0', 'w0']])
+      const recorded: ChannelStore = {
+        ...store,
+        async hold(id, amount, holdId, leaseUntil) {
+          names.set(holdId, `w${names.size}`)
+          steps.push(`hold ${amount / 10n} (${names.get(holdId)})`)
+          return store.hold(id, amount, holdId, leaseUntil)
+        },
+        async commit(holdId, part) {
+          steps.push(`commit ${part?.units ?? 1} of ${names.get(holdId)}`)
+          await gate.open
+          return store.commit(holdId, part)
+        },
+        async release(holdId) {
+          steps.push(`release ${names.get(holdId)}`)
+          return store.release(holdId)
+        },
+        async spend(id, amount) {
+          steps.push('spend')
+          return store.spend(id, amount)
+        },
+      }
+      return { store, recorded, first, steps, shut, gate }
+    }
+    const options = (store: ChannelStore, first?: object) => ({
+      store,
+      channelId,
+      price: 10n,
+      window: 4,
+      isUnit: (t: string) => t !== '[DONE]',
+      unitHeld: Promise.resolve(first as never),
+    })
+
+    it('hands units on from the window with no write of their own; settles what it used at the end, giving the rest back', async () => {
+      const { store, recorded, first, steps } = await windowed(100n, 4)
+      const stream = meterStream(tokens(['a', 'b', '[DONE]']), options(recorded, first))
+      expect(await stream.next()).toMatchObject({ value: { data: 'a' } })
+      expect(await stream.next()).toMatchObject({ value: { data: 'b' } })
+      expect(steps).toEqual([])
+      // Held, not yet spent: the hold is durable before the units leave.
+      expect(await store.get(channelId)).toMatchObject({ spent: 0n, held: 40n })
+      const rest = await collect(stream)
+      expect(steps).toEqual(['commit 2 of w0'])
+      expect(rest.at(-1)?.data).toEqual({
+        channelId,
+        acceptedCumulative: '100',
+        spent: '20',
+        units: '2',
+      })
+      expect(await store.get(channelId)).toMatchObject({ spent: 20n, held: 0n, units: 2n })
+    })
+
+    it('settles a used-up window as its last unit leaves, and holds the next as a unit needs it, as far as the headroom goes', async () => {
+      // 100 of voucher: a window of 4 (40), then one of 4 (40), then 2 left: one of 2.
+      const { store, recorded, first, steps } = await windowed(100n, 4)
+      const list = Array.from({ length: 10 }, (_, i) => `t${i}`)
+      const events = await collect(meterStream(tokens(list), options(recorded, first)))
+      expect(events.filter((e) => e.type === 'message')).toHaveLength(10)
+      expect(steps).toEqual([
+        'commit 4 of w0',
+        'hold 4 (w1)',
+        'commit 4 of w1',
+        'hold 2 (w2)',
+        'commit 2 of w2',
+      ])
+      expect(events.at(-1)?.data).toMatchObject({ spent: '100', units: '10' })
+      expect(await store.get(channelId)).toMatchObject({ spent: 100n, held: 0n, units: 10n })
+    })
+
+    it('spends a unit alone when the headroom covers fewer than two, asking for a voucher as before', async () => {
+      const { store, recorded, first, steps } = await windowed(50n, 4)
+      const events = await collect(
+        meterStream(tokens(['a', 'b', 'c', 'd', 'e', 'f']), {
+          ...options(recorded, first),
+          waitMs: 0,
+          sleep: async () => {},
+        }),
+      )
+      // 4 from the window, 1 spent alone (10 left), then no voucher for the sixth.
+      expect(steps).toEqual(['commit 4 of w0', 'spend', 'spend'])
+      expect(events.map((e) => e.type)).toEqual([
+        'message',
+        'message',
+        'message',
+        'message',
+        'message',
+        'payment-need-voucher',
+        'payment-receipt',
+      ])
+      expect(await store.get(channelId)).toMatchObject({ spent: 50n, held: 0n, units: 5n })
+    })
+
+    it("waits for a window's settling before the receipt, and before a unit spent alone", async () => {
+      const { store, recorded, first, steps, shut, gate } = await windowed(50n, 4)
+      shut()
+      const stream = meterStream(tokens(['a', 'b', 'c', 'd', 'e']), options(recorded, first))
+      for (const token of ['a', 'b', 'c', 'd']) {
+        expect(await stream.next()).toMatchObject({ value: { data: token } })
+      }
+      expect(steps).toEqual(['commit 4 of w0'])
+      const fifth = stream.next()
+      await new Promise((resolve) => setTimeout(resolve, 20))
+      expect(steps).toEqual(['commit 4 of w0'])
+      gate.release()
+      expect(await fifth).toMatchObject({ value: { data: 'e' } })
+      expect(steps).toEqual(['commit 4 of w0', 'spend'])
+      expect((await collect(stream)).at(-1)?.data).toMatchObject({ spent: '50', units: '5' })
+      // The receipt waits for the last settling too.
+      const other = await windowed(100n, 4)
+      other.shut()
+      let ended = false
+      const ending = collect(meterStream(tokens(['a']), options(other.recorded, other.first)))
+      void ending.then(() => {
+        ended = true
+      })
+      await new Promise((resolve) => setTimeout(resolve, 20))
+      expect(other.steps).toEqual(['commit 1 of w0'])
+      expect(ended).toBe(false)
+      other.gate.release()
+      expect((await ending).at(-1)?.data).toMatchObject({ spent: '10', units: '1' })
+      expect(await store.get(channelId)).toMatchObject({ held: 0n })
+    })
+
+    it('gives the whole window back when no unit leaves, and settles one half its lease old', async () => {
+      const unused = await windowed(100n, 4)
+      await collect(meterStream(tokens(['[DONE]']), options(unused.recorded, unused.first)))
+      expect(unused.steps).toEqual(['release w0'])
+      expect(await unused.store.get(channelId)).toMatchObject({ spent: 0n, held: 0n })
+
+      let clock = 0
+      const aged = await windowed(100n, 4)
+      const stream = meterStream(tokens(['a', 'b', 'c']), {
+        ...options(aged.recorded, aged.first),
+        leaseMs: 1_000,
+        now: () => clock,
+      })
+      expect(await stream.next()).toMatchObject({ value: { data: 'a' } })
+      clock = 500
+      expect(await stream.next()).toMatchObject({ value: { data: 'b' } })
+      expect(aged.steps).toEqual(['commit 1 of w0', 'hold 4 (w1)'])
+      await collect(stream)
+      expect(aged.steps).toEqual(['commit 1 of w0', 'hold 4 (w1)', 'commit 2 of w1'])
+      expect(await aged.store.get(channelId)).toMatchObject({ spent: 30n, held: 0n, units: 3n })
     })
   })
 

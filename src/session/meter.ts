@@ -2,15 +2,15 @@
  * Metering a streamed answer against a session channel, one unit per event (a token, a chunk), as
  * mppx meters its SSE answers: when the source has produced an event that is a unit, its price is
  * moved out of the channel's headroom into `spent` in one atomic step of the store just before the
- * event is handed on (so `spent` is durable before the bytes leave) — but for a first unit paid
- * from a hold taken with the call's voucher ({@link MeterOptions.unitHeld}), durable before it
- * leaves and committed as it does; events that are not units (`[DONE]`) pass uncharged. At most
- * one event of the source waits unpaid (or, read ahead in batches, the events it had ready). When
- * the headroom runs out, one `payment-need-voucher` event asks the buyer for a higher voucher, and
- * the stream waits for it — a bounded wait, polling the store (the voucher may arrive at another
- * process of the seller). It ends with a `payment-receipt` event: the channel as the answer's last
- * unit left it. An event that is never handed on (the source ended or failed, the buyer left
- * before it) is never spent.
+ * event is handed on (so `spent` is durable before the bytes leave) — or, with a window of held
+ * units ({@link MeterOptions.window}, {@link MeterOptions.unitHeld}), paid from a hold durable
+ * before it leaves and committed with the window's other units; events that are not units
+ * (`[DONE]`) pass uncharged. At most one event of the source waits unpaid (or, read ahead in
+ * batches, the events it had ready). When the headroom runs out, one `payment-need-voucher` event
+ * asks the buyer for a higher voucher, and the stream waits for it — a bounded wait, polling the
+ * store (the voucher may arrive at another process of the seller). It ends with a
+ * `payment-receipt` event: the channel as the answer's last unit left it. An event that is never
+ * handed on (the source ended or failed, the buyer left before it) is never spent.
  *
  * @module
  */
@@ -58,13 +58,29 @@ export type MeterOptions<T> = {
    */
   readonly after?: Promise<unknown> | undefined
   /**
-   * A hold of one unit's price taken with the call's voucher, in the same step of the store (its id
-   * and the channel that step left, once written; undefined when none was taken): the answer's
-   * first unit is paid from it, so that the first paid event leaves without another write first.
-   * The hold is committed into `spent` as that event is handed on, and that commit is done before
-   * any later unit is spent and before the receipt; a hold no unit used is released at the end.
+   * A hold of units' price taken with the call's voucher, in the same step of the store (its id,
+   * how many units it holds and the channel that step left, once written; undefined when none was
+   * taken): the answer's first units are paid from it, so that the first paid event leaves without
+   * another write first. See {@link MeterOptions.window} for how a window of held units is paid
+   * from and settled.
    */
   readonly unitHeld?: Promise<HeldUnit | undefined> | undefined
+  /**
+   * How many units one hold of the store pays for (default 1). Units are paid from a hold (a
+   * **window**) as they are handed on — its hold is durable before they leave — and the window is
+   * settled as its last unit leaves, or at the answer's end: the units it paid for committed into
+   * `spent` and the rest given back, in one step of the store. When a unit finds no window, a new
+   * one is held for up to `window` units (as many as the headroom last seen covers, when that is
+   * at least two), and the unit waits for that hold alone; else it is spent alone. Every settling
+   * is done before any unit is spent alone and before the receipt. An answer of `n` units thus
+   * writes about `n / window` times instead of `n`.
+   */
+  readonly window?: number | undefined
+  /**
+   * How long a hold outlives a process that died while serving, ms (default 60 000): a window is
+   * settled, and a new one held, once it is half that old.
+   */
+  readonly leaseMs?: number | undefined
   /**
    * The most events of the source taken together (default 1): the events the source has ready
    * when one arrives join it, and their units are spent at once — in one statement of a store that
@@ -78,11 +94,26 @@ export type MeterOptions<T> = {
   readonly sleep?: ((ms: number) => Promise<void>) | undefined
 }
 
-/** A unit's price held with a call's voucher ({@link MeterOptions.unitHeld}). */
+/** Units' price held with a call's voucher ({@link MeterOptions.unitHeld}). */
 export type HeldUnit = {
   readonly holdId: string
   /** The channel as the step that took the hold left it. */
   readonly channel: ChannelRecord
+  /** How many units' price it holds. Default 1. */
+  readonly units?: number | undefined
+}
+
+/** A hold the answer's units are paid from (see {@link MeterOptions.window}). */
+type Window = {
+  readonly holdId: string
+  /** Units it holds. */
+  readonly size: number
+  /** Units paid from it so far. */
+  used: number
+  /** The channel as the step that took it left it. */
+  readonly channel: ChannelRecord
+  /** When it is settled and another taken (half its lease), ms. */
+  readonly until: number
 }
 
 /** Why a metered stream stopped before its source ended. */
@@ -142,27 +173,91 @@ export async function* meterBatches<T>(
   let last: ChannelRecord | undefined
   let asked: bigint | undefined
   let after = options.after
+  const windowUnits = Math.max(1, Math.floor(options.window ?? 1))
+  const leaseMs = options.leaseMs ?? 60_000
   let unitHeld = options.unitHeld
-  /** The unit hold, once written, until a unit is paid from it. */
-  let unit: HeldUnit | undefined
-  /** The unit hold's commit, under way. */
+  /** The hold units are paid from now, if any. */
+  let window: Window | undefined
+  /** The settling of the windows done with, under way. */
   let committing: Promise<void> | undefined
 
-  /** Pays a unit from the hold: its commit starts, and is awaited before the next step. */
-  function payFromHold(held: HeldUnit): void {
-    unit = undefined
-    committing = store.commit(held.holdId).then((committed) => {
-      // Gone only when it lapsed (its lease ended) and was swept: the unit went unpaid.
-      if (committed) {
-        const c = held.channel
-        last = { ...c, spent: c.spent + price, held: c.held - price, units: c.units + 1n }
+  const windowOf = (held: HeldUnit): Window => ({
+    holdId: held.holdId,
+    size: held.units ?? 1,
+    used: 0,
+    channel: held.channel,
+    until: now() + leaseMs / 2,
+  })
+
+  /**
+   * Settles the window: the units paid from it committed into `spent` and the rest given back (a
+   * commit awaited before the next unit spent alone and before the receipt), or all of it given
+   * back when none was paid (awaited here).
+   */
+  async function settleWindow(): Promise<void> {
+    const w = window
+    window = undefined
+    if (w === undefined) return
+    if (w.used === 0) {
+      // Should that fail, it lapses with its lease.
+      await store.release(w.holdId).catch(noop)
+      return
+    }
+    const amount = price * BigInt(w.used)
+    const step = store.commit(w.holdId, { amount, units: BigInt(w.used) }).then((committed) => {
+      // Gone only when it lapsed (its lease ended) and was swept: its units went unpaid.
+      const c = w.channel
+      // Unless a later step (a new window's hold, issued after this) told of the channel since.
+      if (committed && (last === undefined || last.units <= c.units + BigInt(w.used))) {
+        last = {
+          ...c,
+          spent: c.spent + amount,
+          held: c.held - price * BigInt(w.size),
+          units: c.units + BigInt(w.used),
+        }
       }
     })
+    const before = committing
+    committing = before === undefined ? step : Promise.all([before, step]).then(noop)
     // Awaited before the next step; never left unheard meanwhile.
     committing.catch(noop)
   }
 
-  /** Waits for the unit hold's commit, if one is under way (its failure is the stream's). */
+  /** Pays up to `count` units from the window (settled once used up); how many it paid. */
+  async function fromWindow(count: number): Promise<number> {
+    const w = window
+    if (w === undefined) return 0
+    if (now() >= w.until) {
+      await settleWindow()
+      return 0
+    }
+    const paid = Math.min(count, w.size - w.used)
+    w.used += paid
+    if (w.used === w.size) await settleWindow()
+    return paid
+  }
+
+  /**
+   * Holds a new window of up to {@link windowUnits} units, as many as the headroom last seen
+   * covers (at least two, or none is taken); whether one was.
+   */
+  async function newWindow(): Promise<boolean> {
+    if (windowUnits < 2 || last === undefined) return false
+    const room = (last.highest - last.spent - last.held) / price
+    const size = room < BigInt(windowUnits) ? Number(room) : windowUnits
+    if (size < 2) return false
+    const holdId = crypto.randomUUID()
+    const held = await store.hold(channelId, price * BigInt(size), holdId, now() + leaseMs)
+    if (held.status !== 'held') {
+      if (held.status === 'insufficient') last = held.channel
+      return false
+    }
+    last = held.channel
+    window = windowOf({ holdId, channel: held.channel, units: size })
+    return true
+  }
+
+  /** Waits for the windows' settling, if one is under way (its failure is the stream's). */
   async function committed(): Promise<void> {
     const pending = committing
     committing = undefined
@@ -284,13 +379,19 @@ export async function* meterBatches<T>(
         after = undefined
       }
       if (unitHeld !== undefined) {
-        unit = await unitHeld
+        const held = await unitHeld
         unitHeld = undefined
+        if (held !== undefined) {
+          window = windowOf(held)
+          last = held.channel
+        }
       }
-      // The first unit is paid from the hold taken with the voucher, when there is one.
-      const held = units > 0 && !options.signal?.aborted ? unit : undefined
-      if (held !== undefined) payFromHold(held)
-      const fromHold = held === undefined ? 0 : 1
+      // Paid from the window, or from a new one, while there is one.
+      let fromHold = 0
+      if (units > 0 && !options.signal?.aborted) {
+        fromHold = await fromWindow(units)
+        if (fromHold < units && (await newWindow())) fromHold += await fromWindow(units - fromHold)
+      }
       // Spent together, before any event of the batch leaves (so it leaves whole); what the
       // headroom did not cover is then spent one by one, asking for a voucher.
       let {
@@ -326,12 +427,12 @@ export async function* meterBatches<T>(
       if (pending === undefined) await done
       else void Promise.resolve(done).catch(noop)
     }
-    // A unit hold no unit was paid from (the source ended or failed first, the buyer left, the
-    // stream stopped) is given back; should that fail, it lapses with its lease.
-    const unused = unit ?? (await unitHeld?.catch(() => undefined))
-    unit = undefined
+    // The window is settled: what it paid for committed, the rest given back — all of it when no
+    // unit was paid from it (the source ended or failed first, the buyer left, the stream stopped).
+    const unused = window === undefined ? await unitHeld?.catch(() => undefined) : undefined
     unitHeld = undefined
-    if (unused !== undefined) await store.release(unused.holdId).catch(noop)
+    if (unused !== undefined) window = windowOf(unused)
+    await settleWindow()
   }
   // An answer that spent no unit still ends after its voucher's step (whatever that step's fate).
   if (after !== undefined) await after.then(noop, noop)
