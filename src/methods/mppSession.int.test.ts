@@ -47,10 +47,15 @@ function gatedBooks() {
       steps.push(`spend: ${spent.status}`)
       return spent
     },
-    async commit(holdId, part) {
-      const committed = await inner.commit(holdId, part)
-      steps.push(`commit${part === undefined ? '' : ` ${part.units} of the window`}: ${committed}`)
+    async commit(holdId) {
+      const committed = await inner.commit(holdId)
+      steps.push(`commit: ${committed}`)
       return committed
+    },
+    async settleHold(holdId, part) {
+      const settled = await inner.settleHold(holdId, part)
+      steps.push(`commit ${part.units} of the window: ${settled !== undefined}`)
+      return settled
     },
     async release(holdId) {
       const released = await inner.release(holdId)

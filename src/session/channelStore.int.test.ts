@@ -94,7 +94,7 @@ describe.each(kinds)('$name channel store', (kind) => {
     expect(await store.get(channel.channelId)).toMatchObject({ spent: 20n, held: 0n, units: 1n })
   })
 
-  it('commits the part of a hold that was used and gives the rest back, once', async () => {
+  it('settles a hold by the part that was used, giving the rest back, once', async () => {
     const { store } = kind.open()
     const channel = opened()
     await store.track(channel)
@@ -102,11 +102,18 @@ describe.each(kinds)('$name channel store', (kind) => {
     const window = await store.hold(channel.channelId, 80n, randomUUID(), lease())
     if (window.status !== 'held') throw new Error('held expected')
     // More than the hold holds changes nothing: the hold stays, whole.
-    expect(await store.commit(window.holdId, { amount: 90n, units: 9n })).toBe(false)
+    expect(await store.settleHold(window.holdId, { amount: 90n, units: 9n })).toBeUndefined()
     expect(await store.get(channel.channelId)).toMatchObject({ spent: 0n, held: 80n, units: 0n })
-    expect(await store.commit(window.holdId, { amount: 30n, units: 3n })).toBe(true)
+    // The channel as the step left it.
+    expect(await store.settleHold(window.holdId, { amount: 30n, units: 3n })).toMatchObject({
+      channelId: channel.channelId,
+      highest: 100n,
+      spent: 30n,
+      held: 0n,
+      units: 3n,
+    })
     expect(await store.get(channel.channelId)).toMatchObject({ spent: 30n, held: 0n, units: 3n })
-    expect(await store.commit(window.holdId, { amount: 30n, units: 3n })).toBe(false)
+    expect(await store.settleHold(window.holdId, { amount: 30n, units: 3n })).toBeUndefined()
     expect(await store.release(window.holdId)).toBe(false)
     // What was given back is headroom again: 70 of the voucher's 100.
     const rest = await store.hold(channel.channelId, 70n, randomUUID(), lease())
@@ -117,9 +124,12 @@ describe.each(kinds)('$name channel store', (kind) => {
       required: 101n,
     })
     // All of a hold, as many units: the same as a whole commit, counted by units.
-    expect(await store.commit(rest.holdId, { amount: 70n, units: 7n })).toBe(true)
+    expect(await store.settleHold(rest.holdId, { amount: 70n, units: 7n })).toMatchObject({
+      spent: 100n,
+      units: 10n,
+    })
     expect(await store.get(channel.channelId)).toMatchObject({ spent: 100n, held: 0n, units: 10n })
-    await expect(store.commit(rest.holdId, { amount: -1n, units: 1n })).rejects.toMatchObject({
+    await expect(store.settleHold(rest.holdId, { amount: -1n, units: 1n })).rejects.toMatchObject({
       code: 'invalid_amount',
     })
   })

@@ -60,7 +60,7 @@ export type HoldRequest = {
   readonly leaseUntil: number
 }
 
-/** What part of a hold {@link ChannelStore.commit} moves into `spent`; the rest is given back. */
+/** What part of a hold {@link ChannelStore.settleHold} moves into `spent`; the rest is given back. */
 export type HoldPart = {
   /** Base units, at most the hold's amount. */
   readonly amount: bigint
@@ -141,13 +141,15 @@ export type ChannelStore = {
    * one atomic step — a metered answer's unit, spent just before it is sent.
    */
   spend(channelId: string, amount: bigint): Promise<SpendResult>
+  /** Moves a hold into `spent` (one unit). False when the hold is gone (released, or lapsed and swept). */
+  commit(holdId: string): Promise<boolean>
   /**
-   * Moves a hold into `spent` (one unit), in one atomic step. With `part`, only `part.amount` of it
-   * (`part.units` units) is moved into `spent` and the rest given back to the headroom: a metered
-   * answer's window of units, of which the answer used that many. False, with nothing changed,
-   * when the hold is gone (released, or lapsed and swept) or holds less than `part.amount`.
+   * Settles a hold in one atomic step: `part.amount` of it (`part.units` units) moved into `spent`
+   * and the rest given back to the headroom — a metered answer's window of units, of which the
+   * answer used that many. Answers the channel as the step left it; undefined, with nothing
+   * changed, when the hold is gone (released, or lapsed and swept) or holds less than `part.amount`.
    */
-  commit(holdId: string, part?: HoldPart): Promise<boolean>
+  settleHold(holdId: string, part: HoldPart): Promise<ChannelRecord | undefined>
   /** Gives a hold back to the headroom. False when it is gone. */
   release(holdId: string): Promise<boolean>
   /** Releases every hold whose lease ended before `now`; returns how many. */
@@ -219,22 +221,22 @@ export function createMemoryChannelStore(): ChannelStore {
     const held = put({ ...channel, held: channel.held + hold.amount })
     return { status: 'held', holdId: hold.holdId, channel: held }
   }
-  /** Gives a hold back, with `spend` of it (and its units) moved into `spent`. */
-  const drop = (holdId: string, spend?: HoldPart): boolean => {
+  /**
+   * Gives a hold back, with `spend` of it (and its units) moved into `spent`: the channel after, or
+   * undefined when the hold is gone or holds less than `spend`.
+   */
+  const drop = (holdId: string, spend?: HoldPart): ChannelRecord | undefined => {
     const held = holds.get(holdId)
-    if (held === undefined || (spend !== undefined && spend.amount > held.amount)) return false
+    if (held === undefined || (spend !== undefined && spend.amount > held.amount)) return undefined
     holds.delete(holdId)
-    const channel = channels.get(held.channelId)
-    if (channel !== undefined) {
-      put({
-        ...channel,
-        held: channel.held - held.amount,
-        ...(spend === undefined
-          ? {}
-          : { spent: channel.spent + spend.amount, units: channel.units + spend.units }),
-      })
-    }
-    return true
+    const channel = channels.get(held.channelId) as ChannelRecord
+    return put({
+      ...channel,
+      held: channel.held - held.amount,
+      ...(spend === undefined
+        ? {}
+        : { spent: channel.spent + spend.amount, units: channel.units + spend.units }),
+    })
   }
   return {
     async track(opened) {
@@ -299,17 +301,20 @@ export function createMemoryChannelStore(): ChannelStore {
       const spent = { ...channel, spent: channel.spent + amount, units: channel.units + 1n }
       return { status: 'spent', channel: put(spent) }
     },
-    async commit(holdId, part) {
-      if (part !== undefined) checkPart(part)
-      return drop(holdId, part ?? { amount: holds.get(holdId)?.amount ?? 0n, units: 1n })
+    async commit(holdId) {
+      return drop(holdId, { amount: holds.get(holdId)?.amount ?? 0n, units: 1n }) !== undefined
+    },
+    async settleHold(holdId, part) {
+      checkPart(part)
+      return drop(holdId, part)
     },
     async release(holdId) {
-      return drop(holdId)
+      return drop(holdId) !== undefined
     },
     async releaseLapsed(now) {
       let count = 0
       for (const [holdId, held] of holds) {
-        if (held.leaseUntil < now && drop(holdId)) count++
+        if (held.leaseUntil < now && drop(holdId) !== undefined) count++
       }
       return count
     },

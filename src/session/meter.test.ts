@@ -309,10 +309,10 @@ describe('meterStream', () => {
       })
       const gated: ChannelStore = {
         ...store,
-        async commit(holdId, part) {
-          steps.push(`commit ${holdId}${part === undefined ? '' : ` ${part.units}`}`)
+        async settleHold(holdId, part) {
+          steps.push(`commit ${holdId} ${part.units}`)
           await gate
-          return store.commit(holdId, part)
+          return store.settleHold(holdId, part)
         },
         async release(holdId) {
           steps.push(`release ${holdId}`)
@@ -478,10 +478,10 @@ describe('meterStream', () => {
           steps.push(`hold ${amount / 10n} (${names.get(holdId)})`)
           return store.hold(id, amount, holdId, leaseUntil)
         },
-        async commit(holdId, part) {
-          steps.push(`commit ${part?.units ?? 1} of ${names.get(holdId)}`)
+        async settleHold(holdId, part) {
+          steps.push(`commit ${part.units} of ${names.get(holdId)}`)
           await gate.open
-          return store.commit(holdId, part)
+          return store.settleHold(holdId, part)
         },
         async release(holdId) {
           steps.push(`release ${names.get(holdId)}`)
@@ -520,6 +520,23 @@ describe('meterStream', () => {
         units: '2',
       })
       expect(await store.get(channelId)).toMatchObject({ spent: 20n, held: 0n, units: 2n })
+    })
+
+    it('ends with the channel as its window was settled, with what other answers spent meanwhile', async () => {
+      const { store, recorded, first } = await windowed(100n, 4)
+      const stream = meterStream(tokens(['a', 'b']), options(recorded, first))
+      expect(await stream.next()).toMatchObject({ value: { data: 'a' } })
+      // Another answer on the channel spends a unit while this one streams.
+      expect((await store.spend(channelId, 10n)).status).toBe('spent')
+      const rest = await collect(stream)
+      // The buyer keeps its vouchers ahead from the receipt: a receipt behind the channel would
+      // have it sign too little.
+      expect(rest.at(-1)?.data).toEqual({
+        channelId,
+        acceptedCumulative: '100',
+        spent: '30',
+        units: '3',
+      })
     })
 
     it('settles a used-up window as its last unit leaves, and holds the next as a unit needs it, as far as the headroom goes', async () => {

@@ -203,18 +203,12 @@ export async function* meterBatches<T>(
       await store.release(w.holdId).catch(noop)
       return
     }
-    const amount = price * BigInt(w.used)
-    const step = store.commit(w.holdId, { amount, units: BigInt(w.used) }).then((committed) => {
-      // Gone only when it lapsed (its lease ended) and was swept: its units went unpaid.
-      const c = w.channel
-      // Unless a later step (a new window's hold, issued after this) told of the channel since.
-      if (committed && (last === undefined || last.units <= c.units + BigInt(w.used))) {
-        last = {
-          ...c,
-          spent: c.spent + amount,
-          held: c.held - price * BigInt(w.size),
-          units: c.units + BigInt(w.used),
-        }
+    const part = { amount: price * BigInt(w.used), units: BigInt(w.used) }
+    const step = store.settleHold(w.holdId, part).then((channel) => {
+      // Gone only when it lapsed (its lease ended) and was swept: its units went unpaid. Else the
+      // channel as it left it, unless a later step (a new window's hold, issued after) told since.
+      if (channel !== undefined && (last === undefined || last.units <= channel.units)) {
+        last = channel
       }
     })
     const before = committing

@@ -123,7 +123,10 @@ UPDATE ${t.channels} ch SET spent = ch.spent + c.k * $1::bigint, units = ch.unit
     const [row] = await rows(`SELECT * FROM ${t.channels} WHERE channel_id = $1`, [channelId])
     return row === undefined ? undefined : recordOf(row)
   }
-  /** Gives a hold back, with `spend` of it (the whole of it: `true`) moved into `spent`. */
+  /**
+   * Gives a hold back, with `spend` of it (the whole of it: `true`) moved into `spent`: the row the
+   * step left (only its id for a whole hold), undefined when the hold is gone or holds less.
+   */
   const drop = async (holdId: string, spend: HoldPart | boolean) => {
     const channelId = holdChannels.get(holdId)
     const [row] =
@@ -139,12 +142,12 @@ FROM d WHERE c.channel_id = d.channel_id RETURNING c.channel_id`,
             channelId,
             `WITH d AS (DELETE FROM ${t.holds} WHERE hold_id = $1 AND amount >= $2::bigint RETURNING channel_id, amount)
 UPDATE ${t.channels} c SET held = c.held - d.amount, spent = c.spent + $2::bigint, units = c.units + $3::bigint
-FROM d WHERE c.channel_id = d.channel_id RETURNING c.channel_id`,
+FROM d WHERE c.channel_id = d.channel_id RETURNING c.*`,
             [holdId, spend.amount.toString(), spend.units.toString()],
           )
     // Kept while the hold is: a part larger than the hold changed nothing.
     if (row !== undefined) holdChannels.delete(holdId)
-    return row !== undefined
+    return row
   }
   return {
     async track(opened) {
@@ -233,11 +236,13 @@ SELECT * FROM up`,
         ? holdRefusal(await select(channelId), amount)
         : { status: 'spent', channel: recordOf(row) }
     },
-    async commit(holdId, part) {
-      if (part !== undefined) checkPart(part)
-      return drop(holdId, part ?? true)
+    commit: async (holdId) => (await drop(holdId, true)) !== undefined,
+    async settleHold(holdId, part) {
+      checkPart(part)
+      const row = await drop(holdId, part)
+      return row === undefined ? undefined : recordOf(row)
     },
-    release: (holdId) => drop(holdId, false),
+    release: async (holdId) => (await drop(holdId, false)) !== undefined,
     async releaseLapsed(now) {
       const [row] = await rows(
         `WITH d AS (DELETE FROM ${t.holds} WHERE lease_until < $1::bigint RETURNING channel_id, amount),

@@ -99,10 +99,10 @@ return {'held', unpack(record(KEYS[1]))}
 
 /**
  * KEYS: hold, leases. ARGV: hold id, spend (1/0), channel key prefix, and for a part of the hold:
- * its amount and units (the rest goes back to the headroom). Nothing changes when the hold is gone
- * or holds less than the part.
+ * its amount and units (the rest goes back to the headroom), when the answer is 1, the channel's id
+ * and then its fields. Nothing changes (0) when the hold is gone or holds less than the part.
  */
-const dropSource = `${compare}
+const dropSource = `${compare}${record}
 local h = redis.call('HMGET', KEYS[1], 'channel', 'amount')
 if not h[1] then return 0 end
 if ARGV[4] and cmp(h[2], ARGV[4]) < 0 then return 0 end
@@ -121,6 +121,7 @@ if ARGV[2] == '1' then
 else
   redis.call('HINCRBY', channel, 'headroom', h[2])
 end
+if ARGV[4] then return {1, h[1], unpack(record(channel))} end
 return 1
 `
 
@@ -263,20 +264,21 @@ export function createRedisChannelStore(options: RedisChannelStoreOptions): Chan
     }
   }
 
-  /** Gives a hold back, with `spend` of it (the whole of it: `true`) moved into `spent`. */
-  const drop = async (holdId: string, spend: HoldPart | boolean) =>
-    Number(
-      await run(
-        scripts.drop,
-        [`${holdPrefix}${holdId}`, leases],
-        [
-          holdId,
-          spend === false ? '0' : '1',
-          channelPrefix,
-          ...(typeof spend === 'boolean' ? [] : [spend.amount.toString(), spend.units.toString()]),
-        ],
-      ),
-    ) === 1
+  /**
+   * Gives a hold back, with `spend` of it (the whole of it: `true`) moved into `spent`: the script's
+   * answer (see `dropSource`).
+   */
+  const drop = (holdId: string, spend: HoldPart | boolean) =>
+    run(
+      scripts.drop,
+      [`${holdPrefix}${holdId}`, leases],
+      [
+        holdId,
+        spend === false ? '0' : '1',
+        channelPrefix,
+        ...(typeof spend === 'boolean' ? [] : [spend.amount.toString(), spend.units.toString()]),
+      ],
+    )
 
   return {
     async track(opened) {
@@ -361,11 +363,15 @@ export function createRedisChannelStore(options: RedisChannelStoreOptions): Chan
       if (status === 'not_open') return { status: 'not_open', channel }
       return insufficient(channel, amount)
     },
-    async commit(holdId, part) {
-      if (part !== undefined) checkPart(part)
-      return drop(holdId, part ?? true)
+    commit: async (holdId) => Number(await drop(holdId, true)) === 1,
+    async settleHold(holdId, part) {
+      checkPart(part)
+      const answer = await drop(holdId, part)
+      if (!Array.isArray(answer)) return undefined
+      const [, channelId, ...values] = answer as string[]
+      return recordOf(channelId as string, values)
     },
-    release: (holdId) => drop(holdId, false),
+    release: async (holdId) => Number(await drop(holdId, false)) === 1,
     async releaseLapsed(now) {
       let total = 0
       for (;;) {

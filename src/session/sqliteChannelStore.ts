@@ -62,7 +62,7 @@ export function createSqliteChannelStore(options: SqliteChannelStoreOptions): Ch
     // A hold that covers what is committed of it (the whole of it: 0).
     deleteHold: `DELETE FROM ${t.holds} WHERE hold_id = ? AND amount >= ? RETURNING channel_id, amount`,
     release: `UPDATE ${t.channels} SET held = held - @amount WHERE channel_id = @id`,
-    commit: `UPDATE ${t.channels} SET held = held - @amount, spent = spent + @spend, units = units + @units WHERE channel_id = @id`,
+    commit: `UPDATE ${t.channels} SET held = held - @amount, spent = spent + @spend, units = units + @units WHERE channel_id = @id RETURNING *`,
     // A voucher's amount recorded only on an open channel whose deposit covers it.
     insertVoucher: `INSERT INTO ${t.vouchers} (channel_id, amount) SELECT @id, @cumulative FROM ${t.channels} WHERE channel_id = @id AND state = 'open' AND deposit >= @cumulative ON CONFLICT DO NOTHING`,
     raise: `UPDATE ${t.channels} SET highest = @cumulative, highest_signature = @signature WHERE channel_id = @id AND @cumulative > highest RETURNING *`,
@@ -83,18 +83,28 @@ export function createSqliteChannelStore(options: SqliteChannelStoreOptions): Ch
     return { status: 'held', holdId: hold.holdId, channel: recordOf(row) }
   }
   const holdStep = db.transaction(holdIn)
-  /** Gives a hold back, with `spend` of it (the whole of it: `true`) moved into `spent`. */
-  const drop = db.transaction((holdId: string, spend: HoldPart | boolean) => {
-    const hold = one(sql.deleteHold, holdId, typeof spend === 'boolean' ? 0n : spend.amount)
-    if (hold === undefined) return false
-    const id = hold.channel_id
-    if (spend === false) statement(sql.release).run({ amount: hold.amount, id })
-    else {
+  /**
+   * Gives a hold back, with `spend` of it (the whole of it: `true`) moved into `spent`: the channel
+   * after a commit, `true` after a release, undefined when the hold is gone or holds less.
+   */
+  const drop = db.transaction(
+    (holdId: string, spend: HoldPart | boolean): ChannelRecord | true | undefined => {
+      const hold = one(sql.deleteHold, holdId, typeof spend === 'boolean' ? 0n : spend.amount)
+      if (hold === undefined) return undefined
+      const id = hold.channel_id
+      if (spend === false) {
+        statement(sql.release).run({ amount: hold.amount, id })
+        return true
+      }
       const [amount, units] = spend === true ? [hold.amount, 1n] : [spend.amount, spend.units]
-      statement(sql.commit).run({ amount: hold.amount, spend: amount, units, id })
-    }
-    return true
-  })
+      return recordOf(
+        one(sql.commit, { amount: hold.amount, spend: amount, units, id }) as Record<
+          string,
+          unknown
+        >,
+      )
+    },
+  )
   const accept = db.transaction(
     (
       channelId: string,
@@ -182,12 +192,16 @@ export function createSqliteChannelStore(options: SqliteChannelStoreOptions): Ch
       if (row === undefined) return holdRefusal(select(channelId), amount)
       return { status: 'spent', channel: recordOf(row) }
     },
-    async commit(holdId, part) {
-      if (part !== undefined) checkPart(part)
-      return drop.immediate(holdId, part ?? true)
+    async commit(holdId) {
+      return drop.immediate(holdId, true) !== undefined
+    },
+    async settleHold(holdId, part) {
+      checkPart(part)
+      const settled = drop.immediate(holdId, part)
+      return settled === true ? undefined : settled
     },
     async release(holdId) {
-      return drop.immediate(holdId, false)
+      return drop.immediate(holdId, false) !== undefined
     },
     async releaseLapsed(now) {
       return db
