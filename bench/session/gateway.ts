@@ -26,7 +26,10 @@
  *    its 95% interval from the rounds themselves (a paired bootstrap: how far the figure moves
  *    when the rounds are drawn again);
  * 3. ledger transactions per 1 000 calls over the session (its open and close counted, and any
- *    settlement of the gateway's schedule) and by `charge`, counted by the gateway's emulator.
+ *    settlement of the gateway's schedule) and by `charge`, counted by the gateway's emulator;
+ * 4. the gateway process's CPU per call in the calls/s runs, unpaid and over the session (a
+ *    figure far steadier than a latency: what the payment costs the seller's process, without
+ *    the database server's own).
  * Then, on the keyless route, `BENCH_STREAMS` (default 16) answers of `BENCH_TOKENS` tokens paid per
  * token over the session, in turn with the same stream unpaid and upstream direct: the 99th
  * percentile of the gaps between tokens (target ≤ 5 ms added); and the time to the first token
@@ -195,6 +198,7 @@ try {
           reference: upstream,
           transactions,
           sent: () => sent,
+          cpu: async () => (await ask<{ cpuUs: number }>(gateway.process, 'cpu')).cpuUs,
         })
 
         if (route.path === '/open/v1/chat/completions') {
@@ -267,6 +271,7 @@ try {
 printCalls(['store', 'route'], callRows, {
   note: ` ${streams} streams of ${streamTokens} tokens, one every ${tokenMs} ms, each way. Unpaid: the same gateway route served without payment (its unpaid port). Upstream direct: the gateway's upstream request sent straight to the upstream (reference).`,
   reference: 'upstream direct',
+  cpu: true,
 })
 console.log(
   `\n| store | ${streamTokens}-token stream: ms to first token (median of ${streams + firsts} answers), unpaid / per token (added, 95% interval) | p99 ms between tokens, unpaid / per token (added) | longest gap ms, unpaid / per token | median ms between tokens | upstream direct: ms to first token / p99 ms between tokens | load average |`,

@@ -16,7 +16,7 @@
  * package and registry, a funded buyer's secret key. Answers on stdin, one JSON line each: `count`
  * with the ledger's executed transactions so far; `upstream` with the last request the gateway
  * sent upstream (URL, method, headers, body), which the runner replays straight to the upstream as
- * a reference (the upstream alone).
+ * a reference (the upstream alone); `cpu` with this process's CPU time so far (user and system, µs).
  */
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -114,10 +114,13 @@ process.stdout.write(
   })}\n`,
 )
 createInterface({ input: process.stdin }).on('line', (line) => {
+  const cpu = process.cpuUsage()
   const answer =
     line === 'upstream'
       ? { upstream: lastSent }
-      : { transactions: emulator.engine.state.transactions.size }
+      : line === 'cpu'
+        ? { cpuUs: cpu.user + cpu.system }
+        : { transactions: emulator.engine.state.transactions.size }
   process.stdout.write(`${JSON.stringify(answer)}\n`)
 })
 

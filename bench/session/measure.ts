@@ -198,6 +198,8 @@ export type CallComparison = {
   requestsPerCall: number
   /** The reference call's calls/s and median ms, when one was given. */
   reference?: { rate: number; ms: number } | undefined
+  /** The seller process's CPU per call in the calls/s runs, ms, when its CPU could be read. */
+  cpu?: { unpaid: number; session: number } | undefined
 }
 
 /**
@@ -213,16 +215,34 @@ export async function compareCalls(input: {
   reference?: Call | undefined
   transactions: () => Promise<number>
   sent: () => number
+  /** The seller process's CPU time so far (user and system), µs. */
+  cpu?: (() => Promise<number>) | undefined
 }): Promise<CallComparison> {
-  const { unpaid, session, charge, reference, transactions } = input
-  const unpaidRate = await rate(settings.calls, unpaid, settings.concurrency)
+  const { unpaid, session, charge, reference, transactions, cpu } = input
+  /** `run` with the seller's CPU per call during it, ms (NaN without `cpu`). */
+  const cpuPerCall = async <T>(run: () => Promise<T>): Promise<[T, number]> => {
+    const before = await cpu?.()
+    const result = await run()
+    const after = await cpu?.()
+    return [
+      result,
+      before === undefined || after === undefined
+        ? Number.NaN
+        : (after - before) / 1000 / settings.calls,
+    ]
+  }
+  const [unpaidRate, unpaidCpu] = await cpuPerCall(() =>
+    rate(settings.calls, unpaid, settings.concurrency),
+  )
   const referenceRate =
     reference === undefined
       ? Number.NaN
       : await rate(settings.calls, reference, settings.concurrency)
   const txBefore = await transactions()
   const sentBefore = input.sent()
-  const sessionRate = await rate(settings.calls, session, settings.concurrency)
+  const [sessionRate, sessionCpu] = await cpuPerCall(() =>
+    rate(settings.calls, session, settings.concurrency),
+  )
   const requestsPerCall = (input.sent() - sentBefore) / settings.calls
   const sessionTx = (await transactions()) - txBefore
   const chargeBefore = await transactions()
@@ -249,6 +269,7 @@ export async function compareCalls(input: {
     ...(reference === undefined
       ? {}
       : { reference: { rate: referenceRate, ms: median(referenceMs) } }),
+    ...(cpu === undefined ? {} : { cpu: { unpaid: unpaidCpu, session: sessionCpu } }),
   }
 }
 
@@ -261,29 +282,30 @@ export async function compareCalls(input: {
 export function printCalls(
   lead: readonly string[],
   rows: readonly string[],
-  options: { note?: string; reference?: string } = {},
+  options: { note?: string; reference?: string; cpu?: boolean } = {},
 ): void {
-  const { note = '', reference } = options
+  const { note = '', reference, cpu = false } = options
   console.log(
     `\nLedger latency ${settings.latencyMs} ms, ${settings.calls} calls at ${settings.concurrency} in flight (charge: ${settings.chargeCalls} at ${settings.chargeConcurrency}), ${settings.rounds} sequential rounds.${note}\n`,
   )
-  const extra = reference === undefined ? '' : ` ${reference}: calls/s, median ms |`
+  const extra = `${reference === undefined ? '' : ` ${reference}: calls/s, median ms |`}${cpu ? ' seller CPU ms per call, unpaid / session |' : ''}`
   console.log(
     `| ${lead.join(' | ')} | unpaid calls/s | session calls/s (vs unpaid) | charge calls/s | median ms unpaid / session (added, 95% interval) | ledger tx per 1 000 calls: session / charge | requests per session call |${extra} load average |`,
   )
   console.log(
-    `|${lead.map(() => '---|').join('')}---:|---:|---:|---:|---:|---:|${reference === undefined ? '' : '---:|'}---|`,
+    `|${lead.map(() => '---|').join('')}---:|---:|---:|---:|---:|---:|${reference === undefined ? '' : '---:|'}${cpu ? '---:|' : ''}---|`,
   )
   for (const row of rows) console.log(row)
 }
 
 /**
- * A comparison's table cells (the reference's last, when it has one); the session's transactions
- * per 1 000 calls count `openAndClose` (the channel's open and close, once) with those of its calls.
+ * A comparison's table cells (the reference's, then the seller's CPU, last, when it has them); the
+ * session's transactions per 1 000 calls count `openAndClose` (the channel's open and close, once)
+ * with those of its calls.
  */
 export function callCells(c: CallComparison, openAndClose: number): string {
   const perThousand = ((c.sessionTx + openAndClose) / settings.calls) * 1000
-  return `| ${c.unpaidRate.toFixed(0)} | ${c.sessionRate.toFixed(0)} (${(c.sessionRate / c.unpaidRate).toFixed(2)}×) | ${c.chargeRate.toFixed(1)} (session ${(c.sessionRate / c.chargeRate).toFixed(0)}×) | ${c.unpaidMs.toFixed(2)} / ${c.sessionMs.toFixed(2)} (${added(c.sessionMs - c.unpaidMs, c.addedInterval)}) | ${perThousand.toFixed(1)} / ${((c.chargeTx / settings.chargeCalls) * 1000).toFixed(0)} | ${c.requestsPerCall.toFixed(2)} |${c.reference === undefined ? '' : ` ${c.reference.rate.toFixed(0)}, ${c.reference.ms.toFixed(2)} |`}`
+  return `| ${c.unpaidRate.toFixed(0)} | ${c.sessionRate.toFixed(0)} (${(c.sessionRate / c.unpaidRate).toFixed(2)}×) | ${c.chargeRate.toFixed(1)} (session ${(c.sessionRate / c.chargeRate).toFixed(0)}×) | ${c.unpaidMs.toFixed(2)} / ${c.sessionMs.toFixed(2)} (${added(c.sessionMs - c.unpaidMs, c.addedInterval)}) | ${perThousand.toFixed(1)} / ${((c.chargeTx / settings.chargeCalls) * 1000).toFixed(0)} | ${c.requestsPerCall.toFixed(2)} |${c.reference === undefined ? '' : ` ${c.reference.rate.toFixed(0)}, ${c.reference.ms.toFixed(2)} |`}${c.cpu === undefined ? '' : ` ${c.cpu.unpaid.toFixed(2)} / ${c.cpu.session.toFixed(2)} |`}`
 }
 
 /**
