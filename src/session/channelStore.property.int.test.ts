@@ -3,7 +3,8 @@
  * voucher amount is accepted once (a repeat is refused, across connections), never above the
  * deposit nor once the channel is closing; holds (alone, or taken with a voucher in one step) and
  * units spent at once never take more than `highest − spent − held`;
- * commits and releases count once; a crashed connection's holds lapse and are given back. After
+ * commits, releases and settlings by a part count once (a part above the hold changes nothing); a
+ * crashed connection's holds lapse and are given back. After
  * every step the store's record equals the model's, and `spent + held ≤ highest ≤ deposit`.
  * PostgreSQL runs when DATABASE_URL is set, Redis when REDIS_URL is (skipped, with that reason,
  * when not). A crash drops a connection (its holds stay, to lapse); memory has no second process.
@@ -25,6 +26,8 @@ type Step =
   | { kind: 'voucher'; amount: bigint; holdPrice: bigint; via: 0 | 1 }
   | { kind: 'hold' | 'spend'; price: bigint; via: 0 | 1 }
   | { kind: 'commit' | 'release'; pick: number; via: 0 | 1 }
+  /** A hold settled by a part of it (a window's units used): `part` of 0–120% of its amount. */
+  | { kind: 'settle'; pick: number; part: number; units: bigint; via: 0 | 1 }
   | { kind: 'topUp'; amount: bigint }
   | { kind: 'closeRequested' }
   | { kind: 'crash'; via: 0 | 1 }
@@ -54,6 +57,16 @@ const step: fc.Arbitrary<Step> = fc.oneof(
     arbitrary: fc.record({
       kind: fc.constantFrom('commit' as const, 'release' as const),
       pick: fc.nat(),
+      via,
+    }),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant('settle' as const),
+      pick: fc.nat(),
+      part: fc.integer({ min: 0, max: 120 }),
+      units: fc.bigInt(0n, 16n),
       via,
     }),
   },
@@ -165,6 +178,22 @@ for (const kind of kinds) {
                     spent += hold.amount
                     units++
                   }
+                }
+                break
+              }
+              case 'settle': {
+                const ids = [...holds].filter(([, h]) => !h.lapsed).map(([id]) => id)
+                const id = ids.length === 0 ? randomUUID() : (ids[s.pick % ids.length] as string)
+                const hold = holds.get(id)
+                const amount = ((hold?.amount ?? 100n) * BigInt(s.part)) / 100n
+                const got = await store.settleHold(id, { amount, units: s.units })
+                // A part larger than the hold changes nothing; else it is spent, the rest given back.
+                if (hold === undefined || amount > hold.amount) expect(got).toBeUndefined()
+                else {
+                  holds.delete(id)
+                  spent += amount
+                  units += s.units
+                  expect(got).toMatchObject({ spent, units, held: heldSum() })
                 }
                 break
               }
