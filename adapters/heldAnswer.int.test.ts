@@ -4,22 +4,32 @@
  * mount — `pay()` and `front()` on Node, `pay()` through `app.fetch` as on a Web-standard runtime —
  * the handler runs at once, its answer leaves only once the write is done, and a write that refuses
  * the payment after all replaces the answer with the refusal (none of the handler's headers, no
- * receipt, nothing recorded as served); the handler's `durable()` tells it which.
+ * receipt, nothing recorded as served); the handler's `durable()` tells it which. Express and Koa
+ * send a handler's answer as it writes it: they do not hold it, so the payment is written before
+ * the handler runs, and `durable()` answers `true`.
  *
  * The method here ("held") is written with the package's public exports only; each credential
  * names a write the test finishes by hand.
  */
+import { createServer, type RequestListener, type Server } from 'node:http'
 import { serve } from '@hono/node-server'
+import Router from '@koa/router'
 import { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
+import express from 'express'
 import { type Context, Hono } from 'hono'
+import Koa from 'koa'
 import { createMemoryStore, type Methods, PaymentError, type Settle } from 'tollgate'
+import { paywall as expressPaywall } from 'tollgate/express'
 import { paywall, tollgateOf } from 'tollgate/hono'
+import { paywall as koaPaywall } from 'tollgate/koa'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
 /** The writes of the payments presented, by credential: finished by the test. */
 const writes = new Map<string, (error: PaymentError | undefined) => void>()
 /** What each payment's books were told: `served <id>`, `failed <id>`. */
 const told: string[] = []
+/** Whether the mount said it holds the answer (`holdsAnswer`), by credential. */
+const mountHolds = new Map<string, boolean>()
 
 const held: Methods.PaymentMethod = {
   name: 'held',
@@ -32,6 +42,7 @@ const held: Methods.PaymentMethod = {
     classify: (headers) => headers.get('held-payment') ?? undefined,
     challenge: (parts) => ({ ...parts, headers: { ...parts.headers, 'Held-Offer': 'yes' } }),
     settle(credential, { holdsAnswer }) {
+      mountHolds.set(credential, holdsAnswer === true)
       const durable = new Promise<PaymentError | undefined>((resolve) => {
         if (holdsAnswer) writes.set(credential, resolve)
         else resolve(undefined)
@@ -170,5 +181,73 @@ describe.each(mounts)('a payment written while its handler runs, on $name', ({ n
     expect(told.filter((line) => line.endsWith(credential))).toEqual([])
     // The handler learnt it was not paid, so as not to do work that must never happen unpaid.
     expect(durable.get(credential)).toBe(false)
+  })
+})
+
+/** Listens on loopback; the base URL and the server. */
+async function listen(listener: RequestListener): Promise<{ base: string; server: Server }> {
+  const server = createServer(listener)
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const address = server.address()
+  return {
+    base: `http://127.0.0.1:${typeof address === 'object' && address !== null ? address.port : 0}`,
+    server,
+  }
+}
+
+describe('on Express and Koa, which do not hold the answer', () => {
+  const options = {
+    payTo: new Ed25519Keypair().toSuiAddress(),
+    ledger: 'http://127.0.0.1:9',
+    store: createMemoryStore(),
+    secrets: ['a-challenge-secret-of-at-least-32-bytes!'],
+    routes: { 'POST /paid': '0.02' },
+    methods: [held],
+  }
+
+  it('writes the payment before the handler runs; durable() answers true, the receipt is sent', async () => {
+    const onExpress = expressPaywall(options)
+    const expressApp = express()
+    expressApp.use(onExpress)
+    expressApp.post('/paid', async (req, res) => {
+      const credential = req.header('held-payment') ?? ''
+      ran.push(credential)
+      durable.set(credential, (await res.locals.tollgate?.durable()) ?? false)
+      res.json({ ok: true })
+    })
+    const onKoa = koaPaywall(options)
+    const koaApp = new Koa()
+    const router = new Router()
+    koaApp.use(onKoa)
+    router.post('/paid', async (ctx) => {
+      const credential = ctx.get('held-payment')
+      ran.push(credential)
+      durable.set(credential, (await ctx.state.tollgate?.durable()) ?? false)
+      ctx.body = { ok: true }
+    })
+    koaApp.use(router.routes())
+    const servers = [
+      { name: 'express', ...(await listen(expressApp)) },
+      { name: 'koa', ...(await listen(koaApp.callback())) },
+    ]
+    try {
+      for (const { name, base } of servers) {
+        const credential = `unheld ${name}`
+        const answer = await fetch(`${base}/paid`, {
+          method: 'POST',
+          headers: { 'held-payment': credential },
+        })
+        expect(answer.status).toBe(200)
+        expect(await answer.json()).toEqual({ ok: true })
+        expect(answer.headers.get('held-receipt')).toBe(credential)
+        expect(mountHolds.get(credential)).toBe(false)
+        expect(ran).toContain(credential)
+        expect(durable.get(credential)).toBe(true)
+        await expect.poll(() => told).toContain(`served ${credential}`)
+      }
+    } finally {
+      for (const { server } of servers) server.close()
+      await Promise.all([onExpress.close(), onKoa.close()])
+    }
   })
 })
