@@ -15,6 +15,7 @@ import { sessionSellerSecret, useSessionSeller } from '../session/testing/sessio
 import { channelIdOf, signVoucher } from '../session/voucher.js'
 import { MIN_GRACE_MS } from '../testing/ledger/channel.js'
 import { useCheckedLedger } from '../testing/ledger/testSetup.js'
+import { createSessionMethod } from './mppSession.js'
 
 /**
  * The seller's channel books, with a gate a test can shut on `acceptVoucher`: while shut, a
@@ -509,6 +510,40 @@ describe('MPP session (seller)', () => {
     expect(receipt).toMatchObject({ acceptedCumulative: '5000', spent: '500', units: '5' })
   })
 
+  it('with a unitWindow of 1, spends each unit after the first durably before it leaves', async () => {
+    const buyer = await openChannel(100_000n)
+    const opened = await metered(buyer, await opening(buyer, 1_000n), 1, '/tokens-alone')
+    expect((await tokensOf(opened)).tokens).toHaveLength(1)
+    books.steps.length = 0
+    const answer = await metered(
+      buyer,
+      { action: 'voucher', ...(await buyer.voucher(5_000n)) },
+      3,
+      '/tokens-alone',
+    )
+    const { tokens, receipt } = await tokensOf(answer)
+    expect(tokens).toHaveLength(3)
+    // The voucher's write held one unit, the first token's; the others were spent one by one.
+    expect(books.steps).toEqual([
+      'voucher 5000: accepted, held',
+      'commit 1 of the window: true',
+      'spend: spent',
+      'spend: spent',
+    ])
+    expect(receipt).toMatchObject({ acceptedCumulative: '5000', spent: '400', units: '4' })
+    expect(() =>
+      createSessionMethod({
+        client: chain.client,
+        signer: seller.payee,
+        package: chain.modulesPackage,
+        registry: chain.channel.registry,
+        store: createMemoryChannelStore(),
+        unitType: 'token',
+        unitWindow: 0,
+      }),
+    ).toThrow(expect.objectContaining({ code: 'invalid_config' }))
+  })
+
   it("on a store that writes inline, writes a metered call's voucher while its upstream works, and sends no token before", async () => {
     const buyer = await openChannel(100_000n)
     const opened = await metered(buyer, await opening(buyer, 1_000n), 1)
@@ -583,13 +618,14 @@ async function opening(buyer: Awaited<ReturnType<typeof openChannel>>, amount: b
   return { action: 'open', type: 'digest', digest: buyer.digest, ...(await buyer.voucher(amount)) }
 }
 
-/** A call to `/tokens` for `n` tokens metered per token, paid with `payload`. */
+/** A call to `route` (default `/tokens`) for `n` tokens metered per token, paid with `payload`. */
 function metered(
   buyer: Awaited<ReturnType<typeof openChannel>>,
   payload: Record<string, unknown>,
   n: number,
+  route = '/tokens',
 ): Promise<Response> {
-  return buyer.present(payload, { method: 'POST' }, `/tokens?n=${n}`)
+  return buyer.present(payload, { method: 'POST' }, `${route}?n=${n}`)
 }
 
 /** A metered answer's token events and its closing receipt. */

@@ -76,6 +76,13 @@ export type SessionMethodOptions = {
   readonly unitPrice?: bigint | undefined
   /** How long a metered stream waits for a higher voucher before it ends, ms. Default 60 000. */
   readonly voucherWaitMs?: number | undefined
+  /**
+   * How many units of a metered answer one hold pays for (`meterBatches`' `window`; default 16):
+   * its units leave once their window's hold is durable, and `spent` follows as the window is
+   * settled. A process that dies mid-window loses at most that many units (never the buyer's
+   * money). `1` spends every unit after the first durably before it leaves: one write per unit.
+   */
+  readonly unitWindow?: number | undefined
   /** Clock in ms. Default `Date.now`. */
   readonly now?: (() => number) | undefined
   /**
@@ -130,10 +137,11 @@ const minGrace = 900_000
 const meterReadAhead = 32
 
 /**
- * How many units of a metered answer one hold pays for (see `meterBatches`' `window`): the first
- * window is held with the call's voucher. The buyer's client signs 64 units ahead by default.
+ * How many units of a metered answer one hold pays for by default (see `meterBatches`' `window`):
+ * the first window is held with the call's voucher. The buyer's client signs 64 units ahead by
+ * default.
  */
-const meterWindow = 16
+const defaultUnitWindow = 16
 
 /** The details of a session refusal a 402 carries as members. */
 const sessionMembers = ['channelId', 'requiredCumulative', 'acceptedCumulative', 'deposit'] as const
@@ -189,6 +197,10 @@ export function createSessionMethod(options: SessionMethodOptions): SessionMetho
   const priceOf = (terms: PreparedTerms) => options.unitPrice ?? terms.price
   if (options.unitPrice !== undefined && options.unitPrice <= 0n) {
     throw new PaymentError('invalid_config', 'A session unit price is above zero.')
+  }
+  const meterWindow = options.unitWindow ?? defaultUnitWindow
+  if (!Number.isInteger(meterWindow) || meterWindow < 1 || meterWindow > 10_000) {
+    throw new PaymentError('invalid_config', 'A session unitWindow is a whole number, 1 to 10000.')
   }
 
   /** Streams waiting for a voucher on a channel, woken when this process takes one. */

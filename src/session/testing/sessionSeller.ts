@@ -101,6 +101,14 @@ export function useSessionSeller(
       unitPrice: sessionTokenPrice,
       voucherWaitMs: 2_000,
     })
+    // Each unit after the first spent durably before it leaves (`/tokens-alone`).
+    const perTokenAlone = createSessionMethod({
+      ...common,
+      unitType: 'token',
+      unitPrice: sessionTokenPrice,
+      voucherWaitMs: 2_000,
+      unitWindow: 1,
+    })
     const paywall = createPaywall({
       payTo: payee.toSuiAddress(),
       ledger: createLedger({ url: chain.url }),
@@ -113,23 +121,26 @@ export function useSessionSeller(
       return Response.json({ ok: true, n: served })
     })
     const failing = paywall.protect({ price }, () => new Response('down', { status: 503 }))
-    const tokens = paywall.protect(
-      { price: '0.05', methods: [...builtInMethods, perToken] },
-      async (request, paid) => {
-        const query = new URL(request.url).searchParams
-        const n = Number(query.get('n') ?? '10')
-        // `wait` ms before the answer starts (an upstream's time to its first byte); `plain`
-        // answers without metering anything.
-        const wait = Number(query.get('wait') ?? '0')
-        if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait))
-        if (query.has('plain')) return Response.json({ ok: true })
-        const body =
-          paid.payment.method === perToken.name
-            ? perToken.stream(paid.payment, tokenEvents(n), { signal: request.signal })
-            : tokenEvents(n)
-        return new Response(body, { headers: { 'content-type': 'text/event-stream' } })
-      },
-    )
+    const metering = (method: typeof perToken) =>
+      paywall.protect(
+        { price: '0.05', methods: [...builtInMethods, method] },
+        async (request, paid) => {
+          const query = new URL(request.url).searchParams
+          const n = Number(query.get('n') ?? '10')
+          // `wait` ms before the answer starts (an upstream's time to its first byte); `plain`
+          // answers without metering anything.
+          const wait = Number(query.get('wait') ?? '0')
+          if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait))
+          if (query.has('plain')) return Response.json({ ok: true })
+          const body =
+            paid.payment.method === method.name
+              ? method.stream(paid.payment, tokenEvents(n), { signal: request.signal })
+              : tokenEvents(n)
+          return new Response(body, { headers: { 'content-type': 'text/event-stream' } })
+        },
+      )
+    const tokens = metering(perToken)
+    const tokensAlone = metering(perTokenAlone)
     const slow = paywall.protect({ price }, async () => {
       await new Promise((resolve) => setTimeout(resolve, 300))
       served++
@@ -139,6 +150,7 @@ export function useSessionSeller(
       '/slow': slow,
       '/failing': failing,
       '/tokens': tokens,
+      '/tokens-alone': tokensAlone,
     }
     const server = serve({
       port: 0,
