@@ -162,6 +162,8 @@ describe('group commit per channel', () => {
   it('sends a batch without waiting for each answer on a pipelining pool: one round trip', async () => {
     const { pool, log } = fakePool(undefined, true)
     const sent: string[] = []
+    /** What had been sent when the batch's first answer (its BEGIN's) came. */
+    let sentByFirstAnswer: string[] = []
     const connect = pool.connect.bind(pool)
     ;(pool as { connect: unknown }).connect = async () => {
       const client = (await connect()) as unknown as {
@@ -169,8 +171,12 @@ describe('group commit per channel', () => {
       }
       const query = client.query
       client.query = (q) => {
-        sent.push(typeof q === 'string' ? q : q.text)
-        return query(q)
+        const text = typeof q === 'string' ? q : q.text
+        sent.push(text)
+        return query(q).then((answer) => {
+          if (text === 'BEGIN') sentByFirstAnswer = [...sent]
+          return answer
+        })
       }
       return client
     }
@@ -178,10 +184,16 @@ describe('group commit per channel', () => {
     const first = write('ch', statement('a'))
     const rest = ['b', 'c'].map((t) => write('ch', statement(t)))
     await first
-    // The batch's statements were all handed to the connection before its first answer came.
-    await new Promise((resolve) => setImmediate(resolve))
-    expect(sent).toEqual(['BEGIN', 'b', 'c', 'COMMIT'])
-    expect(log).toEqual(['pool: a'])
     await Promise.all(rest)
+    // The batch's statements were all handed to the connection before its first answer came.
+    expect(sentByFirstAnswer).toEqual(['BEGIN', 'b', 'c', 'COMMIT'])
+    expect(log).toEqual([
+      'pool: a',
+      'client 1: BEGIN',
+      'client 1: b',
+      'client 1: c',
+      'client 1: COMMIT',
+      'client 1: released',
+    ])
   })
 })
