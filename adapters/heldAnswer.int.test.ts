@@ -12,7 +12,7 @@
  * names a write the test finishes by hand.
  */
 import { createServer, type RequestListener, type Server } from 'node:http'
-import { serve } from '@hono/node-server'
+import { getRequestListener } from '@hono/node-server'
 import Router from '@koa/router'
 import { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519'
 import express from 'express'
@@ -118,11 +118,10 @@ app.post('/front', paidHandler)
 let base: string
 let close: () => void
 beforeAll(async () => {
-  const server = serve({ fetch: paid.front(app), port: 0, hostname: '127.0.0.1' })
-  await new Promise<void>((resolve) => server.once('listening', () => resolve()))
-  const address = server.address()
-  base = `http://127.0.0.1:${typeof address === 'object' && address !== null ? address.port : 0}`
-  close = () => server.close()
+  // Hono's Node listener, as `serve()` mounts it.
+  const listening = await listen(getRequestListener(paid.front(app)))
+  base = listening.base
+  close = () => listening.server.close()
 })
 afterAll(async () => {
   close?.()
