@@ -126,6 +126,38 @@ describe('Authorization: Payment credentials', () => {
     }
   })
 
+  it('decodes an echoed request once: the same frozen object for each credential that echoes it', () => {
+    const credential = vectors.credentials.valid[1]?.expected as Parameters<
+      typeof serializeCredential
+    >[0]
+    const first = parseCredential(serializeCredential(credential))
+    const second = parseCredential(
+      serializeCredential({ ...credential, payload: { ...credential.payload, again: true } }),
+    )
+    expect(second.challenge.request).toBe(first.challenge.request)
+    expect(first.challenge.request).toEqual(credential.challenge.request)
+    expect(Object.isFrozen(first.challenge.request)).toBe(true)
+    const nested = Object.values(first.challenge.request).filter((v) => typeof v === 'object')
+    expect(nested.length).toBeGreaterThan(0)
+    for (const inner of nested) expect(Object.isFrozen(inner)).toBe(true)
+    // Another request is decoded (and checked) on its own.
+    const other = { ...credential.challenge.request, amount: '1' }
+    const third = parseCredential(
+      serializeCredential({
+        ...credential,
+        challenge: { ...credential.challenge, request: other },
+      }),
+    )
+    expect(third.challenge.request).toEqual(other)
+    const broken = Buffer.from(
+      JSON.stringify({
+        challenge: { ...credential.challenge, request: 'bm90IGpzb24' },
+        payload: credential.payload,
+      }),
+    ).toString('base64url')
+    expect(codeOf(() => parseCredential(`Payment ${broken}`))).toBe('malformed_credential')
+  })
+
   it('reads the sui payload, and refuses other methods with a 400', () => {
     const credential = parseCredential(vectors.credentials.valid[0]?.header as string)
     expect(suiChargePayload(credential)).toEqual(credential.payload)

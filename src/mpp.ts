@@ -15,6 +15,7 @@ import { z } from 'zod'
 import { PaymentError, problemTypeBase } from './errors.js'
 import { authParam, findScheme, parseAuthItems } from './internal/authParams.js'
 import { encodeBase64url, isStrictBase64, isStrictBase64url } from './internal/base64.js'
+import { createRecent } from './internal/recent.js'
 import { checkHeaderSize, decodeJsonHeader, parseWith } from './internal/wire.js'
 import { baseUnitsSchema, networkSchema } from './x402.js'
 
@@ -226,6 +227,29 @@ export function prepareCredentials(
   }
 }
 
+/** The `request`s of credentials parsed lately, decoded (a buyer echoes one for many calls). */
+const echoedRequests = createRecent<string, Readonly<Record<string, unknown>>>({
+  max: 256,
+  maxKeyLength: 16 * 1024,
+})
+
+/** A credential's echoed `request`, decoded once per distinct value (frozen: it is shared). */
+function echoedRequest(value: string): Readonly<Record<string, unknown>> {
+  return (
+    echoedRequests.get(value) ??
+    echoedRequests.remember(value, frozen(decodeRequest(value, 'malformed_credential')))
+  )
+}
+
+/** A JSON value frozen to its leaves. */
+function frozen<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    for (const inner of Object.values(value)) frozen(inner)
+    Object.freeze(value)
+  }
+  return value
+}
+
 /**
  * Parses an `Authorization` value that carries a `Payment` credential, alone or among other
  * schemes (`Bearer …, Payment …`).
@@ -248,7 +272,7 @@ export function parseCredential(value: string): Credential {
   const { request, opaque, ...rest } = wire.challenge
   const challenge: Challenge = {
     ...rest,
-    request: decodeRequest(request, 'malformed_credential'),
+    request: echoedRequest(request),
     ...(opaque === undefined
       ? {}
       : { opaque: typeof opaque === 'string' ? opaque : encodeRequest(opaque) }),
