@@ -542,6 +542,17 @@ describe('MPP session (seller)', () => {
         unitWindow: 0,
       }),
     ).toThrow(expect.objectContaining({ code: 'invalid_config' }))
+    // The window a method meters with is on the method: what a seller's configuration made it.
+    const options = {
+      client: chain.client,
+      signer: seller.payee,
+      package: chain.modulesPackage,
+      registry: chain.channel.registry,
+      store: createMemoryChannelStore(),
+      unitType: 'token',
+    } as const
+    expect(createSessionMethod({ ...options, unitWindow: 3 }).unitWindow).toBe(3)
+    expect(createSessionMethod(options).unitWindow).toBe(16)
   })
 
   it("on a store that writes inline, writes a metered call's voucher while its upstream works, and sends no token before", async () => {

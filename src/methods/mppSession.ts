@@ -113,6 +113,8 @@ export type MeteredPayment = {
 export type SessionMethod = PaymentMethod & {
   /** What one unit is (`request`, or the unit a handler meters). */
   readonly unitType: 'request' | 'token'
+  /** How many units of a metered answer one hold pays for ({@link SessionMethodOptions.unitWindow}). */
+  readonly unitWindow: number
   /**
    * Meters an event stream (an upstream's `text/event-stream` body) against the channel that paid
    * `payment`, one unit per event (`[DONE]`, comments and named events pass free): each event's
@@ -408,6 +410,7 @@ export function createSessionMethod(options: SessionMethodOptions): SessionMetho
     name: 'mppSession',
     dialect: 'mpp',
     unitType,
+    unitWindow: meterWindow,
     stream,
     buyerSubmits: true,
     server: {
