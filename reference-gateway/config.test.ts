@@ -98,6 +98,15 @@ describe('loadConfig', () => {
     expect(found.some((p) => p.startsWith('CLAIM_LEASE_MS (claimLeaseMs):'))).toBe(true)
   })
 
+  it('reads how many tokens one hold of a session pays for, default 16, 1 to 10 000', () => {
+    expect(loadConfig({ env: {} }).sessionUnitWindow).toBe(16)
+    expect(loadConfig({ env: { SESSION_UNIT_WINDOW: '1' } }).sessionUnitWindow).toBe(1)
+    for (const bad of ['0', '10001', '2.5', 'many']) {
+      const found = problems(() => loadConfig({ env: { SESSION_UNIT_WINDOW: bad } }))
+      expect(found.some((p) => p.startsWith('SESSION_UNIT_WINDOW (sessionUnitWindow):'))).toBe(true)
+    }
+  })
+
   it('merges a JSON file under the environment, and overrides over both', () => {
     const file = join(folder, 'settings.json')
     writeFileSync(file, JSON.stringify({ port: 5000, host: '0.0.0.0', logLevel: 'warn' }))

@@ -61,6 +61,7 @@ export const settingVariables = {
   sessionSettleAmount: 'SESSION_SETTLE_AMOUNT',
   sessionSettleIntervalMs: 'SESSION_SETTLE_INTERVAL_MS',
   sessionSweepIntervalMs: 'SESSION_SWEEP_INTERVAL_MS',
+  sessionUnitWindow: 'SESSION_UNIT_WINDOW',
   reviewMinValue: 'REVIEW_MIN_VALUE',
   corsOrigins: 'CORS_ORIGINS',
   agentRegistryPackage: 'AGENT_REGISTRY_PACKAGE',
@@ -314,6 +315,13 @@ export const gatewayConfigSchema = z
      * settled within the grace period), ms. Default 60 000.
      */
     sessionSweepIntervalMs: integer(100, 3_600_000).default(60_000),
+    /**
+     * How many tokens of a keyless answer paid per token one hold of the channel books pays for
+     * (the session method's `unitWindow`). Default 16. `1` makes each token after the first durably
+     * spent before it leaves, one write per token; a larger window writes less, and a gateway
+     * that dies mid-answer loses at most that many tokens' price (never the buyer's money).
+     */
+    sessionUnitWindow: integer(1, 10_000).default(16),
     /**
      * Origins whose pages may call the gateway from a browser (CORS): `*` (default: any page; the
      * gateway takes no cookies, a payment is the only credential), a comma-separated list of

@@ -153,6 +153,14 @@ describe('the gateway with sessions', () => {
   })
 })
 
+describe('the gateway with sessions and SESSION_UNIT_WINDOW', () => {
+  const windowOfOne = useTestGateway({ config: { sessionUnitWindow: 1 } })
+  it("meters the keyless route with the configured window (the library's default otherwise)", () => {
+    expect(windowOfOne.sessions?.perToken.unitWindow).toBe(1)
+    expect(gateway.sessions?.perToken.unitWindow).toBe(16)
+  })
+})
+
 // The channel books beside a PostgreSQL or Redis payment store (every process shares them).
 describe.skipIf(databaseUrl === undefined)('the gateway with sessions on PostgreSQL', () => {
   const prefix = uniqueName('gw_sessions').toLowerCase()

@@ -93,6 +93,7 @@ export async function openGatewaySessions(input: {
     ...common,
     unitType: 'token',
     unitPrice: input.tokenPrice,
+    unitWindow: config.sessionUnitWindow,
   })
   const settler = Session.createSessionSettler({
     client,
