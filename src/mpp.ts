@@ -227,10 +227,14 @@ export function prepareCredentials(
   }
 }
 
-/** The `request`s of credentials parsed lately, decoded (a buyer echoes one for many calls). */
+/**
+ * The `request`s of credentials parsed lately, decoded (a buyer echoes one for many calls). Any
+ * client can send any request, so at most 256 of at most 4 KiB are kept (a seller's own are far
+ * shorter); a longer one is decoded each time.
+ */
 const echoedRequests = createRecent<string, Readonly<Record<string, unknown>>>({
   max: 256,
-  maxKeyLength: 16 * 1024,
+  maxKeyLength: 4096,
 })
 
 /** A credential's echoed `request`, decoded once per distinct value (frozen: it is shared). */

@@ -146,11 +146,18 @@ const expired = (at: number): ChallengeVerification => ({
 /** Per key ring, the ids it verified lately and the input each was verified for. */
 const verified = new WeakMap<readonly MacKey[], Recent<string, string>>()
 
+/**
+ * How many verified ids a key ring remembers. An input holds the route's terms and its resource
+ * (at most 2 048 characters of URL), so a client that makes the seller verify ids for many long
+ * URLs makes it keep a few MB at most.
+ */
+const maxRememberedIds = 2048
+
 /** The ids `keys` verified lately (see {@link checkChallengeId}). */
 function verifiedIds(keys: readonly MacKey[]): Recent<string, string> {
   let seen = verified.get(keys)
   if (seen === undefined) {
-    seen = createRecent<string, string>({ max: 4096 })
+    seen = createRecent<string, string>({ max: maxRememberedIds })
     verified.set(keys, seen)
   }
   return seen
