@@ -15,11 +15,10 @@ export type { ChallengeBinding } from '../internal/challenges.js'
 export { type MppChargeOffer, mppCharge } from './mppCharge.js'
 export {
   createSessionMethod,
-  type MeteredPayment,
   type SessionMethod,
   type SessionMethodOptions,
-  type SessionStreamOptions,
 } from './mppSession.js'
+export type { MeteredPayment, SessionStreamOptions } from './sessionStream.js'
 export type {
   ChallengeInput,
   ChallengeParts,

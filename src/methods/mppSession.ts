@@ -15,6 +15,7 @@
  *
  * The seller settles and closes with its own key (the payee's, or the channel's operator's),
  * through {@link createSessionMethod}'s `client`: a close captures what was spent, never more.
+ * Answers metered per unit are sent on by its `stream` (`sessionStream.ts`).
  *
  * @module
  */
@@ -33,15 +34,18 @@ import {
   paymentScheme,
 } from '../mpp.js'
 import type { ChannelStore } from '../session/channelStore.js'
-import { type MeterStop, meterBatches } from '../session/meter.js'
 import type { ChannelSettlement } from '../session/settler.js'
-import { formatMeteredEvent, isUnitEvent, sseEvents } from '../session/sse.js'
 import { createVoucherWaits } from '../session/voucherWaits.js'
 import { sessionPayloadSchema } from '../session/wire.js'
 import type { SettlementResult } from '../settle.js'
-import { createCallBooks, refuse, unitHeldBy } from './sessionBooks.js'
+import { createCallBooks, refuse } from './sessionBooks.js'
 import { createSellerChannels } from './sessionChannels.js'
 import { type CloseContext, closeChannel } from './sessionClose.js'
+import {
+  createSessionStream,
+  type MeteredPayment,
+  type SessionStreamOptions,
+} from './sessionStream.js'
 import type { MethodSettleInput, PaymentMethod } from './types.js'
 
 /** Options of {@link createSessionMethod}. */
@@ -92,23 +96,6 @@ export type SessionMethodOptions = {
   readonly onSettled?: ((settlement: ChannelSettlement) => void) | undefined
 }
 
-/** Options of {@link SessionMethod.stream}. */
-export type SessionStreamOptions = {
-  /** Aborted when the buyer leaves: the stream stops, and the event not yet sent is not charged. */
-  readonly signal?: AbortSignal | undefined
-  /** Told why a stream stopped before its source ended (no voucher came, the channel closed). */
-  readonly onStop?: ((stop: MeterStop) => void) | undefined
-  /** Which events are paid units (each event's text). Default {@link isUnitEvent}. */
-  readonly isUnit?: ((event: string) => boolean) | undefined
-}
-
-/** What {@link SessionMethod.stream} reads of a paid call's payment (its `PaymentInfo`). */
-export type MeteredPayment = {
-  readonly method: string
-  readonly digest: string
-  readonly channelId?: string | undefined
-}
-
 /** The session payment method, with the metering of answers priced per unit. */
 export type SessionMethod = PaymentMethod & {
   /** What one unit is (`request`, or the unit a handler meters). */
@@ -131,12 +118,6 @@ export type SessionMethod = PaymentMethod & {
 }
 
 const minGrace = 900_000
-
-/**
- * The most events of a metered answer spent together: those the upstream has ready when one
- * arrives (see `meterBatches`).
- */
-const meterReadAhead = 32
 
 /**
  * How many units of a metered answer one hold pays for by default (see `meterBatches`' `window`):
@@ -346,65 +327,15 @@ export function createSessionMethod(options: SessionMethodOptions): SessionMetho
     }
   }
 
-  function stream(
-    payment: MeteredPayment,
-    body: ReadableStream<Uint8Array>,
-    streamOptions: SessionStreamOptions = {},
-  ): ReadableStream<Uint8Array> {
-    const channelId = payment.channelId
-    const call = meteredOf(payment.digest)
-    if (payment.method !== 'mppSession' || channelId === undefined || call === undefined) {
-      throw new PaymentError('invalid_options', 'This payment was not made through this session.')
-    }
-    const { sleep, done } = waits.sleeper(channelId)
-    // The call's voucher step, started here at the latest (the answer has started); the unit hold
-    // taken with it is the meter's from now on.
-    call.metering = true
-    const voucher = call.voucher?.()
-    const batches = meterBatches(
-      sseEvents(body),
-      {
-        store,
-        channelId,
-        price: call.price,
-        after: voucher,
-        unitHeld: voucher?.then((taken) => unitHeldBy(taken, meterWindow)),
-        window: meterWindow,
-        leaseMs: holdLeaseMs,
-        isUnit: streamOptions.isUnit ?? isUnitEvent,
-        waitMs: options.voucherWaitMs,
-        signal: streamOptions.signal,
-        now,
-        sleep,
-        readAhead: meterReadAhead,
-      },
-      streamOptions.onStop,
-    )
-    const encoder = new TextEncoder()
-    return new ReadableStream<Uint8Array>({
-      async pull(controller) {
-        try {
-          const next = await batches.next()
-          if (next.done) {
-            done()
-            controller.close()
-          } else {
-            // A batch's units were spent together: its events leave together, in one chunk.
-            let text = ''
-            for (const event of next.value) text += formatMeteredEvent(event)
-            controller.enqueue(encoder.encode(text))
-          }
-        } catch (error) {
-          done()
-          throw error
-        }
-      },
-      async cancel() {
-        done()
-        await batches.return(undefined)
-      },
-    })
-  }
+  const stream = createSessionStream({
+    store,
+    waits,
+    meteredOf,
+    unitWindow: meterWindow,
+    holdLeaseMs,
+    voucherWaitMs: options.voucherWaitMs,
+    now,
+  })
 
   return {
     name: 'mppSession',
