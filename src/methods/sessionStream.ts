@@ -2,10 +2,10 @@
  * A session method's metered answers (`SessionMethod.stream`): an upstream's event stream sent on
  * to the buyer one paid unit per event, against the channel that paid the call — its units paid
  * from windows of held units (`meterBatches`), a `payment-need-voucher` event and a bounded wait
- * when the vouchers run out, a `payment-receipt` event at the end.
+ * when the vouchers run out, a `payment-receipt` event at the end. Its option types are public
+ * (`Methods.SessionStreamOptions`, `Methods.MeteredPayment`); the rest is the method's own.
  *
  * @module
- * @internal
  */
 import { PaymentError } from '../errors.js'
 import type { ChannelStore } from '../session/channelStore.js'
