@@ -29,13 +29,18 @@ export type MeteredCall = {
   metering: boolean
 }
 
+/** The hold a metered call's voucher step took, if it took one. */
+function voucherHold(taken: TakenVoucher | PaymentError) {
+  return isPaymentError(taken) || taken.hold?.status !== 'held' ? undefined : taken.hold
+}
+
 /** The hold of `units` units a metered call's voucher step took, if it took one. */
 export function unitHeldBy(
   taken: TakenVoucher | PaymentError,
   units: number,
 ): HeldUnit | undefined {
-  if (isPaymentError(taken) || taken.hold?.status !== 'held') return undefined
-  return { holdId: taken.hold.holdId, channel: taken.hold.channel, units }
+  const hold = voucherHold(taken)
+  return hold === undefined ? undefined : { holdId: hold.holdId, channel: hold.channel, units }
 }
 
 /** A session method's call books; see the module's description. */
@@ -203,8 +208,9 @@ export function createCallBooks(store: ChannelStore, now: () => number) {
       if (taking !== undefined && !call.metering) {
         void taking
           .then((taken) => {
-            const unit = unitHeldBy(taken, 1)
-            return unit === undefined ? false : store.release(unit.holdId)
+            // Whatever its size, the hold is given back whole: no unit was paid from it.
+            const hold = voucherHold(taken)
+            return hold === undefined ? false : store.release(hold.holdId)
           })
           .catch(() => false)
       }
