@@ -72,6 +72,21 @@ const databaseUrl = serviceUrl('DATABASE_URL')
 const runs = 3
 
 /**
+ * A failing case of CI replayed (`CONSERVATION_SEED` and `CONSERVATION_PATH`, the `seed` and
+ * `path` fast-check printed with it): that one case alone, on each store, with the same money
+ * checks; the breadth check over the outcomes of many runs is then left out.
+ */
+const replay =
+  process.env.CONSERVATION_SEED === undefined
+    ? undefined
+    : {
+        seed: Number(process.env.CONSERVATION_SEED),
+        ...(process.env.CONSERVATION_PATH === undefined
+          ? {}
+          : { path: process.env.CONSERVATION_PATH }),
+      }
+
+/**
  * Short leases, so that a run takes seconds (defaults: 30 s, 10 s, 10 s, 5 s and 5 minutes). The
  * claim lease outlasts the window, so that a payment still `claimed` when the window is over says so
  * when presented again.
@@ -709,6 +724,7 @@ async function conservation(stack: Stack, runs: number): Promise<void> {
     }),
     {
       numRuns: runs,
+      ...replay,
       // A run takes seconds: a failure is reported as found, not shrunk.
       endOnFailure: true,
       examples: [
@@ -739,6 +755,7 @@ async function conservation(stack: Stack, runs: number): Promise<void> {
       ],
     },
   )
+  if (replay !== undefined) return
   // Not vacuous: kills cut paid calls off; the sweeper refunded some, a presentation again served
   // some, and a top-up credited when its process died was served, not refunded.
   expect([...outcomes].sort(), `kills at a credit: ${wedges.join('; ')}`).toEqual(
