@@ -94,14 +94,17 @@ const handler = (credential: string) => {
   })
 }
 
-const paid = paywall({
+/** A seller's options paid by `held` alone, with a store of their own, for `routes`. */
+const heldOptions = (routes: Record<string, string>) => ({
   payTo: new Ed25519Keypair().toSuiAddress(),
   ledger: 'http://127.0.0.1:9',
   store: createMemoryStore(),
   secrets: ['a-challenge-secret-of-at-least-32-bytes!'],
-  routes: { 'POST /front': '0.02' },
+  routes,
   methods: [held],
 })
+
+const paid = paywall(heldOptions({ 'POST /front': '0.02' }))
 const app = new Hono()
 /** What each handler's `durable()` resolved to, by credential. */
 const durable = new Map<string, boolean>()
@@ -195,14 +198,7 @@ async function listen(listener: RequestListener): Promise<{ base: string; server
 }
 
 describe('on Express and Koa, which do not hold the answer', () => {
-  const options = {
-    payTo: new Ed25519Keypair().toSuiAddress(),
-    ledger: 'http://127.0.0.1:9',
-    store: createMemoryStore(),
-    secrets: ['a-challenge-secret-of-at-least-32-bytes!'],
-    routes: { 'POST /paid': '0.02' },
-    methods: [held],
-  }
+  const options = heldOptions({ 'POST /paid': '0.02' })
 
   it('writes the payment before the handler runs; durable() answers true, the receipt is sent', async () => {
     const onExpress = expressPaywall(options)

@@ -95,20 +95,15 @@ export function useSessionSeller(
       network: 'mainnet',
     }
     const session = createSessionMethod(common)
-    const perToken = createSessionMethod({
+    const tokenOptions = {
       ...common,
       unitType: 'token',
       unitPrice: sessionTokenPrice,
       voucherWaitMs: 2_000,
-    })
+    } as const
+    const perToken = createSessionMethod(tokenOptions)
     // Each unit after the first spent durably before it leaves (`/tokens-alone`).
-    const perTokenAlone = createSessionMethod({
-      ...common,
-      unitType: 'token',
-      unitPrice: sessionTokenPrice,
-      voucherWaitMs: 2_000,
-      unitWindow: 1,
-    })
+    const perTokenAlone = createSessionMethod({ ...tokenOptions, unitWindow: 1 })
     const paywall = createPaywall({
       payTo: payee.toSuiAddress(),
       ledger: createLedger({ url: chain.url }),
