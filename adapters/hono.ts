@@ -87,6 +87,9 @@ export type FetchHandler<Env = unknown, ExecutionContext = unknown> = (
 /** Every mount here holds a paid answer until its payment is durable (`PaidDecision.ready`). */
 const holdsAnswer = { holdsAnswer: true } as const
 
+/** Every mount here tells a paid decision when its handler is done (`PaidDecision.handled`). */
+const untilHandled = { untilHandled: true } as const
+
 /** Payment information of the requests paid in front of an app, by request. */
 const frontPaid = new WeakMap<Request, PaidRequestInfo>()
 
@@ -209,7 +212,9 @@ export function paywall(options: HonoPaywallOptions): HonoPaywall {
   ): ((response: Response) => Response) | undefined {
     const outgoing = nodeOutgoing(env)
     if (outgoing !== undefined) {
-      return attachPaidResponse(outgoing, decision) ? (response) => response : undefined
+      return attachPaidResponse(outgoing, decision, untilHandled)
+        ? (response) => response
+        : undefined
     }
     const stop = watchHangUp(request.signal, decision)
     if (stop === undefined) return undefined
@@ -230,7 +235,11 @@ export function paywall(options: HonoPaywallOptions): HonoPaywall {
     const finish = watch(decision, c.req.raw, c.env)
     if (finish === undefined) return hungUpResponse()
     c.set('tollgate', paidInfo(decision))
-    await next()
+    try {
+      await next()
+    } finally {
+      decision.handled()
+    }
     // The answer leaves once the payment is durable; refused after all, the refusal leaves instead.
     const refusal = await decision.ready()
     if (refusal !== undefined) {
@@ -286,11 +295,13 @@ export function paywall(options: HonoPaywallOptions): HonoPaywall {
     try {
       response = await app(request, env, executionCtx)
     } catch (error) {
+      decision.handled()
       const refusal = await decision.ready()
       if (refusal !== undefined) return refusal
       void decision.complete({ error }).catch(() => {})
       throw error
     }
+    decision.handled()
     const refusal = await decision.ready()
     if (refusal === undefined) return finish(response)
     void response.body?.cancel().catch(() => {})

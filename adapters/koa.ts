@@ -80,6 +80,9 @@ export type KoaPaywall = Middleware & {
 
 type BodyRequest = { body?: unknown; rawBody?: string }
 
+/** The mount tells a paid decision when its handler is done (`PaidDecision.handled`). */
+const untilHandled = { untilHandled: true } as const
+
 /**
  * Creates the Koa paywall from ONE options object.
  *
@@ -114,7 +117,7 @@ export function paywall(options: KoaPaywallOptions): KoaPaywall {
       seller.engine.handle(nodeRequestView(ctx.req, ctx.originalUrl, bytes), route))
     if (decision.status === 'respond') return answer(ctx, decision.plain)
     // A buyer who hung up while the payment settled is refunded; the handler does not run.
-    if (!attachPaidResponse(ctx.res, decision)) return
+    if (!attachPaidResponse(ctx.res, decision, untilHandled)) return
     const info: PaidRequestInfo = paidInfo(decision)
     ctx.state.tollgate = info
     if (route.body !== undefined && parsed === undefined) {
@@ -124,9 +127,11 @@ export function paywall(options: KoaPaywallOptions): KoaPaywall {
     try {
       await next()
     } catch (error) {
+      decision.handled()
       void decision.complete({ error }).catch(() => {})
       throw error
     }
+    decision.handled()
   }
 
   /** Sets an engine answer as the Koa response (Koa writes it, after the middleware above). */

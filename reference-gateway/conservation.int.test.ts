@@ -361,8 +361,8 @@ async function run(stack: MoneyStack, step: Step): Promise<Done> {
     // The provider has the request (or the buyer's payment never got that far).
     await Promise.race([held.arrived.then(() => call.reset(step.how)), call.over])
     await call.over
-    // The provider answers only once the gateway has recorded the hang-up.
-    await until(() => stack.gateway.gateway.paidInFlight() === 0)
+    // The provider answers only once the gateway has seen the hang-up.
+    await stack.closed(call.localPort)
     held.release()
   }
   await call.over
@@ -444,7 +444,7 @@ async function conservation(stack: MoneyStack, runs: number): Promise<void> {
         // A buyer who left before the answer once the provider had the request: the work had
         // started, so the payment is served whatever the provider then answered (the hang-up rule,
         // docs/payments.md) — shown without a race by the held requests (`at: 'provider'`), whose
-        // provider answers, or fails, only once the gateway has recorded the hang-up. Otherwise
+        // provider answers, or fails, only once the gateway has seen the hang-up. Otherwise
         // the provider acted (its own record of a 2xx answer) exactly when the call was served.
         const leftAfterSend = d.step.hangUp.at !== 'never' && !d.answered && d.provider.length > 0
         const acted = d.provider.filter((c) => c.status >= 200 && c.status < 300)

@@ -878,7 +878,7 @@ describe('the main job on embedded defaults (no configuration)', () => {
     expect(health).toMatchObject({ store: 'sqlite', upstreams: 'stub' })
   })
 
-  it('a buyer who hangs up while its paid call waits on the upstream is served (the upstream was asked); nothing stays in flight', async () => {
+  it('a buyer who hangs up while its paid call waits on the upstream is served (the upstream was asked) once it answers; nothing stays in flight', async () => {
     const emulator = embedded.emulator
     const stubs = embedded.stubs as NonNullable<typeof embedded.stubs>
     const payer = emulator.createTestWallet({ usdc: '1', sui: '1' })
@@ -911,9 +911,12 @@ describe('the main job on embedded defaults (no configuration)', () => {
     await held.arrived
     hangUp.abort()
     await expect(call).rejects.toThrow()
-    // Recorded at the hang-up (not when the upstream answers): served, the provider was asked.
-    await until(async () => embedded.gateway.paidInFlight() === 0, 2_000)
+    // Served (the provider was asked), recorded once the handler is done: in flight, its serve
+    // lease held, until the upstream answers.
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    expect(embedded.gateway.paidInFlight()).toBe(1)
     held.release()
+    await until(async () => embedded.gateway.paidInFlight() === 0, 5_000)
     await until(async () => stubs.calls.length > callsBefore)
     expect(stubs.calls.slice(callsBefore)).toMatchObject([
       { provider: 'anthropic', answered: true },

@@ -74,9 +74,12 @@ describe('a buyer who hangs up after the upstream request was sent', () => {
       await held.arrived
       buyer.abort()
       await expect(answer).rejects.toThrow()
-      // The hang-up is recorded at once, as served: nothing stays in flight.
-      await until(() => gateway.gateway.paidInFlight() === 0)
+      // Served once the handler is done: while the provider holds the request, the payment stays
+      // in flight (its serve lease held), so that a process dying now would leave it refunded.
+      await new Promise((resolve) => setTimeout(resolve, 300))
+      expect(gateway.gateway.paidInFlight()).toBe(1)
       held.release()
+      await until(() => gateway.gateway.paidInFlight() === 0)
       await until(() => stubs.calls.length > callsBefore)
       const provider = stubs.calls.slice(callsBefore)
       expect(provider).toHaveLength(1)

@@ -36,6 +36,8 @@ export type MoneyStack = {
    * is writing the credit), `credited:<key id>` (it was written).
    */
   triggers: Map<string, () => void>
+  /** Resolves once the gateway's server has seen the connection from `localPort` close. */
+  closed(localPort: number): Promise<void>
   /**
    * The settings that name the gateway's relational store (`DATA_DIR`, or `DATABASE_URL` and its
    * schema): what `tollgate keys` needs to open the same store.
@@ -84,12 +86,25 @@ export async function startMoneyStack(databaseUrl?: string): Promise<MoneyStack>
   }
   const emulator = gateway.emulator as StartedLedger
   const stubs = gateway.stubs as StubUpstreams
+  // The server's side of each connection, by the client's port: its close is when the gateway saw
+  // the buyer hang up.
+  const connections = new Map<number, Promise<void>>()
+  gateway.server.on('connection', (socket: Socket) => {
+    const port = socket.remotePort
+    if (port === undefined) return
+    connections.set(port, new Promise((resolve) => socket.once('close', () => resolve())))
+  })
   return {
     gateway,
     emulator,
     stubs,
     ledger: new SuiGrpcClient({ network: 'mainnet', baseUrl: emulator.url }),
     triggers,
+    async closed(localPort) {
+      await until(() => connections.has(localPort))
+      await connections.get(localPort)
+      connections.delete(localPort)
+    },
     storeEnv: { DATA_DIR: dataDir, ...env },
     async close() {
       await gateway.stop()
@@ -161,6 +176,8 @@ export type TcpCall = {
   price: bigint
   /** The payment's request headers, to present the same payment again. */
   payment: Record<string, string>
+  /** The client's port of the connection (see {@link MoneyStack.closed}). */
+  localPort: number
   /** Hangs up (default `reset`), if the connection is still open. */
   reset(how?: HangUp): void
   /** Resolves when the connection is over (answered and closed, or reset). */
@@ -253,6 +270,7 @@ export async function paidOverTcp(
   return {
     price: BigInt(requirement.maxAmountRequired),
     payment: { [x402Headers.payment]: header },
+    localPort: socket.localPort as number,
     reset,
     over,
     answered: () => answered,

@@ -50,10 +50,12 @@ export function finishResponse(response: Response, decision: PaidDecision): Resp
 /**
  * Watches a paid request's abort signal while its handler runs (Web-standard runtimes, where the
  * signal is how a server says the buyer went away): an abort before the answer starts records a
- * hang-up (`{ hungUp: true }`): refunded when the work has not started yet, served once it has.
- * Call it just before the handler runs: it starts the paid work ({@link PaidDecision.start}, so
- * with the route's default `commit` a later hang-up is served). Call the returned function once
- * the handler has answered (from then on the answer has started: a hang-up mid-stream was served).
+ * hang-up (`{ hungUp: true }`): refunded when the work has not started yet, served once it has —
+ * recorded when the handler is done. Call it just before the handler runs: it starts the paid work
+ * ({@link PaidDecision.start}, so with the route's default `commit` a later hang-up is served).
+ * Call the returned function once the handler has answered or thrown (from then on the answer has
+ * started: a hang-up mid-stream was served); it tells the decision the handler is done
+ * ({@link PaidDecision.handled}).
  * Returns `undefined` when the buyer is already gone: the refund is recorded and the handler
  * should not run.
  *
@@ -81,8 +83,11 @@ export function watchHangUp(
     return undefined
   }
   signal.addEventListener('abort', hungUp, { once: true })
-  decision.start()
-  return () => signal.removeEventListener('abort', hungUp)
+  decision.start(untilHandled)
+  return () => {
+    signal.removeEventListener('abort', hungUp)
+    decision.handled()
+  }
 }
 
 /**
@@ -92,6 +97,9 @@ export function watchHangUp(
 export function hungUpResponse(): Response {
   return new Response(null, { status: 499 })
 }
+
+/** What a mount that tells the decision when its handler is done passes to `start`. */
+const untilHandled = { untilHandled: true } as const
 
 function setAll(headers: Headers, values: Readonly<Record<string, string>>): void {
   for (const [name, value] of Object.entries(values)) headers.set(name, value)

@@ -101,6 +101,10 @@ export function paidDecision(
           ? failed.includes(outcome.status) || defaultFailed(outcome.status)
           : defaultFailed(outcome.status)))
   let completion: Promise<'served' | 'refund_due'> | undefined
+  // Set by a mount that calls `handled()` once its handler is done (`start({ untilHandled })`):
+  // a hang-up after the work started then waits for it before it is recorded served.
+  let untilHandled = false
+  let handlerDone: (() => void) | undefined
   const commit = () => {
     // Too late once an outcome is recorded: a buyer who hung up before is being refunded.
     if (completion === undefined) committed = true
@@ -113,6 +117,39 @@ export function paidDecision(
   // headers.
   let refusedLate = false
   const none = {}
+  /** Records the outcome: served, or a refund owed (and the refund worker woken). */
+  async function record(outcome: CallOutcome): Promise<'served' | 'refund_due'> {
+    stopLease()
+    try {
+      if (!isFailure(outcome)) {
+        const applied =
+          books === undefined
+            ? (await store.served(payment.digest)).status === 'applied'
+            : await books.served()
+        emit(applied ? { type: 'served', payment } : { type: 'lease_lost', payment })
+        return 'served'
+      }
+      const reason =
+        'status' in outcome
+          ? `the handler answered ${outcome.status}`
+          : 'error' in outcome
+            ? 'the handler failed'
+            : 'the buyer hung up before the work started'
+      const owed =
+        books === undefined
+          ? (await store.oweRefund(payment.digest, reason)).status === 'applied'
+          : await books.failed(reason)
+      emit(owed ? { type: 'refund_due', payment, reason } : { type: 'lease_lost', payment })
+      // A method's own books give back at once (a session's hold); nothing for the worker.
+      if (books === undefined) void context.refunder?.runOnce().catch(() => {})
+      return 'refund_due'
+    } catch (error) {
+      if (hasCode(error, 'store_error')) {
+        emit({ type: 'store_failed', resource: payment.resource, error })
+      }
+      throw error
+    }
+  }
   return {
     status: 'paid',
     payment,
@@ -123,39 +160,27 @@ export function paidDecision(
       return committed
     },
     commit,
-    start() {
+    start(options) {
+      if (options?.untilHandled === true) untilHandled = true
       if (route.commit !== 'manual') commit()
     },
+    handled() {
+      untilHandled = false
+      handlerDone?.()
+    },
     complete(outcome) {
-      completion ??= (async () => {
-        stopLease()
-        if (!isFailure(outcome)) {
-          const applied =
-            books === undefined
-              ? (await store.served(payment.digest)).status === 'applied'
-              : await books.served()
-          emit(applied ? { type: 'served', payment } : { type: 'lease_lost', payment })
-          return 'served' as const
-        }
-        const reason =
-          'status' in outcome
-            ? `the handler answered ${outcome.status}`
-            : 'error' in outcome
-              ? 'the handler failed'
-              : 'the buyer hung up before the work started'
-        const owed =
-          books === undefined
-            ? (await store.oweRefund(payment.digest, reason)).status === 'applied'
-            : await books.failed(reason)
-        emit(owed ? { type: 'refund_due', payment, reason } : { type: 'lease_lost', payment })
-        // A method's own books give back at once (a session's hold); nothing for the worker.
-        if (books === undefined) void context.refunder?.runOnce().catch(() => {})
-        return 'refund_due' as const
-      })().catch((error: unknown) => {
-        if (hasCode(error, 'store_error'))
-          emit({ type: 'store_failed', resource: payment.resource, error })
-        throw error
-      })
+      if (completion === undefined && untilHandled && committed && 'hungUp' in outcome) {
+        // The buyer left after the work started, while the handler still runs: served once the
+        // handler is done, its serve lease kept meanwhile — so that a process that dies before
+        // (the provider perhaps never asked) leaves the payment to the lease sweeper, refunded,
+        // as it does for a buyer who stayed. Whatever the handler answers changes nothing.
+        const done = new Promise<void>((resolve) => {
+          handlerDone = resolve
+        })
+        completion = done.then(() => record(outcome))
+        return completion
+      }
+      completion ??= record(outcome)
       return completion
     },
     ready() {

@@ -361,8 +361,11 @@ describe('paywall over the ledger emulator', () => {
     expect(await codeOf(mpp)).toBe('malformed_credential')
   })
 
-  /** Pays `path`, hangs up while its handler is held, releases it; the payment's record. */
-  async function hangUpDuring(path: string, payer: Ed25519Keypair) {
+  /**
+   * Pays `path`, hangs up while its handler is held, releases it; the payment's record at the
+   * hang-up (once it left `settled`, or after `waitMs`) and after the handler was released.
+   */
+  async function hangUpDuring(path: string, payer: Ed25519Keypair, waitMs = 5000) {
     const { requirement } = await challengeFor(path)
     const header = await x402PaymentHeader(chain.client, payer, requirement)
     let release!: () => void
@@ -384,7 +387,7 @@ describe('paywall over the ledger emulator', () => {
     buyer.abort()
     await expect(call).rejects.toThrow()
     const digest = transactionDigest(fromBase64(decodeXPayment(header).payload.transaction))
-    for (let i = 0; i < 200; i++) {
+    for (const deadline = Date.now() + waitMs; Date.now() < deadline; ) {
       const state = (await served.store.get(digest))?.state
       if (state !== 'settled' && state !== undefined) break
       await new Promise((resolve) => setTimeout(resolve, 25))
@@ -398,8 +401,10 @@ describe('paywall over the ledger emulator', () => {
   it('serves a buyer who hangs up while the handler runs: its work had started (protect, request.signal)', async () => {
     const payer = chain.createTestWallet({ usdc: '1' })
     const start = await usdcOf(payer.toSuiAddress())
-    const { atHangUp, later } = await hangUpDuring('/hold', payer)
-    expect(atHangUp?.state).toBe('served')
+    // Served once the handler is done (protect() sees it finish): until then the payment stays
+    // settled, its serve lease held, so that a process dying meanwhile leaves it to the sweeper.
+    const { atHangUp, later } = await hangUpDuring('/hold', payer, 300)
+    expect(atHangUp?.state).toBe('settled')
     expect(later?.state).toBe('served')
     expect(await usdcOf(payer.toSuiAddress())).toBe(start - 20_000n)
   })

@@ -24,6 +24,7 @@ function decision(dialect: 'x402' | 'mpp') {
     committed: false,
     commit: () => false,
     start: () => {},
+    handled: () => {},
     ready: async () => undefined,
     async complete(o) {
       outcomes.push(o)

@@ -158,8 +158,20 @@ export type PaidDecision = {
   /**
    * Called by a mount just before it calls the seller's handler (`attachPaidResponse`,
    * `watchHangUp` and `protect()` do it): commits, unless the route's `commit` is `'manual'`.
+   *
+   * With `untilHandled`, the mount will call {@link PaidDecision.handled} once the handler is done:
+   * a buyer who hangs up after the work started is then recorded served only when the handler is
+   * done, its serve lease kept meanwhile — so that a process that dies before that (its work
+   * perhaps never sent) leaves the payment to the lease sweeper, which refunds it, as it does for a
+   * buyer who stayed. Without it (a mount that cannot see its handler finish), such a hang-up is
+   * recorded served at once.
    */
-  start(): void
+  start(options?: { readonly untilHandled?: boolean | undefined }): void
+  /**
+   * Tells the decision its handler is done (it answered or threw); see
+   * {@link PaidDecision.start}'s `untilHandled`. Harmless otherwise, and when called again.
+   */
+  handled(): void
   /** Records the outcome: `served`, or `refund_due` (and the refund worker is woken). Idempotent. */
   complete(outcome: CallOutcome): Promise<'served' | 'refund_due'>
   /**

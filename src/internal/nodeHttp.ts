@@ -180,11 +180,16 @@ export function sendPlain(target: ServerResponse, plain: PlainResponse): void {
  *
  * Call it just BEFORE the handler runs, so that a hang-up during the handler is seen: it starts the
  * paid work ({@link PaidDecision.start}; with the route's default `commit`, a hang-up from now on
- * is served). Returns `false`
+ * is served). With `untilHandled` the mount calls {@link PaidDecision.handled} once its handler is
+ * done, and a hang-up after the work started is recorded served then. Returns `false`
  * when the buyer is already gone (it hung up while the payment settled): the refund is recorded at
  * once and the handler should not run.
  */
-export function attachPaidResponse(target: ServerResponse, decision: PaidDecision): boolean {
+export function attachPaidResponse(
+  target: ServerResponse,
+  decision: PaidDecision,
+  options?: { readonly untilHandled?: boolean | undefined },
+): boolean {
   const ignore = () => {}
   if (target.destroyed || target.socket?.destroyed === true) {
     void decision.complete({ hungUp: true }).catch(ignore)
@@ -211,7 +216,7 @@ export function attachPaidResponse(target: ServerResponse, decision: PaidDecisio
     }
     return (writeHead as (...args: unknown[]) => ServerResponse).call(this, statusCode, ...rest)
   } as ServerResponse['writeHead']
-  decision.start()
+  decision.start(options)
   // Whether 'finish' was emitted. Not `writableFinished`: a response destroyed and then ended reads
   // as finished (nothing left to write, no socket) though it never finished.
   let finished = false
