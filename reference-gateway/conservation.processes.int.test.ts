@@ -10,6 +10,8 @@
  * Within the stated window (docs/payments.md, "A process that dies mid-call": serve lease + grace +
  * sweep interval, then the refund worker's run), per payment: served XOR refunded (the payer is down
  * by the price once, or not at all); a buyer that got a whole 200 answer was served; a call whose
+ * process died while its provider held the request was not served, be its buyer still there or
+ * gone (a hang-up after the work started is recorded when the handler is done); a call whose
  * provider never received its request was not served — except the one case the rules leave to the
  * buyer, a payment the kill left between the ledger's execution and the record of its settlement
  * (`claimed`): nothing refunds it within the window, and presented again after the claim lease it
@@ -140,8 +142,11 @@ type Step =
 /** When the process is killed. */
 type Kill =
   | { at: 'after'; ms: number }
-  /** Once `n` held provider requests arrived (or every call is over). */
-  | { at: 'arrived'; n: number }
+  /**
+   * `afterMs` after `n` held provider requests arrived (or every call is over): time for the
+   * process to see a buyer who left as its request arrived.
+   */
+  | { at: 'arrived'; n: number; afterMs: number }
   /** Once the first top-up wrote its credit, before it recorded its payment served. */
   | { at: 'credited' }
 
@@ -185,7 +190,11 @@ const run: fc.Arbitrary<Run> = fc.record({
   steps: fc.array(step, { minLength: 1, maxLength: 4 }),
   kill: fc.oneof(
     fc.record({ at: fc.constant('after' as const), ms: fc.integer({ min: 0, max: 400 }) }),
-    fc.record({ at: fc.constant('arrived' as const), n: fc.integer({ min: 1, max: 3 }) }),
+    fc.record({
+      at: fc.constant('arrived' as const),
+      n: fc.integer({ min: 1, max: 3 }),
+      afterMs: fc.integer({ min: 0, max: 200 }),
+    }),
     fc.constant({ at: 'credited' as const }),
   ),
   // Which route each catalog step takes (one provider per call).
@@ -576,6 +585,7 @@ async function conservation(stack: Stack, runs: number): Promise<void> {
               20_000,
             ),
           ])
+          await new Promise((resolve) => setTimeout(resolve, kill.afterMs))
         } else {
           await new Promise((resolve) => setTimeout(resolve, kill.at === 'after' ? kill.ms : 0))
         }
@@ -701,10 +711,15 @@ async function conservation(stack: Stack, runs: number): Promise<void> {
           // A call whose provider never received its request was not served.
           if (received(d).length === 0) expect(served, label).toBe(false)
           // A call whose process died while the provider held its request (the stub saw its
-          // caller go before answering), whose buyer neither left nor came back: its payment was
-          // left settled and unserved, and the sweeper refunded it.
+          // caller go before answering), whose buyer did not come back: its payment was left
+          // settled and unserved, and the sweeper refunded it — a buyer who left once the
+          // provider had the request included (its hang-up is recorded when the handler is done,
+          // which it never was).
           const diedWaiting = received(d).length > 0 && received(d).every((c) => !c.answered)
-          if (cutOff(d) && d.again === undefined && diedWaiting) expect(served, label).toBe(false)
+          if (d.again === undefined && diedWaiting) {
+            expect(served, label).toBe(false)
+            if (d.leftAt !== undefined) outcomes.add('left, then killed before its answer:refunded')
+          }
         } else {
           // Credit = the top-up's price when its payment ended served, else 0.
           expect(credits.get(d.keyId as string), label).toBe(served ? d.call.price : 0n)
@@ -752,6 +767,21 @@ async function conservation(stack: Stack, runs: number): Promise<void> {
             order: [0, 1, 2, 3],
           },
         ],
+        [
+          {
+            steps: [
+              {
+                kind: 'catalog',
+                provider: 'held',
+                how: 'reset',
+                hangUp: { at: 'provider' },
+                comesBack: false,
+              },
+            ],
+            kill: { at: 'arrived', n: 1, afterMs: 200 },
+            order: [0, 1, 2, 3],
+          },
+        ],
       ],
     },
   )
@@ -763,6 +793,7 @@ async function conservation(stack: Stack, runs: number): Promise<void> {
       'killed:in flight',
       'killed:catalog:refunded',
       'killed:catalog:served presented again',
+      'left, then killed before its answer:refunded',
       'topUp:credited, killed before recorded served',
       'catalog:served',
       'topUp:served',
