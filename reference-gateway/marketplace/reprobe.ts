@@ -136,6 +136,9 @@ export function createReprober(options: ReproberOptions): Reprober {
               nextProbeAtMs: at + interval + Math.floor(random() * jitter),
               // A passing probe read the seller's current terms: the listing shows them.
               ...(verdict.status === 'passed' ? { terms: verdict.terms } : {}),
+              // Not over a newer verdict: a process that stalled past its lease while probing finds
+              // the listing re-probed by the lease's new holder, and leaves it as that one wrote it.
+              ifNextProbeAtMs: listing.nextProbeAtMs,
             },
             new Date(at),
           )

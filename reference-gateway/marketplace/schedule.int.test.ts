@@ -3,7 +3,8 @@
  * loopback, its agent registered on the ledger emulator) is probed once per interval by the timer;
  * three failures in a row suspend it and hide it from `GET /v1/services`, a passing probe lists it
  * again with the terms it now asks (a new price); a restarted schedule (a new process name) carries
- * on from the database, and a delist during a pass is not undone by the probe.
+ * on from the database, a delist during a pass is not undone by the probe, and neither is a newer
+ * re-probe by another process (one that took the lease over from a stalled one).
  */
 import type { AddressInfo } from 'node:net'
 import { serve } from '@hono/node-server'
@@ -226,5 +227,44 @@ describe('the re-probe schedule', () => {
     expect(await reprober.runOnce()).toBeGreaterThanOrEqual(1)
     await held
     expect(await store.getListing(listing.id)).toMatchObject({ state: 'delisted' })
+  })
+
+  it('does not undo a newer re-probe: a stalled probe whose listing another process re-probed writes nothing', async () => {
+    const listing = await store.putListing(
+      {
+        seller: agent.toSuiAddress(),
+        url: `${seller.url}?stalled`,
+        method: 'POST',
+        probeBody: '{}',
+        name: 'Stalled',
+        description: '',
+        tags: ['stalled-probe'],
+        network: 'sui:mainnet',
+        asset: MAINNET_USDC_TYPE,
+        price: 20_000n,
+        payTo: agent.toSuiAddress(),
+        nextProbeAtMs: clock,
+      },
+      new Date(clock),
+    )
+    // While this probe is under way, another process (the lease's new holder) probes the listing
+    // and schedules its next probe: its verdict stands.
+    const newer = { state: 'listed' as const, consecutiveFailures: 0, nextProbeAtMs: clock + 7 }
+    const reprober = createReprober({
+      store,
+      gates: gates(),
+      holder: 'process-4',
+      intervalMs: interval,
+      leaseMs: lease,
+      now: () => clock + 4 * lease,
+      judge: async (submission) => {
+        if (submission.url.endsWith('?stalled')) {
+          await store.setListingState(listing.id, newer, new Date(clock))
+        }
+        return { status: 'failed', failures: [], notJudged: ['b'], summary: 'gate b failed' }
+      },
+    })
+    expect(await reprober.runOnce()).toBeGreaterThanOrEqual(1)
+    expect(await store.getListing(listing.id)).toMatchObject(newer)
   })
 })

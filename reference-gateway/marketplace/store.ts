@@ -144,7 +144,9 @@ export type MarketplaceStore = {
   updateListing(id: string, update: ListingUpdate, at: Date): Promise<boolean>
   /**
    * Changes a listing's state and failure count (the state machine's moves), and with `terms` the
-   * terms read by a passing probe. A delisted listing stays delisted.
+   * terms read by a passing probe. A delisted listing stays delisted. With `ifNextProbeAtMs`, only
+   * while the listing's next probe is still at that time: a re-probe's verdict, written only if no
+   * other re-probe (a process that took the lease over from a stalled one) has moved it since.
    */
   setListingState(
     id: string,
@@ -153,6 +155,7 @@ export type MarketplaceStore = {
       consecutiveFailures: number
       nextProbeAtMs?: number
       terms?: ListingTerms | undefined
+      ifNextProbeAtMs?: number | undefined
     },
     at: Date,
   ): Promise<void>
@@ -483,6 +486,9 @@ ORDER BY l.created_at DESC, l.id DESC`.execute(db)
         // Only the seller brings a delisted endpoint back (a new submission), never a probe that
         // was under way when it delisted.
         .$if(change.state !== 'delisted', (q) => q.where('state', '!=', 'delisted'))
+        .$if(change.ifNextProbeAtMs !== undefined, (q) =>
+          q.where('next_probe_at_ms', '=', BigInt(change.ifNextProbeAtMs ?? 0)),
+        )
         .execute()
     },
 
