@@ -123,6 +123,26 @@ const services = async () =>
     (i) => [i.url, i.price],
   )
 
+/** A listing of the seller (its URL with `?query`), due for a re-probe now. */
+const dueListing = (query: string, name: string, tag: string) =>
+  store.putListing(
+    {
+      seller: agent.toSuiAddress(),
+      url: `${seller.url}?${query}`,
+      method: 'POST',
+      probeBody: '{}',
+      name,
+      description: '',
+      tags: [tag],
+      network: 'sui:mainnet',
+      asset: MAINNET_USDC_TYPE,
+      price: 20_000n,
+      payTo: agent.toSuiAddress(),
+      nextProbeAtMs: clock,
+    },
+    new Date(clock),
+  )
+
 describe('the re-probe schedule', () => {
   it('probes once per interval: suspends after 3 failures, lists again with new terms', async () => {
     const listing = await store.putListing(
@@ -186,23 +206,7 @@ describe('the re-probe schedule', () => {
   })
 
   it('does not bring back a listing delisted while its probe was under way', async () => {
-    const listing = await store.putListing(
-      {
-        seller: agent.toSuiAddress(),
-        url: `${seller.url}?delisted`,
-        method: 'POST',
-        probeBody: '{}',
-        name: 'Delisted',
-        description: '',
-        tags: ['delisted-during-probe'],
-        network: 'sui:mainnet',
-        asset: MAINNET_USDC_TYPE,
-        price: 20_000n,
-        payTo: agent.toSuiAddress(),
-        nextProbeAtMs: clock,
-      },
-      new Date(clock),
-    )
+    const listing = await dueListing('delisted', 'Delisted', 'delisted-during-probe')
     let release: () => void = () => {}
     const held = new Promise<void>((resolve) => {
       release = resolve
@@ -230,23 +234,7 @@ describe('the re-probe schedule', () => {
   })
 
   it('does not undo a newer re-probe: a stalled probe whose listing another process re-probed writes nothing', async () => {
-    const listing = await store.putListing(
-      {
-        seller: agent.toSuiAddress(),
-        url: `${seller.url}?stalled`,
-        method: 'POST',
-        probeBody: '{}',
-        name: 'Stalled',
-        description: '',
-        tags: ['stalled-probe'],
-        network: 'sui:mainnet',
-        asset: MAINNET_USDC_TYPE,
-        price: 20_000n,
-        payTo: agent.toSuiAddress(),
-        nextProbeAtMs: clock,
-      },
-      new Date(clock),
-    )
+    const listing = await dueListing('stalled', 'Stalled', 'stalled-probe')
     // While this probe is under way, another process (the lease's new holder) probes the listing
     // and schedules its next probe: its verdict stands.
     const newer = { state: 'listed' as const, consecutiveFailures: 0, nextProbeAtMs: clock + 7 }
