@@ -7,7 +7,7 @@
  * Outside a test run (no bundle named), everything runs through tsx. The package check
  * (scripts/check-package.mjs) runs the packed tarball's own bin.
  */
-import { mkdirSync, readFileSync, rmSync } from 'node:fs'
+import { mkdirSync, readdirSync, readFileSync, rmdirSync, rmSync } from 'node:fs'
 import { basename, join } from 'node:path'
 import { buildSync } from 'esbuild'
 import { repositoryRoot } from './subpaths.js'
@@ -52,17 +52,29 @@ function bundle(source: string, outfile: string): void {
 
 /**
  * Bundles the CLI and names it in the environment (for every test process); returns how to remove
- * the bundles of the run.
+ * the bundles of the run — its own only: another test run in the same checkout keeps its bundles.
  */
 export async function buildCliBundle(): Promise<() => Promise<void>> {
-  const outfile = join(folder, `cli-${process.pid}.mjs`)
+  const run = process.pid
+  const outfile = join(folder, `cli-${run}.mjs`)
   bundle(cliSource, outfile)
   process.env[bundleVariable] = outfile
   return async () => {
     delete process.env[bundleVariable]
-    rmSync(folder, { recursive: true, force: true })
+    const ours = new RegExp(`-${run}(-\\d+)?\\.mjs$`)
+    for (const name of readdirSync(folder)) {
+      if (ours.test(name)) rmSync(join(folder, name), { force: true })
+    }
+    try {
+      rmdirSync(folder)
+    } catch {
+      // Another run's bundles are still there.
+    }
   }
 }
+
+/** The run whose CLI bundle is named in the environment (the test set-up's process id). */
+const runOf = (bundlePath: string) => /cli-(\d+)\.mjs$/.exec(bundlePath)?.[1] ?? 'run'
 
 /** Whether this is a test run with bundles (the test set-up ran). */
 const bundled = () => (process.env[bundleVariable] ?? '') !== ''
@@ -105,7 +117,8 @@ export function testModule(source: string): { file: string; execArgv: string[] }
   if (!bundled()) return { file: source, execArgv: ['--import', 'tsx'] }
   let file = workers.get(source)
   if (file === undefined) {
-    file = join(folder, `${basename(source, '.ts')}-${process.pid}.mjs`)
+    const run = runOf(process.env[bundleVariable] as string)
+    file = join(folder, `${basename(source, '.ts')}-${run}-${process.pid}.mjs`)
     bundle(source, file)
     workers.set(source, file)
   }
