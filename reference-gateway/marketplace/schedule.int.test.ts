@@ -20,6 +20,7 @@ import { createReprober } from './reprobe.js'
 import { type ReprobeSchedule, startReprobeSchedule } from './schedule.js'
 import { searchServices, servicesQuerySchema } from './services.js'
 import { createMarketplaceStore, type MarketplaceStore } from './store.js'
+import { putListingOf } from './testHelpers.js'
 
 const chain = useTestLedger({ beforeAll, afterAll })
 let agent: Ed25519Keypair
@@ -125,42 +126,20 @@ const services = async () =>
 
 /** A listing of the seller (its URL with `?query`), due for a re-probe now. */
 const dueListing = (query: string, name: string, tag: string) =>
-  store.putListing(
-    {
-      seller: agent.toSuiAddress(),
-      url: `${seller.url}?${query}`,
-      method: 'POST',
-      probeBody: '{}',
-      name,
-      description: '',
-      tags: [tag],
-      network: 'sui:mainnet',
-      asset: MAINNET_USDC_TYPE,
-      price: 20_000n,
-      payTo: agent.toSuiAddress(),
-      nextProbeAtMs: clock,
-    },
-    new Date(clock),
+  putListingOf(
+    store,
+    { seller: agent.toSuiAddress(), url: `${seller.url}?${query}`, name, tag },
+    clock,
+    clock,
   )
 
 describe('the re-probe schedule', () => {
   it('probes once per interval: suspends after 3 failures, lists again with new terms', async () => {
-    const listing = await store.putListing(
-      {
-        seller: agent.toSuiAddress(),
-        url: seller.url,
-        method: 'POST',
-        probeBody: '{}',
-        name: 'Scheduled',
-        description: '',
-        tags: ['scheduled'],
-        network: 'sui:mainnet',
-        asset: MAINNET_USDC_TYPE,
-        price: 20_000n,
-        payTo: agent.toSuiAddress(),
-        nextProbeAtMs: clock + interval,
-      },
-      new Date(clock),
+    const listing = await putListingOf(
+      store,
+      { seller: agent.toSuiAddress(), url: seller.url, name: 'Scheduled', tag: 'scheduled' },
+      clock + interval,
+      clock,
     )
     const probes = () => store.probesOf(listing.id, 20)
     let running = schedule('process-1')

@@ -21,7 +21,7 @@ import { createReprober, nextState } from './reprobe.js'
 import { marketplaceRoutes } from './routes.js'
 import { createMutationSigner } from './signing.js'
 import { createMarketplaceStore, type MarketplaceStore } from './store.js'
-import { submitListing } from './testHelpers.js'
+import { putListingOf, submitListing } from './testHelpers.js'
 
 const chain = useTestLedger({ beforeAll, afterAll })
 let agent: Ed25519Keypair
@@ -213,22 +213,11 @@ describe('re-probes, with an injected clock', () => {
     const reprober = (holder: string) =>
       createReprober({ store, gates, holder, intervalMs: interval, jitterMs: 0, now: () => clock })
     try {
-      const listing = await store.putListing(
-        {
-          seller: agent.toSuiAddress(),
-          url: running.url,
-          method: 'POST',
-          probeBody: '{}',
-          name: 'Re-probed',
-          description: '',
-          tags: ['reprobe-test'],
-          network: 'sui:mainnet',
-          asset: MAINNET_USDC_TYPE,
-          price: 20_000n,
-          payTo: agent.toSuiAddress(),
-          nextProbeAtMs: clock,
-        },
-        new Date(clock),
+      const listing = await putListingOf(
+        store,
+        { seller: agent.toSuiAddress(), url: running.url, name: 'Re-probed', tag: 'reprobe-test' },
+        clock,
+        clock,
       )
       const one = reprober('process-1')
       const visible = async () =>
