@@ -7,7 +7,7 @@
  * Outside a test run (no bundle named), everything runs through tsx. The package check
  * (scripts/check-package.mjs) runs the packed tarball's own bin.
  */
-import { mkdirSync, readdirSync, readFileSync, rmdirSync, rmSync } from 'node:fs'
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, rmSync } from 'node:fs'
 import { basename, join } from 'node:path'
 import { buildSync } from 'esbuild'
 import { repositoryRoot } from './subpaths.js'
@@ -57,12 +57,16 @@ function bundle(source: string, outfile: string): void {
 export async function buildCliBundle(): Promise<() => Promise<void>> {
   const run = process.pid
   const outfile = join(folder, `cli-${run}.mjs`)
-  bundle(cliSource, outfile)
+  // Every project of the run (unit, integration, types) sets up in this process: one bundle.
+  if (process.env[bundleVariable] !== outfile) bundle(cliSource, outfile)
   process.env[bundleVariable] = outfile
   return async () => {
     delete process.env[bundleVariable]
     const ours = new RegExp(`-${run}(-\\d+)?\\.mjs$`)
-    for (const name of readdirSync(folder)) {
+    // Each project of the run sets up and tears down in this process: the first teardown may have
+    // removed the folder already.
+    const names = existsSync(folder) ? readdirSync(folder) : []
+    for (const name of names) {
       if (ours.test(name)) rmSync(join(folder, name), { force: true })
     }
     try {
