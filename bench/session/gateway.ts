@@ -29,7 +29,7 @@
  *    settlement of the gateway's schedule) and by `charge`, counted by the gateway's emulator;
  * 4. the gateway process's CPU per call in the calls/s runs, unpaid and over the session (a
  *    figure far steadier than a latency: what the payment costs the seller's process, without
- *    the database server's own).
+ *    the database server's own), and the buyers' (this process's) in the same runs.
  * Then, on the keyless route, `BENCH_STREAMS` (default 16) answers of `BENCH_TOKENS` tokens paid per
  * token over the session, in turn with the same stream unpaid and upstream direct: the 99th
  * percentile of the gaps between tokens (target ≤ 5 ms added); and the time to the first token

@@ -200,6 +200,8 @@ export type CallComparison = {
   reference?: { rate: number; ms: number } | undefined
   /** The seller process's CPU per call in the calls/s runs, ms, when its CPU could be read. */
   cpu?: { unpaid: number; session: number } | undefined
+  /** This process's (the buyers') CPU per call in the same runs, ms. */
+  buyerCpu: { unpaid: number; session: number }
 }
 
 /**
@@ -219,19 +221,24 @@ export async function compareCalls(input: {
   cpu?: (() => Promise<number>) | undefined
 }): Promise<CallComparison> {
   const { unpaid, session, charge, reference, transactions, cpu } = input
-  /** `run` with the seller's CPU per call during it, ms (NaN without `cpu`). */
-  const cpuPerCall = async <T>(run: () => Promise<T>): Promise<[T, number]> => {
+  /**
+   * `run` with the seller's CPU per call during it (NaN without `cpu`) and this process's, ms.
+   */
+  const cpuPerCall = async <T>(run: () => Promise<T>): Promise<[T, number, number]> => {
     const before = await cpu?.()
+    const buyerBefore = process.cpuUsage()
     const result = await run()
+    const buyer = process.cpuUsage(buyerBefore)
     const after = await cpu?.()
     return [
       result,
       before === undefined || after === undefined
         ? Number.NaN
         : (after - before) / 1000 / settings.calls,
+      (buyer.user + buyer.system) / 1000 / settings.calls,
     ]
   }
-  const [unpaidRate, unpaidCpu] = await cpuPerCall(() =>
+  const [unpaidRate, unpaidCpu, unpaidBuyerCpu] = await cpuPerCall(() =>
     rate(settings.calls, unpaid, settings.concurrency),
   )
   const referenceRate =
@@ -240,7 +247,7 @@ export async function compareCalls(input: {
       : await rate(settings.calls, reference, settings.concurrency)
   const txBefore = await transactions()
   const sentBefore = input.sent()
-  const [sessionRate, sessionCpu] = await cpuPerCall(() =>
+  const [sessionRate, sessionCpu, sessionBuyerCpu] = await cpuPerCall(() =>
     rate(settings.calls, session, settings.concurrency),
   )
   const requestsPerCall = (input.sent() - sentBefore) / settings.calls
@@ -270,6 +277,7 @@ export async function compareCalls(input: {
       ? {}
       : { reference: { rate: referenceRate, ms: median(referenceMs) } }),
     ...(cpu === undefined ? {} : { cpu: { unpaid: unpaidCpu, session: sessionCpu } }),
+    buyerCpu: { unpaid: unpaidBuyerCpu, session: sessionBuyerCpu },
   }
 }
 
@@ -288,24 +296,25 @@ export function printCalls(
   console.log(
     `\nLedger latency ${settings.latencyMs} ms, ${settings.calls} calls at ${settings.concurrency} in flight (charge: ${settings.chargeCalls} at ${settings.chargeConcurrency}), ${settings.rounds} sequential rounds.${note}\n`,
   )
-  const extra = `${reference === undefined ? '' : ` ${reference}: calls/s, median ms |`}${cpu ? ' seller CPU ms per call, unpaid / session |' : ''}`
+  const extra = `${reference === undefined ? '' : ` ${reference}: calls/s, median ms |`}${cpu ? ' seller CPU ms per call, unpaid / session |' : ''} buyer CPU ms per call, unpaid / session |`
   console.log(
     `| ${lead.join(' | ')} | unpaid calls/s | session calls/s (vs unpaid) | charge calls/s | median ms unpaid / session (added, 95% interval) | ledger tx per 1 000 calls: session / charge | requests per session call |${extra} load average |`,
   )
   console.log(
-    `|${lead.map(() => '---|').join('')}---:|---:|---:|---:|---:|---:|${reference === undefined ? '' : '---:|'}${cpu ? '---:|' : ''}---|`,
+    `|${lead.map(() => '---|').join('')}---:|---:|---:|---:|---:|---:|${reference === undefined ? '' : '---:|'}${cpu ? '---:|' : ''}---:|---|`,
   )
   for (const row of rows) console.log(row)
 }
 
 /**
- * A comparison's table cells (the reference's, then the seller's CPU, last, when it has them); the
+ * A comparison's table cells (the reference's and the seller's CPU when it has them, then the
+ * buyers' CPU); the
  * session's transactions per 1 000 calls count `openAndClose` (the channel's open and close, once)
  * with those of its calls.
  */
 export function callCells(c: CallComparison, openAndClose: number): string {
   const perThousand = ((c.sessionTx + openAndClose) / settings.calls) * 1000
-  return `| ${c.unpaidRate.toFixed(0)} | ${c.sessionRate.toFixed(0)} (${(c.sessionRate / c.unpaidRate).toFixed(2)}×) | ${c.chargeRate.toFixed(1)} (session ${(c.sessionRate / c.chargeRate).toFixed(0)}×) | ${c.unpaidMs.toFixed(2)} / ${c.sessionMs.toFixed(2)} (${added(c.sessionMs - c.unpaidMs, c.addedInterval)}) | ${perThousand.toFixed(1)} / ${((c.chargeTx / settings.chargeCalls) * 1000).toFixed(0)} | ${c.requestsPerCall.toFixed(2)} |${c.reference === undefined ? '' : ` ${c.reference.rate.toFixed(0)}, ${c.reference.ms.toFixed(2)} |`}${c.cpu === undefined ? '' : ` ${c.cpu.unpaid.toFixed(2)} / ${c.cpu.session.toFixed(2)} |`}`
+  return `| ${c.unpaidRate.toFixed(0)} | ${c.sessionRate.toFixed(0)} (${(c.sessionRate / c.unpaidRate).toFixed(2)}×) | ${c.chargeRate.toFixed(1)} (session ${(c.sessionRate / c.chargeRate).toFixed(0)}×) | ${c.unpaidMs.toFixed(2)} / ${c.sessionMs.toFixed(2)} (${added(c.sessionMs - c.unpaidMs, c.addedInterval)}) | ${perThousand.toFixed(1)} / ${((c.chargeTx / settings.chargeCalls) * 1000).toFixed(0)} | ${c.requestsPerCall.toFixed(2)} |${c.reference === undefined ? '' : ` ${c.reference.rate.toFixed(0)}, ${c.reference.ms.toFixed(2)} |`}${c.cpu === undefined ? '' : ` ${c.cpu.unpaid.toFixed(2)} / ${c.cpu.session.toFixed(2)} |`} ${c.buyerCpu.unpaid.toFixed(2)} / ${c.buyerCpu.session.toFixed(2)} |`
 }
 
 /**
