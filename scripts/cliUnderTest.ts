@@ -62,7 +62,9 @@ export async function buildCliBundle(): Promise<() => Promise<void>> {
   process.env[bundleVariable] = outfile
   return async () => {
     delete process.env[bundleVariable]
-    const ours = new RegExp(`-${run}(-\\d+)?\\.mjs$`)
+    // The run's CLI (`cli-<run>.mjs`) and its workers (`<name>-<run>-<pid>.mjs`); not another run's
+    // worker whose own process id happens to be this run's (`<name>-<other>-<run>.mjs`).
+    const ours = new RegExp(`^(cli-${run}|.+-${run}-\\d+)\\.mjs$`)
     // Each project of the run sets up and tears down in this process: the first teardown may have
     // removed the folder already.
     const names = existsSync(folder) ? readdirSync(folder) : []
